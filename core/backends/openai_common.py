@@ -1,0 +1,126 @@
+"""What every OpenAI-compatible backend shares: building the client from settings, turning the client's
+errors into BackendError, and packing a picture as a data URL.
+
+The server may be api.openai.com or any compatible one (vLLM, Ollama, llama.cpp's server) at
+`openai_base_url`. Retries are the client's own (`backend_retries`), with `backend_timeout_s` per call.
+Error messages never contain the API key."""
+from __future__ import annotations
+
+import base64
+import io
+import os
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from PIL import Image
+
+from core.errors import BackendError
+
+INSTALL_HINT = "pip install openai"
+PLACEHOLDER_KEY = "not-needed"  # local servers such as llama.cpp accept any key
+
+
+def import_openai(setting: str) -> Any:
+    try:
+        import openai
+    except ImportError:
+        raise BackendError(f"The 'openai' package is not installed (needed by {setting}='openai...')",
+                           f"{INSTALL_HINT}, or set {setting} to an offline backend") from None
+    return openai
+
+
+def api_key(settings: Any) -> str:
+    """The key from settings, else $OPENAI_API_KEY, else a placeholder when a local base URL is set."""
+    key = getattr(settings, "openai_api_key", "") or os.environ.get("OPENAI_API_KEY", "")
+    if key:
+        return key
+    if getattr(settings, "openai_base_url", ""):
+        return PLACEHOLDER_KEY
+    raise BackendError("No API key for the OpenAI backend",
+                       "set OPENAI_API_KEY (or ECOLENS_OPENAI_API_KEY), or set openai_base_url to a local "
+                       "OpenAI-compatible server")
+
+
+def make_client(settings: Any, setting: str) -> Any:
+    """An `openai.OpenAI` client configured from settings (base URL, key, timeout, retries)."""
+    openai = import_openai(setting)
+    return openai.OpenAI(base_url=getattr(settings, "openai_base_url", "") or None,
+                         api_key=api_key(settings),
+                         timeout=float(getattr(settings, "backend_timeout_s", 60.0)),
+                         max_retries=int(getattr(settings, "backend_retries", 2)))
+
+
+def server_name(client: Any) -> str:
+    return str(getattr(client, "base_url", "") or "the OpenAI API").rstrip("/")
+
+
+def _scrub(text: str, client: Any) -> str:
+    key = getattr(client, "api_key", "") or ""
+    if key and key != PLACEHOLDER_KEY:
+        text = text.replace(key, "***")
+    return text
+
+
+def translate_error(exc: BaseException, what: str, client: Any) -> BackendError:
+    """A BackendError that says what failed, where, and what to try; other exceptions get a generic one."""
+    where = server_name(client)
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    detail = _scrub(str(getattr(exc, "message", "") or exc), client)[:300]
+    if name == "APITimeoutError":
+        return BackendError(f"{what} timed out at {where}",
+                            "raise backend_timeout_s or check that the server is not overloaded")
+    if name == "APIConnectionError":
+        return BackendError(f"{what} could not reach {where}",
+                            "check openai_base_url and that the server is running")
+    if name == "AuthenticationError" or status in (401, 403):
+        return BackendError(f"{what} was refused by {where}: the API key was not accepted",
+                            "set a valid OPENAI_API_KEY / openai_api_key")
+    if name == "RateLimitError" or status == 429:
+        return BackendError(f"{what} was rate-limited by {where}", "wait, or lower judge_concurrency")
+    if name == "NotFoundError" or status == 404:
+        return BackendError(f"{what} failed at {where}: model or endpoint not found ({detail})",
+                            "check the model name setting and openai_base_url")
+    if status is not None:
+        return BackendError(f"{what} failed at {where} with HTTP {status}: {detail}",
+                            "check the request settings and the server's log")
+    return BackendError(f"{what} failed at {where}: {name}: {detail}", "check the server and its log")
+
+
+def is_request_rejected(exc: BaseException) -> bool:
+    """True for a 400/422 answer: the server understood the call but refused one of its options."""
+    return getattr(exc, "status_code", None) in (400, 422)
+
+
+@contextmanager
+def calling(what: str, client: Any) -> Iterator[None]:
+    """Run an openai call; any client error comes out as a BackendError."""
+    try:
+        yield
+    except BackendError:
+        raise
+    except Exception as exc:  # the client's errors and anything unexpected in its response handling
+        module = type(exc).__module__ or ""
+        if module.startswith("openai") or module.startswith("httpx"):
+            raise translate_error(exc, what, client) from None
+        raise
+
+
+def image_data_url(image: Image.Image, max_side: int = 1024) -> str:
+    """The picture as a JPEG data URL, scaled down so its longer side is at most `max_side`."""
+    img = image.convert("RGB")
+    if max(img.size) > max_side:
+        img = img.copy()
+        img.thumbnail((max_side, max_side))
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", quality=90)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def message_text(response: Any) -> str:
+    """The first choice's text ('' when the server sent none)."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return ""
+    message = getattr(choices[0], "message", None)
+    return (getattr(message, "content", None) or "").strip()

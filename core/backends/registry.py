@@ -1,0 +1,139 @@
+"""Backends chosen by name from settings: create_embedder, create_llm, create_judge, create_generator,
+create_captioner and create_backends. Implementations are imported only when chosen."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
+from core.errors import ConfigError
+from core.settings import Settings
+
+# name (or "prefix:") -> "module:factory"; each factory takes (settings, spec[, embedder]).
+EMBEDDERS = {
+    "fieldguide": "core.fieldguide.encoder:create_fieldguide_embedder",
+    "hash": "core.backends.hash_embedder:HashEmbedder.from_settings",
+    "open_clip:": "core.backends.openclip_embedder:OpenClipEmbedder.from_settings",
+}
+LLMS = {
+    "rule": "core.backends.rule_llm:RuleLLM.from_settings",
+    "llama_cpp": "core.backends.llamacpp_llm:LlamaCppLLM.from_settings",
+    "openai": "core.backends.openai_llm:OpenAILLM.from_settings",
+}
+JUDGES = {
+    "fieldguide": "core.fieldguide.judge:FieldGuideJudge.from_settings",
+    "clip": "core.backends.clip_judge:ClipJudge.from_settings",
+    "openai": "core.backends.openai_judge:OpenAIJudge.from_settings",
+}
+GENERATORS = {
+    "fieldguide": "core.fieldguide.painter:FieldGuideGenerator.from_settings",
+    "standin": "core.backends.standin_generator:StandinGenerator.from_settings",
+    "diffusers:": "core.backends.diffusers_generator:DiffusersGenerator.from_settings",
+    "openai:": "core.backends.openai_generator:OpenAIGenerator.from_settings",
+}
+CAPTIONERS = {
+    "metadata": "core.backends.metadata_captioner:MetadataCaptioner.from_settings",
+    "openai": "core.backends.openai_captioner:OpenAICaptioner.from_settings",
+}
+
+
+def _resolve(table: dict[str, str], setting: str, value: str) -> tuple[Callable, str]:
+    """Find the factory for `value` (an exact name or a 'prefix:' match) and the rest of the spec."""
+    target, spec = table.get(value), value
+    if target is None:
+        for key, tgt in table.items():
+            if key.endswith(":") and value.startswith(key) and len(value) > len(key):
+                target, spec = tgt, value[len(key):]
+                break
+    if target is None:
+        valid = ", ".join(k + ("..." if k.endswith(":") else "") for k in table)
+        raise ConfigError(f"Unknown {setting} backend {value!r}", f"set {setting} to one of: {valid}")
+    module_name, _, attr = target.partition(":")
+    import importlib
+
+    obj = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj, spec
+
+
+def list_backends() -> dict[str, list[str]]:
+    """The backend names each setting accepts (prefixes end with ':')."""
+    return {"embedder": list(EMBEDDERS), "llm": list(LLMS), "judge": list(JUDGES),
+            "generator": list(GENERATORS), "captioner": list(CAPTIONERS)}
+
+
+def create_embedder(settings: Settings) -> Embedder:
+    factory, spec = _resolve(EMBEDDERS, "embedder", settings.embedder)
+    return factory(settings, spec)
+
+
+def create_llm(settings: Settings) -> LLM:
+    factory, spec = _resolve(LLMS, "llm", settings.llm)
+    return factory(settings, spec)
+
+
+def create_judge(settings: Settings, embedder: Embedder) -> Judge:
+    factory, spec = _resolve(JUDGES, "judge", settings.judge)
+    return factory(settings, spec, embedder)
+
+
+def create_generator(settings: Settings) -> ImageGenerator:
+    factory, spec = _resolve(GENERATORS, "generator", settings.generator)
+    return factory(settings, spec)
+
+
+def create_captioner(settings: Settings) -> Captioner:
+    factory, spec = _resolve(CAPTIONERS, "captioner", settings.captioner)
+    return factory(settings, spec)
+
+
+@dataclass
+class Backends:
+    """The five backends one engine uses. Built lazily so that a search that needs no judge never loads one."""
+
+    settings: Settings
+    _embedder: Embedder | None = None
+    _llm: LLM | None = None
+    _judge: Judge | None = None
+    _generator: ImageGenerator | None = None
+    _captioner: Captioner | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = create_embedder(self.settings)
+        return self._embedder
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            self._llm = create_llm(self.settings)
+        return self._llm
+
+    @property
+    def judge(self) -> Judge:
+        if self._judge is None:
+            self._judge = create_judge(self.settings, self.embedder)
+        return self._judge
+
+    @property
+    def generator(self) -> ImageGenerator:
+        if self._generator is None:
+            self._generator = create_generator(self.settings)
+        return self._generator
+
+    @property
+    def captioner(self) -> Captioner:
+        if self._captioner is None:
+            self._captioner = create_captioner(self.settings)
+        return self._captioner
+
+    def describe(self) -> dict[str, dict[str, object]]:
+        """Model id and stand-in flag of each backend built so far (for JSON output and banners)."""
+        out = {}
+        for name in ("embedder", "llm", "judge", "generator", "captioner"):
+            b = getattr(self, "_" + name)
+            if b is not None:
+                out[name] = {"model_id": b.model_id, "standin": bool(b.is_standin)}
+        return out

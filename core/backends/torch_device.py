@@ -1,0 +1,69 @@
+"""Where torch backends run and in which precision, from the `device`, `dtype` and `threads` settings.
+
+auto device: cuda if available, else mps (Apple GPUs), else cpu. auto dtype: float16 on a GPU, float32 on
+the CPU (half precision on the CPU is slow and poorly supported). torch is imported only when called."""
+from __future__ import annotations
+
+from typing import Any
+
+from core.errors import BackendError
+
+_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+
+
+def import_torch(setting: str = "device") -> Any:
+    """The torch module, or a BackendError saying how to install it."""
+    try:
+        import torch
+    except ImportError:
+        raise BackendError(f"PyTorch is not installed (needed by the '{setting}' backend)",
+                           "pip install torch, or choose an offline backend") from None
+    return torch
+
+
+def choose_device(setting: str = "auto") -> str:
+    """'cuda', 'mps' or 'cpu'. An explicit choice that this machine cannot honour is an error."""
+    torch = import_torch()
+    if setting == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+        return "cpu"
+    if setting == "cuda" and not torch.cuda.is_available():
+        raise BackendError("device=cuda was chosen but no CUDA GPU is visible to PyTorch",
+                           "set device to auto or cpu, or install a CUDA build of torch")
+    if setting == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if mps is None or not mps.is_available():
+            raise BackendError("device=mps was chosen but MPS is not available",
+                               "set device to auto or cpu")
+    if setting not in ("cpu", "cuda", "mps"):
+        raise BackendError(f"Unknown device {setting!r}", "set device to auto, cpu, cuda or mps")
+    return setting
+
+
+def choose_dtype(setting: str, device: str) -> Any:
+    """The torch dtype: float16 on a GPU and float32 on the CPU when `setting` is 'auto'."""
+    torch = import_torch()
+    if setting == "auto":
+        return torch.float16 if device in ("cuda", "mps") else torch.float32
+    if setting not in _DTYPES:
+        raise BackendError(f"Unknown dtype {setting!r}", "set dtype to auto, float32, float16 or bfloat16")
+    return getattr(torch, _DTYPES[setting])
+
+
+def apply_threads(threads: int) -> None:
+    """Limit torch's intra-op threads when the setting asks for it (0 leaves torch's default)."""
+    if threads and threads > 0:
+        torch = import_torch()
+        torch.set_num_threads(int(threads))
+
+
+def resolve(settings: Any) -> tuple[str, Any]:
+    """(device, dtype) for these settings; also applies the thread limit."""
+    device = choose_device(getattr(settings, "device", "auto"))
+    dtype = choose_dtype(getattr(settings, "dtype", "auto"), device)
+    apply_threads(getattr(settings, "threads", 0))
+    return device, dtype

@@ -1,0 +1,149 @@
+"""The evaluation report: DIR/report.md, DIR/metrics.json, DIR/per_query.jsonl and DIR/plots/*.png."""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from core.evaluation.plots import bar_charts, dialogue_curves
+from core.evaluation.references import Reference, references_for
+from core.evaluation.runner import COST_KEYS, DialogueResult, EvalResult
+from core.evaluation.summary import fmt, header, summarize
+
+
+def _table(rows: list[list[str]], head: list[str]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _metric_table(means: Mapping[str, Mapping[str, float]], metrics: list[str], sig: Mapping, baseline: str | None
+                  ) -> list[str]:
+    rows = []
+    for method, vals in means.items():
+        cells = [f"{fmt(m, vals[m])}{sig.get(method, {}).get(m, {}).get('mark', '')}" for m in metrics]
+        label = f"{method} (baseline)" if method == baseline and method != "baseline" else method
+        rows.append([label] + cells)
+    return _table(rows, ["method"] + [header(m) for m in metrics])
+
+
+def _cost_rows(result: EvalResult) -> list[list[str]]:
+    n = max(1, len(result.items))
+    rows = []
+    for m in result.methods:
+        t = result.cost_totals(m)
+        rows.append([m] + [f"{t.get(k, 0):g}" for k in COST_KEYS]
+                    + [f"{t['wall_s']:.2f}", f"{t['wall_s'] / n:.3f}", str(len(result.failures.get(m, [])))])
+    return rows
+
+
+def _references(refs: Sequence[Reference], ours: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """Published rows, each with our value for the same method and metric when this run computed it."""
+    rows = []
+    for r in refs:
+        mine = ours.get(r.method, {}).get(r.metric)
+        rows.append([r.benchmark, r.method, r.setting, header(r.metric), fmt(r.metric, r.value),
+                     "" if mine is None else fmt(r.metric, mine), r.source])
+    return _table(rows, ["benchmark", "method", "setting", "metric", "published", "ours", "source"])
+
+
+def _dialogue_lines(dialogue: DialogueResult, k: int) -> list[str]:
+    lines = ["## Dialogue (interactive retrieval)", ""]
+    rows = []
+    for name, s in dialogue.summaries.items():
+        if not s:
+            continue
+        hits = s.get(f"hits@{k}", [])
+        rows.append([name, str(s["queries"]), str(s["rounds"] - 1), f"{s['bri']:.3f}",
+                     " / ".join(f"{h:.2f}" for h in hits)])
+    lines += _table(rows, ["system", "queries", "rounds after 0", "BRI (lower better)", f"Hits@{k} per round"])
+    lines += ["", f"![Hits@{k} per round](plots/dialogue_hits_{k}.png)", "",
+              "![BRI per round](plots/dialogue_bri.png)", ""]
+    for name, fails in dialogue.failures.items():
+        for f in fails:
+            lines.append(f"- {name} failed on {f['qid']}: {f['error']}")
+    return lines
+
+
+def write_report(out_dir: str | Path, result: EvalResult | None = None, *, benchmark: str = "",
+                 baseline: str | None = None, models: Mapping[str, str] | None = None,
+                 references: Sequence[Reference] | None = None, data_notes: Mapping | None = None,
+                 dialogue: DialogueResult | None = None, test: str = "randomization",
+                 n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05, dialogue_k: int = 10,
+                 title: str = "") -> dict[str, Path]:
+    """Write the report files and return their paths {"report", "metrics", "per_query", "plots": dir}.
+
+    `models`: role -> model name (embedder, llm, judge, generator, ...). `references` defaults to the
+    published rows for `benchmark`. `data_notes`: e.g. PreparedItems.to_json() (missing images etc.).
+    """
+    out = Path(out_dir)
+    plots = out / "plots"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "per_query.jsonl").write_text("", encoding="utf-8")  # this run's rows only
+    refs = list(references) if references is not None else references_for(benchmark)
+    lines = [f"# {title or 'EcoLens evaluation'}" + (f": {benchmark}" if benchmark else ""), ""]
+    metrics_json: dict = {"benchmark": benchmark, "models": dict(models or {}), "data": dict(data_notes or {}),
+                          "references": [r.to_json() for r in refs]}
+    if data_notes:
+        img = data_notes.get("images")
+        lines.append(f"- Queries: {data_notes.get('queries', '?')}")
+        if img:
+            lines.append(f"- Images checked under `{img['root']}`: {img['checked']}; missing: "
+                         f"{img['missing_count']} (removed from pools and labels; {len(img['items_affected'])} "
+                         "queries affected; full list in metrics.json)")
+            lines += [f"  - missing: `{p}`" for p in img["missing"][:20]]
+        if data_notes.get("queries_without_positive"):
+            lines.append(f"- Queries with no relevant image left: {len(data_notes['queries_without_positive'])} "
+                         "(they score 0 for every method)")
+        lines.append("")
+    if result is not None:
+        summ = summarize(result, baseline, test, n_permutations, seed, alpha)
+        base = summ["baseline"]
+        metrics_json.update(summary=summ, costs={m: result.cost_totals(m) for m in result.methods},
+                            failures=result.failures, outside_pool=result.outside_pool, metrics=result.metrics)
+        lines += ["## Overall", "",
+                  f"Macro-averages over {summ['n_queries']} queries. Marks: ▲/▼ significantly better/worse than "
+                  f"`{base}` ({test} test, p < {alpha}; doubled for p < 0.01).", ""]
+        lines += _metric_table(summ["overall"], result.metrics, summ["significance"], base) + [""]
+        if len(summ["by_kind"]) > 1:
+            lines += ["## Per supercategory / query kind", ""]
+            for kind, block in summ["by_kind"].items():
+                lines += [f"### {kind} ({block['n']} queries)", ""]
+                lines += _metric_table(block["methods"], result.metrics,
+                                       summ["significance_by_kind"].get(kind, {}), base) + [""]
+        lines += ["## Cost", ""]
+        lines += _table(_cost_rows(result), ["method", *COST_KEYS, "wall s (total)", "wall s / query", "failures"])
+        lines.append("")
+        for m, fails in result.failures.items():
+            lines += [f"- {m} failed on {f['qid']}: {f['error']}" for f in fails]
+        for m, n in result.outside_pool.items():
+            if n:
+                lines.append(f"- {m} returned {n} keys outside the query's pool; they were dropped before scoring")
+        pngs = bar_charts(summ["overall"], result.metrics, plots)
+        lines += ["", "## Plots", ""] + [f"![{p.stem}](plots/{p.name})" for p in pngs] + [""]
+        with (out / "per_query.jsonl").open("a", encoding="utf-8") as fh:
+            for m in result.methods:
+                for it in result.items:
+                    fh.write(json.dumps({"method": m, "qid": it.qid, "kind": it.kind, "query": it.query,
+                                         "metrics": result.per_query[m][it.qid],
+                                         "ranking": result.rankings[m].get(it.qid, [])[:30],
+                                         "cost": result.item_costs[m].get(it.qid, {}),
+                                         "notes": result.notes[m].get(it.qid, [])}, ensure_ascii=False) + "\n")
+    if dialogue is not None:
+        metrics_json["dialogue"] = {n: {k: v for k, v in s.items() if k != "per_query"}
+                                    for n, s in dialogue.summaries.items()}
+        dialogue_curves(dialogue.summaries, plots, dialogue_k)
+        lines += _dialogue_lines(dialogue, dialogue_k)
+        with (out / "per_query.jsonl").open("a", encoding="utf-8") as fh:
+            for n, s in dialogue.summaries.items():
+                for q, pq in (s or {}).get("per_query", {}).items():
+                    fh.write(json.dumps({"method": n, "qid": q, "dialogue": pq}) + "\n")
+    lines += ["## Models", ""] + ([f"- {role}: `{name}`" for role, name in (models or {}).items()] or ["- (none given)"])
+    lines.append("")
+    if refs:
+        lines += ["## Published reference numbers", "",
+                  "From the papers, for orientation only: their data splits, models and budgets differ from ours.", ""]
+        lines += _references(refs, metrics_json.get("summary", {}).get("overall", {})) + [""]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    (out / "metrics.json").write_text(json.dumps(metrics_json, indent=2, ensure_ascii=False, default=str),
+                                      encoding="utf-8")
+    return {"report": out / "report.md", "metrics": out / "metrics.json", "per_query": out / "per_query.jsonl",
+            "plots": plots}

@@ -1,0 +1,73 @@
+"""Opening photos safely: EXIF orientation, odd modes (CMYK, 16-bit, palette, animated) to RGB, and
+clear reasons for files that cannot be used."""
+from __future__ import annotations
+
+import hashlib
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from core.errors import InputError
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def to_rgb(image: Image.Image) -> Image.Image:
+    """Any PIL image as 8-bit RGB: first frame of an animation, EXIF rotation applied, 16-bit scaled."""
+    if getattr(image, "is_animated", False):
+        image.seek(0)
+    image = ImageOps.exif_transpose(image) or image
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        arr = np.asarray(image, dtype=np.float64)
+        top = arr.max() if arr.size else 1.0
+        scale = 255.0 / (65535.0 if top > 255 else max(top, 1.0))
+        image = Image.fromarray(np.clip(arr * scale, 0, 255).astype(np.uint8), "L")
+    elif image.mode == "F":
+        arr = np.asarray(image, dtype=np.float64)
+        rng = (arr.max() - arr.min()) or 1.0
+        image = Image.fromarray(((arr - arr.min()) / rng * 255).astype(np.uint8), "L")
+    if image.mode in ("P", "PA") and "transparency" in image.info:
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA"):
+        background = Image.new("RGB", image.size, (255, 255, 255))
+        background.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
+        return background
+    return image.convert("RGB")
+
+
+def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_000) -> Image.Image:
+    """Decode bytes into an RGB image or raise InputError saying why it cannot be used."""
+    if not data:
+        raise InputError(f"{name} is empty (0 bytes)", "re-download or re-export the file")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            probe = Image.open(io.BytesIO(data))
+            width, height = probe.size
+            if width * height > max_pixels:
+                raise InputError(f"{name} has {width}x{height} pixels, over the limit of {max_pixels}",
+                                 "downscale it or raise the max_image_pixels setting")
+            probe.load()
+            return to_rgb(probe)
+    except InputError:
+        raise
+    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise InputError(f"{name} is not a readable image ({type(exc).__name__})",
+                         "check that the file is a JPEG, PNG, WebP, GIF, BMP or TIFF") from None
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise InputError(f"{name} is damaged or truncated ({exc})", "re-download or re-export the file") from None
+
+
+def load_image(path: str | Path, *, max_pixels: int = 80_000_000) -> Image.Image:
+    """Open a local image file as RGB, or raise InputError (missing, empty, broken, too large)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"Image {p} does not exist", "check the path")
+    return decode_image(p.read_bytes(), name=str(p), max_pixels=max_pixels)

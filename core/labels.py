@@ -1,0 +1,122 @@
+"""Relevance labels out of the session log: export to CSV, JSONL and the INQUIRE-Rerank column layout, and
+agreement between two annotators (Cohen's kappa)."""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from core.errors import InputError
+from core.records import Photo
+from core.sessionlog import SKIPPED, Label
+
+EXPORT_FORMATS = ("csv", "jsonl", "inquire-rerank")
+LABEL_COLUMNS = ("session_id", "query", "photo_id", "label", "annotator", "seconds", "created_at")
+# the columns of the INQUIRE-Rerank parquet files, minus the image bytes (the file name points at the photo)
+INQUIRE_RERANK_COLUMNS = ("query", "relevant", "clip_score", "inat24_image_id", "inat24_file_name",
+                          "supercategory", "category", "iconic_group", "inat24_species_id",
+                          "inat24_species_name", "latitude", "longitude", "location_uncertainty", "date",
+                          "license", "rights_holder")
+
+
+def latest(labels: Sequence[Label]) -> list[Label]:
+    """The last label of each (query, photo, annotator), in first-seen order: a relabel replaces a label."""
+    last: dict[tuple[str, int, str], Label] = {}
+    for lb in labels:
+        last[(lb.query, lb.photo_id, lb.annotator)] = lb
+    return list(last.values())
+
+
+def _label_row(lb: Label) -> dict:
+    return {"session_id": lb.session_id, "query": lb.query, "photo_id": lb.photo_id, "label": lb.label,
+            "annotator": lb.annotator, "seconds": round(lb.seconds, 3), "created_at": lb.created_at.isoformat()}
+
+
+def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float]) -> dict:
+    p = photo or Photo(path="")
+    extra = p.extra or {}
+    return {"query": lb.query, "relevant": lb.label, "clip_score": scores.get(lb.photo_id, ""),
+            "inat24_image_id": extra.get("inat24_image_id", lb.photo_id), "inat24_file_name": p.path,
+            "supercategory": extra.get("supercategory", p.kingdom), "category": extra.get("category", p.class_name),
+            "iconic_group": extra.get("iconic_group", p.class_name),
+            "inat24_species_id": extra.get("inat24_species_id", ""), "inat24_species_name": p.scientific_name,
+            "latitude": "" if p.latitude is None else p.latitude,
+            "longitude": "" if p.longitude is None else p.longitude,
+            "location_uncertainty": extra.get("location_uncertainty", ""),
+            "date": p.observed_on.isoformat() if p.observed_on else "", "license": p.license,
+            "rights_holder": p.rights_holder}
+
+
+def export_labels(labels: Sequence[Label], fmt: str, path: Path | str,
+                  photos: Mapping[int, Photo] | None = None, scores: Mapping[int, float] | None = None) -> int:
+    """Write `labels` to `path` in `fmt` (csv | jsonl | inquire-rerank) and return the number of rows.
+
+    csv and jsonl keep every label as made; inquire-rerank keeps each annotator's latest relevant / not
+    relevant judgement (skips dropped) with the photo's metadata from `photos`."""
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_FORMATS))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "jsonl":
+        with path.open("w", encoding="utf-8") as fh:
+            for lb in labels:
+                fh.write(json.dumps(_label_row(lb), ensure_ascii=False) + "\n")
+        return len(labels)
+    if fmt == "csv":
+        rows, columns = [_label_row(lb) for lb in labels], LABEL_COLUMNS
+    else:
+        photos, scores = photos or {}, scores or {}
+        rows = [_inquire_row(lb, photos.get(lb.photo_id), scores)
+                for lb in latest(labels) if lb.label != SKIPPED]
+        columns = INQUIRE_RERANK_COLUMNS
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+@dataclass
+class Agreement:
+    annotators: tuple[str, str]
+    pairs: int  # (query, photo) pairs both annotators labelled relevant / not relevant
+    observed: float  # share of those pairs on which they agree
+    kappa: float | None  # None when there are no shared pairs
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
+    """Cohen's kappa of two equally long label sequences; 1.0 when chance agreement is already perfect."""
+    if len(a) != len(b):
+        raise InputError("The two annotators' label lists differ in length", "compare the same pairs")
+    n = len(a)
+    if n == 0:
+        raise InputError("No shared pairs to compare", "let both annotators label the same photos")
+    cats = sorted(set(a) | set(b))
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    p_e = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in cats)
+    if p_e >= 1.0:  # both always used the same single category: agreement cannot be beyond chance
+        return 1.0
+    return (p_o - p_e) / (1.0 - p_e)
+
+
+def agreement(labels: Sequence[Label], first: str = "", second: str = "") -> list[Agreement]:
+    """Kappa for each pair of annotators (or just `first` vs `second`) over the pairs both judged."""
+    by_annotator: dict[str, dict[tuple[str, int], int]] = {}
+    for lb in latest(labels):
+        if lb.label != SKIPPED:
+            by_annotator.setdefault(lb.annotator, {})[(lb.query, lb.photo_id)] = lb.label
+    names = sorted(by_annotator)
+    pairs = [(first, second)] if first and second else [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
+    out = []
+    for x, y in pairs:
+        ax, ay = by_annotator.get(x, {}), by_annotator.get(y, {})
+        shared = sorted(set(ax) & set(ay))
+        if not shared:
+            out.append(Agreement((x, y), 0, 0.0, None))
+            continue
+        la, lb_ = [ax[k] for k in shared], [ay[k] for k in shared]
+        observed = sum(p == q for p, q in zip(la, lb_)) / len(shared)
+        out.append(Agreement((x, y), len(shared), observed, cohen_kappa(la, lb_)))
+    return out

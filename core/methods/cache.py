@@ -1,0 +1,228 @@
+"""Disk cache of backend outputs keyed by a hash of the inputs and the model id (issue 4, costs).
+
+Wrappers with the backends' own methods sit in front of each backend, so a repeated query with unchanged
+settings makes no backend call. Entries are written atomically; a damaged entry is treated as a miss."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from PIL import Image
+
+from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest
+
+
+def key_of(*parts: Any) -> str:
+    """sha256 of the JSON of the parts (images and arrays hashed by content)."""
+    def enc(x: Any) -> Any:
+        if isinstance(x, Image.Image):
+            return "img:" + image_hash(x)
+        if isinstance(x, np.ndarray):
+            return "arr:" + hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
+        return x
+    text = json.dumps([enc(p) for p in parts], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def image_hash(image: Image.Image) -> str:
+    h = hashlib.sha256(f"{image.mode}{image.size}".encode())
+    h.update(image.tobytes())
+    return h.hexdigest()
+
+
+def photo_key(photo) -> str:
+    """A photo's identity for cache keys: its content hash when known, else path and size on disk."""
+    if photo.sha256:
+        return "sha:" + photo.sha256
+    try:
+        st = os.stat(photo.path)
+        return f"path:{photo.path}:{st.st_size}:{int(st.st_mtime)}"
+    except OSError:
+        return f"path:{photo.path}"
+
+
+class DiskCache:
+    """Files under `root/<kind>/<key[:2]>/<key>.<ext>`, with hit/miss counters per kind."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.hits: dict[str, int] = {}
+        self.misses: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def path(self, kind: str, key: str, ext: str) -> Path:
+        return self.root / kind / key[:2] / f"{key}.{ext}"
+
+    def _count(self, table: dict[str, int], kind: str) -> None:
+        with self._lock:
+            table[kind] = table.get(kind, 0) + 1
+
+    def get_json(self, kind: str, key: str, count_miss: bool = True) -> Any:
+        p = self.path(kind, key, "json")
+        try:
+            value = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            if count_miss:
+                self._count(self.misses, kind)
+            return None
+        self._count(self.hits, kind)
+        return value
+
+    def put_json(self, kind: str, key: str, value: Any) -> None:
+        self._write(self.path(kind, key, "json"), json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+    def get_array(self, kind: str, key: str) -> np.ndarray | None:
+        p = self.path(kind, key, "npy")
+        try:
+            value = np.load(p, allow_pickle=False)
+        except (OSError, ValueError):
+            self._count(self.misses, kind)
+            return None
+        self._count(self.hits, kind)
+        return value
+
+    def put_array(self, kind: str, key: str, value: np.ndarray) -> None:
+        buf = io.BytesIO()
+        np.save(buf, np.asarray(value), allow_pickle=False)
+        self._write(self.path(kind, key, "npy"), buf.getvalue())
+
+    def _write(self, path: Path, data: bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+    def stats(self) -> dict[str, Any]:
+        return {"hits": dict(self.hits), "misses": dict(self.misses),
+                "hit_total": sum(self.hits.values()), "miss_total": sum(self.misses.values())}
+
+
+class CachedEmbedder:
+    def __init__(self, inner, cache: DiskCache):
+        self.inner, self.cache = inner, cache
+        for name in ("model_id", "dim", "is_standin", "max_text_tokens"):
+            setattr(self, name, getattr(inner, name, None))
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    def _cached(self, kind: str, items: Sequence[Any], compute: Callable[[list], np.ndarray]) -> np.ndarray:
+        keys = [key_of(self.model_id, kind, it) for it in items]
+        rows: list[np.ndarray | None] = [self.cache.get_array("embed", k) for k in keys]
+        todo = [i for i, r in enumerate(rows) if r is None]
+        if todo:
+            fresh = np.asarray(compute([items[i] for i in todo]), dtype=np.float32)
+            for i, vec in zip(todo, fresh):
+                rows[i] = vec
+                self.cache.put_array("embed", keys[i], vec)
+        if not rows:
+            return np.zeros((0, self.dim or 0), np.float32)
+        return np.stack(rows).astype(np.float32)
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cached("text", list(texts), self.inner.embed_texts)
+
+    def embed_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        return self._cached("image", list(images), self.inner.embed_images)
+
+
+class CachedLLM:
+    def __init__(self, inner, cache: DiskCache):
+        self.inner, self.cache = inner, cache
+        self.model_id, self.is_standin = inner.model_id, inner.is_standin
+
+    def chat(self, messages, *, temperature: float = 0.0, seed: int = 0, max_tokens: int = 256,
+             json_schema: dict | None = None) -> str:
+        key = key_of(self.model_id, [(m.role, m.content) for m in messages], temperature, seed, max_tokens, json_schema)
+        hit = self.cache.get_json("llm", key)
+        if hit is not None:
+            return hit["text"]
+        text = self.inner.chat(messages, temperature=temperature, seed=seed, max_tokens=max_tokens,
+                               json_schema=json_schema)
+        self.cache.put_json("llm", key, {"text": text})
+        return text
+
+
+class CacheMiss(Exception):
+    """Raised by a cache-only lookup that found nothing."""
+
+
+class CachedJudge:
+    """Caches answers by (model, photo or image, question, query, context, history, vote). `ask` accepts a
+    request whose image is None together with a `load` callable: the photo is then only read on a miss."""
+
+    def __init__(self, inner, cache: DiskCache):
+        self.inner, self.cache = inner, cache
+        self.model_id, self.is_standin = inner.model_id, inner.is_standin
+
+    def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int = 0,
+            cache_only: bool = False) -> JudgeAnswer:
+        who = photo_key(request.photo) if request.photo is not None else request.image
+        key = key_of(self.model_id, who, request.question, request.query, request.context,
+                     [list(h) for h in request.history], vote)
+        hit = self.cache.get_json("judge", key, count_miss=not cache_only)
+        if hit is not None:
+            return JudgeAnswer(hit["answer"], hit["top_logprobs"], hit.get("reason", ""))
+        if cache_only:
+            raise CacheMiss(key)
+        if request.image is None:
+            if load is None:
+                raise ValueError("a judge request needs an image or a loader")
+            request = JudgeRequest(load(), request.question, request.query, request.context, request.history,
+                                   request.photo)
+        ans = self.inner.ask(request)
+        self.cache.put_json("judge", key, {"answer": ans.answer, "top_logprobs": ans.top_logprobs,
+                                           "reason": ans.reason})
+        return ans
+
+
+class CachedGenerator:
+    """Keeps each picture as a PNG keyed by (prompt, model, seed, size); `last_path` tells where it is."""
+
+    def __init__(self, inner, cache: DiskCache, out_dir: Path):
+        self.inner, self.cache, self.out_dir = inner, cache, Path(out_dir)
+        self.model_id, self.is_standin = inner.model_id, inner.is_standin
+
+    def generate_to_file(self, prompt: str, *, seed: int, size: int = 224) -> tuple[GeneratedImage, Path]:
+        key = key_of(self.model_id, prompt, seed, size)
+        png = self.out_dir / f"{key[:24]}.png"
+        meta = self.cache.get_json("generated", key)
+        if meta is not None and png.is_file():
+            with Image.open(png) as im:
+                image = im.convert("RGB")
+            return GeneratedImage(image, prompt, seed, meta["model_id"], meta.get("ignored_words", [])), png
+        out = self.inner.generate(prompt, seed=seed, size=size)
+        png.parent.mkdir(parents=True, exist_ok=True)
+        tmp = png.with_name(f".{png.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        out.image.convert("RGB").save(tmp, format="PNG")
+        os.replace(tmp, png)
+        self.cache.put_json("generated", key, {"model_id": out.model_id, "ignored_words": list(out.ignored_words)})
+        return out, png
+
+    def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage:
+        return self.generate_to_file(prompt, seed=seed, size=size)[0]
+
+
+class CachedCaptioner:
+    def __init__(self, inner, cache: DiskCache):
+        self.inner, self.cache = inner, cache
+        self.model_id, self.is_standin = inner.model_id, inner.is_standin
+
+    def caption(self, image: Image.Image | None, photo=None, load: Callable[[], Image.Image] | None = None) -> str:
+        who = [photo_key(photo), photo.caption, photo.scientific_name, photo.common_name] if photo is not None \
+            else image
+        key = key_of(self.model_id, who)
+        hit = self.cache.get_json("caption", key)
+        if hit is not None:
+            return hit["text"]
+        if image is None:
+            image = load() if load is not None else None
+        text = self.inner.caption(image, photo)
+        self.cache.put_json("caption", key, {"text": text})
+        return text

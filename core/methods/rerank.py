@@ -1,0 +1,157 @@
+"""Structured reranking (methods.md 3): expert context, yes/no sub-questions, chained judging of each
+candidate, confidence from Yes/No log-probabilities, mean score x 100.
+
+Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order because each
+carries the earlier answers. Results stream as events. A failing judge keeps the first-stage order."""
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
+from typing import Any, Sequence
+
+from core.backends.base import JudgeRequest
+from core.errors import BudgetExceeded
+from core.methods.cache import CacheMiss, key_of
+from core.methods.confidence import p_yes
+from core.methods.llm_tasks import expert_context, short_error, subquestions
+from core.methods.run import Run
+from core.prompts.rerank import direct_question
+
+MODES = ("direct", "subq", "context", "full")
+
+
+def plan(run: Run, query: str, mode: str) -> tuple[str, list[str]]:
+    """(expert context, questions) for a mode."""
+    llm, s = run.backends.llm, run.settings
+    context = expert_context(llm, query, run.notices) if mode in ("context", "full") else ""
+    if mode in ("direct", "context"):
+        return context, [direct_question(query)]
+    return context, subquestions(llm, query, context, s.rerank_subquestions, run.notices)
+
+
+class _Loader:
+    """Reads a photo once, on first need (cache hits never read it)."""
+
+    def __init__(self, run: Run, photo):
+        self.run, self.photo, self.image, self.lock = run, photo, None, threading.Lock()
+
+    def __call__(self):
+        with self.lock:
+            if self.image is None:
+                self.image = self.run.search.load_image(self.photo)
+            return self.image
+
+
+def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Sequence[str],
+                votes: int, cache_only: bool = False) -> dict[str, Any]:
+    """Chained answers for one photo: each question sees this photo's earlier (question, answer) pairs."""
+    load = _Loader(run, photo)
+    history: list[tuple[str, str]] = []
+    answers = []
+    for q in questions:
+        request = JudgeRequest(image=None, question=q, query=query, context=context, history=tuple(history),
+                               photo=photo)
+        got = [judge.ask(request, load=load, vote=v, cache_only=cache_only) for v in range(votes)]
+        ps = [p_yes(a.top_logprobs) for a in got]
+        word = Counter(a.answer.strip().lower() for a in got).most_common(1)[0][0]
+        answers.append({"question": q, "answer": word, "p_yes": round(sum(ps) / len(ps), 6),
+                        "reason": got[0].reason, **({"votes": [a.answer for a in got]} if votes > 1 else {})})
+        history.append((q, word))
+    score = 100.0 * sum(a["p_yes"] for a in answers) / max(1, len(answers))
+    return {"id": photo.id, "answers": answers, "score": round(score, 4)}
+
+
+def _completed(futures, timeout: float):
+    """Futures as they finish, stopping quietly at the timeout."""
+    try:
+        yield from as_completed(futures, timeout=timeout)
+    except FuturesTimeout:
+        return
+
+
+def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mode: str,
+               votes: int = 1) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+    """Reorder `candidates` (first-stage order) by the judge; returns ranked (id, score) and the artefacts."""
+    with run.timed("rerank_plan"):
+        context, questions = plan(run, query, mode)
+    stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
+                             "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0,
+                             "order": "judge"}
+    first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
+    judge = run.backends.judge_for(run.budget)
+    stage["judge"] = judge.model_id
+    ask = (query, context, questions, votes)
+    # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
+    memo_key = key_of("rerank-stage", judge.model_id, [pid for pid, _ in candidates], *ask)
+    memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
+    if all(str(pid) in memo for pid, _ in candidates):
+        photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
+    else:
+        photos = {p.id: p for p in run.photos([i for i, _ in candidates])}
+    order_ids = [pid for pid, _ in candidates if pid in photos]
+    results: dict[int, dict] = {}
+    errors: list[str] = []
+    todo = []
+
+    def take(pid: int, res: dict) -> None:
+        res["first_rank"] = first_rank[pid] + 1
+        results[pid] = res
+        run.emit("rerank_photo", done=len(results), total=len(order_ids), **res)
+
+    with run.timed("rerank"):
+        for pid in order_ids:  # photos fully answered in the cache need no thread and no image
+            try:
+                take(pid, memo[str(pid)] if str(pid) in memo else
+                     judge_photo(run, judge, photos[pid], *ask, cache_only=True))
+            except CacheMiss:
+                todo.append(pid)
+        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage)
+    stage["judged"], stage["failed"] = len(results), len(errors)
+    if not errors and not stage["skipped"] and len(results) == len(order_ids) and len(memo) != len(order_ids):
+        run.backends.cache.put_json("rerank_stage", memo_key, {str(pid): r for pid, r in results.items()})
+    if errors:
+        run.notice(f"the judge failed on {len(errors)} of {len(candidates)} photos ({errors[0]}); "
+                   "the first-stage order was kept")
+        order = [pid for pid, _ in candidates]
+        stage["order"] = "first-stage"
+        ranked = [(pid, results[pid]["score"] if pid in results else sc) for pid, sc in candidates]
+    else:
+        judged = sorted(results, key=lambda pid: (-results[pid]["score"], first_rank[pid]))
+        rest = [pid for pid, _ in candidates if pid not in results]
+        order = judged + rest
+        ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
+        if rest:
+            stage["order"] = "judge, then unjudged in first-stage order"
+    stage["photos"] = [results[pid] for pid in order if pid in results]
+    return ranked, stage
+
+
+def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tuple, take, errors: list[str],
+                        stage: dict[str, Any]) -> None:
+    """Judge `todo` photos with at most judge_concurrency in flight, streaming each as its chain finishes."""
+    if not todo:
+        return
+    s = run.settings
+    _, _, questions, votes = ask
+    workers = max(1, s.judge_concurrency)
+    # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
+    deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask): pid for pid in todo}
+    finished = 0
+    try:
+        for fut in _completed(futures, deadline):
+            finished += 1
+            try:
+                take(futures[fut], fut.result())
+            except BudgetExceeded:
+                stage["skipped"] += 1
+            except Exception as exc:  # any judge failure: this photo stays unjudged
+                errors.append(short_error(exc))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if finished < len(futures):
+        errors.append(f"no answer within {deadline:.0f} s")

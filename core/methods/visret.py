@@ -1,0 +1,120 @@
+"""VisRet (methods.md 2): instruction -> m generated pictures -> image-to-image retrieval -> RRF.
+
+Comparisons of two organisms get one instruction and one fused list per organism. User example photos
+(uploaded images or catalog ids) join every fusion as extra ranked lists. A failed picture is dropped and
+reported, never replaced by a blank one; when no picture is left the rewrite baseline is used."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from PIL import Image
+
+from core.errors import BudgetExceeded
+from core.methods.cache import key_of
+from core.methods.llm_tasks import Instruction, short_error, visual_instruction
+from core.methods.rrf import rrf
+from core.methods.run import Run
+from core.prompts.visret import image_prompt
+
+Vec = Callable[[np.ndarray], np.ndarray]  # applies relevance feedback to a query vector
+
+
+def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec) -> tuple[list[tuple[int, float]], list]:
+    """Baseline retrieval with the instruction text(s); comparisons fuse the per-organism lists."""
+    per = [run.rank(adjust(run.embed_text(d)), depth, pool) for d in instr.descriptions]
+    if len(per) == 1:
+        return per[0], per
+    return rrf([[i for i, _ in r] for r in per], run.settings.rrf_lambda)[:depth], per
+
+
+def _example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], depth: int, pool,
+                   adjust: Vec) -> list[list[int]]:
+    vecs = []
+    if images:
+        vecs += list(run.backends.embedder.embed_images(list(images)))
+    if ids:
+        vecs += list(run.search.vectors([int(i) for i in ids]))
+    return [[i for i, _ in run.rank(adjust(v), depth, pool)] for v in vecs]
+
+
+def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequence[int] | None = None,
+               examples: Sequence[Image.Image] = (), example_ids: Sequence[int] = (),
+               adjust: Vec = lambda v: v, keep: int = 20) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+    """Ranked (id, RRF score) and the stage's artefacts."""
+    s = run.settings
+    with run.timed("instruction"):
+        instr = visual_instruction(run.backends.llm, query, run.notices)
+    stage: dict[str, Any] = {
+        "instruction": " | ".join(instr.descriptions), "instructions": instr.descriptions, "kind": instr.kind,
+        "organisms": instr.organisms, "source": instr.source, "prompts": [], "visualizations": [], "failed": [],
+        "lists": [], "per_organism": [], "examples": len(examples) + len(example_ids), "fallback": False}
+    seeds = list(seeds) if seeds else list(range(m))
+    generator = run.backends.generator_for(run.budget)
+    example_lists = _example_lists(run, examples, example_ids, depth, pool, adjust)
+    fused_per_organism: list[list[int]] = []
+    for o, description in enumerate(instr.descriptions):
+        prompt = image_prompt(description)
+        stage["prompts"].append(prompt)
+        images = []
+        with run.timed("generate"):
+            for j, seed in enumerate(seeds):
+                vkey = key_of(generator.model_id, prompt, int(seed), s.image_size, run.backends.embedder.model_id)
+                known = run.backends.cache.get_json("visvec", vkey)
+                if known is not None and Path(known["path"]).is_file():  # picture and its vector both cached
+                    vis = {"organism": o, "index": j, "path": known["path"], "seed": int(seed),
+                           "model": known["model"], "prompt": prompt, "ignored_words": known["ignored_words"]}
+                    stage["visualizations"].append(vis)
+                    images.append((vis, None, np.asarray(known["vector"], dtype=np.float32), vkey))
+                    run.emit("visualization", ok=True, **vis)
+                    continue
+                try:
+                    out, path = generator.generate_to_file(prompt, seed=int(seed), size=s.image_size)
+                except BudgetExceeded:
+                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": "budget"})
+                    continue
+                except Exception as exc:  # the backend failed: drop this picture, say so
+                    err = short_error(exc)
+                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": err})
+                    run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
+                    run.emit("visualization", organism=o, index=j, seed=int(seed), ok=False, error=err)
+                    continue
+                vis = {"organism": o, "index": j, "path": str(path), "seed": int(seed), "model": out.model_id,
+                       "prompt": prompt, "ignored_words": list(out.ignored_words)}
+                stage["visualizations"].append(vis)
+                images.append((vis, out.image, None, vkey))
+                run.emit("visualization", ok=True, **vis)
+        lists: list[list[int]] = []
+        with run.timed("image_search"):
+            if images:
+                fresh = [k for k, (_, _, vec, _) in enumerate(images) if vec is None]
+                if fresh:
+                    new = run.backends.embedder.embed_images([images[k][1] for k in fresh])
+                    for k, vec in zip(fresh, new):
+                        vis, im, _, vkey = images[k]
+                        images[k] = (vis, im, vec, vkey)
+                        run.backends.cache.put_json("visvec", vkey, {
+                            "path": vis["path"], "model": vis["model"], "ignored_words": vis["ignored_words"],
+                            "vector": [float(x) for x in vec]})
+                all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
+                for (vis, _, vec, _), got in zip(images, all_ranked):
+                    ranked = [i for i, _ in got]
+                    lists.append(ranked)
+                    stage["lists"].append({"organism": o, "visualization": vis["index"], "seed": vis["seed"],
+                                           "ids": ranked[:keep]})
+            for e, ranked in enumerate(example_lists):
+                stage["lists"].append({"organism": o, "example": e, "ids": ranked[:keep]})
+            lists += example_lists
+        if not images:
+            stage["fallback"] = True
+            run.notice(f"no visualization could be generated for '{description}'; used the rewrite baseline "
+                       "(retrieval with the instruction text) instead")
+            lists.insert(0, [i for i, _ in run.rank(adjust(run.embed_text(description)), depth, pool)])
+        fused = rrf(lists, s.rrf_lambda)[:depth]
+        fused_per_organism.append([i for i, _ in fused])
+        stage["per_organism"].append({"organism": instr.organisms[o] if o < len(instr.organisms) else description,
+                                      "ids": [i for i, _ in fused][:keep]})
+        if len(instr.descriptions) == 1:
+            return fused, stage
+    return rrf(fused_per_organism, s.rrf_lambda)[:depth], stage

@@ -1,0 +1,38 @@
+"""Opening the SQLite database: WAL mode, foreign keys, a busy timeout, and Alembic migrations to head."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def open_engine(db_path: Path | str) -> Engine:
+    """An engine on `db_path` (created if new) with the schema migrated to the newest version."""
+    db_path = Path(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record):  # why: WAL lets readers run while the one writer writes
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    migrate(engine)
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Upgrade the schema to Alembic's head revision."""
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")

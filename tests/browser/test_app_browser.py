@@ -1,0 +1,168 @@
+"""The web app in Chromium against the real server: search, explanation badges, dialogue turns, keyboard
+labelling written to SQLite, exports, two browsers labelling at once; screenshots of each view."""
+from __future__ import annotations
+
+import csv
+import json
+import threading
+import time
+
+QUERY = "a frog calling at night"
+
+
+def tab(page, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+
+
+def search(page, query: str = QUERY, preset: str = "Fast") -> float:
+    page.fill("#search-query textarea", query)
+    page.click(f"#search-preset label:has-text('{preset}')")
+    searches = page.evaluate("window.__searches = (window.__searches || 0) + 1")
+    t0 = time.perf_counter()
+    page.click("#search-button")
+    page.wait_for_function("(n) => document.querySelector('#search-status').innerText.includes('Search ' + n)",
+                           arg=searches)
+    first = time.perf_counter() - t0
+    page.wait_for_selector("#search-gallery .thumbnail-item img")
+    page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
+                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
+    return first
+
+
+def load_labels(page, annotator: str, query: str = QUERY, k: int = 8) -> None:
+    tab(page, "Label")
+    page.fill("#label-annotator textarea, #label-annotator input", annotator)
+    page.fill("#label-query textarea, #label-query input", query)
+    page.fill("#label-k input[type=number]", str(k))
+    page.click("#label-load")
+    page.wait_for_selector("#label-photo img")
+    page.wait_for_function("document.querySelector('#label-progress').innerText.includes(' of ')")
+
+
+def press(page, key: str, expect_done: int | None = None) -> None:
+    page.locator("#label-hotkeys-help").click()  # focus the page, not a text box
+    page.keyboard.press(key)
+    if expect_done is not None:
+        page.wait_for_function(
+            f"document.querySelector('#label-progress').innerText.startsWith('{expect_done} of')")
+
+
+def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, shot):
+    page = open_browser()
+    assert "SYNTHETIC" in page.locator("#standin-banner").inner_text()
+    search(page, preset="Fast")  # warm-up (first request loads models)
+    first = search(page, preset="Verify")
+    assert page.locator("#search-gallery .thumbnail-item").count() >= 5
+    assert first < 5.0, f"first results took {first:.2f} s"
+    page.locator("#search-gallery .thumbnail-item").first.click()
+    page.wait_for_selector("#explanation-badges .ecolens-badge")
+    assert page.locator("#explanation-badges .ecolens-badge").count() >= 2
+    assert "Licence" in page.locator("#search-explanation").inner_text()
+    assert page.locator("#search-visualizations .thumbnail-item").count() >= 1
+    shot(page, "search")
+    rows = server.rows("SELECT method FROM requests WHERE method LIKE 'visret+rerank%'")
+    assert rows, "the Verify search was not logged"
+
+
+def test_two_dialogue_turns_update_the_gallery(server, open_browser, shot):
+    page = open_browser()
+    tab(page, "Dialogue")
+    page.fill("#dialogue-start-text textarea", "a small bird on a branch")
+    page.click("#dialogue-start")
+    page.wait_for_selector("#dialogue-gallery .thumbnail-item img")
+    bots = "document.querySelectorAll('#dialogue-chat [data-testid=bot]').length"
+    page.wait_for_function(f"{bots} >= 1")
+    for i, answer in enumerate(["yes", "it is red"]):
+        page.fill("#dialogue-answer textarea", answer)
+        page.click("#dialogue-send")
+        page.wait_for_function(f"{bots} >= {2 + i}")
+    page.wait_for_selector("#dialogue-gallery .thumbnail-item img")
+    assert page.locator("#dialogue-description textarea").input_value()
+    shot(page, "dialogue")
+    turns = server.rows("SELECT answer, request_id FROM turns WHERE answer IN ('yes', 'it is red')")
+    assert len(turns) == 2 and all(r[1] for r in turns)
+    ranked = server.rows("SELECT count(*) FROM stages WHERE request_id IN (%s)" % ",".join(str(r[1]) for r in turns))
+    assert ranked[0][0] == 2
+
+
+def test_keyboard_labels_are_saved_and_export_parses(server, open_browser, shot, tmp_path):
+    page = open_browser()
+    load_labels(page, "ada")
+    press(page, "1", 1)
+    press(page, "0", 2)
+    press(page, "s", 3)
+    press(page, "ArrowLeft")
+    press(page, "1", 3)  # relabel the skipped photo: still three photos labelled
+    shot(page, "label")
+    rows = server.rows("SELECT photo_id, label, seconds FROM labels WHERE annotator = 'ada' ORDER BY id")
+    assert [r[1] for r in rows] == [1, 0, -1, 1]
+    assert rows[2][0] == rows[3][0] and all(r[2] >= 0 for r in rows)
+    for fmt, suffix in (("csv", ".csv"), ("jsonl", ".jsonl"), ("inquire-rerank", ".csv")):
+        page.click("#label-export-format input")
+        page.get_by_role("option", name=fmt, exact=True).click()
+        page.click("#label-export")
+        link = page.locator("#label-export-file a").filter(has_text=suffix)
+        link.first.wait_for()
+        with page.expect_download() as info:
+            link.first.click()
+        path = tmp_path / f"export-{fmt}{suffix}"
+        info.value.save_as(path)
+        if fmt == "jsonl":
+            parsed = [json.loads(line) for line in path.read_text().splitlines()]
+            assert [r["label"] for r in parsed if r["annotator"] == "ada"] == [1, 0, -1, 1]
+        else:
+            parsed = list(csv.DictReader(path.open()))
+            column = "relevant" if fmt == "inquire-rerank" else "label"
+            assert len(parsed) == (3 if fmt == "inquire-rerank" else 4)
+            assert {r[column] for r in parsed} <= {"1", "0", "-1"}
+        page.click("#label-export-file button[aria-label='Clear']") if page.locator(
+            "#label-export-file button[aria-label='Clear']").count() else None
+    assert len(server.rows("SELECT id FROM exports")) >= 3
+
+
+def test_two_browsers_labelling_at_once_lose_nothing(server, open_browser, shot):
+    pages = [open_browser(), open_browser()]
+    names = ["bea", "cal"]
+    for page, name in zip(pages, names):
+        load_labels(page, name, k=12)
+    errors: list[Exception] = []
+
+    def work(page, keys):
+        try:
+            for n, key in enumerate(keys, start=1):
+                press(page, key, n)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    # Playwright's sync API is bound to its thread: interleave the two browsers key by key instead
+    keys = ["1", "0", "1", "1", "0", "0", "1", "0", "1", "1"]
+    for i, key in enumerate(keys, start=1):
+        for page in pages:
+            page.locator("#label-hotkeys-help").click()
+            page.keyboard.press(key)
+    for page in pages:
+        page.wait_for_function(
+            f"document.querySelector('#label-progress').innerText.startsWith('{len(keys)} of')")
+    assert not errors
+    for name in names:
+        got = server.rows("SELECT label FROM labels WHERE annotator = ? ORDER BY id", name)
+        assert [str(r[0]) for r in got] == keys
+    pages[0].click("#label-agreement")
+    pages[0].wait_for_function("document.querySelector('#label-kappa').innerText.includes('kappa')")
+    assert "bea" in pages[0].locator("#label-kappa").inner_text()
+
+
+def test_compare_and_history_views(server, open_browser, shot):
+    page = open_browser()
+    search(page, preset="Cover")
+    tab(page, "Compare")
+    page.fill("#compare-query textarea", QUERY)
+    page.click("#compare-button")
+    page.wait_for_selector("#compare-gallery-1 .thumbnail-item img")
+    page.wait_for_function("document.querySelector('#compare-overlap').innerText.includes('%')")
+    shot(page, "compare")
+    tab(page, "History")
+    page.click("#history-refresh")
+    page.click("#history-open")
+    page.wait_for_function("document.querySelector('#history-requests').innerText.includes('query')")
+    shot(page, "history")

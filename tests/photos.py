@@ -1,0 +1,61 @@
+"""Generated test photos: plain colour pictures with varied sizes and modes, plus broken files of each kind."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+BROKEN_KINDS = ("empty", "truncated", "not_image", "huge", "garbage")
+
+
+def colour_image(i: int, size: int = 64) -> Image.Image:
+    rng = np.random.default_rng(i)
+    base = rng.integers(0, 256, size=3)
+    arr = np.clip(base + rng.normal(0, 20, size=(size, size, 3)), 0, 255).astype(np.uint8)
+    return Image.fromarray(arr, "RGB")
+
+
+def write_broken(path: Path, kind: str) -> Path:
+    if kind == "empty":
+        path = path.with_suffix(".jpg")
+        path.write_bytes(b"")
+    elif kind == "truncated":
+        path = path.with_suffix(".jpg")
+        buf = io.BytesIO()
+        colour_image(999, 128).save(buf, "JPEG")
+        path.write_bytes(buf.getvalue()[: len(buf.getvalue()) // 3])
+    elif kind == "not_image":
+        path = path.with_suffix(".png")
+        path.write_text("this is a text file with an image suffix")
+    elif kind == "huge":
+        path = path.with_suffix(".png")
+        Image.new("L", (3000, 3000)).save(path)  # 9 MP, over the pixel limit the tests set
+    else:
+        path = path.with_suffix(".jpg")
+        path.write_bytes(bytes(np.random.default_rng(5).integers(0, 256, 4096, dtype=np.uint8)))
+    return path
+
+
+def make_photo_folder(root: Path, good: int, broken: int, start: int = 0) -> Path:
+    """`good` distinct readable photos (mixed formats and modes) and `broken` unusable files."""
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(start, start + good):
+        img = colour_image(i)
+        mode = i % 5
+        if mode == 0:
+            img.save(root / f"p{i:04d}.jpg", quality=90)
+        elif mode == 1:
+            img.convert("CMYK").save(root / f"p{i:04d}.jpg")
+        elif mode == 2:
+            img.convert("P").save(root / f"p{i:04d}.png")
+        elif mode == 3:
+            arr = (np.asarray(img.convert("L"), dtype=np.uint16) * 257)
+            Image.fromarray(arr).save(root / f"p{i:04d}.png")  # 16-bit greyscale
+        else:
+            frames = [img, colour_image(i + 10_000)]
+            frames[0].save(root / f"p{i:04d}.gif", save_all=True, append_images=frames[1:])
+    for j in range(broken):
+        write_broken(root / f"broken{j:03d}", BROKEN_KINDS[j % len(BROKEN_KINDS)])
+    return root

@@ -1,0 +1,48 @@
+"""Handler of the compare view: one query, two to four presets side by side, and their top-k overlap."""
+from __future__ import annotations
+
+from typing import Any
+
+from core.errors import InputError
+from core.search import clean_query
+from core.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
+from core.settings import masked
+from ui import present
+from ui import strings as S
+from ui.forms import shows_errors
+from ui.methods import Knobs, Methods, request_for
+
+MAX_COLUMNS = 4
+
+
+class CompareHandlers:
+    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
+        self.engine, self.log, self.methods = engine, log, methods
+
+    def _run(self, preset: str, query: str, k: int) -> tuple[Any, list[str]]:
+        result = self.methods.run(request_for(preset, query, Knobs(k=k, m=self.engine.settings.visret_m,
+                                                                   rerank_k=self.engine.settings.rerank_k)))
+        return result, list(result.notices)
+
+    @shows_errors
+    def compare(self, query: str, presets: list[str], k: float):
+        """Outputs: MAX_COLUMNS (gallery, title) pairs flattened, then the overlap table and notices."""
+        query = clean_query(query)
+        presets = list(presets or [])
+        if not 2 <= len(presets) <= MAX_COLUMNS:
+            raise InputError("Choose two to four methods", "tick between two and four boxes")
+        k = int(k or 10)
+        sid = self.log.start_session("compare", query[:80])
+        columns, id_lists, notes = [], [], []
+        for preset in presets:
+            result, more = self._run(preset, query, k)
+            notes += [n for n in more if n not in notes]
+            self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
+                                               settings=masked(self.engine.settings), models=result.backends,
+                                               stages=[StageRecord("final", ranking_of(result.hits))]))
+            columns.append((present.gallery_items([h.to_json() for h in result.hits]), f"### {preset}"))
+            id_lists.append([h.photo_id for h in result.hits])
+        columns += [([], "")] * (MAX_COLUMNS - len(columns))
+        flat = [x for pair in columns for x in pair]
+        overlap = present.overlap_md(presets, id_lists, k)
+        return (*flat, overlap + ("\n\n" + present.notices_md(notes) if notes else ""))

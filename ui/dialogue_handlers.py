@@ -1,0 +1,92 @@
+"""Handlers of the dialogue view (PlugIR): start from a description, then one question per turn; the user
+answers in words, picks a suggestion, says not sure, or marks photos; every turn is logged."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import gradio as gr
+
+from core.errors import InputError
+from core.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
+from core.settings import masked
+from ui import present
+from ui import strings as S
+from ui.forms import shows_errors, warn
+from ui.methods import Methods
+
+MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (their log stays)
+
+
+def new_dialogue_state() -> dict[str, Any]:
+    return {"id": None, "hits": [], "marked": [], "chat": []}
+
+
+class DialogueHandlers:
+    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
+        self.engine, self.log, self.methods = engine, log, methods
+        self._live: OrderedDict[int, Any] = OrderedDict()
+
+    def _session(self, st: dict[str, Any]):
+        session = self._live.get(st.get("id")) if st.get("id") is not None else None
+        if session is None:
+            raise InputError("This conversation is no longer open", "press Start to begin a new one")
+        return session
+
+    def _ask(self, st: dict[str, Any], session: Any) -> tuple:
+        """Ask the next question and build (chat, suggestions, gallery, description, marked, state)."""
+        question = session.next_question()
+        warn(session.notices[-1:]) if session.notices else None
+        hits = [h.to_json() for h in session.hits()]
+        st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
+        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), present.gallery_items(hits),
+                session.caption, "", st)
+
+    def _record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
+        ranked = [(h.photo_id, h.score) for h in session.hits()]
+        rid = self.log.log_request(RequestRecord(
+            session_id=st["id"], query=session.caption, method="plugir", settings=masked(self.engine.settings),
+            models=self.methods.pipeline.backends.describe(),
+            stages=[StageRecord("final", ranked, {"turn": len(session.turns), "marked": st["marked"]})]))
+        self.log.log_turn(TurnRecord(session_id=st["id"], index=len(session.turns), question=question,
+                                     answer=answer, description=session.caption, request_id=rid))
+
+    @shows_errors
+    def start(self, description: str, st: dict[str, Any] | None):
+        session = self.methods.dialogue(description)
+        sid = self.log.start_session("dialogue", session.description[:80])
+        self._live[sid] = session
+        while len(self._live) > MAX_LIVE:
+            self._live.popitem(last=False)
+        st = {**new_dialogue_state(), "id": sid, "chat": [{"role": "user", "content": session.description}]}
+        self._record(st, session, "", session.description)
+        return self._ask(st, session)
+
+    @shows_errors
+    def turn(self, answer: str, st: dict[str, Any] | None):
+        """One dialogue turn: the answer (words, a suggestion, 'not sure') plus any marked photos."""
+        st = dict(st or new_dialogue_state())
+        session = self._session(st)
+        question = session.pending.text if session.pending else ""
+        text = " ".join((answer or "").split())
+        if not text and not st["marked"]:
+            raise InputError("The answer is empty", "type an answer, pick a suggestion, press Not sure or mark photos")
+        session.answer(text, marked=st["marked"])
+        said = text or S.MARKED.format(ids=", ".join(map(str, st["marked"])))
+        st["chat"] = st["chat"] + [{"role": "user", "content": said}]
+        self._record(st, session, question, said)
+        return self._ask(st, session)
+
+    def not_sure(self, st: dict[str, Any] | None):
+        return self.turn("not sure", st)
+
+    def mark(self, st: dict[str, Any], evt: gr.SelectData):
+        """Toggle the selected candidate as 'looks right'."""
+        st = dict(st or new_dialogue_state())
+        index = evt.index if isinstance(evt.index, int) else None
+        if index is None or index >= len(st["hits"]):
+            return "", st
+        pid = st["hits"][index]["id"]
+        marked = [m for m in st["marked"] if m != pid] if pid in st["marked"] else st["marked"] + [pid]
+        st["marked"] = marked
+        return S.MARKED.format(ids=", ".join(map(str, marked))) if marked else "", st

@@ -1,0 +1,40 @@
+"""Dialogue view layout and wiring: the chat, suggested answers, not sure, and the candidates gallery in
+which photos can be marked; the reformulated description updates every turn."""
+from __future__ import annotations
+
+import gradio as gr
+
+from ui import strings as S
+from ui.dialogue_handlers import DialogueHandlers, new_dialogue_state
+
+
+def build(h: DialogueHandlers) -> None:
+    st = gr.State(new_dialogue_state())
+    with gr.Row():
+        description = gr.Textbox(label=S.DIALOGUE_START, placeholder=S.QUERY_PLACEHOLDER, elem_id="dialogue-start-text",
+                                 scale=5)
+        start = gr.Button(S.DIALOGUE_BEGIN, variant="primary", elem_id="dialogue-start", scale=1)
+    with gr.Row():
+        with gr.Column(scale=2):
+            chat = gr.Chatbot(label=S.CHAT, elem_id="dialogue-chat", height=360)
+            suggestions = gr.Radio([], label=S.DIALOGUE_SUGGESTED, elem_id="dialogue-suggestions")
+            answer = gr.Textbox(label=S.DIALOGUE_ANSWER, elem_id="dialogue-answer")
+            with gr.Row():
+                send = gr.Button(S.DIALOGUE_SEND, variant="primary", elem_id="dialogue-send")
+                unsure = gr.Button(S.DIALOGUE_NOT_SURE, elem_id="dialogue-not-sure")
+            caption = gr.Textbox(label=S.DIALOGUE_DESCRIPTION, elem_id="dialogue-description", interactive=False,
+                                 lines=2)
+        with gr.Column(scale=3):
+            gallery = gr.Gallery(label=S.DIALOGUE_CANDIDATES, elem_id="dialogue-gallery", columns=4, height=520,
+                                 allow_preview=False)
+            marked = gr.Markdown("", elem_id="dialogue-marked")
+    outputs = [chat, suggestions, gallery, caption, marked, st]
+    start.click(h.start, [description, st], outputs, api_name="dialogue_start")
+    description.submit(h.start, [description, st], outputs, api_visibility="private")
+    send.click(h.turn, [answer, st], outputs, api_name="dialogue_turn").then(lambda: "", None, answer,
+                                                                              api_visibility="private")
+    answer.submit(h.turn, [answer, st], outputs, api_visibility="private").then(lambda: "", None, answer,
+                                                                                 api_visibility="private")
+    unsure.click(h.not_sure, [st], outputs, api_visibility="private")
+    suggestions.select(lambda v: v, [suggestions], answer, api_visibility="private")
+    gallery.select(h.mark, [st], [marked, st], api_visibility="private")

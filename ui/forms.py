@@ -1,0 +1,91 @@
+"""Reading the web forms: filter fields into core Filters, uploaded photos checked for size and type, and
+EcoLensError turned into what Gradio shows (the only place errors become gr.Error / gr.Warning)."""
+from __future__ import annotations
+
+import functools
+import inspect
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import gradio as gr
+
+from core.errors import EcoLensError, InputError
+from core.imageio import IMAGE_SUFFIXES, load_image
+from core.records import Filters
+from ui import strings as S
+
+
+def _date(value: Any) -> date | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value).strip()[:10])
+    except ValueError:
+        raise InputError(S.BAD_DATE.format(value=value), S.BAD_DATE_HINT) from None
+
+
+def _bbox(value: str) -> tuple[float, float, float, float] | None:
+    text = (value or "").strip()
+    if not text:
+        return None
+    try:
+        parts = tuple(float(p) for p in text.replace(";", ",").split(","))
+    except ValueError:
+        raise InputError(S.BAD_BBOX.format(value=value), S.BAD_BBOX_HINT) from None
+    if len(parts) != 4:
+        raise InputError(S.BAD_BBOX.format(value=value), S.BAD_BBOX_HINT)
+    return parts  # type: ignore[return-value]
+
+
+def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", months: Sequence[str] = (),
+                  bbox: str = "", license: str = "") -> Filters:
+    """The filter fields of a form as Filters (empty fields ignored); InputError names a bad field."""
+    month_numbers = tuple(sorted(S.MONTH_NAMES.index(m) + 1 for m in (months or []) if m in S.MONTH_NAMES))
+    return Filters(taxon=(taxon or "").strip(), date_from=_date(date_from), date_to=_date(date_to),
+                   months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
+
+
+def read_upload(path: str | None, max_mb: float, max_pixels: int):
+    """The uploaded photo as a PIL RGB image, or None; InputError when too big or not an image."""
+    if not path:
+        return None
+    p = Path(path)
+    if p.suffix.lower() not in IMAGE_SUFFIXES:
+        raise InputError(S.UPLOAD_BAD_TYPE.format(name=p.name), S.UPLOAD_BAD_TYPE_HINT)
+    mb = p.stat().st_size / 1_000_000
+    if mb > max_mb:
+        raise InputError(S.UPLOAD_TOO_BIG.format(mb=mb, limit=max_mb), S.UPLOAD_TOO_BIG_HINT)
+    return load_image(p, max_pixels=max_pixels)
+
+
+def user_message(exc: EcoLensError) -> str:
+    return f"{exc.message}. {exc.hint}" if exc.hint else exc.message
+
+
+def shows_errors(fn: Callable) -> Callable:
+    """Wrap a handler (plain or generator) so that an EcoLensError becomes a gr.Error the user reads."""
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen_wrapper(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except EcoLensError as exc:
+                raise gr.Error(user_message(exc), title=exc.title) from None
+        return gen_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except EcoLensError as exc:
+            raise gr.Error(user_message(exc), title=exc.title) from None
+    return wrapper
+
+
+def warn(messages: Sequence[str]) -> None:
+    """Stage failures and other notices as non-blocking warnings."""
+    for m in messages:
+        gr.Warning(m)

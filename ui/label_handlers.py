@@ -1,0 +1,126 @@
+"""Handlers of the label view: load a query's photos, label them one at a time (saved as made, with the
+seconds taken), move, export, and annotator agreement."""
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+from core.errors import InputError
+from core.labels import agreement, export_labels
+from core.search import clean_query
+from core.sessionlog import ExportRecord, Label, SessionLog
+from ui import present
+from ui import strings as S
+from ui.forms import shows_errors
+
+EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "inquire-rerank": "inquire-rerank.csv"}
+
+
+def new_label_state() -> dict[str, Any]:
+    return {"session_id": None, "query": "", "items": [], "pos": 0, "shown_at": 0.0, "done": {}}
+
+
+class LabelHandlers:
+    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic):
+        self.engine, self.log, self.clock = engine, log, clock
+        self._api_sessions: dict[str, int] = {}
+
+    def outputs(self, st: dict[str, Any], message: str = ""):
+        """(photo, photo info, progress, grid, message, state)."""
+        items = st["items"]
+        if not items:
+            return None, "", S.LABEL_NOTHING, [], message, st
+        st["pos"] = max(0, min(st["pos"], len(items) - 1))
+        st["shown_at"] = self.clock()
+        hit = items[st["pos"]]
+        done = st["done"]
+        mark = done.get(str(hit["id"]))
+        info = present.explanation_html(hit, {}) if mark is None else (
+            f"<p class='label-current'>{S.LABEL_NAMES[mark]}</p>" + present.explanation_html(hit, {}))
+        progress = S.LABEL_PROGRESS.format(done=len(done), total=len(items),
+                                           relevant=sum(1 for v in done.values() if v == 1),
+                                           query=present.md_cell(st["query"]))
+        grid = [(h["path"], f"{i + 1}" + (f" · {S.LABEL_NAMES[done[str(h['id'])]]}" if str(h["id"]) in done else ""))
+                for i, h in enumerate(items)]
+        return hit["path"], info, progress, grid, message, st
+
+    def _start(self, query: str, hits: list[dict[str, Any]], annotator: str) -> dict[str, Any]:
+        st = new_label_state()
+        st.update(query=query, items=hits,
+                  session_id=self.log.start_session("label", f"{query[:60]} ({annotator or '?'})"))
+        mine = {}
+        for lb in self.log.labels(query=query):  # resume: what this annotator already said about this query
+            if lb.annotator == " ".join((annotator or "").split()):
+                mine[str(lb.photo_id)] = lb.label
+        st["done"] = {k: v for k, v in mine.items() if any(str(h["id"]) == k for h in hits)}
+        return st
+
+    @shows_errors
+    def load(self, query: str, annotator: str, k: float):
+        query = clean_query(query)
+        result = self.engine.search.search(query, k=int(k or self.engine.settings.k))
+        return self.outputs(self._start(query, [h.to_json() for h in result.hits], annotator))
+
+    @shows_errors
+    def from_search(self, search_state: dict[str, Any], annotator: str):
+        if not search_state or not search_state.get("hits"):
+            raise InputError(S.NO_RESULTS, "run a search in the Search tab first")
+        return self.outputs(self._start(search_state["query"], list(search_state["hits"]), annotator))
+
+    @shows_errors
+    def label(self, value: float, annotator: str, st: dict[str, Any]):
+        """Save one label for the photo on screen and move to the next one."""
+        st = dict(st or new_label_state())
+        if not st["items"]:
+            raise InputError(S.LABEL_NOTHING, "type a query and press Load photos")
+        hit = st["items"][st["pos"]]
+        seconds = max(0.0, self.clock() - float(st.get("shown_at") or self.clock()))
+        value = int(value)
+        self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(hit["id"]),
+                                 label=value, annotator=annotator, seconds=seconds))
+        st["done"] = {**st["done"], str(hit["id"]): value}
+        st["pos"] = min(st["pos"] + 1, len(st["items"]) - 1)
+        return self.outputs(st, S.LABEL_SAVED.format(photo=hit["id"], label=S.LABEL_NAMES[value], seconds=seconds))
+
+    @shows_errors
+    def label_photo(self, query: str, photo_id: int, label: int, annotator: str, seconds: float = 0.0) -> int:
+        """Scriptable labelling: record that `photo_id` is relevant (1), not (0) or skipped (-1) for `query`
+        by `annotator`; returns the label's id. Each call's labels go to one 'api' session per query."""
+        query = clean_query(query)
+        sid = self.log.start_session("label", f"{query[:60]} (api: {annotator})") \
+            if query not in self._api_sessions else self._api_sessions[query]
+        self._api_sessions[query] = sid
+        return self.log.add_label(Label(session_id=sid, query=query, photo_id=int(photo_id), label=int(label),
+                                        annotator=annotator, seconds=float(seconds or 0.0)))
+
+    def move(self, delta: int, st: dict[str, Any]):
+        st = dict(st or new_label_state())
+        st["pos"] = st["pos"] + int(delta)
+        return self.outputs(st)
+
+    def jump(self, st: dict[str, Any], index: int):
+        st = dict(st or new_label_state())
+        st["pos"] = int(index)
+        return self.outputs(st)
+
+    @shows_errors
+    def export(self, fmt: str, st: dict[str, Any]) -> str:
+        """Write every label of the current query to a file under data/exports; returns its path."""
+        st = st or new_label_state()
+        if not st.get("query"):
+            raise InputError(S.LABEL_NOTHING, "load a query's photos first")
+        labels = self.log.labels(query=st["query"])
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        path = self.engine.settings.path("exports", f"labels-{st['session_id']}-{stamp}.{EXPORT_SUFFIX[fmt]}")
+        photos = {p.id: p for p in self.engine.search.photos(sorted({lb.photo_id for lb in labels}))}
+        scores = {h["id"]: h["score"] for h in st["items"]}
+        rows = export_labels(labels, fmt, path, photos=photos, scores=scores)
+        self.log.log_export(ExportRecord(session_id=st["session_id"], format=fmt, path=str(path), rows=rows))
+        return str(path)
+
+    def kappa(self, st: dict[str, Any]) -> str:
+        st = st or new_label_state()
+        if not st.get("query"):
+            return S.LABEL_NOTHING
+        return present.kappa_md(agreement(self.log.labels(query=st["query"])))

@@ -1,0 +1,83 @@
+"""Building the Gradio app from its collaborators (engine, session log, banner) and serving it safely:
+host by environment, only the data / corpus / asset folders served, upload limit, optional password."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from core.sessionlog import SessionLog
+from ui import compare_view, dialogue_view, history_view, label_view, search_view
+from ui import strings as S
+from ui.compare_handlers import CompareHandlers
+from ui.dialogue_handlers import DialogueHandlers
+from ui.history_handlers import HistoryHandlers
+from ui.label_handlers import LabelHandlers
+from ui.methods import Methods
+from ui.search_handlers import SearchHandlers
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+CSS = """
+#standin-banner { background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px; }
+.ecolens-badge { border-radius: 6px; padding: 4px 8px; margin: 3px 0; border: 1px solid #ccc; }
+.badge-yes { background: #e3f6e5; } .badge-no { background: #fbe4e4; }
+.badge-reason { font-size: 0.85em; color: #555; } .badge-conf { font-size: 0.85em; color: #333; }
+.ecolens-meta th { text-align: left; padding-right: 10px; }
+"""
+
+
+def build_app(engine: Any, session_log: SessionLog, banner: str = "") -> gr.Blocks:
+    """The whole app as gr.Blocks; `banner` is shown (elem_id standin-banner) when stand-ins are in use."""
+    notices = engine.ensure_corpus()
+    standin = banner in notices or engine.standin_in_use()
+    methods = Methods(engine)
+    with gr.Blocks(title=S.TITLE) as app:
+        gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
+        gr.Markdown(f"**{banner}**" if standin and banner else "", elem_id="standin-banner", visible=standin)
+        with gr.Tabs(elem_id="tabs"):
+            with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
+                search_state = search_view.build(SearchHandlers(engine, session_log, methods))
+            with gr.Tab(S.TAB_DIALOGUE, id="dialogue", elem_id="tab-dialogue"):
+                dialogue_view.build(DialogueHandlers(engine, session_log, methods))
+            with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
+                compare_view.build(CompareHandlers(engine, session_log, methods))
+            with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
+                label_view.build(LabelHandlers(engine, session_log), search_state)
+            with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
+                history = HistoryHandlers(engine, session_log)
+                _, sessions = history_view.build(history)
+        history_tab.select(history.refresh, None, sessions, api_visibility="private")
+    return app
+
+
+def served_folders(settings: Any) -> list[str]:
+    """The only folders whose files the app may serve: data dir (catalog world, caches, pictures, exports),
+    the configured corpus, and the bundled assets."""
+    folders = [settings.path()]
+    if settings.corpus and not str(settings.corpus).startswith(("http://", "https://")):
+        corpus = Path(settings.corpus).expanduser().resolve()
+        folders.append(corpus if corpus.is_dir() else corpus.parent)
+    if ASSETS.is_dir():
+        folders.append(ASSETS)
+    return [str(Path(f).resolve()) for f in folders]
+
+
+def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
+    host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
+    opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=label_view.HOTKEYS_JS,
+                                footer_links=["api"], show_error=True)
+    if settings.password:
+        opts["auth"] = ("ecolens", settings.password)
+        opts["auth_message"] = "EcoLens: user ecolens"
+    return opts
+
+
+def launch(engine: Any, banner_text: str, session_log: SessionLog) -> int:
+    """Serve the app until interrupted; returns the exit code."""
+    app = build_app(engine, session_log, banner_text)
+    app.queue(default_concurrency_limit=8)
+    app.launch(**launch_options(engine.settings))
+    return 0
