@@ -26,7 +26,7 @@ STANDIN_BANNER = ("SYNTHETIC DEMO: the field-guide world (invented species) sear
                   "models, not real CLIP / diffusion / vision-language models.")
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
-COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.search"}
+COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat"}
 
 
 @dataclass
@@ -72,6 +72,9 @@ def build_engine(settings: Settings) -> Engine:
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
+    from core.index import set_threads
+
+    set_threads(settings.threads)
     settings.path().mkdir(parents=True, exist_ok=True)
     catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite")))
     backends = Backends(settings)

@@ -14,6 +14,13 @@ import numpy as np
 from core.errors import ConfigError
 
 SMALL_POOL = 50_000  # pools up to this size are scored exactly by one matrix product
+REFINE_FACTOR = 8  # IVF-PQ returns k * this candidates, re-scored exactly
+
+
+def set_threads(n: int) -> None:
+    """Cap FAISS's OpenMP threads (0 leaves the library's default)."""
+    if n > 0:
+        faiss.omp_set_num_threads(n)
 
 
 class VectorIndex:
@@ -42,7 +49,8 @@ class VectorIndex:
             approx = faiss.read_index(str(approx_path))
             if approx.ntotal == flat.ntotal:
                 index.approx = approx
-                index.approx_kind = "ivfpq" if "IVF" in type(faiss.downcast_index(approx.index)).__name__ else "hnsw"
+                inner_name = type(faiss.downcast_index(approx.index)).__name__
+                index.approx_kind = "hnsw" if "HNSW" in inner_name else "ivfpq"
         return index
 
     def save(self, path: Path) -> None:
@@ -143,12 +151,14 @@ class VectorIndex:
                 self.approx, self.approx_kind = None, "flat"
                 return "flat"
             quantizer = faiss.IndexFlatIP(self.dim)
-            inner = faiss.IndexIVFPQ(quantizer, self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
-            inner.cp.seed = seed
+            ivf = faiss.IndexIVFPQ(quantizer, self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+            ivf.cp.seed = seed
             rng = np.random.default_rng(seed)
-            train = x[rng.choice(n, size=min(n, 256 * nlist), replace=False)]
-            inner.train(train)
-            inner.nprobe = nprobe
+            ivf.train(x[rng.choice(n, size=min(n, 64 * nlist), replace=False)])
+            ivf.nprobe = nprobe
+            # why refine: PQ codes alone reorder close neighbours; re-scoring a short list exactly restores them
+            inner = faiss.IndexRefineFlat(ivf)
+            inner.k_factor = REFINE_FACTOR
             approx = faiss.IndexIDMap2(inner)
         else:
             raise ConfigError(f"Unknown index type {kind!r}", "use flat, ivfpq or hnsw")

@@ -45,3 +45,21 @@ def test_run_benchmark_writes_report(tmp_path):
     assert (tmp_path / "out" / "report.md").is_file() and (tmp_path / "out" / "plots" / "bar_hit_1.png").is_file()
     with pytest.raises(InputError, match="unknown method"):
         parse_methods("baseline,magic", ["baseline"])
+
+
+def test_fieldguide_world_files_load_and_report(tmp_path):
+    # the real field-guide world (small): its benchmark files are read by the benchmarks' own readers
+    from core.fieldguide.world import build_world
+
+    build_world(tmp_path / "world", seed=0, per_species=3)
+    args = _parser(add_eval_arguments).parse_args(
+        ["--benchmark", "fieldguide", "--data", str(tmp_path / "world"), "--images", str(tmp_path / "world"),
+         "--out", str(tmp_path / "out"), "--metrics", "hit@1,ndcg_visret@10,ap@100", "--permutations", "200"])
+    oracle = {"oracle": lambda it: sorted(it.pool or it.relevant, key=lambda k: -it.relevant.get(k, 0)),
+              "pool-order": lambda it: list(it.pool)}
+    out = run_benchmark(args, oracle)
+    assert out["images"]["missing_count"] == 0 and out["images"]["checked"] > 0
+    assert out["metrics"]["oracle"]["ndcg_visret@10"] == 1.0
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    for kind in ("feature", "comparison", "behaviour", "many_part"):
+        assert f"### {kind} (" in md

@@ -102,12 +102,14 @@ def test_cli_search_visret_full_json_and_cache(world):
     assert [r["id"] for r in again["results"]] == [r["id"] for r in out["results"]]
 
 
-@pytest.mark.parametrize("mode", ["direct", "subq", "context"])
-def test_cli_rerank_modes_and_rewrite(world, mode):
+@pytest.mark.parametrize("mode,method", [("direct", "baseline"), ("subq", "rewrite"), ("context", "baseline")])
+def test_cli_rerank_modes_and_first_stages(world, mode, method):
     _, data = world
-    res = cli(data, "search", "a frog calling at night", "--method", "rewrite", "--rerank", mode, "--json")
+    res = cli(data, "search", "a frog calling at night", "--method", method, "--rerank", mode, "--answer", "--json")
     assert res.returncode == 0, res.stderr
-    rr = json.loads(res.stdout)["stages"]["rerank"]
+    out = json.loads(res.stdout)
+    assert out["stages"]["first"]["method"] == method and out["stages"]["answer"]["cited_ids"]
+    rr = out["stages"]["rerank"]
     assert rr["mode"] == mode and rr["photos"]
     assert (len(rr["subquestions"]) == 1) == (mode != "subq")
 

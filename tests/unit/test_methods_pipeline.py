@@ -223,3 +223,12 @@ def test_hung_judge_times_out_and_keeps_first_stage_order(tmp_path):
     res = Pipeline(search).run(SearchRequest("red frog", k=6, rerank="direct", rerank_k=6))
     assert time.perf_counter() - t0 < 1.2
     assert [h.photo_id for h in res.hits] == base and any("no answer within" in n for n in res.notices)
+
+
+def test_empty_pool_runs_every_stage_without_error(tmp_path):
+    search = corpus(tmp_path)
+    res = Pipeline(search).run(SearchRequest("a red frog", method="visret", m=1, rerank="full", coverage=True,
+                                             answer=True, filters=Filters(ids=(999,))))
+    assert res.hits == [] and "rerank" not in res.stages
+    assert res.stages["coverage"]["uncovered"] == [0] and res.stages["coverage"]["photos"] == []
+    json.dumps(res.to_json())
