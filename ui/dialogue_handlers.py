@@ -34,13 +34,13 @@ class DialogueHandlers:
         return session
 
     def _ask(self, st: dict[str, Any], session: Any) -> tuple:
-        """Ask the next question and build (chat, suggestions, gallery, description, marked, state)."""
+        """Ask the next question and build (chat, suggestions, gallery, description, marked, answer box, state)."""
         question = session.next_question()
         warn(session.notices[-1:]) if session.notices else None
         hits = [h.to_json() for h in session.hits()]
         st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
         return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), present.gallery_items(hits),
-                session.caption, "", st)
+                session.caption, "", "", st)
 
     def _record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
         ranked = [(h.photo_id, h.score) for h in session.hits()]

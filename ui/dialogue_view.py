@@ -28,13 +28,11 @@ def build(h: DialogueHandlers) -> None:
             gallery = gr.Gallery(label=S.DIALOGUE_CANDIDATES, elem_id="dialogue-gallery", columns=4, height=520,
                                  allow_preview=False)
             marked = gr.Markdown("", elem_id="dialogue-marked")
-    outputs = [chat, suggestions, gallery, caption, marked, st]
+    outputs = [chat, suggestions, gallery, caption, marked, answer, st]
     start.click(h.start, [description, st], outputs, api_name="dialogue_start")
     description.submit(h.start, [description, st], outputs, api_visibility="private")
-    send.click(h.turn, [answer, st], outputs, api_name="dialogue_turn").then(lambda: "", None, answer,
-                                                                              api_visibility="private")
-    answer.submit(h.turn, [answer, st], outputs, api_visibility="private").then(lambda: "", None, answer,
-                                                                                 api_visibility="private")
+    send.click(h.turn, [answer, st], outputs, api_name="dialogue_turn")
+    answer.submit(h.turn, [answer, st], outputs, api_visibility="private")
     unsure.click(h.not_sure, [st], outputs, api_visibility="private")
     suggestions.select(lambda v: v, [suggestions], answer, api_visibility="private")
     gallery.select(h.mark, [st], [marked, st], api_visibility="private")

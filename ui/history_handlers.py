@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gradio as gr
+
 from core.sessionlog import SessionLog
 from ui import present
 from ui import strings as S
@@ -18,8 +20,6 @@ class HistoryHandlers:
                  f"({s.requests} searches, {s.labels} labels)", s.id) for s in self.log.sessions(200)]
 
     def refresh(self):
-        import gradio as gr
-
         choices = self.choices()
         return gr.update(choices=choices, value=choices[0][1] if choices else None)
 

@@ -25,7 +25,8 @@ document.addEventListener('keydown', (ev) => {
 """
 
 
-def build(h: LabelHandlers, search_state: gr.State) -> None:
+def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
+    """Lay out the label tab; returns the annotator box (filled from the Hugging Face login on a Space)."""
     st = gr.State(new_label_state())
     with gr.Column(elem_id="label-view"):
         with gr.Row():
@@ -75,9 +76,10 @@ def build(h: LabelHandlers, search_state: gr.State) -> None:
     export.click(h.export, [fmt, st], export_file, api_name="export")
     kappa_btn.click(h.kappa, [st], kappa, api_name="agreement")
     gr.api(h.label_photo, api_name="label", concurrency_limit=None)
+    return annotator
 
 
 def _labeller(h: LabelHandlers, value: int):
-    def label(annotator, st):
+    def label_current(annotator, st):
         return h.label(value, annotator, st)
-    return label
+    return label_current

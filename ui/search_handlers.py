@@ -120,6 +120,7 @@ class SearchHandlers:
                                           "examples": len(knobs.examples), "answer": knobs.answer})
                 yield self.outputs(state, " · ".join(lines + [S.DONE]))
 
+    @shows_errors
     def regenerate(self, *args):
         """Search again with new VisRet seeds (fresh pictures)."""
         *form, state = args
@@ -129,6 +130,7 @@ class SearchHandlers:
         state["seeds"] = [max(seeds) + 1 + i for i in range(m)]
         yield from self._again(form, state)
 
+    @shows_errors
     def drop_visualization(self, *args):
         """Search again without the selected generated picture."""
         *form, state = args

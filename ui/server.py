@@ -28,13 +28,25 @@ CSS = """
 """
 
 
+def oauth_enabled(environ=os.environ) -> bool:
+    """Hugging Face login is offered only on a Space with OAuth enabled (hf_oauth: true in the README)."""
+    return bool(environ.get("SPACE_ID") and environ.get("OAUTH_CLIENT_ID"))
+
+
+def annotator_name(profile: gr.OAuthProfile | None) -> str:
+    return profile.username if profile is not None else ""
+
+
 def build_app(engine: Any, session_log: SessionLog, banner: str = "") -> gr.Blocks:
     """The whole app as gr.Blocks; `banner` is shown (elem_id standin-banner) when stand-ins are in use."""
     notices = engine.ensure_corpus()
     standin = banner in notices or engine.standin_in_use()
     methods = Methods(engine)
     with gr.Blocks(title=S.TITLE) as app:
-        gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
+        with gr.Row():
+            gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
+            if oauth_enabled():
+                gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
         gr.Markdown(f"**{banner}**" if standin and banner else "", elem_id="standin-banner", visible=standin)
         with gr.Tabs(elem_id="tabs"):
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
@@ -44,11 +56,13 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "") -> gr.Bloc
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
                 compare_view.build(CompareHandlers(engine, session_log, methods))
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
-                label_view.build(LabelHandlers(engine, session_log), search_state)
+                annotator = label_view.build(LabelHandlers(engine, session_log), search_state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
                 _, sessions = history_view.build(history)
         history_tab.select(history.refresh, None, sessions, api_visibility="private")
+        if oauth_enabled():
+            app.load(annotator_name, None, annotator, api_visibility="private")
     return app
 
 

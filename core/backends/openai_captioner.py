@@ -26,6 +26,7 @@ class OpenAICaptioner:
     def __init__(self, client: Any, model: str):
         self.client = client
         self.model = model
+        self.max_tokens = MAX_TOKENS
         self.model_id = f"openai-captioner:{model}@{oc.server_name(client)}"
 
     @classmethod
@@ -40,8 +41,8 @@ class OpenAICaptioner:
                 {"type": "image_url", "image_url": {"url": oc.image_data_url(image)}},
             ]},
         ]
-        with oc.calling("The caption request", self.client):
+        with oc.calling("The caption request", self.client, oc.VISION_NOTE):
             response = self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0.0, seed=0, max_tokens=MAX_TOKENS)
+                model=self.model, messages=messages, temperature=0.0, seed=0, max_tokens=self.max_tokens)
         text = oc.message_text(response)
         return text.splitlines()[0].strip() if text else ""

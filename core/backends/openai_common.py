@@ -18,6 +18,7 @@ from core.errors import BackendError
 
 INSTALL_HINT = "pip install openai"
 PLACEHOLDER_KEY = "not-needed"  # local servers such as llama.cpp accept any key
+VISION_NOTE = "the model named by judge_model must accept image input (a vision-language model)"
 
 
 def import_openai(setting: str) -> Any:
@@ -87,14 +88,16 @@ def translate_error(exc: BaseException, what: str, client: Any) -> BackendError:
     return BackendError(f"{what} failed at {where}: {name}: {detail}", "check the server and its log")
 
 
-def is_request_rejected(exc: BaseException) -> bool:
-    """True for a 400/422 answer: the server understood the call but refused one of its options."""
-    return getattr(exc, "status_code", None) in (400, 422)
+def is_option_rejected(exc: BaseException, option: str) -> bool:
+    """True when the server refused the call because of `option`: HTTP 400/422, or any error status whose
+    message names the option (llama-cpp-python's server answers a validation error with HTTP 500)."""
+    status = getattr(exc, "status_code", None)
+    return status in (400, 422) or (status is not None and option in str(exc))
 
 
 @contextmanager
-def calling(what: str, client: Any) -> Iterator[None]:
-    """Run an openai call; any client error comes out as a BackendError."""
+def calling(what: str, client: Any, note: str = "") -> Iterator[None]:
+    """Run an openai call; any client error comes out as a BackendError (`note` is added to its hint)."""
     try:
         yield
     except BackendError:
@@ -102,7 +105,10 @@ def calling(what: str, client: Any) -> Iterator[None]:
     except Exception as exc:  # the client's errors and anything unexpected in its response handling
         module = type(exc).__module__ or ""
         if module.startswith("openai") or module.startswith("httpx"):
-            raise translate_error(exc, what, client) from None
+            err = translate_error(exc, what, client)
+            if note:
+                err.hint = f"{err.hint}; {note}" if err.hint else note
+            raise err from None
         raise
 
 

@@ -80,13 +80,14 @@ def _yes_no_mass(top: dict[str, float]) -> tuple[float, float]:
 
 def parse_answer(text: str, top: dict[str, float] | None = None) -> tuple[str, str]:
     """('yes' | 'no', one-line reason) from the judge's reply. The answer word is looked for at the start,
-    then anywhere; failing both, the log-probabilities decide; failing those, 'no'."""
+    then anywhere (if only one of the two occurs); failing both, the log-probabilities decide; else 'no'."""
     text = (text or "").strip()
     start = _ANSWER_AT_START.match(text)
-    anywhere = start or _ANSWER_ANYWHERE.search(text)
-    if anywhere:
-        answer = anywhere.group(1).lower()
-        rest = text[start.end():] if start else text
+    words = {m.group(1).lower() for m in _ANSWER_ANYWHERE.finditer(text)}
+    if start:
+        answer, rest = start.group(1).lower(), text[start.end():]
+    elif len(words) == 1:  # only one of the two words occurs ("I think yes, ...")
+        answer, rest = words.pop(), text
     else:
         yes, no = _yes_no_mass(top or {})
         answer = "yes" if yes > no else "no"
@@ -98,8 +99,9 @@ def parse_answer(text: str, top: dict[str, float] | None = None) -> tuple[str, s
 class OpenAIJudge:
     is_standin = False
 
-    def __init__(self, client: Any, model: str, top_logprobs: int = 20):
+    def __init__(self, client: Any, model: str, top_logprobs: int = 20, max_tokens: int = MAX_TOKENS):
         self.client = client
+        self.max_tokens = int(max_tokens)
         self.model = model
         self.top_logprobs = max(0, min(int(top_logprobs), 20))  # the API's upper bound
         self.model_id = f"openai-judge:{model}@{oc.server_name(client)}"
@@ -119,10 +121,10 @@ class OpenAIJudge:
         ]
 
     def ask(self, request: JudgeRequest) -> JudgeAnswer:
-        with oc.calling("The judge request", self.client):
+        with oc.calling("The judge request", self.client, oc.VISION_NOTE):
             response = self.client.chat.completions.create(
                 model=self.model, messages=self.messages(request), temperature=0.0, seed=0,
-                max_tokens=MAX_TOKENS, logprobs=True, top_logprobs=self.top_logprobs)
+                max_tokens=self.max_tokens, logprobs=True, top_logprobs=self.top_logprobs)
         text = oc.message_text(response)
         choices = getattr(response, "choices", None) or []
         logprobs = _get(choices[0], "logprobs", None) if choices else None

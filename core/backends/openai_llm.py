@@ -1,7 +1,7 @@
 """Text LLM through any OpenAI-compatible chat-completions server (llm='openai').
 
 The model name is the `llm_model` setting. JSON answers: first asked for with a 'json_schema' response
-format; a server that refuses that option (HTTP 400/422, e.g. llama.cpp's) is asked with 'json_object' plus
+format; a server that refuses that option (e.g. llama-cpp-python's) is asked with 'json_object' plus
 the schema from then on. Callers still parse and validate what comes back."""
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ class OpenAILLM:
             try:
                 response = self.client.chat.completions.create(**kwargs)
             except Exception as exc:
-                if json_schema is None or self._json_style != "json_schema" or not oc.is_request_rejected(exc):
+                if json_schema is None or self._json_style != "json_schema" or not oc.is_option_rejected(exc, "response_format"):
                     raise
                 self._json_style = "json_object"
                 kwargs["response_format"] = self._response_format(json_schema)

@@ -52,15 +52,14 @@ class DualEncoder(nn.Module):
         w = width
 
         def block(cin, cout):
-            return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=2, padding=1), nn.ReLU())
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=2, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
 
         self.cnn = nn.Sequential(block(3, w), block(w, 2 * w), block(2 * w, 4 * w), block(4 * w, 4 * w),
                                  nn.Flatten(), nn.Linear(4 * w * 16, 256), nn.ReLU())
         self.image_proj = nn.Linear(256, dim)
         self.words = nn.EmbeddingBag(vocab_size, dim, mode="mean")
         self.logit_scale = nn.Parameter(torch.tensor(2.66))
-        self.heads = nn.ModuleDict({k.replace(":", "__").replace(" ", "_"): nn.Linear(256, len(v))
-                                    for k, v in HEADS.items()})
+        self.heads = nn.Linear(256, sum(len(v) for v in HEADS.values()))  # all attribute heads side by side
 
     def image_hidden(self, x: torch.Tensor) -> torch.Tensor:
         return self.cnn(x)
@@ -72,7 +71,11 @@ class DualEncoder(nn.Module):
         return nn.functional.normalize(self.words(ids, offsets), dim=-1)
 
     def head_logits(self, hidden: torch.Tensor) -> dict[str, torch.Tensor]:
-        return {k: self.heads[k.replace(":", "__").replace(" ", "_")](hidden) for k in HEADS}
+        out, start, logits = {}, 0, self.heads(hidden)
+        for k, labels in HEADS.items():
+            out[k] = logits[:, start:start + len(labels)]
+            start += len(labels)
+        return out
 
 
 def to_tensor(images: Sequence[Image.Image]) -> torch.Tensor:

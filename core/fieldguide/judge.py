@@ -53,8 +53,6 @@ class FieldGuideJudge:
         for key in _ATTRS:
             if key in r.attrs and not (key == "plan" and r.species):
                 value = r.attrs[key]
-                if key == "stage" and value == "adult" and "plan" not in r.attrs and not r.species:
-                    continue
                 out.append((f"{key} {value}", probs[key].get(value, 0.0)))
         for part, colour in r.colours.items():
             if part == "any":

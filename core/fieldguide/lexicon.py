@@ -87,6 +87,7 @@ def all_training_words() -> set[str]:
 
 # Reading free text back: word -> (attribute, value). Multi-word cues are matched first.
 CUES: list[tuple[str, str, object]] = [
+    ("wing cases open", "pose", "spread"), ("wings open", "pose", "spread"), ("wings closed", "pose", "folded"),
     ("underside of the wings", "part", "underside"), ("underside of its wings", "part", "underside"),
     ("underside of their wings", "part", "underside"), ("wing cases", "part", "elytra"),
     ("flower centre", "part", "centre"), ("from below", "view", "underside"), ("from above", "view", "top"),
@@ -109,7 +110,7 @@ WORD_CUES: dict[str, tuple[str, object]] = {
     "water": ("habitat", "water"), "pond": ("habitat", "water"), "grass": ("habitat", "grass"),
     "meadow": ("habitat", "grass"), "sky": ("habitat", "sky"), "bark": ("habitat", "bark"),
     "tree": ("habitat", "bark"), "sand": ("habitat", "sand"), "beach": ("habitat", "sand"),
-    "two": ("count", 2), "pair": ("count", 2), "together": ("count", 2), "one": ("count", 1),
+    "two": ("count", 2), "pair": ("count", 2), "together": ("count", 2),
     "single": ("count", 1), "alone": ("count", 1),
     "twig": ("item", "twig"), "berry": ("item", "berry"), "leaf": ("item", "leaf"), "seed": ("item", "seed"),
     "fly": ("item", "fly"), "nectar": ("item", "nectar"),

@@ -31,7 +31,7 @@ class TrainConfig:
     dim: int = 128
     width: int = 16
     batch: int = 128
-    steps: int = 450
+    steps: int = 360
     lr: float = 2e-3
     head_weight: float = 1.0
     time_limit_s: float = 540.0  # safety stop on a slow machine (then the result depends on speed)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
 import time
 
 QUERY = "a frog calling at night"
@@ -53,7 +52,8 @@ def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, s
     search(page, preset="Fast")  # warm-up (first request loads models)
     first = search(page, preset="Verify")
     assert page.locator("#search-gallery .thumbnail-item").count() >= 5
-    assert first < 5.0, f"first results took {first:.2f} s"
+    print(f"\nfirst results of a Verify search on screen after {first:.2f} s")
+    assert first < 1.5, f"first results took {first:.2f} s"
     page.locator("#search-gallery .thumbnail-item").first.click()
     page.wait_for_selector("#explanation-badges .ecolens-badge")
     assert page.locator("#explanation-badges .ecolens-badge").count() >= 2
@@ -97,14 +97,14 @@ def test_keyboard_labels_are_saved_and_export_parses(server, open_browser, shot,
     rows = server.rows("SELECT photo_id, label, seconds FROM labels WHERE annotator = 'ada' ORDER BY id")
     assert [r[1] for r in rows] == [1, 0, -1, 1]
     assert rows[2][0] == rows[3][0] and all(r[2] >= 0 for r in rows)
-    for fmt, suffix in (("csv", ".csv"), ("jsonl", ".jsonl"), ("inquire-rerank", ".csv")):
+    for fmt, suffix in (("csv", ".csv"), ("jsonl", ".jsonl"), ("inquire-rerank", ".inquire-rerank.csv")):
         page.click("#label-export-format input")
         page.get_by_role("option", name=fmt, exact=True).click()
         page.click("#label-export")
-        link = page.locator("#label-export-file a").filter(has_text=suffix)
-        link.first.wait_for()
+        link = page.locator(f"#label-export-file a[download$='{suffix}']").first
+        link.wait_for()
         with page.expect_download() as info:
-            link.first.click()
+            link.click()
         path = tmp_path / f"export-{fmt}{suffix}"
         info.value.save_as(path)
         if fmt == "jsonl":
@@ -115,8 +115,6 @@ def test_keyboard_labels_are_saved_and_export_parses(server, open_browser, shot,
             column = "relevant" if fmt == "inquire-rerank" else "label"
             assert len(parsed) == (3 if fmt == "inquire-rerank" else 4)
             assert {r[column] for r in parsed} <= {"1", "0", "-1"}
-        page.click("#label-export-file button[aria-label='Clear']") if page.locator(
-            "#label-export-file button[aria-label='Clear']").count() else None
     assert len(server.rows("SELECT id FROM exports")) >= 3
 
 
@@ -125,25 +123,16 @@ def test_two_browsers_labelling_at_once_lose_nothing(server, open_browser, shot)
     names = ["bea", "cal"]
     for page, name in zip(pages, names):
         load_labels(page, name, k=12)
-    errors: list[Exception] = []
-
-    def work(page, keys):
-        try:
-            for n, key in enumerate(keys, start=1):
-                press(page, key, n)
-        except Exception as exc:  # noqa: BLE001 - asserted below
-            errors.append(exc)
-
-    # Playwright's sync API is bound to its thread: interleave the two browsers key by key instead
+    # Playwright's sync API is bound to one thread: the two browsers' key presses are interleaved without
+    # waiting for the server, so their label requests are in flight together
     keys = ["1", "0", "1", "1", "0", "0", "1", "0", "1", "1"]
-    for i, key in enumerate(keys, start=1):
+    for key in keys:
         for page in pages:
             page.locator("#label-hotkeys-help").click()
             page.keyboard.press(key)
     for page in pages:
         page.wait_for_function(
             f"document.querySelector('#label-progress').innerText.startsWith('{len(keys)} of')")
-    assert not errors
     for name in names:
         got = server.rows("SELECT label FROM labels WHERE annotator = ? ORDER BY id", name)
         assert [str(r[0]) for r in got] == keys

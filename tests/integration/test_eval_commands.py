@@ -54,7 +54,8 @@ def test_fieldguide_world_files_load_and_report(tmp_path):
     build_world(tmp_path / "world", seed=0, per_species=3)
     args = _parser(add_eval_arguments).parse_args(
         ["--benchmark", "fieldguide", "--data", str(tmp_path / "world"), "--images", str(tmp_path / "world"),
-         "--out", str(tmp_path / "out"), "--metrics", "hit@1,ndcg_visret@10,ap@100", "--permutations", "200"])
+         "--out", str(tmp_path / "out"), "--metrics", "hit@1,ndcg_visret@10,ap@100", "--permutations", "200",
+         "--limit", "4"])
     oracle = {"oracle": lambda it: sorted(it.pool or it.relevant, key=lambda k: -it.relevant.get(k, 0)),
               "pool-order": lambda it: list(it.pool)}
     out = run_benchmark(args, oracle)

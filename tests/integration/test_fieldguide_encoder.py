@@ -39,6 +39,16 @@ def test_tiny_training_writes_loadable_weights(tiny):
     assert emb.count_tokens("one two three") == 3
 
 
+def test_training_is_repeatable_for_a_seed(tiny, tmp_path):
+    import torch
+
+    out, _ = tiny
+    train(tmp_path, TrainConfig(per_species=2, steps=3, batch=16, dim=32, width=8))
+    a = torch.load(out / WEIGHTS_NAME, weights_only=True)
+    b = torch.load(tmp_path / WEIGHTS_NAME, weights_only=True)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_long_text_is_truncated_not_rejected(tiny):
     emb = FieldGuideEmbedder(tiny[0])
     long = " ".join(["crest"] * 40 + ["belly"] * 10)
@@ -96,3 +106,16 @@ def test_judge_falls_back_to_similarity_for_unknown_words():
     img = render(sample_observations(seed=2, per_species=1)[0].scene)
     a = judge.ask(JudgeRequest(image=img, question="Does it look content?"))
     assert "fell back" in a.reason and a.answer in ("yes", "no")
+
+
+@pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
+def test_captioner_names_what_it_reads():
+    from core.backends.base import Captioner
+    from core.fieldguide.captioner import FieldGuideCaptioner
+
+    cap = FieldGuideCaptioner.from_settings(None)
+    assert isinstance(cap, Captioner) and cap.is_standin
+    o = sample_observations(seed=5, per_species=1)[-1]  # a flower: easy to name
+    note = cap.caption(render(o.scene))
+    assert note.startswith("Read from the picture:")
+    assert o.species.common_name in note or o.species.plan in note

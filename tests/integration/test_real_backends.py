@@ -84,6 +84,14 @@ def test_open_clip_local_checkpoint_reproduces_the_model(tiny_clip, tmp_path):
     assert np.allclose(again.embed_texts(["moss"]), tiny_clip.embed_texts(["moss"]), atol=1e-5)
 
 
+def test_open_clip_unreadable_checkpoint_is_a_backend_error(tiny_clip_name, tmp_path):
+    bad = tmp_path / "broken.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(BackendError) as err:
+        registry.create_embedder(Settings(embedder=f"open_clip:{tiny_clip_name}@{bad}", **CPU))
+    assert "Could not load the weights" in err.value.message and "checkpoint" in err.value.hint
+
+
 def test_open_clip_clip_judge_runs_on_the_real_embedder(tiny_clip):
     judge = registry.create_judge(Settings(judge="clip"), tiny_clip)
     ans = judge.ask(JudgeRequest(image=_pictures(1)[0], question="Is there a nest?"))
@@ -134,12 +142,12 @@ def test_diffusers_generator_with_an_injected_pipeline(tiny_pipeline):
     gen = DiffusersGenerator("tiny-test-pipeline", pipeline=tiny_pipeline, device="cpu", num_inference_steps=2)
     a = gen.generate("a heron on one leg", seed=5, size=32)
     b = gen.generate("a heron on one leg", seed=5, size=32)
-    c = gen.generate("a heron on one leg", seed=6, size=32)
+    c = gen.generate("a heron on one leg", seed=6, size=20)  # 20 is not a multiple of 8
     assert isinstance(a.image, Image.Image) and a.image.size == (32, 32) and a.image.mode == "RGB"
     assert np.array_equal(np.asarray(a.image), np.asarray(b.image))
-    assert not np.array_equal(np.asarray(a.image), np.asarray(c.image))
+    assert c.image.size == (20, 20)
+    assert not np.array_equal(np.asarray(a.image.resize((20, 20))), np.asarray(c.image))
     assert a.model_id == "diffusers:tiny-test-pipeline" and not gen.is_standin
-    assert gen.generate("moss", seed=1, size=20).image.size == (20, 20)  # not a multiple of 8
 
 
 def test_diffusers_generator_loads_a_local_folder_offline(tiny_pipeline, tmp_path):
@@ -152,7 +160,7 @@ def test_diffusers_generator_loads_a_local_folder_offline(tiny_pipeline, tmp_pat
 
 # --- llama.cpp: in process, and the openai client against its server -------------------------------
 def test_llamacpp_in_process_chat(smollm_path):
-    llm = registry.create_llm(Settings(llm="llama_cpp", threads=2))
+    llm = registry.create_llm(Settings(llm="llama_cpp", threads=1))
     assert not llm.is_standin and llm.is_tiny and "small" in llm.notice
     msgs = [ChatMessage("system", "You are brief."), ChatMessage("user", "Name one bird.")]
     first = llm.chat(msgs, max_tokens=16, seed=1)
@@ -175,11 +183,12 @@ def test_openai_llm_against_llama_server(llama_server):
     assert isinstance(text, str) and text
     schema = {"type": "object", "properties": {"bird": {"type": "string"}}, "required": ["bird"]}
     answer = llm.chat([ChatMessage("user", "Name a bird as JSON.")], max_tokens=48, json_schema=schema)
-    assert isinstance(answer, str)
+    assert isinstance(json.loads(answer), dict)  # the server refused json_schema; json_object + schema worked
 
 
 def test_openai_judge_against_llama_server(llama_server):
     judge = registry.create_judge(_openai_settings(llama_server), embedder=None)
+    judge.max_tokens = 8  # llama-cpp-python computes log-probabilities slowly; the first token is what counts
     req = JudgeRequest(image=Image.new("RGB", (64, 48), (30, 140, 40)), question="Is there a bird?",
                        query="bird on a branch", context="Birds have feathers and beaks.")
     ans = judge.ask(req)
@@ -190,6 +199,7 @@ def test_openai_judge_against_llama_server(llama_server):
 
 def test_openai_captioner_against_llama_server(llama_server):
     cap = registry.create_captioner(_openai_settings(llama_server))
+    cap.max_tokens = 12  # keeps the test quick on a CPU
     text = cap.caption(Image.new("RGB", (32, 32), (200, 200, 200)))
     assert isinstance(text, str) and "\n" not in text
 

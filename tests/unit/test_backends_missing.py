@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,17 @@ def test_torch_device_auto_on_cpu():
     assert torch_device.choose_dtype("auto", "cuda") == torch.float16
     assert torch_device.choose_dtype("bfloat16", "cpu") == torch.bfloat16
     assert torch_device.choose_device("cpu") == "cpu"
+
+
+def test_backend_modules_import_no_heavy_package():
+    import subprocess
+
+    modules = ["openclip_embedder", "diffusers_generator", "openai_judge", "openai_llm", "openai_generator",
+               "openai_captioner", "llamacpp_llm", "clip_judge", "torch_device", "rule_llm",
+               "standin_generator", "metadata_captioner"]
+    code = ("import sys\n" + "".join(f"import core.backends.{m}\n" for m in modules)
+            + "print(sorted(m for m in ('torch', 'open_clip', 'diffusers', 'openai', 'llama_cpp', "
+              "'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "[]"

@@ -34,6 +34,7 @@ def test_parse_answer_falls_back_to_logprobs_then_no():
     assert parse_answer("Maybe.", {" Yes": -0.1, "No": -2.5})[0] == "yes"
     assert parse_answer("Maybe.", {"Yes": -3.0, "no": -0.1})[0] == "no"
     assert parse_answer("", {})[0] == "no"
+    assert parse_answer("It can be answered with yes or no.", {"No": -0.2, "Yes": -1.0})[0] == "no"
 
 
 def test_first_answer_logprobs_skips_blank_and_decoration():

@@ -1,0 +1,70 @@
+"""Dialogue, compare and history handlers against fakes."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from core.sessionlog import Label, MemorySessionLog
+from tests.unit.test_ui_fakes import FakeEngine, FakeMethods
+from ui.compare_handlers import CompareHandlers
+from ui.dialogue_handlers import DialogueHandlers
+from ui.history_handlers import HistoryHandlers
+
+
+@pytest.fixture()
+def setup(tmp_path):
+    engine = FakeEngine(tmp_path)
+    return engine, MemorySessionLog(), FakeMethods(engine)
+
+
+def test_two_dialogue_turns_update_gallery_and_log(setup):
+    engine, log, methods = setup
+    h = DialogueHandlers(engine, log, methods)
+    chat, _, gallery0, caption, _, answer, st = h.start("a frog on a leaf", None)
+    assert chat[-1] == {"role": "assistant", "content": "Question 1?"} and answer == ""
+    marked, st = h.mark(st, SimpleNamespace(index=1))
+    assert "2" in marked and st["marked"] == [2]
+    chat, _, gallery1, caption, *_, st = h.turn("yes", st)
+    assert gallery1 != gallery0 and caption == "a frog on a leaf, yes"
+    chat, _, gallery2, *_, st = h.not_sure(st)
+    assert gallery2 != gallery1 and chat[-2] == {"role": "user", "content": "not sure"}
+    detail = log.session(st["id"])
+    assert [(t.question, t.answer) for t in detail.turns] == [("", "a frog on a leaf"), ("Question 1?", "yes"),
+                                                              ("Question 2?", "not sure")]
+    assert all(t.request_id for t in detail.turns) and len(detail.requests) == 3
+    with pytest.raises(gr.Error, match="empty"):
+        h.turn("  ", st)
+    with pytest.raises(gr.Error, match="no longer open"):
+        h.turn("yes", {"id": 999, "marked": [], "chat": [], "hits": []})
+
+
+def test_compare_shows_columns_and_overlap(setup):
+    engine, log, methods = setup
+    h = CompareHandlers(engine, log, methods)
+    out = h.compare("frogs", ["Fast", "Verify", "Cover"], 4)
+    galleries, titles, overlap = out[0:8:2], out[1:8:2], out[-1]
+    assert [len(g) for g in galleries] == [4, 4, 4, 0] and titles[3] == ""
+    assert "| Fast | 4 (100%) |" in overlap
+    assert [r.method for r in methods.requests] == ["baseline", "visret", "baseline"]
+    assert methods.requests[2].coverage is True
+    with pytest.raises(gr.Error, match="two to four"):
+        h.compare("frogs", ["Fast"], 4)
+
+
+def test_history_reopens_a_session_with_results_and_labels(setup, tmp_path):
+    engine, log, methods = setup
+    from ui.search_handlers import SearchHandlers
+
+    search = SearchHandlers(engine, log, methods)
+    list(search.search("frogs", "Fast", 3, 1, 10, "full", False, "", "", "", [], "", "", None, None))
+    sid = log.sessions()[0].id
+    log.add_label(Label(session_id=sid, query="frogs", photo_id=2, label=1, annotator="a|b", seconds=1.0))
+    h = HistoryHandlers(engine, log)
+    assert h.choices()[0][1] == sid
+    requests, gallery, labels = h.open(sid)
+    assert "frogs" in requests and len(gallery) == 3 and "a\\|b" in labels
+    assert h.open(None)[1] == []
+    with pytest.raises(gr.Error):
+        h.open(12345)

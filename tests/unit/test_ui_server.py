@@ -1,0 +1,101 @@
+"""The app as a whole: launch options (host, served folders, upload limit, password), the stable API names,
+an in-process server driven by gradio_client, and the import layering of ui/ and core/."""
+from __future__ import annotations
+
+import ast
+import socket
+from pathlib import Path
+
+import pytest
+
+from core.sessionlog import MemorySessionLog
+from core.settings import Settings
+from tests.unit.test_ui_fakes import FakeEngine
+from ui.server import build_app, launch_options, served_folders
+
+ROOT = Path(__file__).resolve().parents[2]
+API_NAMES = {"search", "more_like_this", "refine_with_labels", "dialogue_start", "dialogue_turn", "compare",
+             "label_load", "label", "export", "agreement", "history_open"}
+
+
+def test_launch_options_follow_settings_and_environment(tmp_path):
+    s = Settings(data_dir=str(tmp_path), port=7999, max_upload_mb=3)
+    local = launch_options(s, environ={})
+    assert local["server_name"] == "127.0.0.1" and local["server_port"] == 7999
+    assert local["max_file_size"] == 3_000_000 and "auth" not in local
+    assert launch_options(s, environ={"SPACE_ID": "me/ecolens"})["server_name"] == "0.0.0.0"
+    assert launch_options(Settings(host="10.0.0.2"), environ={"SPACE_ID": "x"})["server_name"] == "10.0.0.2"
+    assert launch_options(Settings(password="pw"), environ={})["auth"] == ("ecolens", "pw")
+    assert "label-relevant" in local["head"]  # the hotkeys script
+
+
+def test_only_data_corpus_and_assets_are_served(tmp_path):
+    corpus = tmp_path / "photos"
+    corpus.mkdir()
+    folders = served_folders(Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv")))
+    assert str((tmp_path / "data").resolve()) in folders and str(corpus.resolve()) in folders
+    assert all(not f == "/" and Path(f).resolve() != Path.home() for f in folders)
+    assert len(served_folders(Settings(data_dir=str(tmp_path), corpus="https://x/y.csv"))) <= 2
+
+
+def test_build_app_has_stable_api_names_banner_and_elem_ids(tmp_path):
+    app = build_app(FakeEngine(tmp_path), MemorySessionLog(), "BANNER")
+    names = {fn.api_name for fn in app.fns.values() if fn.api_visibility == "public"}
+    assert API_NAMES <= names
+    ids = {b.elem_id for b in app.blocks.values() if getattr(b, "elem_id", None)}
+    assert {"standin-banner", "search-query", "search-gallery", "label-relevant", "label-export",
+            "dialogue-send", "compare-button", "history-open"} <= ids
+    interactive = [b for b in app.blocks.values()
+                   if type(b).__name__ in ("Button", "Textbox", "Slider", "Radio", "Dropdown", "Checkbox",
+                                           "CheckboxGroup", "Image", "Gallery", "File", "Chatbot")]
+    assert all(b.elem_id for b in interactive), [type(b).__name__ for b in interactive if not b.elem_id]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_in_process_server_answers_the_scripting_api(tmp_path):
+    gradio_client = pytest.importorskip("gradio_client")
+    engine, log = FakeEngine(tmp_path), MemorySessionLog()
+    app = build_app(engine, log, "BANNER")
+    opts = launch_options(engine.settings, environ={})
+    opts.update(server_port=_free_port(), allowed_paths=[str(tmp_path)], prevent_thread_lock=True, quiet=True)
+    app.queue().launch(**opts)
+    try:
+        client = gradio_client.Client(f"http://127.0.0.1:{opts['server_port']}/", verbose=False)
+        label_id = client.predict("frogs", 3, 1, "script", 0.5, api_name="/label")
+        assert log.labels(query="frogs")[0].id == label_id
+        gallery, status, *_ = client.predict("frogs", "Fast", 4, 1, 10, "full", False, "", "", "", [], "", "",
+                                             None, api_name="/search")
+        assert len(gallery) == 4 and "done" in status
+    finally:
+        app.close()
+
+
+def _imports(folder: str) -> set[tuple[str, str]]:
+    found = set()
+    for path in (ROOT / folder).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {(str(path), a.name.split(".")[0]) for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add((str(path), node.module.split(".")[0]))
+    return found
+
+
+def test_layering_ui_and_core_imports():
+    bad_ui = {(p, m) for p, m in _imports("ui")
+              if m in {"torch", "faiss", "sqlalchemy", "open_clip", "diffusers", "storage"}}
+    bad_core = {(p, m) for p, m in _imports("core") if m in {"gradio", "storage", "ui"}}
+    assert not bad_ui and not bad_core
+
+
+def test_hugging_face_login_only_on_a_space_with_oauth():
+    from ui.server import oauth_enabled
+
+    assert not oauth_enabled({}) and not oauth_enabled({"SPACE_ID": "me/x"})
+    assert oauth_enabled({"SPACE_ID": "me/x", "OAUTH_CLIENT_ID": "abc"})
