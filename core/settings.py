@@ -55,7 +55,8 @@ class Settings:
         "Text-to-image generator: 'fieldguide' (draws the synthetic world from words), 'standin' "
         "(deterministic noise pattern), 'diffusers:MODEL_ID_OR_PATH' or 'openai:MODEL' (e.g. openai:gpt-image-1).",
     )
-    captioner: str = _f("metadata", "Captioner: 'metadata' (note built from the photo's metadata) or 'openai'.")
+    captioner: str = _f("metadata", "Captioner: 'metadata' (note built from the photo's metadata), 'fieldguide' "
+                        "(reads the synthetic world's pictures) or 'openai'.")
     openai_base_url: str = _f("", "Base URL of the OpenAI-compatible server; empty means api.openai.com.")
     openai_api_key: str = _f("", "API key for the OpenAI-compatible server (or set OPENAI_API_KEY).", secret=True)
     backend_timeout_s: float = _f(60.0, "Seconds before a backend call is abandoned and its stage degraded.")

@@ -33,13 +33,14 @@ GENERATORS = {
 }
 CAPTIONERS = {
     "metadata": "core.backends.metadata_captioner:MetadataCaptioner.from_settings",
+    "fieldguide": "core.fieldguide.captioner:FieldGuideCaptioner.from_settings",
     "openai": "core.backends.openai_captioner:OpenAICaptioner.from_settings",
 }
 
 
 def _resolve(table: dict[str, str], setting: str, value: str) -> tuple[Callable, str]:
     """Find the factory for `value` (an exact name or a 'prefix:' match) and the rest of the spec."""
-    target, spec = table.get(value), value
+    target, spec = (None if value.endswith(":") else table.get(value)), value
     if target is None:
         for key, tgt in table.items():
             if key.endswith(":") and value.startswith(key) and len(value) > len(key):
