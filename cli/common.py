@@ -10,11 +10,11 @@ from core.records import Filters
 from core.sources import parse_date
 
 
-def progress_bar(desc: str):
+def progress_bar(desc: str, unit: str = "photo"):
     """A tqdm bar on stderr and an update(done, total) callback for it."""
     from tqdm import tqdm
 
-    bar = tqdm(total=0, desc=desc, unit="photo", file=sys.stderr, disable=os.environ.get("CI") == "true")
+    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=os.environ.get("CI") == "true")
 
     def update(done: int, total: int) -> None:
         bar.total = total

@@ -1,7 +1,8 @@
 """`python app.py eval-run`: score TREC runs or dialogue rank CSVs made elsewhere with EcoLens' metrics."""
 import json
 
-from core.evaluation.commands import add_eval_run_arguments, run_eval_run
+from cli.eval_args import add_eval_run_arguments
+from core.evaluation.commands import run_eval_run
 
 
 def add_parser(sub) -> None:

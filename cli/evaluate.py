@@ -8,7 +8,8 @@ from pathlib import Path
 
 from cli.common import progress_bar
 from core.errors import InputError
-from core.evaluation.commands import add_eval_arguments, load_items, parse_methods, run_benchmark
+from cli.eval_args import add_eval_arguments
+from core.evaluation.commands import load_items, parse_methods, run_benchmark
 from core.evaluation.runner import MethodOutput, evaluate_dialogue
 from core.methods.pipeline import Pipeline, SearchRequest
 from core.records import Filters
@@ -94,7 +95,7 @@ def run(ctx, args) -> int:
         rounds = args.rounds or 3
         dialogue = evaluate_dialogue(items, {"plugir": lambda item, r: plugir_ranks(engine.search, item, r, id_of)},
                                      rounds)
-    update, bar = progress_bar("eval")
+    update, bar = progress_bar("eval", unit="query")
     try:
         out = run_benchmark(args, methods, items=items,
                             models={r: str(v) for r, v in engine.backends.describe().items()},

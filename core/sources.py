@@ -9,7 +9,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from core.errors import InputError
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gradio as gr
+
 from core.errors import InputError
 from core.search import clean_query
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
@@ -40,9 +42,10 @@ class CompareHandlers:
             self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
                                                settings=masked(self.engine.settings), models=result.backends,
                                                stages=[StageRecord("final", ranking_of(result.hits))]))
-            columns.append((present.gallery_items([h.to_json() for h in result.hits]), f"### {preset}"))
+            items = present.gallery_items([h.to_json() for h in result.hits])
+            columns.append((gr.update(value=items, visible=True), f"### {preset}"))
             id_lists.append([h.photo_id for h in result.hits])
-        columns += [([], "")] * (MAX_COLUMNS - len(columns))
+        columns += [(gr.update(value=[], visible=False), "")] * (MAX_COLUMNS - len(columns))
         flat = [x for pair in columns for x in pair]
         overlap = present.overlap_md(presets, id_lists, k)
         return (*flat, overlap + ("\n\n" + present.notices_md(notes) if notes else ""))

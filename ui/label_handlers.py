@@ -36,8 +36,9 @@ class LabelHandlers:
         hit = items[st["pos"]]
         done = st["done"]
         mark = done.get(str(hit["id"]))
-        info = present.explanation_html(hit, {}) if mark is None else (
-            f"<p class='label-current'>{S.LABEL_NAMES[mark]}</p>" + present.explanation_html(hit, {}))
+        info = present.explanation_html(hit, {}, badges=False)
+        if mark is not None:
+            info = f"<p class='label-current'>{S.LABEL_NAMES[mark]}</p>" + info
         progress = S.LABEL_PROGRESS.format(done=len(done), total=len(items),
                                            relevant=sum(1 for v in done.values() if v == 1),
                                            query=present.md_cell(st["query"]))

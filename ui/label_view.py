@@ -63,11 +63,13 @@ def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
     outputs = [photo, info, progress, grid, message, st]
     load.click(h.load, [query, annotator, k], outputs, api_name="label_load")
     from_search.click(h.from_search, [search_state, annotator], outputs, api_visibility="private")
+    # why: fast typists press keys faster than a round trip; every press must count ("multiple"), in order
+    # (one label event at a time; each takes milliseconds and SQLite has one writer anyway)
+    in_order = dict(api_visibility="private", trigger_mode="multiple", concurrency_id="label", concurrency_limit=1)
     for button, value in ((rel, 1), (non, 0), (skip, -1)):
-        button.click(_labeller(h, value), [annotator, st], outputs, api_visibility="private",
-                     concurrency_limit=None)
-    prev.click(lambda s: h.move(-1, s), [st], outputs, api_visibility="private")
-    nxt.click(lambda s: h.move(1, s), [st], outputs, api_visibility="private")
+        button.click(_labeller(h, value), [annotator, st], outputs, **in_order)
+    prev.click(lambda s: h.move(-1, s), [st], outputs, **in_order)
+    nxt.click(lambda s: h.move(1, s), [st], outputs, **in_order)
 
     def jump(s, evt: gr.SelectData):
         return h.jump(s, evt.index)

@@ -45,11 +45,13 @@ def _place(h: dict[str, Any]) -> str:
     return "" if lat is None or lon is None else f"{float(lat):.4f}, {float(lon):.4f}"
 
 
-def explanation_html(hit: dict[str, Any], stages: dict[str, Any]) -> str:
+def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool = True) -> str:
     """The explanation panel of one photo: sub-question badges, coverage, metadata and licence (escaped)."""
-    rr = _stage_photo(stages, "rerank", hit["id"])
-    badges = badges_html(rr.get("answers") or []) if rr else ""
-    html = [f"<div id='explanation-badges' class='ecolens-badges'>{badges or escape(S.NO_BADGES)}</div>"]
+    html = []
+    if badges:
+        rr = _stage_photo(stages, "rerank", hit["id"])
+        inner = badges_html(rr.get("answers") or []) if rr else ""
+        html.append(f"<div id='explanation-badges' class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
     if cov is not None:
         subqueries = (stages.get("coverage") or {}).get("subqueries") or []

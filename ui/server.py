@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from core.sessionlog import SessionLog
+from core.sessionlog import MemorySessionLog, SessionLog
 from ui import compare_view, dialogue_view, history_view, label_view, search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
@@ -48,6 +48,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "") -> gr.Bloc
             if oauth_enabled():
                 gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
         gr.Markdown(f"**{banner}**" if standin and banner else "", elem_id="standin-banner", visible=standin)
+        if isinstance(session_log, MemorySessionLog):
+            gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
         with gr.Tabs(elem_id="tabs"):
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
                 search_state = search_view.build(SearchHandlers(engine, session_log, methods))
@@ -89,9 +91,10 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     return opts
 
 
-def launch(engine: Any, banner_text: str, session_log: SessionLog) -> int:
-    """Serve the app until interrupted; returns the exit code."""
-    app = build_app(engine, session_log, banner_text)
+def launch(engine: Any, banner_text: str, session_log: SessionLog | None = None) -> int:
+    """Serve the app until interrupted; returns the exit code. Without a session log (app.py not yet passing
+    storage.sessionlog.SqlSessionLog) the log lives in memory and the page says that nothing is saved."""
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner_text)
     app.queue(default_concurrency_limit=8)
     app.launch(**launch_options(engine.settings))
     return 0

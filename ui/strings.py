@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 TITLE = "EcoLens"
+MEMORY_LOG = "The session log is kept in memory: searches and labels of this run are not saved."
 SUBTITLE = "Expert search of nature photos: describe what you need to see, the way you would tell a colleague."
 
 # ---- tabs --------------------------------------------------------------------------------------------

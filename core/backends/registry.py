@@ -100,35 +100,30 @@ class Backends:
     _generator: ImageGenerator | None = None
     _captioner: Captioner | None = None
 
+    def _lazy(self, name: str, make: Callable[[], object]):
+        if getattr(self, "_" + name) is None:
+            setattr(self, "_" + name, make())
+        return getattr(self, "_" + name)
+
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = create_embedder(self.settings)
-        return self._embedder
+        return self._lazy("embedder", lambda: create_embedder(self.settings))
 
     @property
     def llm(self) -> LLM:
-        if self._llm is None:
-            self._llm = create_llm(self.settings)
-        return self._llm
+        return self._lazy("llm", lambda: create_llm(self.settings))
 
     @property
     def judge(self) -> Judge:
-        if self._judge is None:
-            self._judge = create_judge(self.settings, self.embedder)
-        return self._judge
+        return self._lazy("judge", lambda: create_judge(self.settings, self.embedder))
 
     @property
     def generator(self) -> ImageGenerator:
-        if self._generator is None:
-            self._generator = create_generator(self.settings)
-        return self._generator
+        return self._lazy("generator", lambda: create_generator(self.settings))
 
     @property
     def captioner(self) -> Captioner:
-        if self._captioner is None:
-            self._captioner = create_captioner(self.settings)
-        return self._captioner
+        return self._lazy("captioner", lambda: create_captioner(self.settings))
 
     def describe(self) -> dict[str, dict[str, object]]:
         """Model id and stand-in flag of each backend built so far (for JSON output and banners)."""

@@ -1,49 +1,21 @@
 """What `app.py eval` and `app.py eval-run` do, minus printing: argument definitions and execution.
 
-app.py adds the arguments to its sub-parsers, calls run_eval_run / run_benchmark, and prints what they
-return; the engine's search pipeline enters as a dict of method callables (see runner.py).
+cli/eval_args.py declares the arguments; cli/evaluate.py and cli/eval_run.py call run_eval_run /
+run_benchmark and print what they return; the engine's search pipeline enters as a dict of method callables
+(see runner.py).
 """
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from core.errors import InputError
-from core.evaluation.benchmarks import BENCHMARKS, DEFAULT_METRICS, load_benchmark, prepare_items
+from core.evaluation.benchmarks import DEFAULT_METRICS, load_benchmark, prepare_items
 from core.evaluation.items import EvalItem
 from core.evaluation.report import write_report
 from core.evaluation.runner import DialogueResult, Method, evaluate
-from core.evaluation.trec import DEFAULT_TREC_METRICS, score_dialogue_csv, score_trec
-
-
-def add_eval_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of `eval` (run methods on a benchmark and write a report)."""
-    p.add_argument("--benchmark", required=True, choices=BENCHMARKS,
-                   help="benchmark layout of --data (fieldguide: the world's benchmark folder)")
-    p.add_argument("--data", help="benchmark file or folder (INQUIRE full-rank: folder or QUERIES.csv,ANNOTATIONS.csv)")
-    p.add_argument("--images", help="root folder the benchmark's image paths are relative to; missing files are listed")
-    p.add_argument("--methods", default="baseline", help="comma-separated method names, e.g. baseline,rewrite,visret")
-    p.add_argument("--baseline", help="method the significance marks compare against (default: the first)")
-    p.add_argument("--metrics", help="comma-separated metrics (default: the benchmark's paper's metrics)")
-    p.add_argument("--out", required=True, help="output folder for report.md, metrics.json, per_query.jsonl, plots/")
-    p.add_argument("--limit", type=int, help="evaluate only the first N queries (rows for Visual-RAG-ME)")
-    p.add_argument("--test", default="randomization", choices=["randomization", "t"], help="paired significance test")
-    p.add_argument("--permutations", type=int, default=10_000, help="permutations of the randomisation test")
-    p.add_argument("--seed", type=int, default=0, help="seed of the randomisation test")
-    p.add_argument("--rounds", type=int, default=0, help="dialogue rounds for PlugIR evaluation (0 = none)")
-
-
-def add_eval_run_arguments(p: argparse.ArgumentParser) -> None:
-    """Arguments of `eval-run` (score TREC runs or dialogue ranks made elsewhere)."""
-    p.add_argument("--qrels", help="TREC qrels: 'qid 0 docid rel' per line")
-    p.add_argument("--run", help="TREC run: 'qid Q0 docid rank score tag' per line")
-    p.add_argument("--metrics", default=",".join(DEFAULT_TREC_METRICS),
-                   help="comma-separated: hit@K, recall@K, ndcg@K, ndcg_visret@K, ap@K, mrr")
-    p.add_argument("--dialogue", help="CSV with header qid,round,rank (1-based target rank per round)")
-    p.add_argument("--ks", default="1,5,10", help="K values for dialogue Hits@K / Recall@K")
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+from core.evaluation.trec import score_dialogue_csv, score_trec
 
 
 def _ks(text: str) -> list[int]:
@@ -56,7 +28,7 @@ def _ks(text: str) -> list[int]:
     return ks
 
 
-def run_eval_run(args: argparse.Namespace) -> tuple[dict, str]:
+def run_eval_run(args) -> tuple[dict, str]:
     """Score the files named in `args`; returns (result dict, text to print). The caller prints
     json.dumps(result) when args.json, else the text."""
     if args.dialogue:
@@ -79,7 +51,7 @@ def run_eval_run(args: argparse.Namespace) -> tuple[dict, str]:
     return res, "\n".join(lines)
 
 
-def load_items(args: argparse.Namespace) -> list[EvalItem]:
+def load_items(args) -> list[EvalItem]:
     """Items of the benchmark named by `args` (for fieldguide the caller may fill args.data with the world's
     benchmark folder before calling)."""
     if not args.data:
@@ -87,7 +59,7 @@ def load_items(args: argparse.Namespace) -> list[EvalItem]:
     return load_benchmark(args.benchmark, args.data, args.limit)
 
 
-def run_benchmark(args: argparse.Namespace, methods: Mapping[str, Method], items: Sequence[EvalItem] | None = None,
+def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem] | None = None,
                   models: Mapping[str, str] | None = None, dialogue: DialogueResult | None = None,
                   progress: Callable[[str, int, int], None] | None = None) -> dict:
     """Load (unless `items` given), check images, run `methods`, write the report under args.out.

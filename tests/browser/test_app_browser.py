@@ -126,16 +126,18 @@ def test_two_browsers_labelling_at_once_lose_nothing(server, open_browser, shot)
     # Playwright's sync API is bound to one thread: the two browsers' key presses are interleaved without
     # waiting for the server, so their label requests are in flight together
     keys = ["1", "0", "1", "1", "0", "0", "1", "0", "1", "1"]
+    for page in pages:
+        page.locator("#label-hotkeys-help").click()  # focus the page, not a text box
     for key in keys:
         for page in pages:
-            page.locator("#label-hotkeys-help").click()
             page.keyboard.press(key)
     for page in pages:
         page.wait_for_function(
             f"document.querySelector('#label-progress').innerText.startsWith('{len(keys)} of')")
     for name in names:
-        got = server.rows("SELECT label FROM labels WHERE annotator = ? ORDER BY id", name)
+        got = server.rows("SELECT label, photo_id FROM labels WHERE annotator = ? ORDER BY id", name)
         assert [str(r[0]) for r in got] == keys
+        assert len({r[1] for r in got}) == len(keys)  # one label per photo, in order: no press lost
     pages[0].click("#label-agreement")
     pages[0].wait_for_function("document.querySelector('#label-kappa').innerText.includes('kappa')")
     assert "bea" in pages[0].locator("#label-kappa").inner_text()

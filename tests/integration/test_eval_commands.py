@@ -5,7 +5,8 @@ import json
 import pytest
 
 from core.errors import InputError
-from core.evaluation.commands import (add_eval_arguments, add_eval_run_arguments, parse_methods, run_benchmark,
+from cli.eval_args import add_eval_arguments, add_eval_run_arguments
+from core.evaluation.commands import (parse_methods, run_benchmark,
                                       run_eval_run)
 
 

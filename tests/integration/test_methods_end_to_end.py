@@ -17,9 +17,7 @@ PY = sys.executable
 FIELDGUIDE = (ROOT / "assets" / "fieldguide" / "encoder.pt").is_file()
 BACKENDS = ({"embedder": "fieldguide", "generator": "fieldguide", "judge": "fieldguide"} if FIELDGUIDE else
             {"embedder": "hash", "generator": "standin", "judge": "clip"})
-# app.py may not list the methods commands yet: register them for this run (idempotent)
-SHIM = ("import sys, app; app.COMMANDS['search'] = 'cli.methods_search'; app.COMMANDS['chat'] = 'cli.chat'; "
-        "sys.exit(app.main(sys.argv[1:]))")
+SHIM = "import sys, app; sys.exit(app.main(sys.argv[1:]))"
 
 
 def env_for(data_dir: Path) -> dict[str, str]:

@@ -45,7 +45,8 @@ def test_compare_shows_columns_and_overlap(setup):
     h = CompareHandlers(engine, log, methods)
     out = h.compare("frogs", ["Fast", "Verify", "Cover"], 4)
     galleries, titles, overlap = out[0:8:2], out[1:8:2], out[-1]
-    assert [len(g) for g in galleries] == [4, 4, 4, 0] and titles[3] == ""
+    assert [len(g["value"]) for g in galleries] == [4, 4, 4, 0] and titles[3] == ""
+    assert [g["visible"] for g in galleries] == [True, True, True, False]
     assert "| Fast | 4 (100%) |" in overlap
     assert [r.method for r in methods.requests] == ["baseline", "visret", "baseline"]
     assert methods.requests[2].coverage is True
@@ -68,3 +69,12 @@ def test_history_reopens_a_session_with_results_and_labels(setup, tmp_path):
     assert h.open(None)[1] == []
     with pytest.raises(gr.Error):
         h.open(12345)
+
+
+def test_history_of_a_labelling_session_shows_the_judged_photos(setup):
+    engine, log, _ = setup
+    sid = log.start_session("label", "frogs (ada)")
+    log.add_label(Label(session_id=sid, query="frogs", photo_id=5, label=1, annotator="ada"))
+    log.add_label(Label(session_id=sid, query="frogs", photo_id=6, label=0, annotator="ada"))
+    _, gallery, labels = HistoryHandlers(engine, log).open(sid)
+    assert [c for _, c in gallery] == ["5 · relevant", "6 · not relevant"] and "ada" in labels

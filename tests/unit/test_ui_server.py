@@ -44,7 +44,7 @@ def test_build_app_has_stable_api_names_banner_and_elem_ids(tmp_path):
     assert API_NAMES <= names
     ids = {b.elem_id for b in app.blocks.values() if getattr(b, "elem_id", None)}
     assert {"standin-banner", "search-query", "search-gallery", "label-relevant", "label-export",
-            "dialogue-send", "compare-button", "history-open"} <= ids
+            "dialogue-send", "compare-button", "history-open", "memory-log-notice"} <= ids
     interactive = [b for b in app.blocks.values()
                    if type(b).__name__ in ("Button", "Textbox", "Slider", "Radio", "Dropdown", "Checkbox",
                                            "CheckboxGroup", "Image", "Gallery", "File", "Chatbot")]

@@ -1,0 +1,35 @@
+"""Arguments of `app.py eval` and `app.py eval-run`."""
+from __future__ import annotations
+
+import argparse
+
+from core.evaluation.benchmarks import BENCHMARKS
+from core.evaluation.trec import DEFAULT_TREC_METRICS
+
+
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of `eval` (run methods on a benchmark and write a report)."""
+    p.add_argument("--benchmark", required=True, choices=BENCHMARKS,
+                   help="benchmark layout of --data (fieldguide: the world's benchmark folder)")
+    p.add_argument("--data", help="benchmark file or folder (INQUIRE full-rank: folder or QUERIES.csv,ANNOTATIONS.csv)")
+    p.add_argument("--images", help="root folder the benchmark's image paths are relative to; missing files are listed")
+    p.add_argument("--methods", default="baseline", help="comma-separated method names, e.g. baseline,rewrite,visret")
+    p.add_argument("--baseline", help="method the significance marks compare against (default: the first)")
+    p.add_argument("--metrics", help="comma-separated metrics (default: the benchmark's paper's metrics)")
+    p.add_argument("--out", required=True, help="output folder for report.md, metrics.json, per_query.jsonl, plots/")
+    p.add_argument("--limit", type=int, help="evaluate only the first N queries (rows for Visual-RAG-ME)")
+    p.add_argument("--test", default="randomization", choices=["randomization", "t"], help="paired significance test")
+    p.add_argument("--permutations", type=int, default=10_000, help="permutations of the randomisation test")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomisation test")
+    p.add_argument("--rounds", type=int, default=0, help="dialogue rounds for PlugIR evaluation (0 = none)")
+
+
+def add_eval_run_arguments(p: argparse.ArgumentParser) -> None:
+    """Arguments of `eval-run` (score TREC runs or dialogue ranks made elsewhere)."""
+    p.add_argument("--qrels", help="TREC qrels: 'qid 0 docid rel' per line")
+    p.add_argument("--run", help="TREC run: 'qid Q0 docid rank score tag' per line")
+    p.add_argument("--metrics", default=",".join(DEFAULT_TREC_METRICS),
+                   help="comma-separated: hit@K, recall@K, ndcg@K, ndcg_visret@K, ap@K, mrr")
+    p.add_argument("--dialogue", help="CSV with header qid,round,rank (1-based target rank per round)")
+    p.add_argument("--ks", default="1,5,10", help="K values for dialogue Hits@K / Recall@K")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")

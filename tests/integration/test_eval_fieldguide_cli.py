@@ -1,0 +1,37 @@
+"""CI's smoke evaluation: a few field-guide queries, every method, through `python app.py eval`."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+METHODS = "baseline,rewrite,visret,rerank-direct,rerank-subq,rerank-context,rerank-full,visret+rerank-full,coverage,plugir"
+
+
+def test_eval_fieldguide_all_methods_writes_report(tmp_path):
+    from core.fieldguide.world import build_world
+
+    world = tmp_path / "world"
+    csv_path = build_world(world, seed=0, per_species=3)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_")}
+    env.update(ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_RERANK_K="10", CI="true")
+
+    def app(*args):
+        out = subprocess.run([sys.executable, str(ROOT / "app.py"), *args], env=env, cwd=ROOT, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout
+
+    app("ingest", str(csv_path))
+    out = json.loads(app("eval", "--benchmark", "fieldguide", "--data", str(world), "--images", str(world),
+                         "--methods", METHODS, "--limit", "2", "--rounds", "1", "--permutations", "200",
+                         "--out", str(tmp_path / "report")))
+    report = tmp_path / "report"
+    assert set(out["metrics"]) == set(METHODS.split(",")) - {"plugir"}
+    for method, values in out["metrics"].items():
+        assert 0.0 <= values["ndcg@10"] <= 1.0, method
+    text = (report / "report.md").read_text()
+    assert "rerank-full" in text and "plugir" in text.lower()
+    assert list((report / "plots").glob("*.png"))
+    assert out["images"]["missing_count"] == 0
