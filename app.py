@@ -109,10 +109,14 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def serve(ctx: Context) -> int:
-    """Build the web app on the engine and serve it until interrupted."""
+    """Build the web app on the engine and its session log, and serve it until interrupted."""
+    from storage.db import open_engine
+    from storage.sessionlog import SqlSessionLog
     from ui.server import launch
 
-    return launch(ctx.engine(), STANDIN_BANNER)
+    engine = ctx.engine()
+    session_log = SqlSessionLog(open_engine(engine.settings.path("ecolens.sqlite")), engine.settings.path("artefacts"))
+    return launch(engine, STANDIN_BANNER, session_log)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

@@ -27,12 +27,21 @@ def open_engine(db_path: Path | str) -> Engine:
 
 
 def migrate(engine: Engine) -> None:
-    """Upgrade the schema to Alembic's head revision."""
+    """Upgrade the schema to Alembic's head revision. A lock file beside the database serialises this, so two
+    processes opening a new data directory at once (the web app and an ingest) do not both create tables."""
+    import fcntl
+
     from alembic import command
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+    lock_path = Path(str(engine.url.database) + ".migrate.lock")
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            with engine.begin() as conn:
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -93,7 +93,7 @@ def test_killed_run_resumes_with_each_photo_exactly_once(tmp_path):
                ECOLENS_BATCH_SIZE="4", ECOLENS_CHECKPOINT_S="0", CI="true")
     slow = ("import sys, time; sys.path.insert(0, %r); import core.backends.hash_embedder as h; "
             "fast = h.HashEmbedder.embed_images; "
-            "h.HashEmbedder.embed_images = lambda self, ims: (time.sleep(0.1), fast(self, ims))[1]; "
+            "h.HashEmbedder.embed_images = lambda self, ims: (time.sleep(0.2), fast(self, ims))[1]; "
             "import app; sys.exit(app.main(['ingest', %r]))") % (str(ROOT), str(folder))
     proc = subprocess.Popen([sys.executable, "-c", slow], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -119,3 +119,13 @@ def test_killed_run_resumes_with_each_photo_exactly_once(tmp_path):
     assert len(ids) == 150 and len(np.unique(ids)) == 150
     vs = final.catalog.vector_sets()[0]
     assert final.catalog.indexed_ids(vs.id) == set(int(i) for i in ids)
+
+
+def test_two_processes_opening_a_new_data_dir_at_once(tmp_path):
+    """Both run the migrations; the lock makes one wait instead of both creating the tables."""
+    env = dict(os.environ, ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_EMBEDDER="hash", CI="true")
+    (tmp_path / "empty").mkdir()
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "app.py"), "ingest", str(tmp_path / "empty")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in results]
