@@ -53,6 +53,7 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--approx", default="ivfpq", help="approximate indexes to try at 1M: ivfpq,hnsw")
+    ap.add_argument("--nprobe", type=int, default=32, help="IVF lists probed (the index_nprobe setting)")
     args = ap.parse_args()
 
     from core.backends.registry import Backends
@@ -97,7 +98,7 @@ def main() -> None:
             _, exact = index.flat.search(queries, args.k)
             for kind in args.approx.split(","):
                 t = time.perf_counter()
-                used = index.build_approximate(kind, nprobe=16, pq_m=64)
+                used = index.build_approximate(kind, nprobe=args.nprobe, pq_m=64)
                 build_s = time.perf_counter() - t
                 approx_times = []
                 found = []

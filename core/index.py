@@ -14,7 +14,7 @@ import numpy as np
 from core.errors import ConfigError
 
 SMALL_POOL = 50_000  # pools up to this size are scored exactly by one matrix product
-REFINE_FACTOR = 8  # IVF-PQ returns k * this candidates, re-scored exactly
+REFINE_FACTOR = 32  # IVF-PQ returns k * this candidates, re-scored exactly
 
 
 def set_threads(n: int) -> None:
