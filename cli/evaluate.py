@@ -55,6 +55,29 @@ def _ranking(result, spec: dict, key_of: dict[int, str]) -> list[str]:
     return [key_of[i] for i in ids if i in key_of]
 
 
+def organism_of(item) -> int | None:
+    """Visual-RAG-ME items (kind "entity_1"/"entity_2", qid ending "-e1"/"-e2") look for one organism of a
+    comparison: 0 or 1. Every other item: None."""
+    kind = str(getattr(item, "kind", "") or "")
+    if kind in ("entity_1", "entity_2"):
+        return int(kind[-1]) - 1
+    qid = str(item.qid)
+    if qid.endswith(("-e1", "-e2")):
+        return int(qid[-1]) - 1
+    return None
+
+
+def request_for(item, spec: dict, id_of: dict[str, int]) -> SearchRequest:
+    """The pipeline request that runs one benchmark item with one method: the item's own pool, and for
+    Visual-RAG-ME the organism it is scored on (each organism is retrieved on its own)."""
+    ids = tuple(id_of[k] for k in item.pool if k in id_of)
+    if item.pool and not ids:
+        raise InputError(f"none of query {item.qid}'s images is in the catalog",
+                         "ingest the benchmark's images (--images ROOT) first")
+    return SearchRequest(item.query, k=max(len(ids), 100), filters=Filters(ids=ids) if ids else None,
+                         organism=organism_of(item), **spec)
+
+
 def run(ctx, args) -> int:
     engine = ctx.engine()
     notices = engine.ensure_corpus()
@@ -72,12 +95,7 @@ def run(ctx, args) -> int:
 
     def make(spec: dict):
         def method(item):
-            ids = tuple(id_of[k] for k in item.pool if k in id_of)
-            if item.pool and not ids:
-                raise InputError(f"none of query {item.qid}'s images is in the catalog",
-                                 "ingest the benchmark's images (--images ROOT) first")
-            request = SearchRequest(item.query, k=max(len(ids), 100), filters=Filters(ids=ids) if ids else None, **spec)
-            result = pipeline.run(request)
+            result = pipeline.run(request_for(item, spec, id_of))
             cache = result.stages.get("cache", {})
             calls = cache.get("calls", {})
             cost = {"llm_calls": calls.get("llm", 0), "judge_calls": calls.get("judge", 0),

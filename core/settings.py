@@ -87,7 +87,8 @@ class Settings:
     rerank_votes: int = _f(1, "Judge votes per (photo, sub-question); 3 enables majority voting.")
     judge_concurrency: int = _f(8, "Judge calls in flight at once.")
     max_generated: int = _f(8, "Per-query budget of generated pictures.")
-    max_judge_calls: int = _f(400, "Per-query budget of judge calls.")
+    max_judge_calls: int = _f(1000, "Per-query budget of judge calls; rerank_k x sub-questions x votes must fit "
+                                    "(100 x 3 x 3 = 900).")
     plugir_clusters: int = _f(10, "PlugIR k-means clusters over the retrieval candidates.")
     plugir_questions: int = _f(5, "PlugIR questions proposed per turn before filtering.")
     plugir_candidates: int = _f(500, "PlugIR candidates at round 0 (shrinks each round).")

@@ -82,12 +82,16 @@ def logprobs_for(p: float) -> dict[str, float]:
 
 
 class FakeJudge:
-    """p(yes) from `rule(request)` (default 0.5); records every request (thread-safe). `fail` raises."""
+    """p(yes) from `rule(request)` (default 0.5); records every request (thread-safe). `fail` raises, or
+    `fail_when(request)` raises for the requests it picks. `reason(request, p)` gives the one-line reason."""
 
     is_standin = True
 
-    def __init__(self, rule: Callable[[JudgeRequest], float] | None = None, fail: bool = False, delay: float = 0.0):
+    def __init__(self, rule: Callable[[JudgeRequest], float] | None = None, fail: bool = False, delay: float = 0.0,
+                 fail_when: Callable[[JudgeRequest], bool] | None = None,
+                 reason: Callable[[JudgeRequest, float], str] | None = None):
         self.rule, self.fail, self.delay = rule or (lambda r: 0.5), fail, delay
+        self.fail_when, self.reason = fail_when, reason
         self.model_id = "fake-judge"
         self.calls: list[JudgeRequest] = []
         self._lock = threading.Lock()
@@ -99,19 +103,46 @@ class FakeJudge:
             import time
 
             time.sleep(self.delay)
-        if self.fail:
+        if self.fail or (self.fail_when is not None and self.fail_when(request)):
             raise BackendError("the fake judge is down")
         p = float(self.rule(request))
-        return JudgeAnswer("yes" if p >= 0.5 else "no", logprobs_for(p), f"fake reason p={p:.2f}")
+        reason = self.reason(request, p) if self.reason is not None else f"fake reason p={p:.2f}"
+        return JudgeAnswer("yes" if p >= 0.5 else "no", logprobs_for(p), reason)
+
+
+class FakeChatClient:
+    """An OpenAI-style client for the chat judge: records the keyword arguments of every
+    chat.completions.create call and answers `text` with first-token log-probabilities."""
+
+    base_url = "fake://chat"
+    api_key = ""
+
+    def __init__(self, text: str = "Yes - red wings", top: dict[str, float] | None = None):
+        from types import SimpleNamespace as NS
+
+        self.requests: list[dict[str, Any]] = []
+        top = top or {"Yes": -0.1, "No": -2.4}
+        first = text.split()[0] if text.split() else ""
+        logprobs = NS(content=[NS(token=first, logprob=max(top.values()),
+                                  top_logprobs=[NS(token=t, logprob=lp) for t, lp in top.items()])])
+        self._response = NS(choices=[NS(message=NS(content=text), logprobs=logprobs)])
+        self.chat = NS(completions=NS(create=self._create))
+
+    def _create(self, **kwargs):
+        self.requests.append(kwargs)
+        return self._response
 
 
 class FakeGenerator:
-    """A solid colour per (prompt, seed) from `colours` (seed -> RGB) or a hash; seeds in `fail_seeds` raise."""
+    """A solid colour per (prompt, seed): the first `by_prompt` colour whose key occurs in the prompt, else
+    `colours` (seed -> RGB), else a hash; seeds in `fail_seeds` raise."""
 
     is_standin = True
 
-    def __init__(self, colours: dict[int, tuple] | None = None, fail_seeds: Sequence[int] = (), fail_all=False):
+    def __init__(self, colours: dict[int, tuple] | None = None, fail_seeds: Sequence[int] = (), fail_all=False,
+                 by_prompt: dict[str, tuple] | None = None):
         self.colours, self.fail_seeds, self.fail_all = colours or {}, set(fail_seeds), fail_all
+        self.by_prompt = by_prompt or {}
         self.model_id = "fake-generator"
         self.calls: list[tuple[str, int]] = []
 
@@ -119,7 +150,9 @@ class FakeGenerator:
         self.calls.append((prompt, seed))
         if self.fail_all or seed in self.fail_seeds:
             raise BackendError(f"the fake generator refuses seed {seed}")
-        colour = self.colours.get(seed) or tuple(hashlib.sha256(f"{prompt}{seed}".encode()).digest()[:3])
+        named = [c for key, c in self.by_prompt.items() if key in prompt]
+        colour = (named[0] if named else self.colours.get(seed)) or \
+            tuple(hashlib.sha256(f"{prompt}{seed}".encode()).digest()[:3])
         return GeneratedImage(Image.new("RGB", (size, size), colour), prompt, seed, self.model_id, [])
 
 

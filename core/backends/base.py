@@ -57,6 +57,9 @@ class JudgeRequest:
     context: str = ""  # expert context paragraph (may be empty)
     history: tuple[tuple[str, str], ...] = ()  # earlier (sub-question, answer) pairs for this photo
     photo: Photo | None = None  # metadata, for judges that may use it (never the label)
+    # Majority voting: 0 is the deterministic first vote; a judge that can sample (the OpenAI judge) draws vote
+    # v > 0 with seed v and a temperature above 0. Offline judges are deterministic and may ignore it.
+    vote: int = 0
 
 
 @dataclass

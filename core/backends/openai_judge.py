@@ -3,7 +3,8 @@
 One call per (photo, question): the photo goes as a data-URL image part, the prompt (core/prompts/judge.py)
 asks for the answer word first and a one-line reason, and the call requests the top log-probabilities of
 each generated token. The answer's confidence is computed by the caller from `top_logprobs` of the FIRST
-answer token (methods.md section 3.4); this module only collects them. Model: the `judge_model` setting."""
+answer token (methods.md section 3.4); this module only collects them. Model: the `judge_model` setting.
+Votes (JudgeRequest.vote): vote 0 is greedy; later votes are sampled with their own seed (majority voting)."""
 from __future__ import annotations
 
 import math
@@ -15,6 +16,7 @@ from core.backends.base import JudgeAnswer, JudgeRequest
 from core.prompts import judge as prompts
 
 MAX_TOKENS = 40  # the answer word and a short reason
+VOTE_TEMPERATURE = 0.7  # sampling temperature of votes after the first (majority voting)
 _DECOR = " \t\r\n*_`\"'“”‘’:-–—.,()[]"
 _ANSWER_AT_START = re.compile(r"^[\W_]*(yes|no)\b", re.IGNORECASE)
 _ANSWER_ANYWHERE = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
@@ -120,10 +122,17 @@ class OpenAIJudge:
             ]},
         ]
 
+    @staticmethod
+    def sampling(request: JudgeRequest) -> dict[str, Any]:
+        """Vote 0 is greedy (temperature 0, seed 0); vote v > 0 samples with seed v at VOTE_TEMPERATURE, so
+        majority voting sees different draws."""
+        vote = max(0, int(getattr(request, "vote", 0) or 0))
+        return {"temperature": VOTE_TEMPERATURE if vote else 0.0, "seed": vote}
+
     def ask(self, request: JudgeRequest) -> JudgeAnswer:
         with oc.calling("The judge request", self.client, oc.VISION_NOTE):
             response = self.client.chat.completions.create(
-                model=self.model, messages=self.messages(request), temperature=0.0, seed=0,
+                model=self.model, messages=self.messages(request), **self.sampling(request),
                 max_tokens=self.max_tokens, logprobs=True, top_logprobs=self.top_logprobs)
         text = oc.message_text(response)
         choices = getattr(response, "choices", None) or []

@@ -1,7 +1,9 @@
 """PlugIR evaluation with a simulated user: the vision-language judge looks at the target photo and answers
-each clarifying question; we record the target's 1-based rank after every round."""
+each clarifying question (its yes/no and its one-line reason, so the reformulation gets content); we record
+the target's 1-based rank after every round."""
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 from core.backends.base import JudgeRequest
@@ -9,6 +11,31 @@ from core.errors import InputError
 from core.evaluation.items import EvalItem
 from core.methods.plugir import DialogueSession
 from core.records import Filters
+
+
+# what offline judges say about their own method, not about the photo: never passed on as the user's words
+_BOILERPLATE = (
+    re.compile(r"approximation by image-text similarity\b.*$", re.IGNORECASE),
+    re.compile(r"no attribute words recognised\b.*$", re.IGNORECASE),
+    re.compile(r"\bnot a visual judgement\b", re.IGNORECASE),
+    re.compile(r"^\s*(?:read from the picture|reason|because|since)\s*[:,-]?\s*", re.IGNORECASE),
+    re.compile(r"\s*(?:->\s*)?\bp\s*(?:\(\s*yes\s*\)\s*[=:]?|[=:])\s*\d*\.?\d+", re.IGNORECASE),
+    re.compile(r"\s+[01]\.\d+(?=\s*(?:;|->|$))"),  # a check's confidence ("red breast 0.88; ...")
+)
+
+
+def user_reply(answer: str, reason: str) -> str:
+    """What the simulated user says: the judge's yes/no and, when it names something about the photo, its
+    reason ("yes: the wings are red"). Deterministic; method boilerplate and numbers are stripped."""
+    word = " ".join((answer or "").split()).lower() or "not sure"
+    text = " ".join((reason or "").split())
+    for pattern in _BOILERPLATE:
+        text = pattern.sub("", text)
+    text = re.sub(r"\s*;\s*(?=;|$)", "", text).strip(" \t;:,-.")
+    text = re.sub(r"^(?:yes|no)\b[\s:,.-]*", "", text, flags=re.IGNORECASE)  # the answer word said twice
+    if not re.search(r"[A-Za-z]{2}", text):
+        return word
+    return f"{word}: {text}"
 
 
 def target_rank(session: DialogueSession, target_id: int, depth: int) -> int:
@@ -36,6 +63,6 @@ def plugir_ranks(search, item: EvalItem, rounds: int, id_of: Mapping[str, int]) 
     for _ in range(rounds):
         question = session.next_question()
         reply = judge.ask(JudgeRequest(image=image, question=question.text, query=item.query))
-        session.answer(reply.answer, question=question.text)
+        session.answer(user_reply(reply.answer, reply.reason), question=question.text)
         ranks.append(target_rank(session, target_id, depth))
     return ranks

@@ -4,6 +4,7 @@ Wrappers with the backends' own methods sit in front of each backend, so a repea
 settings makes no backend call. Entries are written atomically; a damaged entry is treated as a miss."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -161,11 +162,14 @@ class CachedJudge:
         self.inner, self.cache = inner, cache
         self.model_id, self.is_standin = inner.model_id, inner.is_standin
 
-    def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int = 0,
+    def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int | None = None,
             cache_only: bool = False) -> JudgeAnswer:
+        """`vote`, when given, overrides request.vote; the inner judge receives the vote in the request."""
+        if vote is not None and vote != request.vote:
+            request = dataclasses.replace(request, vote=int(vote))
         who = photo_key(request.photo) if request.photo is not None else request.image
         key = key_of(self.model_id, who, request.question, request.query, request.context,
-                     [list(h) for h in request.history], vote)
+                     [list(h) for h in request.history], request.vote)
         hit = self.cache.get_json("judge", key, count_miss=not cache_only)
         if hit is not None:
             return JudgeAnswer(hit["answer"], hit["top_logprobs"], hit.get("reason", ""))
@@ -174,8 +178,7 @@ class CachedJudge:
         if request.image is None:
             if load is None:
                 raise ValueError("a judge request needs an image or a loader")
-            request = JudgeRequest(load(), request.question, request.query, request.context, request.history,
-                                   request.photo)
+            request = dataclasses.replace(request, image=load())
         ans = self.inner.ask(request)
         self.cache.put_json("judge", key, {"answer": ans.answer, "top_logprobs": ans.top_logprobs,
                                            "reason": ans.reason})

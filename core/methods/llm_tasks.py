@@ -182,8 +182,11 @@ def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, n
     return value
 
 
-def filter_questions(llm, caption: str, turns, questions: list[str], notices: list[str]) -> list[str]:
-    """The questions the caption and dialogue cannot answer ('uncertain'); never empty when questions exist."""
+def filter_questions(llm, caption: str, turns, questions: list[str], notices: list[str],
+                     candidates: list[str] = (), n: int = 5) -> list[str]:
+    """The questions the caption and dialogue cannot answer ('uncertain') and that were not asked yet. When none
+    is left, the deterministic rule's questions (about the retrieval `candidates`) that were neither asked nor
+    proposed, with a notice; empty only when the rule has nothing new either."""
     def parse(text: str) -> list[str] | None:
         answers = parse_json(text).get("answers")
         if not isinstance(answers, list) or len(answers) != len(questions):
@@ -194,4 +197,15 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
                   plugir_prompts.filter_user(caption, turns, questions), parse,
                   lambda: rules.uncertain_questions(caption, turns, questions), notices,
                   json_schema={"type": "object"})
-    return kept or list(questions)
+    asked = {q.strip().lower() for q, _ in turns}
+    kept = [q for q in kept if q.strip().lower() not in asked]
+    if kept or not questions:
+        return kept
+    seen = asked | {q.strip().lower() for q in questions}
+    fresh = [q for q in rules.questions(caption, turns, list(candidates), max(1, n)) if q.strip().lower() not in seen]
+    unanswered = rules.uncertain_questions(caption, turns, fresh)
+    fallback = unanswered or fresh
+    if fallback:
+        notices.append("question filter: the caption and dialogue already answer every proposed question; asked "
+                       "the offline rule's question instead")
+    return fallback

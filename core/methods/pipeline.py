@@ -19,7 +19,7 @@ from PIL import Image
 from core.errors import InputError
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
-from core.methods.feedback import rocchio
+from core.methods.feedback import check_photo_ids, photo_vectors, rocchio
 from core.methods.llm_tasks import visual_instruction
 from core.methods.rerank import MODES, run_rerank
 from core.methods.run import Event, Run
@@ -50,6 +50,9 @@ class SearchRequest:
     relevant_ids: Sequence[int] = ()  # relevance feedback marks (Rocchio)
     nonrelevant_ids: Sequence[int] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    # comparisons of two organisms (rewrite, visret): 0 or 1 ranks that organism on its own (its own fused list,
+    # as Visual-RAG-ME scores each organism); None fuses both organisms' lists into one view (the UI)
+    organism: int | None = None
 
     def validate(self) -> None:
         if self.method not in METHODS:
@@ -58,6 +61,8 @@ class SearchRequest:
             raise InputError(f"Unknown rerank mode {self.rerank!r}", "use one of: " + ", ".join(RERANK_MODES))
         if self.k is not None and self.k < 1:
             raise InputError(f"k={self.k} asks for no results", "ask for at least 1 result")
+        if self.organism is not None and self.organism not in (0, 1):
+            raise InputError(f"organism={self.organism} is not 0 or 1", "name the first (0) or second (1) organism")
         if self.m is not None and not 1 <= self.m <= 16:
             raise InputError(f"m={self.m} visualizations is out of range", "use 1 to 16 (default 3)")
 
@@ -72,6 +77,8 @@ class Pipeline:
     # ---- public -----------------------------------------------------------------------------------
     def run(self, request: SearchRequest, on_event: Callable[[Event], None] | None = None) -> SearchResult:
         request.validate()
+        # user-supplied photo ids are checked before any costly stage runs
+        check_photo_ids(self.search, [*request.relevant_ids, *request.nonrelevant_ids, *request.example_ids])
         s = self.settings
         query = clean_query(request.query)
         t0 = time.perf_counter()
@@ -146,8 +153,8 @@ class Pipeline:
         if not rel and not non:
             return lambda v: v
         s = self.settings
-        rv = self.search.vectors(rel) if rel else None
-        nv = self.search.vectors(non) if non else None
+        rv = photo_vectors(self.search, rel) if rel else None
+        nv = photo_vectors(self.search, non) if non else None
         stages["feedback"] = {"relevant": rel, "nonrelevant": non, "alpha": s.rocchio_alpha,
                               "beta": s.rocchio_beta, "gamma": s.rocchio_gamma}
         return lambda v: rocchio(v, rv, nv, s.rocchio_alpha, s.rocchio_beta, s.rocchio_gamma)
@@ -165,15 +172,15 @@ class Pipeline:
             with run.timed("rewrite"):
                 instr = visual_instruction(run.backends.llm, query, run.notices)
             with run.timed("search"):
-                ranked, per = rewrite_rank(run, instr, depth, pool, adjust)
+                ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism)
                 ranked = self._with_examples(run, request, ranked, depth, pool, adjust, stages)
             stages["first"] = {"method": "rewrite", "text": " | ".join(instr.descriptions)}
             stages["rewrite"] = {"text": " | ".join(instr.descriptions), **instr.to_json(),
-                                 "per_organism": [[i for i, _ in r[:20]] for r in per]}
+                                 "per_organism": [[i for i, _ in r[:20]] for r in per], "organism": request.organism}
             return ranked
         ranked, stages["visret"] = run_visret(
             run, query, m=request.m or s.visret_m, depth=depth, pool=pool, seeds=request.seeds,
-            examples=request.examples, example_ids=request.example_ids, adjust=adjust)
+            examples=request.examples, example_ids=request.example_ids, adjust=adjust, organism=request.organism)
         stages["first"] = {"method": "visret", "text": stages["visret"]["instruction"]}
         return ranked
 

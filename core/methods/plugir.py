@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from core.methods.cached_backends import CachedBackends
-from core.methods.feedback import rocchio
+from core.methods.feedback import check_photo_ids, rocchio
 from core.methods.llm_tasks import filter_questions, propose_questions, reformulate, short_error
 from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
                                             representatives)
@@ -84,9 +84,20 @@ class DialogueSession:
 
     # ---- the questioner -------------------------------------------------------------------------------
     def _captions(self, ids: Sequence[int]) -> list[str]:
+        """One caption per id, in the order of `ids` ('' for an id the catalog does not know), so captions stay
+        aligned with the embeddings of the same ids."""
         captioner = self.backends.captioner
+        by_id = {p.id: p for p in self.search.photos(list(ids))}
         out = []
-        for p in self.search.photos(list(ids)):
+        missing = [int(i) for i in ids if int(i) not in by_id]
+        if missing:
+            self._notice(f"{len(missing)} retrieved photo(s) are in the index but not in the catalog (e.g. "
+                         f"{missing[0]}); their captions are left empty")
+        for i in ids:
+            p = by_id.get(int(i))
+            if p is None:
+                out.append("")
+                continue
             try:
                 out.append(captioner.caption(None, p, load=lambda p=p: self.search.load_image(p)))
             except Exception as exc:
@@ -123,7 +134,8 @@ class DialogueSession:
                        "cluster": int(labels[i])} for i in reps]
         proposed = propose_questions(llm, self.caption, self.turns, [c["caption"] for c in candidates],
                                      s.plugir_questions, self.notices)
-        kept = filter_questions(llm, self.caption, self.turns, proposed, self.notices)
+        kept = filter_questions(llm, self.caption, self.turns, proposed, self.notices,
+                                [c["caption"] for c in candidates], s.plugir_questions)
         kls: list[float] = []
         choice = 0
         if len(kept) > 1 and ids:
@@ -139,9 +151,11 @@ class DialogueSession:
     def answer(self, text: str = "", marked: Sequence[int] = (), not_relevant: Sequence[int] = (),
                question: str | None = None) -> list[Hit]:
         """Add the turn (free text and/or photos marked as looking right / wrong), reformulate, re-retrieve."""
+        marked = check_photo_ids(self.search, marked)  # before any state changes: a bad id leaves the session as is
+        not_relevant = check_photo_ids(self.search, not_relevant)
         q = question or (self.pending.text if self.pending else "Anything else?")
-        self.relevant += [int(i) for i in marked if int(i) not in self.relevant]
-        self.nonrelevant += [int(i) for i in not_relevant if int(i) not in self.nonrelevant]
+        self.relevant += [i for i in marked if i not in self.relevant]
+        self.nonrelevant += [i for i in not_relevant if i not in self.nonrelevant]
         reply = " ".join((text or "").split())
         if not reply and marked:
             shown = [p.caption or p.common_name or p.scientific_name for p in self.search.photos(list(marked)[:3])]

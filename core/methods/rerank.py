@@ -2,7 +2,8 @@
 candidate, confidence from Yes/No log-probabilities, mean score x 100.
 
 Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order because each
-carries the earlier answers. Results stream as events. A failing judge keeps the first-stage order."""
+carries the earlier answers. Results stream as events. Photos the judge fails on follow the judged ones in
+first-stage order."""
 from __future__ import annotations
 
 import math
@@ -52,9 +53,9 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
     history: list[tuple[str, str]] = []
     answers = []
     for q in questions:
-        request = JudgeRequest(image=None, question=q, query=query, context=context, history=tuple(history),
-                               photo=photo)
-        got = [judge.ask(request, load=load, vote=v, cache_only=cache_only) for v in range(votes)]
+        got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context, history=tuple(history),
+                                      photo=photo, vote=v), load=load, cache_only=cache_only)
+               for v in range(votes)]
         ps = [p_yes(a.top_logprobs) for a in got]
         word = Counter(a.answer.strip().lower() for a in got).most_common(1)[0][0]
         answers.append({"question": q, "answer": word, "p_yes": round(sum(ps) / len(ps), 6),
@@ -112,19 +113,24 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     stage["judged"], stage["failed"] = len(results), len(errors)
     if not errors and not stage["skipped"] and len(results) == len(order_ids) and len(memo) != len(order_ids):
         run.backends.cache.put_json("rerank_stage", memo_key, {str(pid): r for pid, r in results.items()})
-    if errors:
-        run.notice(f"the judge failed on {len(errors)} of {len(candidates)} photos ({errors[0]}); "
-                   "the first-stage order was kept")
-        order = [pid for pid, _ in candidates]
+    # judged photos by score (ties: first-stage order); photos the judge failed on, or never reached, follow
+    # in first-stage order, so one failed call never throws away the other photos' scores
+    judged = sorted(results, key=lambda pid: (-results[pid]["score"], first_rank[pid]))
+    rest = [pid for pid, _ in candidates if pid not in results]
+    order = judged + rest
+    ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
+    if not judged:  # nothing judged: the first stage's order and scores stand
         stage["order"] = "first-stage"
-        ranked = [(pid, results[pid]["score"] if pid in results else sc) for pid, sc in candidates]
-    else:
-        judged = sorted(results, key=lambda pid: (-results[pid]["score"], first_rank[pid]))
-        rest = [pid for pid, _ in candidates if pid not in results]
-        order = judged + rest
-        ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
-        if rest:
-            stage["order"] = "judge, then unjudged in first-stage order"
+        ranked = list(candidates)
+    elif rest:
+        stage["order"] = "judge, then unjudged in first-stage order"
+    if errors:
+        failed = max(1, len(order_ids) - len(results) - stage["skipped"])
+        stage["failed"] = failed
+        run.notice(f"the judge failed on {failed} of {len(candidates)} photos ({errors[0]}); "
+                   + ("the first-stage order was kept" if not judged else
+                      f"the {len(judged)} judged photos are ranked by score and the failed ones follow them in "
+                      "first-stage order"))
     stage["photos"] = [results[pid] for pid in order if pid in results]
     return ranked, stage
 

@@ -125,12 +125,21 @@ def _statement(question: str) -> str:
     return q.strip()
 
 
+_WORD_AND_REASON = re.compile(r"^(yes|y|yeah|yep|no|n|nope)\s*:\s*(.+)$", re.IGNORECASE)  # the simulated user's form
+
+
 def reformulate(description: str, turns) -> str:
     """The description plus what each answer confirmed: yes -> the question's content, free text as given,
-    no / not sure -> nothing."""
+    no / not sure -> nothing. "yes: <reason>" adds the reason too; "no: <reason>" adds nothing, because a rule
+    cannot tell whether the reason names what the photo shows or what it lacks."""
     bits = [" ".join(description.split()).rstrip(".")]
     for q, a in turns:
         a_norm = a.strip().lower().rstrip(".!")
+        said = _WORD_AND_REASON.match(" ".join(a.split()))
+        if said:
+            if said.group(1).lower() in _YES:
+                bits += [_statement(q), said.group(2).rstrip(".")]
+            continue
         if not a_norm or a_norm in _UNSURE or a_norm in {"no", "n", "nope"}:
             continue
         bits.append(_statement(q) if a_norm in _YES else " ".join(a.split()).rstrip("."))

@@ -1,6 +1,7 @@
 """VisRet (methods.md 2): instruction -> m generated pictures -> image-to-image retrieval -> RRF.
 
-Comparisons of two organisms get one instruction and one fused list per organism. User example photos
+Comparisons of two organisms get one instruction and one fused list per organism; a request naming one
+organism (Visual-RAG-ME scores each on its own) gets that organism's list alone. User example photos
 (uploaded images or catalog ids) join every fusion as extra ranked lists. A failed picture is dropped and
 reported, never replaced by a blank one; when no picture is left the rewrite baseline is used."""
 from __future__ import annotations
@@ -13,6 +14,7 @@ from PIL import Image
 
 from core.errors import BudgetExceeded
 from core.methods.cache import key_of
+from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
 from core.methods.rrf import rrf
 from core.methods.run import Run
@@ -21,9 +23,24 @@ from core.prompts.visret import image_prompt
 Vec = Callable[[np.ndarray], np.ndarray]  # applies relevance feedback to a query vector
 
 
-def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec) -> tuple[list[tuple[int, float]], list]:
-    """Baseline retrieval with the instruction text(s); comparisons fuse the per-organism lists."""
-    per = [run.rank(adjust(run.embed_text(d)), depth, pool) for d in instr.descriptions]
+def organism_indices(run: Run, instr: Instruction, organism: int | None) -> list[int]:
+    """The instruction descriptions to retrieve with: all of them (organism None), else the named organism's
+    own. A query not read as a comparison has one description, used for either organism with a notice."""
+    if organism is None:
+        return list(range(len(instr.descriptions)))
+    if organism < len(instr.descriptions):
+        return [organism]
+    run.notice(f"organism {organism + 1} was asked for, but the query was not read as a comparison of two "
+               "organisms; its single instruction was used")
+    return [0]
+
+
+def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec,
+                 organism: int | None = None) -> tuple[list[tuple[int, float]], list]:
+    """Baseline retrieval with the instruction text(s). With `organism` set, that organism's own list; else
+    comparisons fuse the per-organism lists (the UI's combined view)."""
+    per = [run.rank(adjust(run.embed_text(instr.descriptions[o])), depth, pool)
+           for o in organism_indices(run, instr, organism)]
     if len(per) == 1:
         return per[0], per
     return rrf([[i for i, _ in r] for r in per], run.settings.rrf_lambda)[:depth], per
@@ -35,26 +52,32 @@ def _example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], 
     if images:
         vecs += list(run.backends.embedder.embed_images(list(images)))
     if ids:
-        vecs += list(run.search.vectors([int(i) for i in ids]))
+        vecs += list(photo_vectors(run.search, ids))
     return [[i for i, _ in run.rank(adjust(v), depth, pool)] for v in vecs]
 
 
 def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequence[int] | None = None,
                examples: Sequence[Image.Image] = (), example_ids: Sequence[int] = (),
-               adjust: Vec = lambda v: v, keep: int = 20) -> tuple[list[tuple[int, float]], dict[str, Any]]:
-    """Ranked (id, RRF score) and the stage's artefacts."""
+               adjust: Vec = lambda v: v, keep: int = 20,
+               organism: int | None = None) -> tuple[list[tuple[int, float]], dict[str, Any]]:
+    """Ranked (id, RRF score) and the stage's artefacts. With `organism` (0 or 1) set, only that organism of a
+    comparison is visualized and the ranking is its own fused list (each organism is retrieved on its own);
+    with None, a comparison's per-organism lists are fused once more for a combined view."""
     s = run.settings
     with run.timed("instruction"):
         instr = visual_instruction(run.backends.llm, query, run.notices)
     stage: dict[str, Any] = {
         "instruction": " | ".join(instr.descriptions), "instructions": instr.descriptions, "kind": instr.kind,
         "organisms": instr.organisms, "source": instr.source, "prompts": [], "visualizations": [], "failed": [],
-        "lists": [], "per_organism": [], "examples": len(examples) + len(example_ids), "fallback": False}
+        "lists": [], "per_organism": [], "examples": len(examples) + len(example_ids), "fallback": False,
+        "organism": organism}
     seeds = list(seeds) if seeds else list(range(m))
     generator = run.backends.generator_for(run.budget)
     example_lists = _example_lists(run, examples, example_ids, depth, pool, adjust)
     fused_per_organism: list[list[int]] = []
-    for o, description in enumerate(instr.descriptions):
+    chosen = organism_indices(run, instr, organism)
+    for o in chosen:
+        description = instr.descriptions[o]
         prompt = image_prompt(description)
         stage["prompts"].append(prompt)
         images = []
@@ -71,8 +94,11 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     continue
                 try:
                     out, path = generator.generate_to_file(prompt, seed=int(seed), size=s.image_size)
-                except BudgetExceeded:
+                except BudgetExceeded as exc:  # reported like any other failed picture
+                    err = short_error(exc)
                     stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": "budget"})
+                    run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
+                    run.emit("visualization", organism=o, index=j, seed=int(seed), ok=False, error=err)
                     continue
                 except Exception as exc:  # the backend failed: drop this picture, say so
                     err = short_error(exc)
@@ -115,6 +141,6 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         fused_per_organism.append([i for i, _ in fused])
         stage["per_organism"].append({"organism": instr.organisms[o] if o < len(instr.organisms) else description,
                                       "ids": [i for i, _ in fused][:keep]})
-        if len(instr.descriptions) == 1:
+        if len(chosen) == 1:
             return fused, stage
     return rrf(fused_per_organism, s.rrf_lambda)[:depth], stage

@@ -85,8 +85,15 @@ def test_filter_keeps_uncertain_and_never_empties():
     notices: list[str] = []
     llm = FakeLLM({"try to answer": json.dumps({"answers": ["yes", "uncertain"]})})
     assert llm_tasks.filter_questions(llm, "c", [], ["q1?", "q2?"], notices) == ["q2?"]
+    assert notices == []
+    # nothing uncertain: not the redundant proposals but the rule's questions about the candidates, new ones only
     llm2 = FakeLLM({"try to answer": json.dumps({"answers": ["yes", "no"]})})
-    assert llm_tasks.filter_questions(llm2, "c", [], ["q1?", "q2?"], notices) == ["q1?", "q2?"]
+    turns = [("Does the photo show red wings?", "no")]
+    kept = llm_tasks.filter_questions(llm2, "c", turns, ["q1?", "q2?"], notices,
+                                      ["red wings, perching", "blue wings, flying", "perching on a twig"], n=3)
+    assert kept and not {"q1?", "q2?", turns[0][0]} & set(kept)
+    assert kept[0] == "Does the photo show flying?"  # the rule's best split whose words are not known yet
+    assert any("already answer every proposed question" in n for n in notices)
 
 
 def test_reformulation_asks_for_paraphrase_when_unchanged():

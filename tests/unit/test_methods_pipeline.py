@@ -232,3 +232,15 @@ def test_empty_pool_runs_every_stage_without_error(tmp_path):
     assert res.hits == [] and "rerank" not in res.stages
     assert res.stages["coverage"]["uncovered"] == [0] and res.stages["coverage"]["photos"] == []
     json.dumps(res.to_json())
+
+
+@pytest.mark.parametrize("field,method", [("relevant_ids", "baseline"), ("nonrelevant_ids", "rewrite"),
+                                          ("example_ids", "visret"), ("example_ids", "baseline")])
+def test_unknown_photo_ids_are_input_errors(tmp_path, field, method):
+    from core.errors import InputError
+
+    gen = FakeGenerator()
+    search = corpus(tmp_path, FakeBackends(generator=gen))
+    with pytest.raises(InputError, match="photo id 999 is not in the index") as info:
+        Pipeline(search).run(SearchRequest("red frog", method=method, m=1, **{field: [3, 999]}))
+    assert info.value.hint == "use ids shown in the results" and gen.calls == []  # nothing costly ran first

@@ -54,3 +54,79 @@ def test_session_uses_llm_questioner_and_kl_choice(tmp_path):
     assert "Retrieval candidates" in llm.calls[0][1].content
     session.answer("yes")
     assert session.caption == "a small bird that flies"
+
+
+def test_filter_falls_back_to_new_rule_questions_not_the_redundant_ones(tmp_path):
+    proposed = ["Is it a bird?", "Is it small?"]
+    llm = FakeLLM({"clarifying questions": json.dumps({"questions": proposed}),
+                   "try to answer": json.dumps({"answers": ["yes", "yes"]})})  # both already answered
+    session = DialogueSession(make(tmp_path, llm), "a small bird")
+    session.turns.append(("Is the subject seen from the side?", "yes"))  # asked before: never asked again
+    q = session.next_question()
+    assert q.proposed == proposed and q.kept and not set(q.kept) & set(proposed)
+    assert "Is the subject seen from the side?" not in q.kept and q.text in q.kept
+    assert any("already answer every proposed question" in n for n in session.notices)
+
+
+def test_filter_drops_questions_that_were_already_asked():
+    from core.methods.llm_tasks import filter_questions
+
+    llm = FakeLLM({"try to answer": json.dumps({"answers": ["uncertain", "uncertain"]})})
+    kept = filter_questions(llm, "a bird", [("Is it flying?", "no")], ["Is it flying?", "Is it red?"], [])
+    assert kept == ["Is it red?"]
+
+
+def test_captions_stay_aligned_with_ids_when_the_catalog_lacks_one(tmp_path):
+    search = make(tmp_path)
+    gone = 7
+    del search._photos[gone]  # still in the index, no longer in the catalog
+    session = DialogueSession(search, "a small bird")
+    caps = session._captions([3, gone, 9])
+    assert caps == [search._photos[3].caption, "", search._photos[9].caption]
+    assert any("not in the catalog" in n for n in session.notices)
+    session.next_question()  # entropies are computed over aligned captions and vectors
+
+
+def test_marking_an_unknown_photo_is_an_input_error_and_changes_nothing(tmp_path):
+    import pytest
+
+    from core.errors import InputError
+
+    session = DialogueSession(make(tmp_path), "a small bird")
+    with pytest.raises(InputError, match="photo id 999 is not in the index"):
+        session.answer(marked=[999])
+    assert session.relevant == [] and session.turns == []
+
+
+def test_simulated_user_answers_with_the_judges_reason(tmp_path):
+    from core.evaluation.items import EvalItem
+    from core.evaluation.simulated_user import plugir_ranks
+    from tests.fakes import FakeJudge
+
+    dialogues = []
+
+    def reformulation(messages):
+        dialogues.append(messages[-1].content)
+        return "a small bird with red wings"
+
+    search = make(tmp_path, FakeLLM({"concise caption": reformulation}, is_standin=False))
+    search.backends.judge = FakeJudge(lambda r: 0.9, reason=lambda r, p: "Yes - the wings are red.")
+    key_of = {f"k{p}": p for p in search._photos}
+    item = EvalItem(qid="q1", query="a small bird", pool=list(key_of), relevant={"k5": 1})
+    ranks = plugir_ranks(search, item, 2, key_of)
+    assert len(ranks) == 3 and all(r >= 1 for r in ranks)
+    assert dialogues and all("A: yes: the wings are red" in d for d in dialogues)
+
+
+def test_user_reply_strips_judge_boilerplate():
+    from core.evaluation.simulated_user import user_reply
+
+    assert user_reply("yes", "The wings are red.") == "yes: The wings are red"
+    assert user_reply("no", "approximation by image-text similarity: 'a' vs 'b' gives p(yes)=0.31; "
+                            "not a visual judgement") == "no"
+    assert user_reply("yes", "read from the picture: red wings 0.91 -> p(yes) 0.91") == "yes: red wings"
+    assert user_reply("no", "") == "no" and user_reply("yes", "yes") == "yes"
+    from core.methods.rules import reformulate
+
+    turns = [("Are the wings red?", "yes: a red patch on the wing"), ("Is it flying?", "no: it sits on a twig")]
+    assert reformulate("a bird", turns) == "a bird, the wings red, a red patch on the wing"
