@@ -15,7 +15,7 @@ _WH = re.compile(r"^(?:what|which|how|does|do|did|is|are|can|has|have)\b", re.IG
 _FRAME_WORDS = frozenset(
     "what which how who does do did is are was were has have had one the a an of difference differences between "
     "compare comparison colour color colours colors shape pattern size length longer shorter larger smaller "
-    "bigger darker lighter brighter more less vs versus or and both same differ".split())
+    "bigger darker lighter brighter more less vs versus or and both same differ from that those".split())
 _SCENE_TAIL = "the whole organism in clear view, natural posture, in its usual surroundings"
 
 
@@ -27,6 +27,10 @@ def _clean(text: str) -> str:
 def comparison_organisms(query: str) -> list[str] | None:
     """The two organisms of a comparison question, or None."""
     q = " ".join(query.split()).rstrip("?. ")
+    m = re.search(r"^how\s+(?:do|does)\s+(?:the\s+)?.+\s+of\s+(?:the\s+)?(.+?)\s+differ\s+from\s+"
+                  r"(?:that|those)\s+of\s+(?:the\s+)?(.+)$", q, re.IGNORECASE)  # "how does the crest of A differ from that of B"
+    if m and _clean(m.group(1)).lower() != _clean(m.group(2)).lower():
+        return [_clean(m.group(1)), _clean(m.group(2))]
     for pattern in (r"\bbetween\s+(?:the\s+)?(.+?)\s+and\s+(?:the\s+)?(.+)$",
                     r"^(?:compare\s+)?(?:the\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(?:the\s+)?(.+)$",
                     r",\s*(?:the\s+)?(.+?)\s+or\s+(?:the\s+)?(.+)$",
@@ -64,7 +68,7 @@ def instruction(query: str):
     pair = comparison_organisms(q)
     if pair:
         head = re.split(r",|\bbetween\b", q)[0]
-        names = {p.lower() for p in " ".join(pair).split()}
+        names = {w.lower() for w in re.findall(r"[A-Za-z'-]+", " ".join(pair))}
         part_words = [w for w in re.findall(r"[A-Za-z'-]+", head) if w.lower() not in names
                       and w.lower() not in _FRAME_WORDS and w.lower() not in COLOURS]
         tail = f", {' '.join(part_words)} clearly visible" if part_words else ", whole body in clear side view"

@@ -100,3 +100,13 @@ def test_reformulation_asks_for_paraphrase_when_unchanged():
     llm = FakeLLM({"did not change": "a bird with red wings", "First description": "a bird"})
     out = llm_tasks.reformulate(llm, "a bird", "a bird", [("Colour?", "red wings")], [])
     assert out == "a bird with red wings" and len(llm.calls) == 2
+
+
+def test_rule_reads_how_does_part_of_a_differ_from_that_of_b():
+    from core.methods.rules import instruction
+
+    ins = instruction("How does the crest of the Ember-crested Tuftling (Tuftilla rubrifrons) differ from that of "
+                      "the Gold-crested Tuftling (Tuftilla aurifrons)?")
+    assert ins.kind == "comparison"
+    assert ins.organisms == ["Ember-crested Tuftling (Tuftilla rubrifrons)", "Gold-crested Tuftling (Tuftilla aurifrons)"]
+    assert all(d.endswith("crest clearly visible") for d in ins.descriptions)  # the part, not the other name
