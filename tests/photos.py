@@ -59,3 +59,15 @@ def make_photo_folder(root: Path, good: int, broken: int, start: int = 0) -> Pat
     for j in range(broken):
         write_broken(root / f"broken{j:03d}", BROKEN_KINDS[j % len(BROKEN_KINDS)])
     return root
+
+
+def write_observations(root: Path, rows: list[dict]) -> Path:
+    """An iNaturalist-style CSV at root/obs.csv with `rows` (each row's keys are the columns)."""
+    import csv
+
+    path = root / "obs.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path

@@ -1,7 +1,6 @@
 """User-supplied photo ids through the CLI: an unknown id is a user error (exit 2, 'error:'), not a crash."""
 from __future__ import annotations
 
-import csv
 import os
 import subprocess
 import sys
@@ -9,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.photos import colour_image
+from tests.photos import colour_image, write_observations
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,12 +29,8 @@ def data(tmp_path_factory):
         colour_image(i).save(root / "img" / f"{i}.png")
         rows.append({"path": f"img/{i}.png", "scientific_name": "Rana aurora", "common_name": "Red-legged Frog",
                      "license": "CC0", "inat_id": str(100 + i)})
-    with (root / "obs.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     data_dir = tmp_path_factory.mktemp("data")
-    out = _run(["ingest", str(root / "obs.csv")], data_dir)
+    out = _run(["ingest", str(write_observations(root, rows))], data_dir)
     assert out.returncode == 0, out.stderr
     return data_dir
 

@@ -1,5 +1,4 @@
 """The search command end to end through the CLI: JSON shape, filters, --image, user errors."""
-import csv
 import json
 import os
 import subprocess
@@ -8,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.photos import colour_image
+from tests.photos import colour_image, write_observations
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,12 +40,8 @@ def corpus(tmp_path_factory):
                      "observed_on": f"2023-{(i % 12) + 1:02d}-15", "latitude": 40 + i, "longitude": -120 + i,
                      "license": "CC0" if i < 12 else "CC-BY", "rights_holder": f"observer{i}",
                      "caption": "", "inat_id": str(5000 + i)})
-    with (root / "obs.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
     data = tmp_path_factory.mktemp("data")
-    out = _run(["ingest", str(root / "obs.csv")], data)
+    out = _run(["ingest", str(write_observations(root, rows))], data)
     assert out.returncode == 0, out.stderr
     assert "24 added" in out.stdout
     return root, data
