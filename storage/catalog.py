@@ -8,11 +8,12 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from sqlalchemy import Engine, and_, delete, func, or_, select
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.catalog import VectorSet
 from core.records import Filters, Photo
-from storage.models import IngestRunRow, PhotoRow, PhotoVectorRow, VectorSetRow
+from storage.models import IngestRunRow, PhotoRow, PhotoVectorRow, VectorSetRow, utcnow
 
 _PHOTO_FIELDS = [f.name for f in fields(Photo)]
 _CHUNK = 500  # SQLite caps bound parameters; large id lists are queried in chunks
@@ -111,11 +112,10 @@ class SqlCatalog:
     # ---- vector sets ------------------------------------------------------------------------------
     def vector_set(self, model_id: str, dim: int) -> VectorSet:
         with self._write, Session(self.engine) as s, s.begin():
+            # why ON CONFLICT: another process (the web app, a second ingest) may create the same set at once
+            s.execute(sqlite_insert(VectorSetRow).values(model_id=model_id, dim=dim, created_at=utcnow())
+                      .on_conflict_do_nothing(index_elements=["model_id"]))
             row = s.scalar(select(VectorSetRow).where(VectorSetRow.model_id == model_id))
-            if row is None:
-                row = VectorSetRow(model_id=model_id, dim=dim)
-                s.add(row)
-                s.flush()
             count = s.scalar(select(func.count()).where(PhotoVectorRow.vector_set_id == row.id)) or 0
             return VectorSet(id=row.id, model_id=row.model_id, dim=row.dim, count=int(count))
 
