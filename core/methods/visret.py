@@ -13,6 +13,7 @@ import numpy as np
 from PIL import Image
 
 from core.errors import BudgetExceeded
+from core.methods.deadline import call_with_deadline
 from core.methods.cache import key_of
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
@@ -93,7 +94,9 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     run.emit("visualization", ok=True, **vis)
                     continue
                 try:
-                    out, path = generator.generate_to_file(prompt, seed=int(seed), size=s.image_size)
+                    out, path = call_with_deadline(
+                        lambda: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
+                        s.backend_timeout_s, "the image generator")
                 except BudgetExceeded as exc:  # reported like any other failed picture
                     err = short_error(exc)
                     stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": "budget"})

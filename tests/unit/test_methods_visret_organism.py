@@ -104,3 +104,28 @@ def test_visret_budget_failures_are_reported_per_picture(tmp_path):
     assert [e["seed"] for e in failed_events] == [1, 2] and all("budget" in e["error"] for e in failed_events)
     dropped = [n for n in res.notices if "failed and was dropped" in n]
     assert len(dropped) == 2 and "seed 1" in dropped[0] and "seed 2" in dropped[1]
+
+
+def test_a_hung_generator_is_dropped_after_the_timeout_and_search_falls_back(tmp_path):
+    import threading
+    import time
+
+    search = corpus(tmp_path, backend_timeout_s=0.2)
+    release = threading.Event()
+    slow = search.backends.generator
+
+    class HungGenerator:
+        is_standin, model_id = True, "hung-generator"
+
+        def generate(self, prompt, *, seed, size=224):
+            release.wait(5)  # a backend that never answers in time
+            return slow.generate(prompt, seed=seed, size=size)
+
+    search.backends.generator = HungGenerator()
+    t0 = time.perf_counter()
+    res = Pipeline(search).run(SearchRequest("a red frog", method="visret", m=2))
+    release.set()
+    assert time.perf_counter() - t0 < 3  # two pictures x 0.2 s, not two x 5 s
+    v = res.stages["visret"]
+    assert not v["visualizations"] and len(v["failed"]) == 2 and "did not answer within" in v["failed"][0]["error"]
+    assert v["fallback"] and res.hits  # the rewrite baseline answered instead

@@ -1,0 +1,32 @@
+"""Waiting for a backend call at most a given time: a hung backend degrades its stage instead of hanging
+the search. The call itself cannot be killed; it runs on in a daemon thread and its result is discarded."""
+from __future__ import annotations
+
+import threading
+from typing import Callable, TypeVar
+
+from core.errors import BackendError
+
+T = TypeVar("T")
+
+
+def call_with_deadline(fn: Callable[[], T], timeout_s: float, what: str) -> T:
+    """fn()'s result, its exception, or BackendError when it has not returned within `timeout_s` seconds."""
+    box: dict[str, object] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, daemon=True, name=f"deadline:{what}").start()
+    if not done.wait(timeout_s):
+        raise BackendError(f"{what} did not answer within {timeout_s:g} s",
+                           "check the backend, or raise the backend_timeout_s setting")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["value"]  # type: ignore[return-value]
