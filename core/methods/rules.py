@@ -153,6 +153,14 @@ def reformulate(description: str, turns) -> str:
 _NOT_ATTRIBUTES = ("note", "photo of", "taken on", "near", "observer", "visible")
 
 
+def _phrase_question(phrase: str) -> str:
+    """A yes/no question about a caption phrase that reads naturally for verbs and participles too."""
+    if re.match(r"^(?:seen|shown|viewed|photographed|perched|sitting|resting|flying|feeding|carrying|"
+                r"swimming|crawling|climbing|standing|wings|petals)\b", phrase):
+        return f"Is the subject {phrase}?" if not phrase.startswith(("wings", "petals")) else f"Are its {phrase}?"
+    return f"Does the photo show {phrase}?"
+
+
 def questions(caption: str, turns, candidates: list[str], n: int) -> list[str]:
     """Questions about caption phrases that split the candidates best (present in about half of them) and that
     the caption and dialogue do not mention yet."""
@@ -164,7 +172,7 @@ def questions(caption: str, turns, candidates: list[str], n: int) -> list[str]:
                       and not p.startswith(_NOT_ATTRIBUTES) and any(t not in known for t in tokens(p)))
     half = len(candidates) / 2.0
     ranked = sorted(counts, key=lambda p: (abs(counts[p] - half), -counts[p], p))
-    out = [f"Does the photo show {p}?" for p in ranked[:n]]
+    out = [_phrase_question(p) for p in ranked[:n]]
     fallback = ["Is the subject seen from the side?", "Is the background plain vegetation?",
                 "Is more than one organism visible?", "Is the subject in flight or moving?",
                 "Is the photo taken at night?"]

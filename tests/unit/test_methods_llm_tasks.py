@@ -92,7 +92,7 @@ def test_filter_keeps_uncertain_and_never_empties():
     kept = llm_tasks.filter_questions(llm2, "c", turns, ["q1?", "q2?"], notices,
                                       ["red wings, perching", "blue wings, flying", "perching on a twig"], n=3)
     assert kept and not {"q1?", "q2?", turns[0][0]} & set(kept)
-    assert kept[0] == "Does the photo show flying?"  # the rule's best split whose words are not known yet
+    assert kept[0] == "Is the subject flying?"  # the rule's best split whose words are not known yet, as a question
     assert any("already answer every proposed question" in n for n in notices)
 
 
