@@ -3,6 +3,7 @@ add them to the catalog and the index. Resumable (the index is checkpointed, the
 incremental (known content hashes are not read twice)."""
 from __future__ import annotations
 
+import fcntl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,7 +53,21 @@ class Ingestor:
 
     def run(self, path: str | Path, progress: Progress | None = None) -> IngestReport:
         """Ingest every photo of `path` (folder, CSV or parquet); raises InputError only if `path` itself is
-        unusable. Bad photos are skipped and listed in the report."""
+        unusable or another ingest is writing to the same data directory. Bad photos are skipped and listed
+        in the report."""
+        self.settings.path().mkdir(parents=True, exist_ok=True)
+        with open(self.settings.path("ingest.lock"), "w") as lock:
+            try:  # why: two ingests would both rewrite the index file and one's vectors would be lost
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise InputError(f"Another ingest is running in {self.settings.path()}",
+                                 "wait for it to finish, then run this ingest again") from None
+            try:
+                return self._run(path, progress)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _run(self, path: str | Path, progress: Progress | None) -> IngestReport:
         started = time.perf_counter()
         source = scan(path, self.settings.path("media", Path(str(path)).stem))
         report = IngestReport(source=str(path), kind=source.kind, ignored=source.ignored)

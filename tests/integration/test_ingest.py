@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from app import build_engine
 from core.settings import load_settings
@@ -122,10 +123,30 @@ def test_killed_run_resumes_with_each_photo_exactly_once(tmp_path):
 
 
 def test_two_processes_opening_a_new_data_dir_at_once(tmp_path):
-    """Both run the migrations; the lock makes one wait instead of both creating the tables."""
+    """All run the migrations at once; the migration lock makes them wait instead of all creating the tables,
+    and the ingest lock lets one ingest write while the others are refused with a message."""
     env = dict(os.environ, ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_EMBEDDER="hash", CI="true")
     (tmp_path / "empty").mkdir()
     procs = [subprocess.Popen([sys.executable, str(ROOT / "app.py"), "ingest", str(tmp_path / "empty")], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     results = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+    errors = [err for _, err in results]
+    assert not any("Traceback" in err for err in errors), errors  # no race in the migrations
+    assert any(p.returncode == 0 for p in procs)
+    for p, err in zip(procs, errors):  # the others were told that an ingest is already running
+        assert p.returncode == 0 or (p.returncode == 2 and "Another ingest is running" in err), err
+
+
+def test_a_second_ingest_at_the_same_time_is_refused_with_a_message(tmp_path):
+    import fcntl
+
+    folder = make_photo_folder(tmp_path / "photos", good=3, broken=0)
+    settings = _settings(tmp_path)
+    settings.path().mkdir(parents=True)
+    with open(settings.path("ingest.lock"), "w") as held:  # as if another process were ingesting
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        from core.errors import InputError
+
+        with pytest.raises(InputError, match="Another ingest is running"):
+            build_engine(settings).ingestor().run(folder)
+    assert build_engine(settings).ingestor().run(folder).added == 3  # once it is free, it works
