@@ -116,7 +116,8 @@ def run(ctx, args) -> int:
     update, bar = progress_bar("eval", unit="query")
     try:
         out = run_benchmark(args, methods, items=items,
-                            models={r: str(v) for r, v in engine.backends.describe().items()},
+                            models={r: v["model_id"] + (" (stand-in)" if v["standin"] else "")
+                                    for r, v in engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t))
     finally:
         bar.close()
