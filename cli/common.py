@@ -6,7 +6,7 @@ import os
 import sys
 
 from core.errors import InputError
-from core.records import Filters
+from core.records import Filters, parse_bbox
 from core.sources import parse_date
 
 
@@ -21,19 +21,6 @@ def progress_bar(desc: str, unit: str = "photo"):
         bar.n = done
         bar.refresh()
     return update, bar
-
-
-def parse_bbox(text: str | None):
-    if not text:
-        return None
-    try:
-        parts = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        parts = ()
-    if len(parts) != 4:
-        raise InputError(f"--bbox {text!r} is not four numbers",
-                         "write --bbox WEST,SOUTH,EAST,NORTH, e.g. -10,35,30,60")
-    return parts
 
 
 def add_filter_args(p: argparse.ArgumentParser) -> None:

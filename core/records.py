@@ -62,6 +62,24 @@ class Filters:
         return self == Filters()
 
 
+def parse_bbox(text: str | None) -> tuple[float, float, float, float] | None:
+    """'WEST,SOUTH,EAST,NORTH' (commas or semicolons) as four floats; None for empty text. Ranges are
+    checked where the pool is built (core.search)."""
+    from core.errors import InputError
+
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        parts = tuple(float(p) for p in text.replace(";", ",").split(","))
+    except ValueError:
+        parts = ()
+    if len(parts) != 4:
+        raise InputError(f"Bounding box {text!r} is not four numbers",
+                         "write WEST,SOUTH,EAST,NORTH in degrees, e.g. -10,35,30,60")
+    return parts  # type: ignore[return-value]
+
+
 @dataclass
 class Hit:
     """One ranked result."""

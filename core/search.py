@@ -117,7 +117,7 @@ class SearchService:
 
     def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
         """(photo id, cosine) best first."""
-        if self.index is None or len(self.index) == 0:
+        if len(self.index) == 0:
             return []
         scores, ids = self.index.search(vector[None, :], k, pool)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]

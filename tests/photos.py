@@ -61,6 +61,14 @@ def make_photo_folder(root: Path, good: int, broken: int, start: int = 0) -> Pat
     return root
 
 
+def write_corpus(root: Path, n: int, row) -> Path:
+    """n colour photos under root/img and their iNaturalist-style CSV; row(i) gives photo i's metadata."""
+    (root / "img").mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        colour_image(i).save(root / "img" / f"{i}.png")
+    return write_observations(root, [{"path": f"img/{i}.png", **row(i)} for i in range(n)])
+
+
 def write_observations(root: Path, rows: list[dict]) -> Path:
     """An iNaturalist-style CSV at root/obs.csv with `rows` (each row's keys are the columns)."""
     import csv

@@ -12,32 +12,25 @@ import gradio as gr
 
 from core.errors import EcoLensError, InputError
 from core.imageio import IMAGE_SUFFIXES, load_image
-from core.records import Filters
+from core.records import Filters, parse_bbox
+from core.sources import parse_date
 from ui import strings as S
 
 
 def _date(value: Any) -> date | None:
-    if value in (None, ""):
-        return None
     if isinstance(value, date):
         return value
     try:
-        return date.fromisoformat(str(value).strip()[:10])
-    except ValueError:
+        return parse_date(None if value in (None, "") else str(value))
+    except InputError:
         raise InputError(S.BAD_DATE.format(value=value), S.BAD_DATE_HINT) from None
 
 
 def _bbox(value: str) -> tuple[float, float, float, float] | None:
-    text = (value or "").strip()
-    if not text:
-        return None
     try:
-        parts = tuple(float(p) for p in text.replace(";", ",").split(","))
-    except ValueError:
+        return parse_bbox(value)
+    except InputError:
         raise InputError(S.BAD_BBOX.format(value=value), S.BAD_BBOX_HINT) from None
-    if len(parts) != 4:
-        raise InputError(S.BAD_BBOX.format(value=value), S.BAD_BBOX_HINT)
-    return parts  # type: ignore[return-value]
 
 
 def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", months: Sequence[str] = (),

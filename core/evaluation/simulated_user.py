@@ -40,7 +40,7 @@ def user_reply(answer: str, reason: str) -> str:
 
 def target_rank(session: DialogueSession, target_id: int, depth: int) -> int:
     """The target's rank in the session's current retrieval, or depth + 1 when it is not in the top `depth`."""
-    ranked = session._retrieve(depth)
+    ranked = session.retrieve(depth)
     for position, (photo_id, _) in enumerate(ranked, start=1):
         if photo_id == target_id:
             return position

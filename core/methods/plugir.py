@@ -56,7 +56,7 @@ class DialogueSession:
         self.notices: list[str] = []
         self.pending: Question | None = None
         self.history: list[dict[str, Any]] = []  # per round: caption, top ids
-        self.ranked = self._retrieve(self.k)
+        self.ranked = self.retrieve(self.k)
         self._log()
 
     # ---- retrieval ----------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ class DialogueSession:
             v = rocchio(v, rel, non, s.rocchio_alpha, s.rocchio_beta, s.rocchio_gamma)
         return v
 
-    def _retrieve(self, depth: int) -> list[tuple[int, float]]:
+    def retrieve(self, depth: int) -> list[tuple[int, float]]:
         return self.search.rank_vector(self._vector(), depth, self.pool)
 
     def hits(self, k: int | None = None) -> list[Hit]:
@@ -116,7 +116,7 @@ class DialogueSession:
         s = self.settings
         r = len(self.turns)
         n_t = candidate_count(r, s.plugir_candidates, self.pool_size())
-        ranked = self._retrieve(n_t)
+        ranked = self.retrieve(n_t)
         ids = [i for i, _ in ranked]
         llm = self.backends.llm
         reps: list[int] = []
@@ -163,7 +163,7 @@ class DialogueSession:
         self.turns.append((q, reply or "not sure"))
         self.caption = reformulate(self.backends.llm, self.description, self.caption, self.turns, self.notices)
         self.pending = None
-        self.ranked = self._retrieve(self.k)
+        self.ranked = self.retrieve(self.k)
         self._log()
         return self.hits()
 

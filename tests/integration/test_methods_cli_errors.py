@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.photos import colour_image, write_observations
+from tests.photos import write_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,15 +22,10 @@ def _run(args, data_dir):
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("corpus")
-    (root / "img").mkdir()
-    rows = []
-    for i in range(6):
-        colour_image(i).save(root / "img" / f"{i}.png")
-        rows.append({"path": f"img/{i}.png", "scientific_name": "Rana aurora", "common_name": "Red-legged Frog",
-                     "license": "CC0", "inat_id": str(100 + i)})
+    csv_path = write_corpus(tmp_path_factory.mktemp("corpus"), 6, lambda i: {
+        "scientific_name": "Rana aurora", "common_name": "Red-legged Frog", "license": "CC0", "inat_id": str(100 + i)})
     data_dir = tmp_path_factory.mktemp("data")
-    out = _run(["ingest", str(write_observations(root, rows))], data_dir)
+    out = _run(["ingest", str(csv_path)], data_dir)
     assert out.returncode == 0, out.stderr
     return data_dir
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.photos import colour_image, write_observations
+from tests.photos import write_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,19 +29,18 @@ def _json(args, data_dir):
 def corpus(tmp_path_factory):
     """A small iNaturalist-style CSV corpus with two taxa, dates and places, ingested once."""
     root = tmp_path_factory.mktemp("corpus")
-    (root / "img").mkdir()
-    rows = []
-    for i in range(24):
-        colour_image(i).save(root / "img" / f"{i}.png")
+
+    def row(i):
         bird = i % 2 == 0
-        rows.append({"path": f"img/{i}.png", "scientific_name": "Turdus migratorius" if bird else "Rana aurora",
-                     "common_name": "American Robin" if bird else "Red-legged Frog",
-                     "class": "Aves" if bird else "Amphibia", "genus": "Turdus" if bird else "Rana",
-                     "observed_on": f"2023-{(i % 12) + 1:02d}-15", "latitude": 40 + i, "longitude": -120 + i,
-                     "license": "CC0" if i < 12 else "CC-BY", "rights_holder": f"observer{i}",
-                     "caption": "", "inat_id": str(5000 + i)})
+        return {"scientific_name": "Turdus migratorius" if bird else "Rana aurora",
+                "common_name": "American Robin" if bird else "Red-legged Frog",
+                "class": "Aves" if bird else "Amphibia", "genus": "Turdus" if bird else "Rana",
+                "observed_on": f"2023-{(i % 12) + 1:02d}-15", "latitude": 40 + i, "longitude": -120 + i,
+                "license": "CC0" if i < 12 else "CC-BY", "rights_holder": f"observer{i}",
+                "caption": "", "inat_id": str(5000 + i)}
+    csv_path = write_corpus(root, 24, row)
     data = tmp_path_factory.mktemp("data")
-    out = _run(["ingest", str(write_observations(root, rows))], data)
+    out = _run(["ingest", str(csv_path)], data)
     assert out.returncode == 0, out.stderr
     assert "24 added" in out.stdout
     return root, data
