@@ -32,7 +32,17 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--license", help="licence substring, e.g. cc0")
 
 
-def filters_from_args(args) -> Filters:
+def parse_ids(text: str | None, flag: str = "--ids") -> tuple[int, ...]:
+    """A comma-separated list of photo ids (bounds are checked with the request)."""
+    if not text:
+        return ()
+    try:
+        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise InputError(f"{flag} {text!r} is not a comma-separated list of photo ids", "e.g. 12,40,7") from None
+
+
+def filters_from_args(args, ids: tuple[int, ...] | None = None) -> Filters:
     months: tuple[int, ...] = ()
     if getattr(args, "months", None):
         try:
@@ -42,7 +52,7 @@ def filters_from_args(args) -> Filters:
         if any(not 1 <= m <= 12 for m in months):
             raise InputError(f"--months {args.months!r} is not a list of months 1-12", "e.g. --months 4,5,6")
     return Filters(taxon=args.taxon or "", date_from=parse_date(args.date_from), date_to=parse_date(args.date_to),
-                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "")
+                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "", ids=ids)
 
 
 def print_hits(result) -> None:

@@ -11,10 +11,10 @@ def add_parser(sub) -> None:
 
 
 def run(ctx, args) -> int:
-    engine = ctx.engine()
+    services = ctx.services()
     update, bar = progress_bar("ingest")
     try:
-        report = engine.ingestor().run(args.path, update)
+        report = services.ingestor().run(args.path, update)
     finally:
         bar.close()
     if args.json:

@@ -102,6 +102,10 @@ class Settings:
     port: int = _f(7860, "Port of the web app.")
     password: str = _f("", "If set, the web app asks for user 'ecolens' with this password.", secret=True)
     max_upload_mb: float = _f(20.0, "Largest photo a user may upload, in MB.")
+    max_heavy_searches: int = _f(4, "Searches that call costly backends (drawing, judging, captioning) running at "
+                                    "once; further ones wait for a slot. Plain similarity searches never wait.")
+    log_level: str = _f("INFO", "Level of the log file data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.",
+                        choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
     def path(self, *parts: str) -> Path:
         """A path inside the data directory."""
@@ -171,7 +175,8 @@ def _validate(settings: Settings) -> None:
                               f"set {f.name} to one of: {', '.join(choices)}")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             raise ConfigError(f"Setting {f.name}={value!r} must not be negative", f"give {f.name} a value >= 0")
-    for name in ("batch_size", "k", "visret_m", "rerank_k", "judge_concurrency", "plugir_clusters"):
+    for name in ("batch_size", "k", "visret_m", "rerank_k", "judge_concurrency", "plugir_clusters",
+                 "max_heavy_searches"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"Setting {name} must be at least 1", f"set {name} to 1 or more")
     if not 1 <= settings.port <= 65535:

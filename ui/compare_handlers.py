@@ -6,29 +6,29 @@ from typing import Any
 import gradio as gr
 
 from core.errors import InputError
-from core.search import clean_query
+from core.presets import request_for
+from core.request import clean_query
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
 from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors
-from ui.methods import Knobs, Methods, request_for
 
 MAX_COLUMNS = 4
 
 
 class CompareHandlers:
-    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
-        self.engine, self.log, self.methods = engine, log, methods
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
+        self.engine, self.log, self.ready = engine, log, ready
 
     def _run(self, preset: str, query: str, k: int) -> tuple[Any, list[str]]:
-        result = self.methods.run(request_for(preset, query, Knobs(k=k, m=self.engine.settings.visret_m,
-                                                                   rerank_k=self.engine.settings.rerank_k)))
+        result = self.engine.search(request_for(preset, query, k=k))
         return result, list(result.notices)
 
     @shows_errors
     def compare(self, query: str, presets: list[str], k: float):
         """Outputs: MAX_COLUMNS (gallery, title) pairs flattened, then the overlap table and notices."""
+        self.ready()
         query = clean_query(query)
         presets = list(presets or [])
         if not 2 <= len(presets) <= MAX_COLUMNS:

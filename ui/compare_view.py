@@ -5,7 +5,7 @@ import gradio as gr
 
 from ui import strings as S
 from ui.compare_handlers import MAX_COLUMNS, CompareHandlers
-from ui.methods import PRESET_NAMES
+from core.presets import PRESET_NAMES
 
 
 def build(h: CompareHandlers) -> None:

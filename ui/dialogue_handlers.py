@@ -13,7 +13,6 @@ from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors, warn
-from ui.methods import Methods
 
 MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (their log stays)
 
@@ -23,8 +22,8 @@ def new_dialogue_state() -> dict[str, Any]:
 
 
 class DialogueHandlers:
-    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
-        self.engine, self.log, self.methods = engine, log, methods
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
+        self.engine, self.log, self.ready = engine, log, ready
         self._live: OrderedDict[int, Any] = OrderedDict()
 
     def _session(self, st: dict[str, Any]):
@@ -46,14 +45,15 @@ class DialogueHandlers:
         ranked = [(h.photo_id, h.score) for h in session.hits()]
         rid = self.log.log_request(RequestRecord(
             session_id=st["id"], query=session.caption, method="plugir", settings=masked(self.engine.settings),
-            models=self.methods.pipeline.backends.describe(),
+            models=self.engine.backends.describe(),
             stages=[StageRecord("final", ranked, {"turn": len(session.turns), "marked": st["marked"]})]))
         self.log.log_turn(TurnRecord(session_id=st["id"], index=len(session.turns), question=question,
                                      answer=answer, description=session.caption, request_id=rid))
 
     @shows_errors
     def start(self, description: str, st: dict[str, Any] | None):
-        session = self.methods.dialogue(description)
+        self.ready()
+        session = self.engine.dialogue(description)
         sid = self.log.start_session("dialogue", session.description[:80])
         self._live[sid] = session
         while len(self._live) > MAX_LIVE:

@@ -40,10 +40,10 @@ class HistoryHandlers:
         gallery = []
         if detail.requests and detail.requests[-1].stages:
             ranked = detail.requests[-1].stages[0].ranking
-            gallery = present.gallery_items([h.to_json() for h in self.engine.search.hits(ranked)])
+            gallery = present.gallery_items([h.to_json() for h in self.engine.corpus.hits(ranked)])
         elif detail.labels:  # a labelling session: the photos judged, with their last label
             last = {lb.photo_id: lb.label for lb in detail.labels}
-            photos = self.engine.search.photos(list(last))
+            photos = self.engine.corpus.photos(list(last))
             gallery = [(p.path, f"{p.id} · {S.LABEL_NAMES.get(last[p.id], '')}") for p in photos]
         lab_rows = ["| photo | label | annotator | seconds | when |", "|---|---|---|---|---|"]
         lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {present.md_cell(lb.annotator)} | "

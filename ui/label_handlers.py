@@ -8,7 +8,8 @@ from typing import Any
 
 from core.errors import InputError
 from core.labels import agreement, export_labels
-from core.search import clean_query
+from core.presets import request_for
+from core.request import clean_query
 from core.sessionlog import ExportRecord, Label, SessionLog
 from ui import present
 from ui import strings as S
@@ -22,8 +23,8 @@ def new_label_state() -> dict[str, Any]:
 
 
 class LabelHandlers:
-    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic):
-        self.engine, self.log, self.clock = engine, log, clock
+    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None):
+        self.engine, self.log, self.clock, self.ready = engine, log, clock, ready
         self._api_sessions: dict[str, int] = {}
 
     def outputs(self, st: dict[str, Any], message: str = ""):
@@ -59,8 +60,9 @@ class LabelHandlers:
 
     @shows_errors
     def load(self, query: str, annotator: str, k: float):
+        self.ready()
         query = clean_query(query)
-        result = self.engine.search.search(query, k=int(k or self.engine.settings.k))
+        result = self.engine.search(request_for("Fast", query, k=k or self.engine.settings.k))
         return self.outputs(self._start(query, [h.to_json() for h in result.hits], annotator))
 
     @shows_errors
@@ -114,7 +116,7 @@ class LabelHandlers:
         labels = self.log.labels(query=st["query"])
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         path = self.engine.settings.path("exports", f"labels-{st['session_id']}-{stamp}.{EXPORT_SUFFIX[fmt]}")
-        photos = {p.id: p for p in self.engine.search.photos(sorted({lb.photo_id for lb in labels}))}
+        photos = {p.id: p for p in self.engine.corpus.photos(sorted({lb.photo_id for lb in labels}))}
         scores = {h["id"]: h["score"] for h in st["items"]}
         rows = export_labels(labels, fmt, path, photos=photos, scores=scores)
         self.log.log_export(ExportRecord(session_id=st["session_id"], format=fmt, path=str(path), rows=rows))

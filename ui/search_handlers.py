@@ -1,32 +1,46 @@
-"""Handlers of the search view: search (first results at once, later stages streamed), photo selection,
-more like this, and refining with the user's labels. Thin: they call core and log what happened."""
+"""Handlers of the search view. One search = one stream of engine events: a quick preview, the preset's own
+first results, each generated picture, judging progress, notices, and the final ranking (the same one the
+CLI prints and the evaluation scores). A new search from the same page cancels the one still running; Stop
+and a closed page cancel it too. Thin: they call core and log what happened."""
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Iterator
 
 import gradio as gr
 
+from core.cancel import REPLACED, LatestSearches
 from core.errors import EcoLensError, InputError
+from core.events import Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent, Visualization
 from core.labels import latest
+from core.presets import request_for
 from core.records import Filters
-from core.search import clean_query
+from core.request import clean_query
 from core.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
 from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn
-from ui.methods import Knobs, Methods, request_for
+
+log = logging.getLogger(__name__)
 
 
 def new_state() -> dict[str, Any]:
     return {"session_id": None, "query": "", "method": "", "hits": [], "stages": {}, "selected": None,
-            "filters": Filters(), "k": 20}
+            "filters": Filters(), "k": 20, "notices": []}
+
+
+def session_key(request: gr.Request | None) -> str:
+    """Which browser page a call comes from (the API without a session shares one key)."""
+    return getattr(request, "session_hash", None) or "api"
 
 
 class SearchHandlers:
-    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
-        self.engine, self.log, self.methods, self.settings = engine, log, methods, engine.settings
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
+        """`engine`: core.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
+        self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
+        self.running = LatestSearches()
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
@@ -44,96 +58,139 @@ class SearchHandlers:
             settings={**masked(self.settings), **knobs}, models=result.backends, filters=result.filters,
             stages=stages))
 
+    def _log_cancelled(self, state: dict[str, Any], request: Any, reason: str, knobs: dict[str, Any]) -> None:
+        note = f"cancelled: {reason}"
+        self.log.log_request(RequestRecord(
+            session_id=self._session(state, "search", request.query or "(example photo)"),
+            query=request.query or "(example photo)", method=request.name, settings={**masked(self.settings), **knobs},
+            models={}, filters=request.filters.to_json() if request.filters else {},
+            stages=[StageRecord("final", [], {"notices": [note], "cancelled": True})]))
+
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
-                     stages=dict(result.stages or {}), selected=None)
+                     stages=dict(result.stages or {}), selected=None, notices=list(result.notices))
 
     @staticmethod
     def outputs(state: dict[str, Any], status: str):
-        """(gallery, status, visualizations, evidence, explanation, state): the search view's outputs."""
+        """(gallery, status, notices, visualizations, evidence, explanation, state): the view's outputs."""
         stages = state.get("stages") or {}
         if state.get("searches"):
             status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
-        return (present.gallery_items(state["hits"]), status, present.visualization_items(stages),
-                present.evidence_md(stages), S.SELECT_HINT, state)
+        return (present.gallery_items(state["hits"]), status, present.notices_md(state.get("notices") or []),
+                present.visualization_items(stages), present.evidence_md(stages), S.SELECT_HINT, state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
     def search(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
-               license: str, example: str | None, state: dict[str, Any] | None) -> Iterator[tuple]:
-        """First results (baseline) at once, then the preset's later stages as they finish."""
+               license: str, example: str | None, state: dict[str, Any] | None,
+               request: gr.Request = None) -> Iterator[tuple]:
+        """Run the preset's search and stream what it does; the final ranking replaces the first results."""
+        self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb, self.settings.max_image_pixels)
         if image is None or (query or "").strip():
             query = clean_query(query)
+        else:
+            query = ""
         filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
         if query != state.get("query"):
             state["seeds"] = None  # a new query starts from the default seeds
-        knobs = Knobs(k=int(k or self.settings.k), m=int(m or 1), rerank_k=int(rerank_k or 1),
-                      rerank_mode=rerank_mode or "full", answer=bool(want_answer), seeds=state.get("seeds"),
-                      examples=[image] if image is not None and preset != "Fast" else [])
-        state.update(filters=filters, k=knobs.k, preset=preset, searches=state.get("searches", 0) + 1)
-        t0 = time.perf_counter()
-        first = self.engine.search.search(query, k=knobs.k, filters=filters,
-                                          image=image if preset == "Fast" or not query else None)
-        self._take(state, first)
-        warn(first.notices)
-        later = preset != "Fast" and bool(query)
-        status = S.FIRST_RESULTS.format(n=len(first.hits), ms=(time.perf_counter() - t0) * 1000,
-                                        method=first.method, more=S.MORE_COMING if later else S.DONE)
-        yield self.outputs(state, status)
-        if not later:
-            self._log(state, first, {"preset": preset})
-            return
-        yield from self._later(state, request_for(preset, query, knobs, filters), knobs)
+        options = dict(k=k or self.settings.k, m=m or 1, rerank_k=rerank_k or 1, answer=bool(want_answer),
+                       seeds=state.get("seeds"), filters=filters, examples=[image] if image is not None else [])
+        req = request_for(preset, query, rerank_mode=rerank_mode or "full", preview=True, **options)
+        req.validate()
+        knobs = {"preset": preset, "m": req.m, "rerank_k": req.rerank_k, "rerank": req.rerank, "seeds": req.seeds,
+                 "examples": len(req.examples), "answer": req.answer}
+        state.update(filters=filters, k=req.k, preset=preset, searches=state.get("searches", 0) + 1, notices=[])
+        key = session_key(request)
+        token, replaced = self.running.start(key)
+        if replaced:
+            state["notices"].append(S.PREVIOUS_CANCELLED)
+        try:
+            yield from self._stream(state, req, token, knobs)
+        finally:
+            self.running.finish(key, token)
 
-    def _later(self, state: dict[str, Any], request: Any, knobs: Knobs) -> Iterator[tuple]:
+    def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any]) -> Iterator[tuple]:
+        t0 = time.perf_counter()
         lines: list[str] = []
-        for event in self.methods.stream(request):
-            kind = event.get("type")
-            if kind == "stage" and event.get("status") == "done":
-                lines.append(S.STAGE_DONE.format(stage=event.get("stage"), ms=float(event.get("ms", 0))))
-                yield self.outputs(state, " · ".join(lines + [S.MORE_COMING]))
-            elif kind == "hits" and event.get("stage") == "first":
-                state["hits"] = list(event.get("hits") or state["hits"])  # the preset's own first stage
-                yield self.outputs(state, " · ".join(lines + [S.MORE_COMING]))
-            elif kind == "visualization" and event.get("ok"):
-                vis = state["stages"].setdefault("visret", {}).setdefault("visualizations", [])
-                vis.append({"path": event["path"], "seed": event.get("seed")})
-                yield self.outputs(state, " · ".join(lines + [S.MORE_COMING]))
-            elif kind == "error":
-                # a failed later stage keeps the first results on screen and says why
-                exc = event.get("error")
-                gr.Warning(user_message(exc) if isinstance(exc, EcoLensError) else f"{request.method}: {exc}")
-                yield self.outputs(state, " · ".join(lines + [S.DONE]))
+        heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
+
+        def status(*extra: str) -> str:
+            return " · ".join([*lines, *extra])
+
+        for event in self.engine.stream(req, cancel=token):
+            if token.cancelled and not isinstance(event, (Done, Cancelled)):
+                continue  # stopped or replaced: show nothing more of this one
+            if isinstance(event, FirstResults) and heavy:
+                state["hits"] = list(event.hits)
+                what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
+                lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
+                                                    what=what))
+                yield self.outputs(state, status(S.MORE_COMING))
+            elif isinstance(event, Visualization) and event.ok:
+                vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
+                vis.append({"path": event.path, "seed": event.seed})
+                yield self.outputs(state, status(S.MORE_COMING))
+            elif isinstance(event, PhotoJudged) and (event.done % 10 == 0 or event.done == event.total):
+                yield self.outputs(state, status(S.JUDGED.format(done=event.done, total=event.total)))
+            elif isinstance(event, StageEvent) and event.status == "done" and heavy and event.stage in S.STAGE_NAMES:
+                lines.append(S.STAGE_DONE.format(stage=S.STAGE_NAMES[event.stage], ms=float(event.ms or 0)))
+            elif isinstance(event, Notice) and heavy:
+                state["notices"] = state.get("notices", []) + [event.text]
+            elif isinstance(event, Failed):
+                # a failed later stage keeps the results on screen and says why
+                exc = event.error
+                gr.Warning(user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED)
+                yield self.outputs(state, status(S.DONE))
                 return
-            elif kind == "result":
-                result = event["result"]
+            elif isinstance(event, Cancelled):
+                self._log_cancelled(state, req, event.reason, knobs)
+                if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
+                    yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)))
+                return
+            elif isinstance(event, Done):
+                result = event.result
+                previous = [n for n in state.get("notices", []) if n == S.PREVIOUS_CANCELLED]
                 self._take(state, result)
-                warn(result.notices)
+                state["notices"] = previous + state["notices"]
                 state["seeds"] = [v["seed"] for v in (result.stages.get("visret") or {}).get("visualizations", [])
                                   if v.get("organism", 0) == 0] or None
-                self._log(state, result, {"preset": state.get("preset"), "m": knobs.m, "rerank_k": knobs.rerank_k,
-                                          "rerank": request.rerank, "seeds": knobs.seeds,
-                                          "examples": len(knobs.examples), "answer": knobs.answer})
-                yield self.outputs(state, " · ".join(lines + [S.DONE]))
+                self._log(state, result, knobs)
+                done = S.RESULTS_DONE.format(n=len(result.hits), ms=result.timings_ms.get("total", 0.0),
+                                             method=S.method_name(result.method))
+                lines.append(done)
+                yield self.outputs(state, status(S.DONE))
+
+    def stop(self, request: gr.Request = None) -> str:
+        """Stop this page's running search."""
+        stopped = self.running.cancel(session_key(request), "you pressed Stop")
+        return S.STOPPED if stopped else S.NOTHING_TO_STOP
+
+    def page_closed(self, request: gr.Request = None) -> None:
+        """The page was closed or reloaded: its search is no longer wanted."""
+        self.running.cancel(session_key(request), "the page was closed")
 
     @shows_errors
-    def regenerate(self, *args):
+    def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
+                   want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
+                   license: str, example: str | None, state: dict[str, Any] | None, request: gr.Request = None):
         """Search again with new VisRet seeds (fresh pictures)."""
-        *form, state = args
         state = dict(state or new_state())
-        m = int(form[3] or 1)
-        seeds = state.get("seeds") or list(range(m))
-        state["seeds"] = [max(seeds) + 1 + i for i in range(m)]
-        yield from self._again(form, state)
+        seeds = state.get("seeds") or list(range(int(m or 1)))
+        state["seeds"] = [max(seeds) + 1 + i for i in range(int(m or 1))]
+        state["query"] = clean_query(query)  # the same query keeps the seeds just chosen
+        yield from self.search(query, preset, k, m, rerank_k, rerank_mode, want_answer, taxon, date_from, date_to,
+                               months, bbox, license, example, state, request)
 
     @shows_errors
-    def drop_visualization(self, *args):
+    def drop_visualization(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
+                           want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str],
+                           bbox: str, license: str, example: str | None, state: dict[str, Any] | None,
+                           request: gr.Request = None):
         """Search again without the selected generated picture."""
-        *form, state = args
         state = dict(state or new_state())
         seeds = list(state.get("seeds") or [])
         sel = state.get("selected_vis")
@@ -142,12 +199,9 @@ class SearchHandlers:
             yield self.outputs(state, S.SELECT_VIS_HINT)
             return
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
-        form[3] = len(state["seeds"])
-        yield from self._again(form, state)
-
-    def _again(self, form: list, state: dict[str, Any]):
-        state["query"] = clean_query(form[0])  # the same query keeps the seeds just chosen
-        yield from self.search(*form, state)
+        state["query"] = clean_query(query)
+        yield from self.search(query, preset, k, len(state["seeds"]), rerank_k, rerank_mode, want_answer, taxon,
+                               date_from, date_to, months, bbox, license, example, state, request)
 
     def select_visualization(self, state: dict[str, Any], evt: gr.SelectData) -> dict[str, Any]:
         state = dict(state or new_state())
@@ -163,38 +217,39 @@ class SearchHandlers:
         state["selected"] = index
         return present.explanation_html(state["hits"][index], state.get("stages") or {}), state
 
-    def _show(self, state: dict[str, Any], result: Any, preset: str):
+    def _show(self, state: dict[str, Any], req: Any, label: str):
+        """Run a short search to the end and show it (more like this, refine with labels)."""
+        result = self.engine.search(req)
         state["searches"] = state.get("searches", 0) + 1
         self._take(state, result)
         warn(result.notices)
-        self._log(state, result, {"preset": preset})
+        self._log(state, result, {"preset": label})
         ms = result.timings_ms.get("total", 0.0)
-        return self.outputs(state, S.FIRST_RESULTS.format(n=len(result.hits), ms=ms, method=result.method,
-                                                          more=S.DONE))
+        return self.outputs(state, S.RESULTS_DONE.format(n=len(result.hits), ms=ms, method=S.method_name(label)))
 
     @shows_errors
     def more_like_this(self, state: dict[str, Any]):
+        self.ready()
         state = dict(state or new_state())
         if state.get("selected") is None:
             gr.Warning(S.SELECT_HINT)
             return self.outputs(state, S.SELECT_HINT)
         hit = state["hits"][state["selected"]]
-        photo = self.engine.search.photos([hit["id"]])[0]
-        result = self.engine.search.search(k=state.get("k", 20), filters=state.get("filters"),
-                                           image=self.engine.search.load_image(photo))
-        result.method, result.query = "more-like-this", f"like photo {hit['id']}"
-        return self._show(state, result, "more-like-this")
+        req = request_for("Fast", "", k=state.get("k", 20), filters=state.get("filters"), example_ids=[hit["id"]])
+        return self._show(state, req, "more-like-this")
 
     @shows_errors
     def refine_with_labels(self, state: dict[str, Any]):
         """Relevance feedback: the labels given to this query move the query vector (Rocchio, in core)."""
+        self.ready()
         state = dict(state or new_state())
-        if not state.get("hits") or state.get("method") == "more-like-this":
+        if not state.get("hits") or not state.get("query") or state.get("query") == "(example photo)":
             raise InputError(S.NO_RESULTS, "search with words first")
         labels = self.log.labels(query=state["query"])
         rel = sorted({lb.photo_id for lb in latest(labels) if lb.label == RELEVANT})
         non = sorted({lb.photo_id for lb in latest(labels) if lb.label == NOT_RELEVANT} - set(rel))
         if not rel and not non:
             raise InputError(S.NO_LABELS_YET, "label photos in the Label tab, then come back")
-        request = request_for("Fast", state["query"], Knobs(k=state.get("k", 20)), state.get("filters"), rel, non)
-        return self._show(state, self.methods.run(request), "feedback")
+        req = request_for("Fast", state["query"], k=state.get("k", 20), filters=state.get("filters"),
+                          relevant_ids=rel, nonrelevant_ids=non)
+        return self._show(state, req, "feedback")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ui import strings as S
-from ui.methods import PRESET_NAMES
+from core.presets import PRESET_NAMES
 from ui.search_handlers import SearchHandlers, new_state
 
 
@@ -18,7 +18,9 @@ def build(h: SearchHandlers) -> gr.State:
                            max_lines=3)
         preset = gr.Radio(list(PRESET_NAMES), value="Fast", label=S.PRESET_LABEL, elem_id="search-preset",
                           info=" · ".join(S.PRESETS.values()), scale=4)
-        go = gr.Button(S.SEARCH, variant="primary", elem_id="search-button", scale=1)
+        with gr.Column(scale=1, min_width=120):
+            go = gr.Button(S.SEARCH, variant="primary", elem_id="search-button")
+            stop = gr.Button(S.STOP, variant="stop", elem_id="search-stop", size="sm")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -38,6 +40,7 @@ def build(h: SearchHandlers) -> gr.State:
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status")
+    notices = gr.Markdown("", elem_id="search-notices")
     with gr.Row():
         with gr.Column(scale=3):
             gallery = gr.Gallery(label=S.RESULTS, elem_id="search-gallery", columns=5, height=560,
@@ -54,15 +57,17 @@ def build(h: SearchHandlers) -> gr.State:
         with gr.Column(scale=1, min_width=160):
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
-    outputs = [gallery, status, visualizations, evidence, explanation, state]
+    outputs = [gallery, status, notices, visualizations, evidence, explanation, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
               license_, example, state]
-    go.click(h.search, inputs, outputs, api_name="search", show_progress="minimal", concurrency_id="search",
-             concurrency_limit=4)
-    query.submit(h.search, inputs, outputs, api_visibility="private", show_progress="minimal",
-                 concurrency_id="search")
-    regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", concurrency_id="search")
-    drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", concurrency_id="search")
+    # every search may run while another one from this page is still running: the handler cancels the older
+    # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
+    run = dict(concurrency_id="search", concurrency_limit=16, trigger_mode="multiple", show_progress="minimal")
+    searches = [go.click(h.search, inputs, outputs, api_name="search", **run),
+                query.submit(h.search, inputs, outputs, api_visibility="private", **run),
+                regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),
+                drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
+    stop.click(h.stop, None, status, cancels=searches, api_name="stop", concurrency_limit=None)
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
     gallery.select(h.select, [state], [explanation, state], api_visibility="private")
     more.click(h.more_like_this, [state], outputs, api_name="more_like_this")

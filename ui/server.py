@@ -1,5 +1,6 @@
-"""Building the Gradio app from its collaborators (engine, session log, banner) and serving it safely:
-host by environment, only the data / corpus / asset folders served, upload limit, optional password."""
+"""Building the Gradio app from its collaborators (the search engine, session log, banner, the preparation of
+the photo collection) and serving it safely: host by environment, only the data / corpus / asset folders
+served, upload limit, optional password."""
 from __future__ import annotations
 
 import os
@@ -8,14 +9,15 @@ from typing import Any
 
 import gradio as gr
 
+from core.errors import InputError
 from core.sessionlog import MemorySessionLog, SessionLog
+from core.startup import Preparation
 from ui import compare_view, dialogue_view, history_view, label_view, search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
-from ui.methods import Methods
 from ui.search_handlers import SearchHandlers
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -37,32 +39,53 @@ def annotator_name(profile: gr.OAuthProfile | None) -> str:
     return profile.username if profile is not None else ""
 
 
-def build_app(engine: Any, session_log: SessionLog, banner: str = "") -> gr.Blocks:
-    """The whole app as gr.Blocks; `banner` is shown (elem_id standin-banner) when stand-ins are in use."""
-    notices = engine.ensure_corpus()
-    standin = banner in notices or engine.standin_in_use()
-    methods = Methods(engine)
+def _gate(preparation: Preparation | None):
+    """ready(): raises InputError while the photo collection is still being prepared (or failed)."""
+    def ready() -> None:
+        if preparation is not None and not preparation.ready:
+            raise InputError(preparation.status() or S.PREPARING, S.PREPARING_HINT)
+    return ready
+
+
+def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=None) -> gr.Blocks:
+    """The whole app as gr.Blocks on `engine` (core.engine.SearchEngine). `banner` (elem_id standin-banner)
+    says which stand-ins are in use; `prepare(progress) -> notices` builds the photo collection on first use:
+    it runs in the background and the page shows its progress until it is done."""
+    preparation = Preparation(prepare).start() if prepare is not None else None
+    ready = _gate(preparation)
     with gr.Blocks(title=S.TITLE) as app:
         with gr.Row():
             gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
             if oauth_enabled():
                 gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
-        gr.Markdown(f"**{banner}**" if standin and banner else "", elem_id="standin-banner", visible=standin)
+        gr.Markdown(f"**{banner}**" if banner else "", elem_id="standin-banner", visible=bool(banner))
+        progress = gr.Markdown(preparation.status() if preparation else "", elem_id="prepare-status",
+                               visible=bool(preparation and not preparation.ready))
         if isinstance(session_log, MemorySessionLog):
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
+        search = SearchHandlers(engine, session_log, ready)
         with gr.Tabs(elem_id="tabs"):
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
-                search_state = search_view.build(SearchHandlers(engine, session_log, methods))
+                search_state = search_view.build(search)
             with gr.Tab(S.TAB_DIALOGUE, id="dialogue", elem_id="tab-dialogue"):
-                dialogue_view.build(DialogueHandlers(engine, session_log, methods))
+                dialogue_view.build(DialogueHandlers(engine, session_log, ready))
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
-                compare_view.build(CompareHandlers(engine, session_log, methods))
+                compare_view.build(CompareHandlers(engine, session_log, ready))
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
-                annotator = label_view.build(LabelHandlers(engine, session_log), search_state)
+                annotator = label_view.build(LabelHandlers(engine, session_log, ready=ready), search_state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
                 _, sessions = history_view.build(history)
         history_tab.select(history.refresh, None, sessions, api_visibility="private")
+        if preparation is not None and not preparation.finished:
+            timer = gr.Timer(1.0)
+
+            def poll():
+                text = preparation.status()
+                return gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished)
+            timer.tick(poll, None, [progress, timer], api_visibility="private", concurrency_limit=None,
+                       show_progress="hidden")
+        app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
     return app
@@ -91,10 +114,10 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     return opts
 
 
-def launch(engine: Any, banner_text: str, session_log: SessionLog | None = None) -> int:
-    """Serve the app until interrupted; returns the exit code. Without a session log (app.py not yet passing
-    storage.sessionlog.SqlSessionLog) the log lives in memory and the page says that nothing is saved."""
-    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner_text)
+def launch(engine: Any, session_log: SessionLog | None = None, banner: str = "", prepare=None) -> int:
+    """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
+    and the page says that nothing is saved."""
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
     app.queue(default_concurrency_limit=8)
     app.launch(**launch_options(engine.settings))
     return 0

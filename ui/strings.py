@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 TITLE = "EcoLens"
+PREPARING = "The photo collection is still being prepared."
+PREPARING_HINT = "wait until the progress note at the top of the page disappears, then try again"
 MEMORY_LOG = "The session log is kept in memory: searches and labels of this run are not saved."
 SUBTITLE = "Expert search of nature photos: describe what you need to see, the way you would tell a colleague."
 
@@ -12,8 +14,8 @@ TAB_SEARCH, TAB_DIALOGUE, TAB_COMPARE, TAB_LABEL, TAB_HISTORY = "Search", "Dialo
 PRESETS = {
     "Fast": "Fast: embedding similarity only (baseline)",
     "Visualize": "Visualize: draw what you describe, then search with the pictures (VisRet)",
-    "Verify": "Visualize, then check each candidate with yes/no sub-questions (VisRet + full rerank)",
-    "Cover": "Cover: photos that together satisfy every part of the query (Pareto coverage)",
+    "Verify": "Verify: visualize, then check each candidate with yes/no sub-questions (VisRet + full rerank)",
+    "Cover": "Cover: photos that together show every part of the query come first (Pareto coverage)",
 }
 PRESET_LABEL = "How to search"
 
@@ -101,10 +103,36 @@ HISTORY_LABELS = "Labels"
 
 # ---- messages ----------------------------------------------------------------------------------------
 SEARCH_NO = "Search {n}"
-FIRST_RESULTS = "{n} photos in {ms:.0f} ms ({method}); {more}"
-MORE_COMING = "later stages are running…"
+PREVIEW = "embedding similarity, shown while the rest runs"
+FIRST_STAGE = "before verification"
+FIRST_RESULTS = "{n} photos in {ms:.0f} ms ({what})"
+MORE_COMING = "still working…"
 DONE = "done"
-STAGE_DONE = "{stage} finished in {ms:.0f} ms"
+RESULTS_DONE = "{n} photos in {ms:.0f} ms ({method})"
+STAGE_DONE = "{stage} took {ms:.0f} ms"
+STAGE_NAMES = {"instruction": "describing the picture", "generate": "drawing", "image_search": "searching by the pictures",
+               "rewrite": "rewriting the query", "rerank_plan": "writing the checks", "rerank": "checking each photo",
+               "decompose": "splitting the query into parts", "coverage": "finding photos for every part",
+               "answer": "writing the answer"}
+JUDGED = "checked {done} of {total} photos"
+STAGE_FAILED = "A later step failed; the results so far are shown."
+CANCELLED = "stopped ({reason})"
+PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."
+STOP = "Stop"
+STOPPED = "Search stopped."
+NOTHING_TO_STOP = "No search is running."
+NOTICES = "Notes about this search"
+METHOD_NAMES = {"baseline": "embedding similarity", "rewrite": "rewritten query", "visret": "searched with drawings",
+                "rerank": "verified", "coverage": "every part covered first", "more-like-this": "more like this photo",
+                "feedback": "refined with your labels"}
+
+
+def method_name(method: str) -> str:
+    """A search's technical name ("visret+rerank:full+coverage") in the app's words."""
+    parts = []
+    for part in method.split("+"):
+        parts.append(METHOD_NAMES.get(part.split(":")[0], part))
+    return ", ".join(parts)
 UPLOAD_TOO_BIG = "The photo is {mb:.1f} MB, more than the {limit:.0f} MB allowed"
 UPLOAD_TOO_BIG_HINT = "upload a smaller photo (resize it first)"
 UPLOAD_BAD_TYPE = "The file {name} is not a photo EcoLens can read"

@@ -36,6 +36,7 @@ class BudgetedJudge:
     def __init__(self, judge, budget: Budget):
         self.inner, self.budget = judge, budget
         self.model_id, self.is_standin = judge.model_id, judge.is_standin
+        self.prompt_id = getattr(judge, "prompt_id", "")
 
     def ask(self, request):
         self.budget.take("judge")

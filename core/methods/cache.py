@@ -17,6 +17,7 @@ import numpy as np
 from PIL import Image
 
 from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest
+from core.prompts import judge as judge_prompts
 
 
 def key_of(*parts: Any) -> str:
@@ -162,14 +163,20 @@ class CachedJudge:
         self.inner, self.cache = inner, cache
         self.model_id, self.is_standin = inner.model_id, inner.is_standin
 
+    @property
+    def prompt_id(self) -> str:
+        return getattr(self.inner, "prompt_id", "")
+
     def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int | None = None,
             cache_only: bool = False) -> JudgeAnswer:
         """`vote`, when given, overrides request.vote; the inner judge receives the vote in the request."""
         if vote is not None and vote != request.vote:
             request = dataclasses.replace(request, vote=int(vote))
         who = photo_key(request.photo) if request.photo is not None else request.image
-        key = key_of(self.model_id, who, request.question, request.query, request.context,
-                     [list(h) for h in request.history], request.vote)
+        # the key holds everything that decides the answer: model, photo, the rendered prompt (so an edited
+        # prompt template is a miss), the backend's own prompt version if it has one, and the vote
+        key = key_of(self.model_id, getattr(self.inner, "prompt_id", ""), who, judge_prompts.SYSTEM,
+                     judge_prompts.user_text(request), request.vote)
         hit = self.cache.get_json("judge", key, count_miss=not cache_only)
         if hit is not None:
             return JudgeAnswer(hit["answer"], hit["top_logprobs"], hit.get("reason", ""))
@@ -220,7 +227,9 @@ class CachedCaptioner:
     def caption(self, image: Image.Image | None, photo=None, load: Callable[[], Image.Image] | None = None) -> str:
         who = [photo_key(photo), photo.caption, photo.scientific_name, photo.common_name] if photo is not None \
             else image
-        key = key_of(self.model_id, who)
+        hint = " / ".join(n for n in (photo.common_name, photo.scientific_name) if n) if photo is not None else ""
+        key = key_of(self.model_id, getattr(self.inner, "prompt_id", ""), who, judge_prompts.CAPTION_SYSTEM,
+                     judge_prompts.caption_text(hint))
         hit = self.cache.get_json("caption", key)
         if hit is not None:
             return hit["text"]

@@ -4,6 +4,7 @@
 count hits and misses. One CachedBackends lives as long as its pipeline; budgets are applied per query."""
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from core.methods.cache import (CachedCaptioner, CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM,
                                 DiskCache)
 
+log = logging.getLogger(__name__)
 _COUNTED = {"embed_images", "embed_texts", "chat", "ask", "generate", "caption"}
 
 
@@ -59,7 +61,8 @@ def _raw(backends: Any, name: str) -> Any:
         return backends.embedder
     try:
         return getattr(backends, name)
-    except Exception as exc:  # a missing package, a bad model name, no API key ...
+    except Exception as exc:  # a missing package, a bad model name, no API key ...: every call reports it
+        log.exception("the %s backend could not be built; its stages will degrade", name)
         return Unavailable(name, exc)
 
 

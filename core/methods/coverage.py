@@ -2,6 +2,7 @@
 photos with what each covers, the sub-queries nobody covers, and an optional generated reference picture."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,8 @@ from core.methods.pareto import pareto_front, uncovered
 from core.methods.run import Run
 from core.prompts.coverage import reference_prompt
 
+log = logging.getLogger(__name__)
+
 MAX_CANDIDATES = 20_000  # with pareto_top_m = 0, larger pools are cut to the dense top this many
 CAPTIONED = 50  # photos also captioned by a real captioner (the dense top ones)
 DENSE_NOTE = ("coverage: the dense score uses each photo's global image embedding (no sub-query-specific "
@@ -22,7 +25,7 @@ DENSE_NOTE = ("coverage: the dense score uses each photo's global image embeddin
 
 def _candidates(run: Run, pool, dense_of) -> tuple[np.ndarray, np.ndarray]:
     s = run.settings
-    index = run.search.index
+    index = run.corpus.index
     if pool is None:
         ids, mat = index.ids(), index.matrix()
     else:
@@ -51,7 +54,7 @@ def run_coverage(run: Run, query: str, pool, reference: bool = False) -> dict[st
 
 def _coverage(run: Run, subs, pool) -> dict[str, Any]:
     """The coverage report, remembered on disk for the same sub-queries, models and indexed pool."""
-    index = run.search.index
+    index = run.corpus.index
     ids_now = np.asarray(index.ids() if pool is None else pool, dtype=np.int64)
     memo_key = key_of("coverage", [q.text for q in subs], run.backends.embedder.model_id,
                       run.backends.captioner.model_id, ids_now, len(index), run.settings.pareto_top_m)
@@ -79,8 +82,9 @@ def _compute(run: Run, subs, pool) -> dict[str, Any]:
         text = describe(photo)
         if pid in best:
             try:
-                text += " " + captioner.caption(None, photo, load=lambda p=photo: run.search.load_image(p))
-            except Exception as exc:
+                text += " " + captioner.caption(None, photo, load=lambda p=photo: run.corpus.load_image(p))
+            except Exception as exc:  # reported: notice + log line; coverage goes on with metadata
+                log.warning("captioner %s failed on photo %s", captioner.model_id, pid, exc_info=exc)
                 run.notice(f"the captioner failed ({short_error(exc)}); coverage used metadata only")
                 best = set()
         have = token_set(text)
@@ -103,7 +107,8 @@ def _reference(run: Run, query: str, stage: dict[str, Any]) -> dict[str, Any] | 
         with run.timed("reference"):
             out, path = run.backends.generator_for(run.budget).generate_to_file(prompt, seed=0,
                                                                                  size=run.settings.image_size)
-    except Exception as exc:
+    except Exception as exc:  # reported: notice + log line
+        log.warning("the reference picture failed", exc_info=exc)
         run.notice(f"the reference picture could not be generated: {short_error(exc)}")
         return None
     return {"path": str(path), "seed": 0, "model": out.model_id, "prompt": prompt, "generated": True,

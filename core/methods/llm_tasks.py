@@ -6,6 +6,7 @@ that always answers "") means "use the rule" and adds no notice."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -18,6 +19,8 @@ from core.prompts import coverage as coverage_prompts
 from core.prompts import plugir as plugir_prompts
 from core.prompts import rerank as rerank_prompts
 from core.prompts import visret as visret_prompts
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -45,11 +48,13 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
     try:
         text = llm.chat([ChatMessage("system", system), ChatMessage("user", user)], temperature=temperature,
                         max_tokens=max_tokens, json_schema=json_schema)
-    except Exception as exc:  # any backend failure downgrades to the rule
+    except Exception as exc:  # any backend failure downgrades to the rule: notice + log line
+        log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
         notices.append(f"{task}: the language model failed ({short_error(exc)}); used the offline rule instead")
         return rule(), "rule"
     if not (text or "").strip():
         if not llm.is_standin:
+            log.warning("%s: LLM %s returned nothing; using the offline rule", task, llm.model_id)
             notices.append(f"{task}: the language model returned nothing; used the offline rule instead")
         return rule(), "rule"
     try:
@@ -57,6 +62,7 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
     except (ValueError, KeyError, TypeError, AttributeError):
         value = None
     if value is None:
+        log.warning("%s: LLM %s answered unusably (%r); using the offline rule", task, llm.model_id, text[:200])
         notices.append(f"{task}: the language model's answer was unusable; used the offline rule instead")
         return rule(), "rule"
     return value, "llm"

@@ -6,22 +6,27 @@ carries the earlier answers. Results stream as events. Photos the judge fails on
 first-stage order."""
 from __future__ import annotations
 
+import logging
 import math
 import threading
+import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 from core.backends.base import JudgeRequest
+from core.cancel import SearchCancelled
 from core.errors import BudgetExceeded
+from core.events import PhotoJudged
 from core.methods.cache import CacheMiss, key_of
 from core.methods.confidence import p_yes
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
 from core.prompts.rerank import direct_question
 
+log = logging.getLogger(__name__)
 MODES = ("direct", "subq", "context", "full")
+PASS = 0.5  # a photo passes a check when the judge's confidence in "yes" is at least this
 
 
 def plan(run: Run, query: str, mode: str) -> tuple[str, list[str]]:
@@ -42,7 +47,7 @@ class _Loader:
     def __call__(self):
         with self.lock:
             if self.image is None:
-                self.image = self.run.search.load_image(self.photo)
+                self.image = self.run.corpus.load_image(self.photo)
             return self.image
 
 
@@ -53,6 +58,7 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
     history: list[tuple[str, str]] = []
     answers = []
     for q in questions:
+        run.check()
         got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context, history=tuple(history),
                                       photo=photo, vote=v), load=load, cache_only=cache_only)
                for v in range(votes)]
@@ -65,12 +71,23 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
     return {"id": photo.id, "answers": answers, "score": round(score, 4)}
 
 
-def _completed(futures, timeout: float):
-    """Futures as they finish, stopping quietly at the timeout."""
-    try:
-        yield from as_completed(futures, timeout=timeout)
-    except FuturesTimeout:
-        return
+def _completed(run: Run, futures, timeout: float):
+    """Futures as they finish, stopping quietly at the timeout; SearchCancelled as soon as the run is."""
+    end = time.monotonic() + timeout
+    pending = set(futures)
+    while pending:
+        run.check()
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        done, pending = wait(pending, timeout=min(0.25, left), return_when=FIRST_COMPLETED)
+        yield from done
+
+
+def passed(photo: dict[str, Any]) -> bool:
+    """Every check of this photo answered yes (confidence at least PASS)."""
+    answers = photo.get("answers") or []
+    return bool(answers) and all(float(a.get("p_yes", 0.0)) >= PASS for a in answers)
 
 
 def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mode: str,
@@ -100,7 +117,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     def take(pid: int, res: dict) -> None:
         res["first_rank"] = first_rank[pid] + 1
         results[pid] = res
-        run.emit("rerank_photo", done=len(results), total=len(order_ids), **res)
+        run.emit(PhotoJudged(dict(res), len(results), len(order_ids)))
 
     with run.timed("rerank"):
         for pid in order_ids:  # photos fully answered in the cache need no thread and no image
@@ -124,9 +141,14 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         ranked = list(candidates)
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
+    stage["passed"] = sum(1 for r in results.values() if passed(r))
+    if judged and not stage["passed"]:
+        run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
+                   "all of it, so the photos are ordered by how close they came")
     if errors:
         failed = max(1, len(order_ids) - len(results) - stage["skipped"])
         stage["failed"] = failed
+        log.warning("judge %s failed on %d of %d photos: %s", judge.model_id, failed, len(candidates), errors[0])
         run.notice(f"the judge failed on {failed} of {len(candidates)} photos ({errors[0]}); "
                    + ("the first-stage order was kept" if not judged else
                       f"the {len(judged)} judged photos are ranked by score and the failed ones follow them in "
@@ -149,13 +171,16 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask): pid for pid in todo}
     finished = 0
     try:
-        for fut in _completed(futures, deadline):
+        for fut in _completed(run, futures, deadline):
             finished += 1
             try:
                 take(futures[fut], fut.result())
             except BudgetExceeded:
                 stage["skipped"] += 1
-            except Exception as exc:  # any judge failure: this photo stays unjudged
+            except SearchCancelled:
+                raise
+            except Exception as exc:  # any judge failure: this photo stays unjudged (reported by the caller)
+                log.error("judge %s failed on photo %s", judge.model_id, futures[fut], exc_info=exc)
                 errors.append(short_error(exc))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

@@ -6,6 +6,7 @@ organism (Visual-RAG-ME scores each on its own) gets that organism's list alone.
 reported, never replaced by a blank one; when no picture is left the rewrite baseline is used."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -13,14 +14,16 @@ import numpy as np
 from PIL import Image
 
 from core.errors import BudgetExceeded
-from core.methods.deadline import call_with_deadline
+from core.events import Visualization
 from core.methods.cache import key_of
+from core.methods.deadline import call_with_deadline
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.prompts.visret import image_prompt
 
+log = logging.getLogger(__name__)
 Vec = Callable[[np.ndarray], np.ndarray]  # applies relevance feedback to a query vector
 
 
@@ -47,14 +50,15 @@ def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec,
     return rrf([[i for i, _ in r] for r in per], run.settings.rrf_lambda)[:depth], per
 
 
-def _example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], depth: int, pool,
-                   adjust: Vec) -> list[list[int]]:
+def example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], depth: int, pool,
+                  adjust: Vec) -> list[list[tuple[int, float]]]:
+    """One ranked (id, cosine) list per example photo (uploaded images, then catalog ids)."""
     vecs = []
     if images:
         vecs += list(run.backends.embedder.embed_images(list(images)))
     if ids:
-        vecs += list(photo_vectors(run.search, ids))
-    return [[i for i, _ in run.rank(adjust(v), depth, pool)] for v in vecs]
+        vecs += list(photo_vectors(run.corpus, ids))
+    return [run.rank(adjust(v), depth, pool) for v in vecs]
 
 
 def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequence[int] | None = None,
@@ -74,7 +78,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         "organism": organism}
     seeds = list(seeds) if seeds else list(range(m))
     generator = run.backends.generator_for(run.budget)
-    example_lists = _example_lists(run, examples, example_ids, depth, pool, adjust)
+    by_example = [[i for i, _ in r] for r in example_lists(run, examples, example_ids, depth, pool, adjust)]
     fused_per_organism: list[list[int]] = []
     chosen = organism_indices(run, instr, organism)
     for o in chosen:
@@ -84,6 +88,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         images = []
         with run.timed("generate"):
             for j, seed in enumerate(seeds):
+                run.check()
                 vkey = key_of(generator.model_id, prompt, int(seed), s.image_size, run.backends.embedder.model_id)
                 known = run.backends.cache.get_json("visvec", vkey)
                 if known is not None and Path(known["path"]).is_file():  # picture and its vector both cached
@@ -91,29 +96,29 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                            "model": known["model"], "prompt": prompt, "ignored_words": known["ignored_words"]}
                     stage["visualizations"].append(vis)
                     images.append((vis, None, np.asarray(known["vector"], dtype=np.float32), vkey))
-                    run.emit("visualization", ok=True, **vis)
+                    run.emit(Visualization(ok=True, **vis))
                     continue
                 try:
                     out, path = call_with_deadline(
                         lambda: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
-                        s.backend_timeout_s, "the image generator")
-                except BudgetExceeded as exc:  # reported like any other failed picture
+                        s.backend_timeout_s, "the image generator", cancel=run.cancel)
+                except Exception as exc:  # the backend failed, hung or the budget is spent: drop this picture
                     err = short_error(exc)
-                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": "budget"})
+                    budget = isinstance(exc, BudgetExceeded)
+                    if not budget:
+                        log.warning("generator %s failed on seed %s: %s", generator.model_id, seed, err,
+                                    exc_info=exc)
+                    run.check()  # a cancelled search stops here rather than reporting a failed picture
+                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed),
+                                            "error": "budget" if budget else err})
                     run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
-                    run.emit("visualization", organism=o, index=j, seed=int(seed), ok=False, error=err)
-                    continue
-                except Exception as exc:  # the backend failed: drop this picture, say so
-                    err = short_error(exc)
-                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": err})
-                    run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
-                    run.emit("visualization", organism=o, index=j, seed=int(seed), ok=False, error=err)
+                    run.emit(Visualization(ok=False, organism=o, index=j, seed=int(seed), error=err))
                     continue
                 vis = {"organism": o, "index": j, "path": str(path), "seed": int(seed), "model": out.model_id,
                        "prompt": prompt, "ignored_words": list(out.ignored_words)}
                 stage["visualizations"].append(vis)
                 images.append((vis, out.image, None, vkey))
-                run.emit("visualization", ok=True, **vis)
+                run.emit(Visualization(ok=True, **vis))
         lists: list[list[int]] = []
         with run.timed("image_search"):
             if images:
@@ -132,10 +137,11 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     lists.append(ranked)
                     stage["lists"].append({"organism": o, "visualization": vis["index"], "seed": vis["seed"],
                                            "ids": ranked[:keep]})
-            for e, ranked in enumerate(example_lists):
+            for e, ranked in enumerate(by_example):
                 stage["lists"].append({"organism": o, "example": e, "ids": ranked[:keep]})
-            lists += example_lists
+            lists += by_example
         if not images:
+            log.warning("VisRet fell back to the rewrite baseline for %r: no picture was generated", description)
             stage["fallback"] = True
             run.notice(f"no visualization could be generated for '{description}'; used the rewrite baseline "
                        "(retrieval with the instruction text) instead")

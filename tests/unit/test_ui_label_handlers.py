@@ -8,6 +8,7 @@ import json
 import gradio as gr
 import pytest
 
+from core.presets import request_for
 from core.sessionlog import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
@@ -27,10 +28,16 @@ def setup(tmp_path):
     return engine, log, clock, LabelHandlers(engine, log, clock=clock)
 
 
+def order(engine, query: str, k: int) -> list[int]:
+    """The photos the engine returns for `query` (what Label loads), best first."""
+    return engine.search(request_for("Fast", query, k=k)).ids
+
+
 def test_label_saves_as_made_with_seconds_and_moves_on(setup):
     engine, log, clock, h = setup
+    first, second, third = order(engine, "a frog calling", 6)[:3]
     photo, info, progress, grid, message, st = h.load("a frog calling", "ada", 6)
-    assert photo.endswith("p1.png") and progress.startswith("0 of 6") and len(grid) == 6
+    assert photo.endswith(f"p{first}.png") and progress.startswith("0 of 6") and len(grid) == 6
     assert "&lt;script&gt;" in info and "<script>" not in info
     clock.now += 2.5
     *_, message, st = h.label(1, "ada", st)
@@ -41,7 +48,7 @@ def test_label_saves_as_made_with_seconds_and_moves_on(setup):
     *_, st = h.move(-1, st)
     photo, _, progress, grid, _, st = h.label(1, "ada", st)  # relabel the skipped one
     labels = log.labels(query="a frog calling")
-    assert [(lb.photo_id, lb.label) for lb in labels] == [(1, 1), (2, 0), (3, -1), (3, 1)]
+    assert [(lb.photo_id, lb.label) for lb in labels] == [(first, 1), (second, 0), (third, -1), (third, 1)]
     assert labels[0].seconds == pytest.approx(2.5) and labels[1].seconds == pytest.approx(1.0)
     assert progress.startswith("3 of 6 labelled (2 relevant)") and "relevant" in grid[0][1]
     *_, st = h.jump(st, 5)
@@ -73,7 +80,10 @@ def test_exports_and_agreement(setup):
     assert len(rows) == 8 and {r["annotator"] for r in rows} == {"ada", "bob"}
     assert len(open(h.export("jsonl", a)).read().splitlines()) == 8
     rerank = list(csv.DictReader(open(h.export("inquire-rerank", a))))
-    assert rerank[0]["inat24_species_name"] == "Rana 1" and rerank[0]["clip_score"] == "0.99"
+    scores = {hit["id"]: hit["score"] for hit in a["items"]}
+    row = rerank[0]
+    assert row["inat24_species_name"] == f"Rana {row['inat24_image_id']}"
+    assert float(row["clip_score"]) == pytest.approx(scores[int(row["inat24_image_id"])])
     assert [e.format for e in log.exports()] == ["csv", "jsonl", "inquire-rerank"]
     md = h.kappa(a)
     assert "| ada | bob | 4 | 75% | 0.500 |" in md

@@ -7,7 +7,7 @@ import gradio as gr
 import pytest
 
 from core.sessionlog import Label, MemorySessionLog
-from tests.unit.test_ui_fakes import FakeEngine, FakeMethods
+from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
@@ -16,12 +16,12 @@ from ui.history_handlers import HistoryHandlers
 @pytest.fixture()
 def setup(tmp_path):
     engine = FakeEngine(tmp_path)
-    return engine, MemorySessionLog(), FakeMethods(engine)
+    return engine, MemorySessionLog(), engine
 
 
 def test_two_dialogue_turns_update_gallery_and_log(setup):
     engine, log, methods = setup
-    h = DialogueHandlers(engine, log, methods)
+    h = DialogueHandlers(engine, log)
     chat, _, gallery0, caption, _, answer, st = h.start("a frog on a leaf", None)
     assert chat[-1] == {"role": "assistant", "content": "Question 1?"} and answer == ""
     marked, st = h.mark(st, SimpleNamespace(index=1))
@@ -42,14 +42,14 @@ def test_two_dialogue_turns_update_gallery_and_log(setup):
 
 def test_compare_shows_columns_and_overlap(setup):
     engine, log, methods = setup
-    h = CompareHandlers(engine, log, methods)
+    h = CompareHandlers(engine, log)
     out = h.compare("frogs", ["Fast", "Verify", "Cover"], 4)
     galleries, titles, overlap = out[0:8:2], out[1:8:2], out[-1]
     assert [len(g["value"]) for g in galleries] == [4, 4, 4, 0] and titles[3] == ""
     assert [g["visible"] for g in galleries] == [True, True, True, False]
     assert "| Fast | 4 (100%) |" in overlap
-    assert [r.method for r in methods.requests] == ["baseline", "visret", "baseline"]
-    assert methods.requests[2].coverage is True
+    assert [r.method for r in engine.requests] == ["baseline", "visret", "baseline"]
+    assert engine.requests[2].coverage is True and [r.label for r in engine.requests] == ["Fast", "Verify", "Cover"]
     with pytest.raises(gr.Error, match="two to four"):
         h.compare("frogs", ["Fast"], 4)
 
@@ -58,8 +58,8 @@ def test_history_reopens_a_session_with_results_and_labels(setup, tmp_path):
     engine, log, methods = setup
     from ui.search_handlers import SearchHandlers
 
-    search = SearchHandlers(engine, log, methods)
-    list(search.search("frogs", "Fast", 3, 1, 10, "full", False, "", "", "", [], "", "", None, None))
+    search = SearchHandlers(engine, log)
+    list(search.search("frogs", "Fast", 3, 1, 10, "full", False, "", "", "", [], "", "", None, None, None))
     sid = log.sessions()[0].id
     log.add_label(Label(session_id=sid, query="frogs", photo_id=2, label=1, annotator="a|b", seconds=1.0))
     h = HistoryHandlers(engine, log)
