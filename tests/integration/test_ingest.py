@@ -116,7 +116,7 @@ def test_killed_run_resumes_with_each_photo_exactly_once(tmp_path):
     assert done.returncode == 0, done.stderr
     final = build_services(_settings(tmp_path))
     assert final.catalog.count() == 150
-    ids = final.search.index.ids()
+    ids = final.corpus.index.ids()
     assert len(ids) == 150 and len(np.unique(ids)) == 150
     vs = final.catalog.vector_sets()[0]
     assert final.catalog.indexed_ids(vs.id) == set(int(i) for i in ids)
