@@ -42,7 +42,7 @@ class CompareHandlers:
             self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
                                                settings=masked(self.engine.settings), models=result.backends,
                                                stages=[StageRecord("final", ranking_of(result.hits))]))
-            items = present.gallery_items([h.to_json() for h in result.hits])
+            items = present.gallery_items([h.to_json() for h in result.hits], result.stages)
             columns.append((gr.update(value=items, visible=True), f"### {preset}"))
             id_lists.append([h.photo_id for h in result.hits])
         columns += [(gr.update(value=[], visible=False), "")] * (MAX_COLUMNS - len(columns))

@@ -8,12 +8,17 @@ from typing import Any, Iterable, Sequence
 from ui import strings as S
 
 
-def gallery_items(hits: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(path, caption) per hit; the caption carries rank and score. Gradio shows captions as text."""
+def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    """(path, caption) per hit; the caption carries rank and score, and for a photo that covers parts of the
+    query (Cover) how many of them. Gradio shows captions as text."""
+    parts = len(((stages or {}).get("coverage") or {}).get("subqueries") or [])
     out = []
     for h in hits:
         name = h.get("common_name") or h.get("taxon") or f"photo {h['id']}"
-        out.append((h.get("path") or "", f"#{h['rank']} · {float(h['score']):.3f} · {name}"))
+        cover = ""
+        if h.get("covers") is not None:
+            cover = S.COVERS.format(n=len(h["covers"]), of=parts or len(h["covers"])) + " · "
+        out.append((h.get("path") or "", f"#{h['rank']} · {cover}{float(h['score']):.3f} · {name}"))
     return out
 
 

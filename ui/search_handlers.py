@@ -77,7 +77,7 @@ class SearchHandlers:
         stages = state.get("stages") or {}
         if state.get("searches"):
             status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
-        return (present.gallery_items(state["hits"]), status, present.notices_md(state.get("notices") or []),
+        return (present.gallery_items(state["hits"], stages), status, present.notices_md(state.get("notices") or []),
                 present.visualization_items(stages), present.evidence_md(stages), S.SELECT_HINT, state)
 
     # ---- search -----------------------------------------------------------------------------------

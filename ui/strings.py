@@ -51,6 +51,7 @@ EVIDENCE = "Answer with evidence"
 CITED = "photos"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
+COVERS = "covers {n} of {of} parts"
 NO_BADGES = "No sub-question checks for this result: choose Verify to check each photo."
 GENERATED = "generated"
 

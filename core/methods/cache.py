@@ -151,6 +151,15 @@ class CachedLLM:
         return text
 
 
+_SAMPLE = JudgeRequest(image=None, question="Q?", query="q", context="c", history=(("a?", "yes"),))
+
+
+def judge_prompt_version(judge) -> str:
+    """A hash of what the judge's prompt template makes of a fixed sample request, plus the backend's own
+    prompt version: part of every key that caches judge answers, so editing a prompt is a cache miss."""
+    return key_of(getattr(judge, "prompt_id", ""), judge_prompts.SYSTEM, judge_prompts.user_text(_SAMPLE))
+
+
 class CacheMiss(Exception):
     """Raised by a cache-only lookup that found nothing."""
 

@@ -18,7 +18,7 @@ from core.backends.base import JudgeRequest
 from core.cancel import SearchCancelled
 from core.errors import BudgetExceeded
 from core.events import PhotoJudged
-from core.methods.cache import CacheMiss, key_of
+from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.confidence import p_yes
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
@@ -103,7 +103,8 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
     # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
-    memo_key = key_of("rerank-stage", judge.model_id, [pid for pid, _ in candidates], *ask)
+    memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
+                      *ask)
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
     if all(str(pid) in memo for pid, _ in candidates):
         photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
