@@ -61,6 +61,7 @@ def print_hits(result) -> None:
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
-        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}")
+        covers = f"  covers: {'; '.join(hit.covers)}" if hit.covers else ""
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}{covers}")
     if not result.hits:
         print("no results")

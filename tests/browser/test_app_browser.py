@@ -6,6 +6,8 @@ import csv
 import json
 import time
 
+from tests.browser.conftest import wait_until_ready
+
 QUERY = "a frog calling at night"
 
 
@@ -46,6 +48,21 @@ def press(page, key: str, expect_done: int | None = None) -> None:
             f"document.querySelector('#label-progress').innerText.startsWith('{expect_done} of')")
 
 
+def test_first_start_shows_the_preparation_and_then_searches(server, open_browser, shot):
+    """The server answers before the demo world is built: the page says how far the preparation is, a search
+    meanwhile says to wait, and once ready the note goes away and search works."""
+    page = open_browser(wait_ready=False)
+    note = page.locator("#prepare-status")
+    assert "Preparing the photo collection" in note.inner_text()
+    shot(page, "preparing")
+    page.fill("#search-query textarea", QUERY)
+    page.click("#search-button")
+    page.wait_for_selector(".toast-item:has-text('still being prepared'), .toast-item:has-text('Preparing')")
+    wait_until_ready(page)
+    search(page, preset="Fast")
+    assert page.locator("#search-gallery .thumbnail-item").count() >= 5
+
+
 def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, shot):
     page = open_browser()
     assert "SYNTHETIC" in page.locator("#standin-banner").inner_text()
@@ -62,6 +79,34 @@ def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, s
     shot(page, "search")
     rows = server.rows("SELECT method FROM requests WHERE method LIKE 'visret+rerank%'")
     assert rows, "the Verify search was not logged"
+
+
+def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
+    """Verify with many candidates, then at once Fast: Fast's results appear and the Verify search is stopped
+    (the page says so, and the session log keeps it with a 'cancelled' notice)."""
+    page = open_browser()
+    search(page, preset="Fast")  # warm-up
+    page.click("#search-advanced button, #search-advanced .label-wrap")
+    for slider, value in (("#search-rerank-k", "200"), ("#search-m", "8")):  # a long Verify search
+        page.fill(f"{slider} input[type=number]", value)
+        page.press(f"{slider} input[type=number]", "Enter")
+    page.fill("#search-query textarea", "a bird carrying a twig")
+    page.click("#search-preset label:has-text('Verify')")
+    page.click("#search-button")
+    page.wait_for_function("document.querySelector('#search-status').innerText.includes('still working')")
+    searches = page.evaluate("window.__searches = (window.__searches || 0) + 2")
+    page.click("#search-preset label:has-text('Fast')")
+    page.click("#search-button")
+    page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
+                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
+    assert "previous search was stopped" in page.locator("#search-notices").inner_text()
+    time.sleep(1.5)  # the stopped search must not write over the new results
+    status = page.locator("#search-status").inner_text()
+    assert f"Search {searches}" in status and "checked" not in status
+    shot(page, "search-cancelled")
+    rows = server.rows("SELECT s.artefacts FROM stages s JOIN requests r ON r.id = s.request_id "
+                       "WHERE r.method LIKE 'visret+rerank%' AND r.query = 'a bird carrying a twig'")
+    assert any("cancelled: a newer search replaced it" in a for (a,) in rows)
 
 
 def test_two_dialogue_turns_update_the_gallery(server, open_browser, shot):
