@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from cli.common import add_filter_args, filters_from_args
+from cli.common import add_filter_args, filters_from_args, prepare
 
 STOP = {"done", "quit", "exit", "q", "stop"}
 
@@ -36,7 +36,7 @@ def _ids(text: str) -> list[int]:
 def run(ctx, args) -> int:
     services = ctx.services()
     out = sys.stderr if args.json else sys.stdout
-    for note in services.ensure_corpus():
+    for note in prepare(services):
         print(f"note: {note}", file=out)
     session = services.engine.dialogue(args.description, filters=filters_from_args(args), k=args.k)
     print(f"search: {session.caption}", file=out)

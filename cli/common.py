@@ -23,6 +23,24 @@ def progress_bar(desc: str, unit: str = "photo"):
     return update, bar
 
 
+def prepare(services) -> list[str]:
+    """services.ensure_corpus() with one progress bar per phase on stderr (the first start builds the photo
+    collection: the synthetic world is drawn, then indexed)."""
+    bars: dict[str, tuple] = {}
+
+    def step(what: str, done: int, total: int) -> None:
+        if what not in bars:
+            for _, bar in bars.values():
+                bar.close()
+            bars[what] = progress_bar(what, unit="photo")
+        bars[what][0](done, total)
+    try:
+        return services.ensure_corpus(step)
+    finally:
+        for _, bar in bars.values():
+            bar.close()
+
+
 def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--taxon", help="any rank or common name")
     p.add_argument("--date-from", help="YYYY-MM-DD")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli.common import progress_bar
+from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments
 from core.evaluation.commands import load_items, parse_methods, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
 
 def run(ctx, args) -> int:
     services = ctx.services()
-    notices = services.ensure_corpus()
+    notices = prepare(services)
     if args.benchmark == "fieldguide":
         world = services.settings.path("fieldguide")
         args.data = args.data or str(world)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from cli.common import add_filter_args, filters_from_args, parse_ids, print_hits
+from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
 from core.presets import PRESET_NAMES, request_for
 from core.request import METHODS, RERANK_MODES, SearchRequest
 
@@ -77,7 +77,7 @@ def request_from_args(args, filters, images) -> SearchRequest:
 
 def run(ctx, args) -> int:
     services = ctx.services()
-    notices = services.ensure_corpus()
+    notices = prepare(services)
     images = []
     if args.image:
         from core.imageio import load_image
