@@ -13,6 +13,7 @@ from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors
+from ui.photos import PhotoFiles
 
 MAX_COLUMNS = 4
 
@@ -20,6 +21,7 @@ MAX_COLUMNS = 4
 class CompareHandlers:
     def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
         self.engine, self.log, self.ready = engine, log, ready
+        self.photos = PhotoFiles(engine)
 
     def _run(self, preset: str, query: str, k: int) -> tuple[Any, list[str]]:
         result = self.engine.search(request_for(preset, query, k=k))
@@ -42,7 +44,8 @@ class CompareHandlers:
             self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
                                                settings=masked(self.engine.settings), models=result.backends,
                                                stages=[StageRecord("final", ranking_of(result.hits))]))
-            items = present.gallery_items([h.to_json() for h in result.hits], result.stages)
+            items, missing = self.photos.gallery([h.to_json() for h in result.hits], result.stages)
+            notes += [n for n in missing if n not in notes]
             columns.append((gr.update(value=items, visible=True), f"### {preset}"))
             id_lists.append([h.photo_id for h in result.hits])
         columns += [(gr.update(value=[], visible=False), "")] * (MAX_COLUMNS - len(columns))

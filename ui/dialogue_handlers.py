@@ -13,6 +13,7 @@ from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors, warn
+from ui.photos import PhotoFiles
 
 MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (their log stays)
 
@@ -25,6 +26,7 @@ class DialogueHandlers:
     def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
         self.engine, self.log, self.ready = engine, log, ready
         self._live: OrderedDict[int, Any] = OrderedDict()
+        self.photos = PhotoFiles(engine)
 
     def _session(self, st: dict[str, Any]):
         session = self._live.get(st.get("id")) if st.get("id") is not None else None
@@ -38,8 +40,9 @@ class DialogueHandlers:
         warn(session.notices[-1:]) if session.notices else None
         hits = [h.to_json() for h in session.hits()]
         st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
-        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), present.gallery_items(hits),
-                session.caption, "", "", st)
+        gallery, missing = self.photos.gallery(hits)
+        warn(missing)
+        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), gallery, session.caption, "", "", st)
 
     def _record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
         ranked = [(h.photo_id, h.score) for h in session.hits()]

@@ -8,12 +8,14 @@ import gradio as gr
 from core.sessionlog import SessionLog
 from ui import present
 from ui import strings as S
-from ui.forms import shows_errors
+from ui.forms import shows_errors, warn
+from ui.photos import PhotoFiles
 
 
 class HistoryHandlers:
     def __init__(self, engine: Any, log: SessionLog):
         self.engine, self.log = engine, log
+        self.photos = PhotoFiles(engine)
 
     def choices(self) -> list[tuple[str, int]]:
         return [(f"#{s.id} {s.created_at:%Y-%m-%d %H:%M} · {s.kind} · {s.title} "
@@ -37,14 +39,17 @@ class HistoryHandlers:
         for t in detail.turns:
             req_rows.append(f"| turn {t.index} | {present.md_cell(t.question)} | "
                             f"{present.md_cell(t.answer)} | | |")
-        gallery = []
+        gallery: list = []
+        missing: list[str] = []
         if detail.requests and detail.requests[-1].stages:
             ranked = detail.requests[-1].stages[0].ranking
-            gallery = present.gallery_items([h.to_json() for h in self.engine.corpus.hits(ranked)])
+            gallery, missing = self.photos.gallery([h.to_json() for h in self.engine.corpus.hits(ranked)])
         elif detail.labels:  # a labelling session: the photos judged, with their last label
             last = {lb.photo_id: lb.label for lb in detail.labels}
-            photos = self.engine.corpus.photos(list(last))
-            gallery = [(p.path, f"{p.id} · {S.LABEL_NAMES.get(last[p.id], '')}") for p in photos]
+            paths, missing = self.photos.files(list(last))
+            gallery = [(path, f"{pid} · {S.LABEL_NAMES.get(label, '')}")
+                       for path, (pid, label) in zip(paths, last.items())]
+        warn(missing)
         lab_rows = ["| photo | label | annotator | seconds | when |", "|---|---|---|---|---|"]
         lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {present.md_cell(lb.annotator)} | "
                      f"{lb.seconds:.1f} | {lb.created_at:%Y-%m-%d %H:%M:%S} |" for lb in detail.labels]

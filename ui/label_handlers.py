@@ -2,8 +2,11 @@
 seconds taken), move, export, and annotator agreement."""
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
@@ -14,6 +17,7 @@ from core.sessionlog import ExportRecord, Label, SessionLog
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors
+from ui.photos import PhotoFiles
 
 EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "inquire-rerank": "inquire-rerank.csv"}
 
@@ -26,6 +30,7 @@ class LabelHandlers:
     def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None):
         self.engine, self.log, self.clock, self.ready = engine, log, clock, ready
         self._api_sessions: dict[str, int] = {}
+        self.photos = PhotoFiles(engine)
 
     def outputs(self, st: dict[str, Any], message: str = ""):
         """(photo, photo info, progress, grid, message, state)."""
@@ -43,9 +48,13 @@ class LabelHandlers:
         progress = S.LABEL_PROGRESS.format(done=len(done), total=len(items),
                                            relevant=sum(1 for v in done.values() if v == 1),
                                            query=present.md_cell(st["query"]))
-        grid = [(h["path"], f"{i + 1}" + (f" · {S.LABEL_NAMES[done[str(h['id'])]]}" if str(h["id"]) in done else ""))
-                for i, h in enumerate(items)]
-        return hit["path"], info, progress, grid, message, st
+        thumbs, missing = self.photos.files([h["id"] for h in items], "thumb")
+        grid = [(thumb, f"{i + 1}" + (f" · {S.LABEL_NAMES[done[str(h['id'])]]}" if str(h["id"]) in done else ""))
+                for i, (h, thumb) in enumerate(zip(items, thumbs))]
+        view, gone = self.photos.photo_file(hit["id"], "view")
+        if gone:
+            message = " ".join([message, *gone]).strip()
+        return view, info, progress, grid, message, st
 
     def _start(self, query: str, hits: list[dict[str, Any]], annotator: str) -> dict[str, Any]:
         st = new_label_state()
@@ -109,7 +118,8 @@ class LabelHandlers:
 
     @shows_errors
     def export(self, fmt: str, st: dict[str, Any]) -> str:
-        """Write every label of the current query to a file under data/exports; returns its path."""
+        """Write every label of the current query to a file under data/exports; returns the path of a copy
+        to download."""
         st = st or new_label_state()
         if not st.get("query"):
             raise InputError(S.LABEL_NOTHING, "load a query's photos first")
@@ -120,7 +130,10 @@ class LabelHandlers:
         scores = {h["id"]: h["score"] for h in st["items"]}
         rows = export_labels(labels, fmt, path, photos=photos, scores=scores)
         self.log.log_export(ExportRecord(session_id=st["session_id"], format=fmt, path=str(path), rows=rows))
-        return str(path)
+        # the download is a copy in a fresh temporary folder: the data directory itself is never served
+        download = Path(tempfile.mkdtemp(prefix="ecolens-export-")) / path.name
+        shutil.copyfile(path, download)
+        return str(download)
 
     def kappa(self, st: dict[str, Any]) -> str:
         st = st or new_label_state()

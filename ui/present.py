@@ -8,17 +8,19 @@ from typing import Any, Iterable, Sequence
 from ui import strings as S
 
 
-def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None) -> list[tuple[str, str]]:
-    """(path, caption) per hit; the caption carries rank and score, and for a photo that covers parts of the
-    query (Cover) how many of them. Gradio shows captions as text."""
+def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
+                  paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(file, caption) per hit, the file being the served copy in `paths` (ui.photos makes them); the caption
+    carries rank and score, and for a photo that covers parts of the query (Cover) how many of them. Gradio
+    shows captions as text."""
     parts = len(((stages or {}).get("coverage") or {}).get("subqueries") or [])
     out = []
-    for h in hits:
+    for h, path in zip(hits, paths):
         name = h.get("common_name") or h.get("taxon") or f"photo {h['id']}"
         cover = ""
         if h.get("covers") is not None:
             cover = S.COVERS.format(n=len(h["covers"]), of=parts or len(h["covers"])) + " · "
-        out.append((h.get("path") or "", f"#{h['rank']} · {cover}{float(h['score']):.3f} · {name}"))
+        out.append((path, f"#{h['rank']} · {cover}{float(h['score']):.3f} · {name}"))
     return out
 
 

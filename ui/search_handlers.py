@@ -22,6 +22,7 @@ from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn
+from ui.photos import PhotoFiles
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class SearchHandlers:
         """`engine`: core.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
         self.running = LatestSearches()
+        self.photos = PhotoFiles(engine)
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
@@ -71,14 +73,17 @@ class SearchHandlers:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
                      stages=dict(result.stages or {}), selected=None, notices=list(result.notices))
 
-    @staticmethod
-    def outputs(state: dict[str, Any], status: str):
-        """(gallery, status, notices, visualizations, evidence, explanation, state): the view's outputs."""
+    def outputs(self, state: dict[str, Any], status: str):
+        """(gallery, status, notices, visualizations, evidence, explanation, state): the view's outputs. Photos
+        and pictures are served copies (ui.photos); photos that cannot be shown are named in the notices."""
         stages = state.get("stages") or {}
         if state.get("searches"):
             status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
-        return (present.gallery_items(state["hits"], stages), status, present.notices_md(state.get("notices") or []),
-                present.visualization_items(stages), present.evidence_md(stages), S.SELECT_HINT, state)
+        gallery, missing = self.photos.gallery(state["hits"], stages)
+        notices = list(state.get("notices") or []) + [m for m in missing if m not in (state.get("notices") or [])]
+        return (gallery, status, present.notices_md(notices),
+                self.photos.pictures(present.visualization_items(stages)), present.evidence_md(stages),
+                S.SELECT_HINT, state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors

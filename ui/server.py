@@ -1,10 +1,9 @@
 """Building the Gradio app from its collaborators (the search engine, session log, banner, the preparation of
-the photo collection) and serving it safely: host by environment, only the data / corpus / asset folders
-served, upload limit, optional password."""
+the photo collection) and serving it safely: host by environment, only the served copies (data_dir/served)
+reachable, the rest of the data directory blocked, upload limit, optional password."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -18,9 +17,9 @@ from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
+from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
 CSS = """
 #standin-banner { background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px; }
 .ecolens-badge { border-radius: 6px; padding: 4px 8px; margin: 3px 0; border: 1px solid #ccc; }
@@ -91,23 +90,34 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
     return app
 
 
+# everything the data directory holds besides the served copies: never reachable over HTTP, whatever Gradio's
+# own rules would allow (blocked paths win over every allowed one)
+PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
+           "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
+           "generated", "fieldguide", "uploads")
+
+
 def served_folders(settings: Any) -> list[str]:
-    """The only folders whose files the app may serve: data dir (catalog world, caches, pictures, exports),
-    the configured corpus, and the bundled assets."""
-    folders = [settings.path()]
-    if settings.corpus and not str(settings.corpus).startswith(("http://", "https://")):
-        corpus = Path(settings.corpus).expanduser().resolve()
-        folders.append(corpus if corpus.is_dir() else corpus.parent)
-    if ASSETS.is_dir():
-        folders.append(ASSETS)
-    return [str(Path(f).resolve()) for f in folders]
+    """The only folder whose files the app may serve: the served copies (data_dir/served: thumbnails and
+    views of catalog photos, generated pictures, made by ui.photos). Originals, the database, the index and
+    the model files under assets/ are never among them."""
+    return [str(served_files(settings).folder)]
+
+
+def blocked_folders(settings: Any) -> list[str]:
+    """Files and folders of the data directory that no route may serve, even when they happen to lie inside
+    a folder Gradio allows by itself (its upload folder, the working directory)."""
+    data = settings.path().expanduser().resolve()
+    return [str(data / name) for name in PRIVATE]
 
 
 def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
+                                blocked_paths=blocked_folders(settings),
                                 max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=label_view.HOTKEYS_JS,
-                                footer_links=["api"], show_error=True)
+                                footer_links=["api"], show_error=True,
+                                run_history=False)  # queries stay out of browser storage; no bucket routes
     if settings.password:
         opts["auth"] = ("ecolens", settings.password)
         opts["auth_message"] = "EcoLens: user ecolens"

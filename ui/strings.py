@@ -149,3 +149,5 @@ META = {"scientific_name": "Taxon", "common_name": "Common name", "observed_on":
         "place": "Place", "license": "Licence", "rights_holder": "Rights holder", "caption": "Caption",
         "id": "Photo id", "score": "Score", "rank": "Rank"}
 MARKED = "Marked as looking right: photos {ids}"
+PICTURE_GONE = "picture unavailable"
+PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"

@@ -55,7 +55,7 @@ def test_every_preset_shows_the_engines_final_ranking(setup, preset):
     outs = run(h, preset=preset)
     direct = engine.search(request_for(preset, "a frog calling", k=5, m=2, rerank_k=10, rerank_mode="full"))
     assert shown_ids(outs[-1]) == direct.ids
-    assert [g[0] for g in outs[-1][0]] == [h.photo.path for h in direct.hits]
+    assert [g[0] for g in outs[-1][0]] == h.photos.files(direct.ids)[0]  # the served copies, in that order
 
 
 def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):

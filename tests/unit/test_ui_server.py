@@ -11,7 +11,7 @@ import pytest
 from core.sessionlog import MemorySessionLog
 from core.settings import Settings
 from tests.unit.test_ui_fakes import FakeEngine
-from ui.server import build_app, launch_options, served_folders
+from ui.server import blocked_folders, build_app, launch_options, served_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 API_NAMES = {"search", "more_like_this", "refine_with_labels", "dialogue_start", "dialogue_turn", "compare",
@@ -29,13 +29,15 @@ def test_launch_options_follow_settings_and_environment(tmp_path):
     assert "label-relevant" in local["head"]  # the hotkeys script
 
 
-def test_only_data_corpus_and_assets_are_served(tmp_path):
+def test_only_the_served_copies_are_allowed_and_the_data_directory_is_blocked(tmp_path):
     corpus = tmp_path / "photos"
     corpus.mkdir()
-    folders = served_folders(Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv")))
-    assert str((tmp_path / "data").resolve()) in folders and str(corpus.resolve()) in folders
-    assert all(not f == "/" and Path(f).resolve() != Path.home() for f in folders)
-    assert len(served_folders(Settings(data_dir=str(tmp_path), corpus="https://x/y.csv"))) <= 2
+    s = Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv"))
+    assert served_folders(s) == [str((tmp_path / "data" / "served").resolve())]
+    blocked = set(blocked_folders(s))
+    data = (tmp_path / "data").resolve()
+    assert {str(data / n) for n in ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "index")} <= blocked
+    assert str(data / "served") not in blocked and launch_options(s, environ={})["blocked_paths"] == blocked_folders(s)
 
 
 def test_build_app_has_stable_api_names_banner_and_elem_ids(tmp_path):
