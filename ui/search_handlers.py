@@ -60,13 +60,13 @@ class SearchHandlers:
             settings={**masked(self.settings), **knobs}, models=result.backends, filters=result.filters,
             stages=stages))
 
-    def _log_cancelled(self, state: dict[str, Any], request: Any, reason: str, knobs: dict[str, Any]) -> None:
-        note = f"cancelled: {reason}"
+    def _log_unfinished(self, state: dict[str, Any], request: Any, note: str, knobs: dict[str, Any]) -> None:
+        """A search that was cancelled or failed is kept in the log too, with why."""
         self.log.log_request(RequestRecord(
             session_id=self._session(state, "search", request.query or "(example photo)"),
             query=request.query or "(example photo)", method=request.name, settings={**masked(self.settings), **knobs},
             models={}, filters=request.filters.to_json() if request.filters else {},
-            stages=[StageRecord("final", [], {"notices": [note], "cancelled": True})]))
+            stages=[StageRecord("final", [], {"notices": [note], "finished": False})]))
 
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
@@ -109,6 +109,7 @@ class SearchHandlers:
         knobs = {"preset": preset, "m": req.m, "rerank_k": req.rerank_k, "rerank": req.rerank, "seeds": req.seeds,
                  "examples": len(req.examples), "answer": req.answer}
         state.update(filters=filters, k=req.k, preset=preset, searches=state.get("searches", 0) + 1, notices=[])
+        self._session(state, "search", query or "(example photo)")  # the page's first update carries it
         key = session_key(request)
         token, replaced = self.running.start(key)
         if replaced:
@@ -148,11 +149,13 @@ class SearchHandlers:
             elif isinstance(event, Failed):
                 # a failed later stage keeps the results on screen and says why
                 exc = event.error
-                gr.Warning(user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED)
+                message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
+                self._log_unfinished(state, req, f"failed: {message}", knobs)
+                gr.Warning(message)
                 yield self.outputs(state, status(S.DONE))
                 return
             elif isinstance(event, Cancelled):
-                self._log_cancelled(state, req, event.reason, knobs)
+                self._log_unfinished(state, req, f"cancelled: {event.reason}", knobs)
                 if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
                     yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)))
                 return

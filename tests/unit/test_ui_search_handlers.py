@@ -179,7 +179,7 @@ def test_a_newer_search_from_the_same_page_cancels_the_running_one(tmp_path):
     assert not worker.is_alive(), "the cancelled search should end promptly"
     assert "previous search was stopped" in fast[2]
     assert all("checked 40 of 40" not in o[1] for o in rest)  # it never finished judging
-    notes = [r.stages[0].artefacts.get("notices") for r in log.session(log.sessions()[0].id).requests]
+    notes = [r.stages[0].artefacts.get("notices") for s in log.sessions() for r in log.session(s.id).requests]
     assert ["cancelled: a newer search replaced it"] in notes
     assert sum(1 for call in engine.backends.raw.judge.calls) < 40 * 3  # queued judge calls were dropped
 
