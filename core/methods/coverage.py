@@ -11,7 +11,7 @@ from core.backends.metadata_captioner import describe
 from core.methods.cache import key_of
 from core.methods.decompose import satisfies, token_set
 from core.methods.llm_tasks import decompose, short_error
-from core.methods.pareto import pareto_front, uncovered
+from core.methods.pareto import alpha_grid_front, beta_max, grid_steps, pareto_front, uncovered
 from core.methods.run import Run
 from core.prompts.coverage import reference_prompt
 
@@ -57,7 +57,8 @@ def _coverage(run: Run, subs, pool) -> dict[str, Any]:
     index = run.corpus.index
     ids_now = np.asarray(index.ids() if pool is None else pool, dtype=np.int64)
     memo_key = key_of("coverage", [q.text for q in subs], run.backends.embedder.model_id,
-                      run.backends.captioner.model_id, ids_now, len(index), run.settings.pareto_top_m)
+                      run.backends.captioner.model_id, ids_now, len(index), run.settings.pareto_top_m,
+                      run.settings.pareto_beta)
     memo = run.backends.cache.get_json("coverage_stage", memo_key)
     if memo is not None:
         return memo
@@ -89,14 +90,34 @@ def _compute(run: Run, subs, pool) -> dict[str, Any]:
                 best = set()
         have = token_set(text)
         sat[r] = [satisfies(q.text, have) for q in subs]
-    front = pareto_front(sat, dense)
+    front, formulation = _front(run, sat, dense)
     stage: dict[str, Any] = {
         "subqueries": [q.to_json() for q in subs],
         "photos": [{"id": int(ids[r]), "satisfies": [int(j) for j in np.flatnonzero(sat[r])],
                     "dense": round(float(dense[r]), 6)} for r in front],
         "uncovered": uncovered(sat) if len(ids) else list(range(len(subs))),
-        "candidates": int(sat.any(axis=1).sum()) if len(ids) else 0, "dense_note": DENSE_NOTE}
+        "candidates": int(sat.any(axis=1).sum()) if len(ids) else 0, "dense_note": DENSE_NOTE,
+        "formulation": formulation}
     return stage
+
+
+def _front(run: Run, sat: np.ndarray, dense: np.ndarray) -> tuple[list[int], dict[str, Any]]:
+    """The paper's alpha-grid argmax with beta = pareto_beta. While beta < beta_max (Theorem 3.2) it equals the
+    dominance-based Pareto set, which is computed directly (no grid to score); otherwise the grid is scored
+    literally with that beta, and the user is told that the dense score may then outweigh a covered part."""
+    n = sat.shape[1] if sat.ndim == 2 else 0
+    beta = float(run.settings.pareto_beta)
+    candidates = sat.any(axis=1) if len(sat) else np.zeros(0, dtype=bool)
+    bound = beta_max(n, dense[candidates]) if n and candidates.any() else float("inf")
+    info = {"beta": beta, "beta_max": None if bound == float("inf") else round(bound, 6),
+            "grid_steps": grid_steps(n) if n else 0}
+    if 0 < beta < bound:
+        return pareto_front(sat, dense), {**info, "method": "Pareto set (equal to the alpha grid, beta < beta_max)"}
+    run.notice(f"coverage: pareto_beta = {beta:g} is not below this query's beta_max = {bound:.4g}, so the "
+               "alpha-grid argmax was taken literally: a photo with a higher dense score can displace one that "
+               "covers more parts")
+    log.info("coverage: pareto_beta %s >= beta_max %s; scoring the alpha grid literally", beta, bound)
+    return alpha_grid_front(sat, dense, beta), {**info, "method": "alpha grid scored literally (beta >= beta_max)"}
 
 
 def _reference(run: Run, query: str, stage: dict[str, Any]) -> dict[str, Any] | None:
