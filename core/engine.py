@@ -209,18 +209,21 @@ class SearchEngine:
         if request.method == "visret":
             ranked, stages["visret"] = run_visret(
                 run, query, m=request.m or s.visret_m, depth=depth, pool=pool, seeds=request.seeds,
-                examples=request.examples, example_ids=request.example_ids, adjust=adjust, organism=request.organism)
+                examples=request.examples, example_ids=request.example_ids, adjust=adjust, organism=request.organism,
+                organism_name=request.organism_name)
             stages["first"] = {"method": "visret", "text": stages["visret"]["instruction"]}
             return ranked
         if request.method == "rewrite":
             with run.timed("rewrite"):
                 instr = visual_instruction(run.backends.llm, query, run.notices)
             with run.timed("search"):
-                ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism)
+                ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism, request.organism_name,
+                                           query)
                 ranked = self._with_examples(run, request, ranked, depth, pool, adjust, stages)
             stages["first"] = {"method": "rewrite", "text": " | ".join(instr.descriptions)}
             stages["rewrite"] = {"text": " | ".join(instr.descriptions), **instr.to_json(),
-                                 "per_organism": [[i for i, _ in r[:20]] for r in per], "organism": request.organism}
+                                 "per_organism": [[i for i, _ in r[:20]] for r in per], "organism": request.organism,
+                                 "organism_name": request.organism_name}
             return ranked
         with run.timed("search"):
             ranked = run.rank(adjust(run.embed_text(query)), depth, pool) if query else []

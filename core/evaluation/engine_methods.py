@@ -47,15 +47,24 @@ def organism_of(item: EvalItem) -> int | None:
     return None
 
 
+def organism_name_of(item: EvalItem) -> str:
+    """The scientific name of the organism a Visual-RAG-ME item is scored on (sn[i] of entity_i), '' else."""
+    if organism_of(item) is None:
+        return ""
+    return " ".join(str(item.extra.get("entity") or "").split())
+
+
 def item_request(item: EvalItem, method: str, id_of: Mapping[str, int]) -> SearchRequest:
-    """The request that runs one benchmark item with one named method: the item's own pool, and for
-    Visual-RAG-ME the organism it is scored on (each organism is retrieved on its own)."""
+    """The request that runs one benchmark item with one named method: the item's own pool (a whole-corpus
+    item searches the evaluation catalog, which holds only the benchmark's photos), and for Visual-RAG-ME the
+    organism it is scored on, by name (each organism is retrieved on its own; by position only when the row
+    names none)."""
     ids = tuple(id_of[k] for k in item.pool if k in id_of)
     if item.pool and not ids:
         raise InputError(f"none of query {item.qid}'s images is in the catalog",
                          "ingest the benchmark's images (--images ROOT) first")
     return request_for(method, item.query, k=max(len(ids), MIN_DEPTH), filters=Filters(ids=ids) if ids else None,
-                       organism=organism_of(item))
+                       organism=organism_of(item), organism_name=organism_name_of(item))
 
 
 def engine_methods(engine, names, id_of: Mapping[str, int],
