@@ -158,6 +158,20 @@ class SearchEngine:
             if not finished:
                 token.cancel("nobody is waiting for the results any more")
 
+    def answer(self, question: str, photo_ids: Sequence[int], limit: int | None = None,
+               cancel: CancelToken | None = None) -> dict[str, Any]:
+        """Answer `question` from the given catalog photos (best first) with the answer stage: the photo reader
+        when one is configured, else the photos' notes and the text LLM. Returns the stage's dict (text,
+        cited_ids, source, ...) plus "notices"."""
+        from core.methods.answer import run_answer
+
+        s = self.settings
+        run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
+                  cancel or CancelToken())
+        ids = [int(i) for i in photo_ids]
+        out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
+        return {**out, "notices": list(run.notices)}
+
     def dialogue(self, description: str, filters=None, k: int | None = None):
         """A PlugIR dialogue session on this engine's corpus and cached backends."""
         from core.methods.plugir import DialogueSession

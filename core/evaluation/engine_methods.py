@@ -79,6 +79,9 @@ def engine_methods(engine, names, id_of: Mapping[str, int],
             cost = {"llm_calls": calls.get("llm", 0), "judge_calls": calls.get("judge", 0),
                     "generator_calls": calls.get("generator", 0), "cache_hits": cache.get("cache_hits_total", 0),
                     "ms": result.timings_ms.get("total", 0.0)}
-            return MethodOutput([key_of[i] for i in result.ids if i in key_of], cost, result.notices)
+            kept = [h for h in result.hits if h.photo_id in key_of]
+            return MethodOutput([key_of[h.photo_id] for h in kept], cost, result.notices,
+                                scores={key_of[h.photo_id]: float(h.score) for h in kept},
+                                ids=[h.photo_id for h in kept])
         return method
     return {name: make(name) for name in names}

@@ -13,12 +13,14 @@ from core.methods.decompose import satisfies, token_set
 from core.methods.llm_tasks import decompose, short_error
 from core.methods.pareto import alpha_grid_front, beta_max, grid_steps, pareto_front, uncovered
 from core.methods.run import Run
-from core.prompts.coverage import reference_prompt
+from core.backends.base import ReferenceImage
+from core.prompts.coverage import reference_instruction, reference_prompt, reference_request
 
 log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 20_000  # with pareto_top_m = 0, larger pools are cut to the dense top this many
 CAPTIONED = 50  # photos also captioned by a real captioner (the dense top ones)
+MAX_REFERENCES = 4  # Pareto photos given to the generator as references
 DENSE_NOTE = ("coverage: the dense score uses each photo's global image embedding (no sub-query-specific "
               "adaptor as in the paper)")
 
@@ -120,18 +122,53 @@ def _front(run: Run, sat: np.ndarray, dense: np.ndarray) -> tuple[list[int], dic
     return alpha_grid_front(sat, dense, beta), {**info, "method": "alpha grid scored literally (beta >= beta_max)"}
 
 
-def _reference(run: Run, query: str, stage: dict[str, Any]) -> dict[str, Any] | None:
+def _references(run: Run, stage: dict[str, Any]) -> list[ReferenceImage]:
+    """Each Pareto photo (at most MAX_REFERENCES) with the instruction to use only the sub-queries it satisfies."""
     subs = stage["subqueries"]
-    pieces = [(p["id"], [subs[j]["text"] for j in p["satisfies"]]) for p in stage["photos"][:4]]
-    prompt = reference_prompt(query, pieces)
+    refs = []
+    for p in stage["photos"][:MAX_REFERENCES]:
+        photo = next(iter(run.photos([p["id"]])), None)
+        if photo is None:
+            continue
+        try:
+            image = run.corpus.load_image(photo)
+        except Exception as exc:  # reported: notice + log line; the other photos still guide the picture
+            log.warning("reference photo %s could not be read", p["id"], exc_info=exc)
+            run.notice(f"photo {p['id']} could not be read for the reference picture: {short_error(exc)}")
+            continue
+        refs.append(ReferenceImage(image, reference_instruction([subs[j]["text"] for j in p["satisfies"]]),
+                                   int(p["id"])))
+    return refs
+
+
+def _reference(run: Run, query: str, stage: dict[str, Any]) -> dict[str, Any] | None:
+    """A generated picture for the query, composed from the Pareto photos, each with the sub-queries it
+    satisfies (Cross-modal RAG's sub-query-aware generation). A generator that takes no pictures draws from
+    the same instructions as text, with a notice."""
+    subs = stage["subqueries"]
+    pieces = [(p["id"], [subs[j]["text"] for j in p["satisfies"]]) for p in stage["photos"][:MAX_REFERENCES]]
+    generator = run.backends.generator_for(run.budget)
+    refs = _references(run, stage) if generator.supports_references else []
     try:
         with run.timed("reference"):
-            out, path = run.backends.generator_for(run.budget).generate_to_file(prompt, seed=0,
-                                                                                 size=run.settings.image_size)
+            if refs:
+                prompt = reference_request(query)
+                out, path = generator.generate_from_references_to_file(prompt, refs, seed=0,
+                                                                       size=run.settings.image_size)
+                mode = "composed from the Pareto photos"
+            else:
+                if not generator.supports_references:
+                    log.info("generator %s takes no reference pictures; drawing from text", generator.model_id)
+                    run.notice(f"the generator {generator.model_id} cannot take reference pictures; the reference "
+                               "picture was drawn from the text instructions only")
+                prompt = reference_prompt(query, pieces)
+                out, path = generator.generate_to_file(prompt, seed=0, size=run.settings.image_size)
+                mode = "drawn from text instructions"
     except Exception as exc:  # reported: notice + log line
-        log.warning("the reference picture failed", exc_info=exc)
+        log.warning("the reference picture failed (generator %s)", generator.model_id, exc_info=exc)
         run.notice(f"the reference picture could not be generated: {short_error(exc)}")
         return None
-    return {"path": str(path), "seed": 0, "model": out.model_id, "prompt": prompt, "generated": True,
+    return {"path": str(path), "seed": 0, "model": out.model_id, "prompt": out.prompt or prompt, "generated": True,
             "label": "GENERATED picture (not a photo), composed from the Pareto photos' sub-queries",
+            "mode": mode, "references": [{"id": r.photo_id, "instruction": r.instruction} for r in refs],
             "ignored_words": list(out.ignored_words)}
