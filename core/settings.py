@@ -102,7 +102,7 @@ class Settings:
     rocchio_gamma: float = _f(0.15, "Relevance feedback: weight of the mean of photos marked not relevant.")
     answer_reader: str = _f("auto", "Who answers questions from the retrieved photos: 'auto' (the judge's "
                                     "vision-language model with judge='openai', the offline field-guide reader with "
-                                    "judge='fieldguide', else captions), 'captions' (photo notes read by the text "
+                                    "the field-guide judge and embedder, else captions), 'captions' (photo notes read by the text "
                                     "LLM), 'openai' (judge_model reads the photos) or 'fieldguide' (offline stand-in "
                                     "for the synthetic world).",
                             choices=("auto", "captions", "openai", "fieldguide"))

@@ -10,11 +10,13 @@ READERS = ("auto", "captions", "openai", "fieldguide")
 
 def create_reader(settings: Any, embedder: Any = None):
     """The PhotoReader named by settings.answer_reader, or None for 'captions' (photo notes read by the text
-    LLM). 'auto' follows the judge: the OpenAI judge's model reads photos, the field-guide judge's world has
-    the field-guide reader, any other judge means captions."""
+    LLM). 'auto' follows the judge: the OpenAI judge's model reads photos; the field-guide judge with the
+    field-guide embedder (the synthetic world) has the field-guide reader; anything else means captions."""
     name = getattr(settings, "answer_reader", "auto") or "auto"
     if name == "auto":
-        name = {"openai": "openai", "fieldguide": "fieldguide"}.get(getattr(settings, "judge", ""), "captions")
+        judge = getattr(settings, "judge", "")
+        world = judge == "fieldguide" and str(getattr(settings, "embedder", "")).startswith("fieldguide")
+        name = "openai" if judge == "openai" else ("fieldguide" if world else "captions")
     if name == "captions":
         return None
     if name == "openai":
