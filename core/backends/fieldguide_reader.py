@@ -34,9 +34,16 @@ class FieldGuideReader:
         if not photos:
             return "No photo was retrieved, so the question cannot be answered from photos."
         r = read_text(question)
-        parts = [p for p in r.parts if f"colour:{p}" in self._probe()] or ["any"]
+        parts = [p for p in r.parts if f"colour:{p}" in self._probe()]
         probs = self.heads.attribute_probs([im for _, im in photos])
         names = {sp.scientific_name: sp.common_name for sp in SPECIES}
+        if not parts:  # nothing the heads can read a colour of: say which organisms the photos show
+            seen: dict[str, list[int]] = defaultdict(list)
+            for (pid, _), p in zip(photos, probs):
+                sp = max(p["species"], key=p["species"].get)
+                seen[names.get(sp, "no organism of the world")].append(pid)
+            listing = "; ".join(f"{who} {''.join(f'[{i}]' for i in ids)}" for who, ids in seen.items())
+            return f"The photos show: {listing}. They were not read for anything more specific."
         wanted = [sp.scientific_name for sp in r.species]
         by_species: dict[str, list[int]] = defaultdict(list)
         for k, p in enumerate(probs):
@@ -57,10 +64,10 @@ class FieldGuideReader:
 
     @staticmethod
     def _part_sentence(who: str, part: str, rows: list[int], probs, photos) -> str:
-        phrase = PART_PHRASE.get(part, "colours")
+        phrase = PART_PHRASE.get(part, part)
         if not rows:
             return f"None of the photos shows the {who}."
-        keys = [f"colour:{part}"] if part != "any" else [k for k in probs[0] if k.startswith("colour:")]
+        keys = [f"colour:{part}"]
         votes: dict[str, float] = defaultdict(float)
         cited: dict[str, list[int]] = defaultdict(list)
         for k in rows:
