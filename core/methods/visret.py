@@ -82,6 +82,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
     fused_per_organism: list[list[int]] = []
     chosen, stage["organism_match"] = organism_indices(run, instr, organism, organism_name, query)
     stage["instructions"], stage["organisms"] = list(instr.descriptions), list(instr.organisms)
+    stage["instruction"] = " | ".join(instr.descriptions[o] for o in chosen)  # what this search drew from
     for o in chosen:
         description = instr.descriptions[o]
         prompt = image_prompt(description)
