@@ -158,6 +158,20 @@ class SearchEngine:
             if not finished:
                 token.cancel("nobody is waiting for the results any more")
 
+    def answer(self, question: str, photo_ids: Sequence[int], limit: int | None = None,
+               cancel: CancelToken | None = None) -> dict[str, Any]:
+        """Answer `question` from the given catalog photos (best first) with the answer stage: the photo reader
+        when one is configured, else the photos' notes and the text LLM. Returns the stage's dict (text,
+        cited_ids, source, ...) plus "notices"."""
+        from core.methods.answer import run_answer
+
+        s = self.settings
+        run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
+                  cancel or CancelToken())
+        ids = [int(i) for i in photo_ids]
+        out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
+        return {**out, "notices": list(run.notices)}
+
     def dialogue(self, description: str, filters=None, k: int | None = None):
         """A PlugIR dialogue session on this engine's corpus and cached backends."""
         from core.methods.plugir import DialogueSession
@@ -209,18 +223,21 @@ class SearchEngine:
         if request.method == "visret":
             ranked, stages["visret"] = run_visret(
                 run, query, m=request.m or s.visret_m, depth=depth, pool=pool, seeds=request.seeds,
-                examples=request.examples, example_ids=request.example_ids, adjust=adjust, organism=request.organism)
+                examples=request.examples, example_ids=request.example_ids, adjust=adjust, organism=request.organism,
+                organism_name=request.organism_name)
             stages["first"] = {"method": "visret", "text": stages["visret"]["instruction"]}
             return ranked
         if request.method == "rewrite":
             with run.timed("rewrite"):
                 instr = visual_instruction(run.backends.llm, query, run.notices)
             with run.timed("search"):
-                ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism)
+                ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism, request.organism_name,
+                                           query)
                 ranked = self._with_examples(run, request, ranked, depth, pool, adjust, stages)
             stages["first"] = {"method": "rewrite", "text": " | ".join(instr.descriptions)}
             stages["rewrite"] = {"text": " | ".join(instr.descriptions), **instr.to_json(),
-                                 "per_organism": [[i for i, _ in r[:20]] for r in per], "organism": request.organism}
+                                 "per_organism": [[i for i, _ in r[:20]] for r in per], "organism": request.organism,
+                                 "organism_name": request.organism_name}
             return ranked
         with run.timed("search"):
             ranked = run.rank(adjust(run.embed_text(query)), depth, pool) if query else []

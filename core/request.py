@@ -54,6 +54,9 @@ class SearchRequest:
     # comparisons of two organisms (rewrite, visret): 0 or 1 ranks that organism on its own (its own fused list,
     # as Visual-RAG-ME scores each organism); None fuses both organisms' lists into one view (the UI)
     organism: int | None = None
+    # the organism to rank by name (scientific or common, e.g. Visual-RAG-ME's sn[i]); matched by name against
+    # the comparison's organisms, so it holds whichever organism the question names first; wins over `organism`
+    organism_name: str = ""
     preview: bool = False  # emit a plain-similarity preview before a slow first stage (the web app)
     label: str = ""  # the preset or method name the caller chose (shown and logged)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -86,6 +89,9 @@ class SearchRequest:
             self.votes = bounds.whole_number("votes", self.votes, 1, bounds.MAX_VOTES)
         if self.organism is not None and self.organism not in (0, 1):
             raise InputError(f"organism={self.organism} is not 0 or 1", "name the first (0) or second (1) organism")
+        self.organism_name = " ".join(str(self.organism_name or "").split())
+        if len(self.organism_name) > 200:
+            raise InputError("organism_name is longer than 200 characters", "name one organism")
         if self.seeds is not None:
             self.seeds = [bounds.whole_number("seed", s, 0, 2**31 - 1) for s in self.seeds]
             if not self.seeds:

@@ -92,11 +92,20 @@ class Settings:
     plugir_clusters: int = _f(10, "PlugIR k-means clusters over the retrieval candidates.")
     plugir_questions: int = _f(5, "PlugIR questions proposed per turn before filtering.")
     plugir_candidates: int = _f(500, "PlugIR candidates at round 0 (shrinks each round).")
-    pareto_beta: float = _f(0.015, "Pareto coverage weight of the dense score (beta).")
+    pareto_beta: float = _f(0.015, "Pareto coverage: beta of the paper's alpha-grid objective sum_i alpha_i s_i + "
+                                   "beta n S. Below the query's beta_max (Theorem 3.2) the result is the Pareto set; "
+                                   "at or above it the grid is scored literally and a higher dense score can "
+                                   "displace a photo that covers more parts.")
     pareto_top_m: int = _f(0, "Coverage considers only the dense top M photos; 0 means the whole pool.")
     rocchio_alpha: float = _f(1.0, "Relevance feedback: weight of the original query vector.")
     rocchio_beta: float = _f(0.75, "Relevance feedback: weight of the mean of photos marked relevant.")
     rocchio_gamma: float = _f(0.15, "Relevance feedback: weight of the mean of photos marked not relevant.")
+    answer_reader: str = _f("auto", "Who answers questions from the retrieved photos: 'auto' (the judge's "
+                                    "vision-language model with judge='openai', the offline field-guide reader with "
+                                    "the field-guide judge and embedder, else captions), 'captions' (photo notes read by the text "
+                                    "LLM), 'openai' (judge_model reads the photos) or 'fieldguide' (offline stand-in "
+                                    "for the synthetic world).",
+                            choices=("auto", "captions", "openai", "fieldguide"))
     # --- web app ------------------------------------------------------------------------------------
     host: str = _f("", "Address the web app listens on; empty: 127.0.0.1 locally, 0.0.0.0 on a Space.")
     port: int = _f(7860, "Port of the web app.")

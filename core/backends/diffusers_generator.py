@@ -6,17 +6,19 @@ each (prompt, seed, size) repeatable on the same device. Tests inject a tiny pip
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from PIL import Image
 
 from core.backends import torch_device
-from core.backends.base import GeneratedImage
+from core.backends.base import GeneratedImage, ReferenceImage
+from core.backends.reference_collage import collage, instructions_text
 from core.errors import BackendError
 
 INSTALL = "pip install diffusers transformers"
 GPU_STEPS = 25
 CPU_STEPS = 12  # fewer on the CPU, where each step is slow
+REFERENCE_STRENGTH = 0.75  # image-to-image: how far the picture may move from the collage of references
 SIDE_MULTIPLE = 8  # latent diffusion models need sides divisible by the VAE's down-scaling
 
 
@@ -103,3 +105,40 @@ class DiffusersGenerator:
         if image.size != (size, size):
             image = image.resize((size, size), Image.LANCZOS)
         return GeneratedImage(image=image, prompt=prompt, seed=seed, model_id=self.model_id)
+
+    def image_to_image(self) -> Any:
+        """The image-to-image pipeline sharing the text-to-image one's weights (loaded on first use)."""
+        if getattr(self, "_img2img", None) is None:
+            import diffusers
+
+            try:
+                self._img2img = diffusers.AutoPipelineForImage2Image.from_pipe(self.pipeline)
+            except Exception as exc:
+                raise BackendError(f"The diffusers model {self.spec!r} has no image-to-image pipeline "
+                                   f"({type(exc).__name__}: {str(exc)[:200]})",
+                                   "use a model with an image-to-image variant (e.g. stabilityai/sdxl-turbo)") from None
+        return self._img2img
+
+    def generate_from_references(self, prompt: str, references: Sequence[ReferenceImage], *, seed: int,
+                                 size: int = 224) -> GeneratedImage:
+        """Image-to-image from a collage of the references, guided by the prompt and each picture's
+        instruction (diffusers pipelines read one text and one starting picture)."""
+        import torch
+
+        pipeline = self.image_to_image()
+        side = max(SIDE_MULTIPLE, -(-int(size) // SIDE_MULTIPLE) * SIDE_MULTIPLE)
+        start = collage(references, side)
+        text = instructions_text(prompt, references)
+        generator = torch.Generator("cpu" if self.device == "mps" else self.device).manual_seed(int(seed))
+        steps = max(self.num_inference_steps, int(1 / REFERENCE_STRENGTH) + 1)  # at least one denoising step
+        try:
+            with torch.inference_mode():
+                result = pipeline(prompt=text, image=start, strength=REFERENCE_STRENGTH, num_inference_steps=steps,
+                                  generator=generator, output_type="pil")
+        except Exception as exc:
+            raise BackendError(f"The diffusers image-to-image pipeline failed: {type(exc).__name__}: "
+                               f"{str(exc)[:200]}", "check the model, the image size and free GPU memory") from None
+        image = result.images[0].convert("RGB")
+        if image.size != (size, size):
+            image = image.resize((size, size), Image.LANCZOS)
+        return GeneratedImage(image=image, prompt=text, seed=seed, model_id=self.model_id)

@@ -99,6 +99,7 @@ class Backends:
     _judge: Judge | None = None
     _generator: ImageGenerator | None = None
     _captioner: Captioner | None = None
+    _reader: object | None = None  # a PhotoReader, or None when answers read captions (core/backends/readers.py)
 
     def _lazy(self, name: str, make: Callable[[], object]):
         if getattr(self, "_" + name) is None:
@@ -125,10 +126,17 @@ class Backends:
     def captioner(self) -> Captioner:
         return self._lazy("captioner", lambda: create_captioner(self.settings))
 
+    @property
+    def reader(self):
+        """The photo reader of the answer stage (setting answer_reader), or None: answers read captions."""
+        from core.backends.readers import create_reader
+
+        return self._lazy("reader", lambda: create_reader(self.settings, self.embedder))
+
     def describe(self) -> dict[str, dict[str, object]]:
         """Model id and stand-in flag of each backend built so far (for JSON output and banners)."""
         out = {}
-        for name in ("embedder", "llm", "judge", "generator", "captioner"):
+        for name in ("embedder", "llm", "judge", "generator", "captioner", "reader"):
             b = getattr(self, "_" + name)
             if b is not None:
                 out[name] = {"model_id": b.model_id, "standin": bool(b.is_standin)}

@@ -47,15 +47,24 @@ def organism_of(item: EvalItem) -> int | None:
     return None
 
 
+def organism_name_of(item: EvalItem) -> str:
+    """The scientific name of the organism a Visual-RAG-ME item is scored on (sn[i] of entity_i), '' else."""
+    if organism_of(item) is None:
+        return ""
+    return " ".join(str(item.extra.get("entity") or "").split())
+
+
 def item_request(item: EvalItem, method: str, id_of: Mapping[str, int]) -> SearchRequest:
-    """The request that runs one benchmark item with one named method: the item's own pool, and for
-    Visual-RAG-ME the organism it is scored on (each organism is retrieved on its own)."""
+    """The request that runs one benchmark item with one named method: the item's own pool (a whole-corpus
+    item searches the evaluation catalog, which holds only the benchmark's photos), and for Visual-RAG-ME the
+    organism it is scored on, by name (each organism is retrieved on its own; by position only when the row
+    names none)."""
     ids = tuple(id_of[k] for k in item.pool if k in id_of)
     if item.pool and not ids:
         raise InputError(f"none of query {item.qid}'s images is in the catalog",
                          "ingest the benchmark's images (--images ROOT) first")
     return request_for(method, item.query, k=max(len(ids), MIN_DEPTH), filters=Filters(ids=ids) if ids else None,
-                       organism=organism_of(item))
+                       organism=organism_of(item), organism_name=organism_name_of(item))
 
 
 def engine_methods(engine, names, id_of: Mapping[str, int],
@@ -70,6 +79,9 @@ def engine_methods(engine, names, id_of: Mapping[str, int],
             cost = {"llm_calls": calls.get("llm", 0), "judge_calls": calls.get("judge", 0),
                     "generator_calls": calls.get("generator", 0), "cache_hits": cache.get("cache_hits_total", 0),
                     "ms": result.timings_ms.get("total", 0.0)}
-            return MethodOutput([key_of[i] for i in result.ids if i in key_of], cost, result.notices)
+            kept = [h for h in result.hits if h.photo_id in key_of]
+            return MethodOutput([key_of[h.photo_id] for h in kept], cost, result.notices,
+                                scores={key_of[h.photo_id]: float(h.score) for h in kept},
+                                ids=[h.photo_id for h in kept])
         return method
     return {name: make(name) for name in names}

@@ -51,3 +51,12 @@ class BudgetedGenerator:
     def generate(self, prompt: str, *, seed: int, size: int = 224):
         self.budget.take("generated")
         return self.inner.generate(prompt, seed=seed, size=size)
+
+    @property
+    def supports_references(self) -> bool:
+        """Whether the generator can compose from reference pictures (checked before spending the budget)."""
+        return callable(getattr(self.inner, "generate_from_references", None))
+
+    def generate_from_references(self, prompt: str, references, *, seed: int, size: int = 224):
+        self.budget.take("generated")
+        return self.inner.generate_from_references(prompt, references, seed=seed, size=size)

@@ -227,6 +227,39 @@ class CachedGenerator:
     def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage:
         return self.generate_to_file(prompt, seed=seed, size=size)[0]
 
+    @property
+    def supports_references(self) -> bool:
+        inner = self.inner
+        if hasattr(inner, "supports_references"):
+            return bool(inner.supports_references)
+        return callable(getattr(inner, "generate_from_references", None))
+
+    def generate_from_references_to_file(self, prompt: str, references, *, seed: int,
+                                         size: int = 224) -> tuple[GeneratedImage, Path]:
+        """Like generate_to_file, composing from reference pictures; keyed also by each reference's pixels and
+        instruction."""
+        refs = [(image_hash(r.image), r.instruction, r.photo_id) for r in references]
+        key = key_of(self.model_id, "references", prompt, refs, seed, size)
+        return self._stored(key, lambda: self.inner.generate_from_references(prompt, list(references), seed=seed,
+                                                                              size=size))
+
+    def _stored(self, key: str, make) -> tuple[GeneratedImage, Path]:
+        png = self.out_dir / f"{key[:24]}.png"
+        meta = self.cache.get_json("generated", key)
+        if meta is not None and png.is_file():
+            with Image.open(png) as im:
+                image = im.convert("RGB")
+            return GeneratedImage(image, meta.get("prompt", ""), meta.get("seed", 0), meta["model_id"],
+                                  meta.get("ignored_words", [])), png
+        out = make()
+        png.parent.mkdir(parents=True, exist_ok=True)
+        tmp = png.with_name(f".{png.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        out.image.convert("RGB").save(tmp, format="PNG")
+        os.replace(tmp, png)
+        self.cache.put_json("generated", key, {"model_id": out.model_id, "ignored_words": list(out.ignored_words),
+                                               "prompt": out.prompt, "seed": out.seed})
+        return out, png
+
 
 class CachedCaptioner:
     def __init__(self, inner, cache: DiskCache):
@@ -246,4 +279,26 @@ class CachedCaptioner:
             image = load() if load is not None else None
         text = self.inner.caption(image, photo)
         self.cache.put_json("caption", key, {"text": text})
+        return text
+
+
+class CachedReader:
+    """Caches a photo reader's answers by (model, question, the photos' identities); `read` takes photos with
+    loaders, so cached answers never read a picture."""
+
+    def __init__(self, inner, cache: DiskCache):
+        self.inner, self.cache = inner, cache
+        self.model_id, self.is_standin = inner.model_id, inner.is_standin
+
+    def read(self, question: str, photos: Sequence[tuple[Any, Callable[[], Image.Image]]]) -> str:
+        """`photos`: (photo, load) pairs in the order the reader should see them."""
+        from core.prompts import answer as answer_prompts
+
+        key = key_of(self.model_id, answer_prompts.READER_SYSTEM, answer_prompts.reader_intro(question),
+                     [(int(p.id), photo_key(p)) for p, _ in photos])
+        hit = self.cache.get_json("reader", key)
+        if hit is not None:
+            return hit["text"]
+        text = self.inner.read(question, [(int(p.id), load()) for p, load in photos])
+        self.cache.put_json("reader", key, {"text": text})
         return text

@@ -1,9 +1,12 @@
-"""Structured reranking (methods.md 3): expert context, yes/no sub-questions, chained judging of each
-candidate, confidence from Yes/No log-probabilities, mean score x 100.
+"""Structured reranking (methods.md 3): expert context, yes/no sub-questions, judging of each candidate,
+confidence from Yes/No log-probabilities, mean score x 100.
 
-Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order because each
-carries the earlier answers. Results stream as events. Photos the judge fails on follow the judged ones in
-first-stage order."""
+Modes as the paper compares them: "full" chains the sub-questions (each carries this photo's earlier answers),
+"subq" (sub-questions only) answers each one independently, "direct" and "context" ask one question. With
+several votes, the majority yes/no answer wins and its confidence is the mean p_yes of the votes that gave it.
+
+Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order. Results
+stream as events. Photos the judge fails on follow the judged ones in first-stage order."""
 from __future__ import annotations
 
 import logging
@@ -51,21 +54,44 @@ class _Loader:
             return self.image
 
 
+def chained(mode: str) -> bool:
+    """Whether a mode carries each photo's earlier answers into its next question (only "full" does)."""
+    return mode == "full"
+
+
+def majority(words: Sequence[str], ps: Sequence[float]) -> tuple[str, float, int]:
+    """Majority vote of yes/no answers: (winning word, mean p_yes of the votes that gave it, index of its first
+    vote). A tie (even number of votes) goes to the side the mean p_yes of all votes favours."""
+    norm = [w.strip().lower() for w in words]
+    counts = Counter(norm)
+    top = max(counts.values())
+    leaders = sorted(w for w, c in counts.items() if c == top)
+    if len(leaders) > 1:
+        mean = sum(ps) / len(ps)
+        word = "yes" if mean >= PASS and "yes" in leaders else ("no" if "no" in leaders else leaders[0])
+    else:
+        word = leaders[0]
+    mine = [p for w, p in zip(norm, ps) if w == word]
+    return word, sum(mine) / len(mine), norm.index(word)
+
+
 def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Sequence[str],
-                votes: int, cache_only: bool = False) -> dict[str, Any]:
-    """Chained answers for one photo: each question sees this photo's earlier (question, answer) pairs."""
+                votes: int, cache_only: bool = False, chain: bool = True) -> dict[str, Any]:
+    """Answers for one photo. Chained (`chain`): each question sees this photo's earlier (question, answer)
+    pairs; else every question is asked on its own."""
     load = _Loader(run, photo)
     history: list[tuple[str, str]] = []
     answers = []
     for q in questions:
         run.check()
-        got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context, history=tuple(history),
-                                      photo=photo, vote=v), load=load, cache_only=cache_only)
+        got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context,
+                                      history=tuple(history) if chain else (), photo=photo, vote=v),
+                         load=load, cache_only=cache_only)
                for v in range(votes)]
         ps = [p_yes(a.top_logprobs) for a in got]
-        word = Counter(a.answer.strip().lower() for a in got).most_common(1)[0][0]
-        answers.append({"question": q, "answer": word, "p_yes": round(sum(ps) / len(ps), 6),
-                        "reason": got[0].reason, **({"votes": [a.answer for a in got]} if votes > 1 else {})})
+        word, p, first = majority([a.answer for a in got], ps)
+        answers.append({"question": q, "answer": word, "p_yes": round(p, 6),
+                        "reason": got[first].reason, **({"votes": [a.answer for a in got]} if votes > 1 else {})})
         history.append((q, word))
     score = 100.0 * sum(a["p_yes"] for a in answers) / max(1, len(answers))
     return {"id": photo.id, "answers": answers, "score": round(score, 4)}
@@ -97,14 +123,15 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         context, questions = plan(run, query, mode)
     stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
                              "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0,
-                             "order": "judge"}
+                             "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
     judge = run.backends.judge_for(run.budget)
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
+    chain = chained(mode)
     # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
     memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
-                      *ask)
+                      *ask, "chained" if chain else "independent", "majority-vote")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
     if all(str(pid) in memo for pid, _ in candidates):
         photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
@@ -124,10 +151,10 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         for pid in order_ids:  # photos fully answered in the cache need no thread and no image
             try:
                 take(pid, memo[str(pid)] if str(pid) in memo else
-                     judge_photo(run, judge, photos[pid], *ask, cache_only=True))
+                     judge_photo(run, judge, photos[pid], *ask, cache_only=True, chain=chain))
             except CacheMiss:
                 todo.append(pid)
-        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage)
+        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage, chain)
     stage["judged"], stage["failed"] = len(results), len(errors)
     if not errors and not stage["skipped"] and len(results) == len(order_ids) and len(memo) != len(order_ids):
         run.backends.cache.put_json("rerank_stage", memo_key, {str(pid): r for pid, r in results.items()})
@@ -159,7 +186,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
 
 
 def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tuple, take, errors: list[str],
-                        stage: dict[str, Any]) -> None:
+                        stage: dict[str, Any], chain: bool = True) -> None:
     """Judge `todo` photos with at most judge_concurrency in flight, streaming each as its chain finishes."""
     if not todo:
         return
@@ -169,7 +196,7 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
     deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask): pid for pid in todo}
+    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain): pid for pid in todo}
     finished = 0
     try:
         for fut in _completed(run, futures, deadline):

@@ -19,6 +19,7 @@ from core.methods.cache import key_of
 from core.methods.deadline import call_with_deadline
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
+from core.methods.organisms import choose
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.prompts.visret import image_prompt
@@ -27,24 +28,22 @@ log = logging.getLogger(__name__)
 Vec = Callable[[np.ndarray], np.ndarray]  # applies relevance feedback to a query vector
 
 
-def organism_indices(run: Run, instr: Instruction, organism: int | None) -> list[int]:
-    """The instruction descriptions to retrieve with: all of them (organism None), else the named organism's
-    own. A query not read as a comparison has one description, used for either organism with a notice."""
-    if organism is None:
-        return list(range(len(instr.descriptions)))
-    if organism < len(instr.descriptions):
-        return [organism]
-    run.notice(f"organism {organism + 1} was asked for, but the query was not read as a comparison of two "
-               "organisms; its single instruction was used")
-    return [0]
+def organism_indices(run: Run, instr: Instruction, organism: int | None, name: str = "",
+                     query: str = "") -> tuple[list[int], str]:
+    """The instruction descriptions to retrieve with: the one naming organism `name` (matched by name, see
+    core.methods.organisms; one is written for it when none names it), else the organism at index
+    `organism`, else all of them. A query not read as a comparison has one description, used for either
+    organism by position with a notice. Returns the indices and how they were chosen."""
+    return choose(instr, organism, name, query, run.backends.llm, run.notices, run.notice)
 
 
 def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec,
-                 organism: int | None = None) -> tuple[list[tuple[int, float]], list]:
-    """Baseline retrieval with the instruction text(s). With `organism` set, that organism's own list; else
-    comparisons fuse the per-organism lists (the UI's combined view)."""
+                 organism: int | None = None, organism_name: str = "",
+                 query: str = "") -> tuple[list[tuple[int, float]], list]:
+    """Baseline retrieval with the instruction text(s). With an organism named (or indexed), that organism's
+    own list; else comparisons fuse the per-organism lists (the UI's combined view)."""
     per = [run.rank(adjust(run.embed_text(instr.descriptions[o])), depth, pool)
-           for o in organism_indices(run, instr, organism)]
+           for o in organism_indices(run, instr, organism, organism_name, query)[0]]
     if len(per) == 1:
         return per[0], per
     return rrf([[i for i, _ in r] for r in per], run.settings.rrf_lambda)[:depth], per
@@ -63,11 +62,12 @@ def example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], d
 
 def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequence[int] | None = None,
                examples: Sequence[Image.Image] = (), example_ids: Sequence[int] = (),
-               adjust: Vec = lambda v: v, keep: int = 20,
-               organism: int | None = None) -> tuple[list[tuple[int, float]], dict[str, Any]]:
-    """Ranked (id, RRF score) and the stage's artefacts. With `organism` (0 or 1) set, only that organism of a
-    comparison is visualized and the ranking is its own fused list (each organism is retrieved on its own);
-    with None, a comparison's per-organism lists are fused once more for a combined view."""
+               adjust: Vec = lambda v: v, keep: int = 20, organism: int | None = None,
+               organism_name: str = "") -> tuple[list[tuple[int, float]], dict[str, Any]]:
+    """Ranked (id, RRF score) and the stage's artefacts. With an organism named (`organism_name`, matched by
+    name) or indexed (`organism`, 0 or 1), only that organism of a comparison is visualized and the ranking is
+    its own fused list (each organism is retrieved on its own); with neither, a comparison's per-organism lists
+    are fused once more for a combined view."""
     s = run.settings
     with run.timed("instruction"):
         instr = visual_instruction(run.backends.llm, query, run.notices)
@@ -75,12 +75,14 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         "instruction": " | ".join(instr.descriptions), "instructions": instr.descriptions, "kind": instr.kind,
         "organisms": instr.organisms, "source": instr.source, "prompts": [], "visualizations": [], "failed": [],
         "lists": [], "per_organism": [], "examples": len(examples) + len(example_ids), "fallback": False,
-        "organism": organism}
+        "organism": organism, "organism_name": organism_name}
     seeds = list(seeds) if seeds else list(range(m))
     generator = run.backends.generator_for(run.budget)
     by_example = [[i for i, _ in r] for r in example_lists(run, examples, example_ids, depth, pool, adjust)]
     fused_per_organism: list[list[int]] = []
-    chosen = organism_indices(run, instr, organism)
+    chosen, stage["organism_match"] = organism_indices(run, instr, organism, organism_name, query)
+    stage["instructions"], stage["organisms"] = list(instr.descriptions), list(instr.organisms)
+    stage["instruction"] = " | ".join(instr.descriptions[o] for o in chosen)  # what this search drew from
     for o in chosen:
         description = instr.descriptions[o]
         prompt = image_prompt(description)

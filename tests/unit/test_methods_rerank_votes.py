@@ -37,7 +37,8 @@ def test_each_vote_is_its_own_judge_request_and_cache_entry(tmp_path):
     assert sorted(r.vote for r in judge.calls) == [0, 0, 1, 1, 2, 2]
     ans = res.stages["rerank"]["photos"][0]["answers"][0]
     assert ans["votes"] == ["yes", "no", "no"] and ans["answer"] == "no"
-    assert ans["p_yes"] == pytest.approx((0.9 + 0.2 + 0.2) / 3, abs=1e-6)
+    # the confidence is the mean p_yes of the majority's votes (the two "no" draws), not of all three
+    assert ans["p_yes"] == pytest.approx(0.2, abs=1e-6)
     again = SearchEngine(search, search.backends).search(SearchRequest(**request))  # every vote answered from its own cache entry
     assert len(judge.calls) == 6 and again.stages["cache"]["backend_calls_total"] == 0
     assert again.stages["rerank"]["photos"][0]["answers"][0]["votes"] == ["yes", "no", "no"]
@@ -89,3 +90,25 @@ def test_default_budget_covers_three_votes_on_three_subquestions(tmp_path):
     rr = res.stages["rerank"]
     assert len(rr["subquestions"]) == 3 and rr["judged"] == 100 and rr["skipped"] == 0
     assert len(judge.calls) == 900 and not any("budget reached" in n for n in res.notices)
+
+
+def test_majority_vote_confidence_is_the_mean_of_the_majority():
+    from core.methods.rerank import majority
+
+    assert majority(["yes", "no", "yes"], [0.8, 0.3, 0.6]) == ("yes", pytest.approx(0.7), 0)
+    assert majority(["No", "no", "yes"], [0.2, 0.4, 0.9]) == ("no", pytest.approx(0.3), 0)
+    word, p, first = majority(["yes", "no"], [0.9, 0.4])  # a tie goes where the mean of all votes points
+    assert (word, first) == ("yes", 0) and p == pytest.approx(0.9)
+
+
+def test_subquestions_only_answers_each_question_independently(tmp_path):
+    judge = FakeJudge(lambda r: 0.7)
+    search = corpus(tmp_path, judge, rerank_subquestions=3)
+    engine = SearchEngine(search, search.backends)
+    res = engine.search(SearchRequest("a red frog on a leaf", rerank="subq", rerank_k=3))
+    rr = res.stages["rerank"]
+    assert len(rr["subquestions"]) >= 2 and rr["chained"] is False
+    assert judge.calls and all(r.history == () and r.context == "" for r in judge.calls)
+    judge.calls.clear()
+    full = engine.search(SearchRequest("a red frog on a leaf", rerank="full", rerank_k=3)).stages["rerank"]
+    assert full["chained"] is True and any(r.history for r in judge.calls)
