@@ -82,12 +82,21 @@ def _strict(node: Any) -> None:
             _strict(value)
 
 
-def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+# A yes/no question: an auxiliary verb first, one question mark at the end. Sent in the schema only (a grammar
+# keeps a small model from writing "What is ...?"); replies are not refused for it, the task mends them.
+YES_NO_PATTERN = r"^(Is|Are|Does|Do|Did|Can|Could|Has|Have|Was|Were|Will|Would) [^?]{3,180}[?]$"
+
+
+def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | None = None,
+               item_patterns: dict[str, str] | None = None) -> dict[str, Any]:
     """The JSON Schema sent for `model`; `items` sets (minItems, maxItems) of list fields by name, so the
-    server is asked for exactly the count the task wants."""
+    server is asked for exactly the count the task wants; `item_patterns` adds a regular expression to the
+    string items of list fields."""
     schema = copy.deepcopy(model.model_json_schema())
     _strict(schema)
     for name, (lo, hi) in (items or {}).items():
         prop = schema["properties"][name]
         prop["minItems"], prop["maxItems"] = int(lo), int(hi)
+    for name, pattern in (item_patterns or {}).items():
+        schema["properties"][name]["items"]["pattern"] = pattern
     return schema

@@ -148,10 +148,13 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
 
     def parse(text: str) -> list[str] | None:
         reply = schemas.SubQuestionsReply.model_validate(parse_json(text))
-        qs = _strings(reply.questions, 2, n, max_words=30)
+        qs = _strings(reply.questions, 2, 10 * n, max_words=30)
         if not qs:
             return None
         qs = [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs]
+        qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])][:n]  # no repeats
+        if len(qs) < 2:
+            raise checks.Unusable("fewer than two different questions")
         checks.check_subquestions(query, context, qs)
         return qs
 
@@ -159,7 +162,8 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
     value, _ = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
                    rerank_prompts.subq_user(query, context), checked("sub-questions", parse),
                    lambda: rules.subquestions(query, n), notices,
-                   json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)}))
+                   json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)},
+                                                  item_patterns={"questions": schemas.YES_NO_PATTERN}))
     return value
 
 
