@@ -41,6 +41,7 @@ GENERATORS = {
     "diffusers:": "core.backends.diffusers_generator:DiffusersGenerator.from_settings",
     "openai:": "core.backends.openai_generator:OpenAIGenerator.from_settings",
 }
+EMBEDDER_JUDGES = {"clip", "fieldguide"}  # judges built on the embedder (the field-guide one reads its heads)
 CAPTIONERS = {
     "metadata": "core.backends.metadata_captioner:MetadataCaptioner.from_settings",
     "fieldguide": "core.fieldguide.captioner:FieldGuideCaptioner.from_settings",
@@ -157,7 +158,9 @@ class Backends:
 
     @property
     def judge(self) -> Judge:
-        return self._lazy("judge", lambda: create_judge(self.settings, self.embedder))
+        # only the judges that read the embedder get it: an OpenAI judge must not fail for a broken embedder
+        return self._lazy("judge", lambda: create_judge(
+            self.settings, self.embedder if self.settings.judge in EMBEDDER_JUDGES else None))
 
     @property
     def generator(self) -> ImageGenerator:
