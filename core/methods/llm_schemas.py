@@ -88,11 +88,14 @@ YES_NO_PATTERN = r"^(Is|Are|Does|Do|Did|Can|Could|Has|Have|Was|Were|Will|Would) 
 
 
 def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | None = None,
-               item_patterns: dict[str, str] | None = None) -> dict[str, Any]:
+               item_patterns: dict[str, str] | None = None, echo: str | None = None) -> dict[str, Any]:
     """The JSON Schema sent for `model`; `items` sets (minItems, maxItems) of list fields by name, so the
     server is asked for exactly the count the task wants; `item_patterns` adds a regular expression to the
-    string items of list fields."""
+    string items of list fields; `echo` adds a first field "request" that must repeat the given request word
+    for word (a grammar then writes it before the answer, which keeps a small model on the subject)."""
     schema = copy.deepcopy(model.model_json_schema())
+    if echo is not None:
+        schema["properties"] = {"request": {"type": "string", "enum": [echo]}, **schema["properties"]}
     _strict(schema)
     for name, (lo, hi) in (items or {}).items():
         prop = schema["properties"][name]

@@ -144,26 +144,34 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
 
 
 def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> list[str]:
+    """n yes/no questions, the first about the subject. A model that gives fewer usable different questions
+    (a small one often repeats itself) keeps those, and the rule adds the rest, with a notice."""
     n = max(2, min(3, int(n)))
+    short: list[int] = []
 
     def parse(text: str) -> list[str] | None:
         reply = schemas.SubQuestionsReply.model_validate(parse_json(text))
-        qs = _strings(reply.questions, 2, 10 * n, max_words=30)
+        qs = _strings(reply.questions, 1, 10 * n, max_words=30)
         if not qs:
             return None
         qs = [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs]
         qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])][:n]  # no repeats
-        if len(qs) < 2:
-            raise checks.Unusable("fewer than two different questions")
         checks.check_subquestions(query, context, qs)
+        if len(qs) < n:
+            short.append(len(qs))
+            seen = {q.lower() for q in qs}
+            qs += [q for q in rules.subquestions(query, n + len(qs)) if q.lower() not in seen][:n - len(qs)]
         return qs
 
     note_model(llm, notices)
-    value, _ = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
-                   rerank_prompts.subq_user(query, context), checked("sub-questions", parse),
-                   lambda: rules.subquestions(query, n), notices,
-                   json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)},
-                                                  item_patterns={"questions": schemas.YES_NO_PATTERN}))
+    value, source = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
+                        rerank_prompts.subq_user(query, context), checked("sub-questions", parse),
+                        lambda: rules.subquestions(query, n), notices,
+                        json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)},
+                                                       echo=" ".join(query.split())))
+    if source == "llm" and short:
+        notices.append(f"sub-questions: the language model gave {short[0]} usable different question(s); the "
+                       "offline rule added the rest")
     return value
 
 

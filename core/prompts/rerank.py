@@ -17,10 +17,8 @@ SUBQ_SYSTEM = (
     "You turn a photo search request into {n} short yes/no questions that someone looking only at a photo could "
     "answer. The first question asks whether the main subject (the organism or object) is in the photo. The "
     "next ones ask about the behaviour, attribute or setting the request needs. Use the background notes, when "
-    "given, to pick the cues that actually prove a match. Reply with JSON only: {{\"questions\": [...]}}.\n"
-    "Two examples. Request: a kingfisher holding a fish -> {{\"questions\": [\"Is there a kingfisher in the photo?\", "
-    "\"Is the kingfisher holding a fish?\", \"Is the fish in its beak?\"]}}. Request: a moth with red hindwings -> "
-    "{{\"questions\": [\"Is there a moth in the photo?\", \"Are the hindwings visible?\", \"Are the hindwings red?\"]}}."
+    "given, to pick the cues that actually prove a match. Reply with JSON only: first the search request exactly as "
+    "given, then the questions: {{\"request\": \"...\", \"questions\": [...]}}."
 )
 
 

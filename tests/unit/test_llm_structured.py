@@ -133,3 +133,20 @@ def test_the_tiny_model_notice_is_shown_once():
     llm_tasks.visual_instruction(llm, "a heron", notices)
     llm_tasks.subquestions(llm, "a heron", "", 2, notices)
     assert notices.count("SmolLM2-135M is a very small model") == 1
+
+
+def test_repeated_subquestions_are_completed_by_the_rule_with_a_notice():
+    notices: list[str] = []
+    same = "Is there a heron in the photo?"
+    llm = FakeLLM({"yes/no questions": json.dumps({"request": "a heron eating a fish", "questions": [same] * 3})})
+    qs = llm_tasks.subquestions(llm, "a heron eating a fish", "", 3, notices)
+    assert qs[0] == same and len(qs) == 3 and len(set(qs)) == 3
+    assert any("gave 1 usable different question" in n for n in notices)
+
+
+def test_subquestion_schema_asks_to_repeat_the_request_first():
+    llm = SchemaRecordingLLM()
+    llm_tasks.subquestions(llm, "a  heron eating a fish", "", 2, [])
+    schema = llm.schemas[0]
+    assert list(schema["properties"])[0] == "request" and schema["required"][0] == "request"
+    assert schema["properties"]["request"]["enum"] == ["a heron eating a fish"]
