@@ -82,16 +82,10 @@ def _strict(node: Any) -> None:
             _strict(value)
 
 
-# A yes/no question: an auxiliary verb first, one question mark at the end. Sent in the schema only (a grammar
-# keeps a small model from writing "What is ...?"); replies are not refused for it, the task mends them.
-YES_NO_PATTERN = r"^(Is|Are|Does|Do|Did|Can|Could|Has|Have|Was|Were|Will|Would) [^?]{3,180}[?]$"
-
-
 def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | None = None,
-               item_patterns: dict[str, str] | None = None, echo: str | None = None) -> dict[str, Any]:
+               echo: str | None = None) -> dict[str, Any]:
     """The JSON Schema sent for `model`; `items` sets (minItems, maxItems) of list fields by name, so the
-    server is asked for exactly the count the task wants; `item_patterns` adds a regular expression to the
-    string items of list fields; `echo` adds a first field "request" that must repeat the given request word
+    server is asked for exactly the count the task wants; `echo` adds a first field "request" that must repeat the given request word
     for word (a grammar then writes it before the answer, which keeps a small model on the subject)."""
     schema = copy.deepcopy(model.model_json_schema())
     if echo is not None:
@@ -100,6 +94,4 @@ def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | No
     for name, (lo, hi) in (items or {}).items():
         prop = schema["properties"][name]
         prop["minItems"], prop["maxItems"] = int(lo), int(hi)
-    for name, pattern in (item_patterns or {}).items():
-        schema["properties"][name]["items"]["pattern"] = pattern
     return schema
