@@ -138,6 +138,7 @@ class CachedLLM:
     def __init__(self, inner, cache: DiskCache):
         self.inner, self.cache = inner, cache
         self.model_id, self.is_standin = inner.model_id, inner.is_standin
+        self.notice = getattr(inner, "notice", "")  # the model's caveat (tiny SmolLM2), shown with its answers
 
     def chat(self, messages, *, temperature: float = 0.0, seed: int = 0, max_tokens: int = 256,
              json_schema: dict | None = None) -> str:
