@@ -16,6 +16,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from core.backends.registry import Backends  # noqa: E402
+from core.banner import EMPTY, OWN, SYNTHETIC, banner_for  # noqa: E402
 from core.corpus import Corpus  # noqa: E402
 from core.engine import SearchEngine  # noqa: E402
 from core.errors import EcoLensError  # noqa: E402
@@ -25,8 +26,6 @@ from core.logs import configure_logging  # noqa: E402
 from core.settings import Settings, load_settings  # noqa: E402
 from core.startup import Progress, prepare_corpus  # noqa: E402
 
-STANDIN_BANNER = ("SYNTHETIC DEMO: the field-guide world (invented species) searched with offline stand-in "
-                  "models, not real CLIP / diffusion / vision-language models.")
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
@@ -48,16 +47,26 @@ class Services:
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
 
-    def standin_in_use(self) -> bool:
-        return any(v["standin"] for v in self.backends.describe().values())
+    def corpus_kind(self) -> str:
+        """What is (or, on first start, will be) searched: core.banner SYNTHETIC, OWN or EMPTY."""
+        if self.catalog.count() == 0:
+            if self.settings.corpus:
+                return OWN
+            return SYNTHETIC if self.backends.embedder.is_standin else EMPTY
+        return SYNTHETIC if self.catalog.sources() <= {"fieldguide"} else OWN
+
+    def banner(self) -> str:
+        """One truthful line about the photos and models in use ('' when all is real)."""
+        return banner_for(self.settings, self.backends.describe(), self.corpus_kind())
 
     def ensure_corpus(self, progress: Progress | None = None) -> list[str]:
         """Build the catalog on first use (the configured corpus, or the synthetic world with stand-in models);
-        returns notices for the user, the stand-in banner first."""
+        returns notices for the user, the banner first."""
         emb = self.backends.embedder
         notices = prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
                                  lambda path, step: self.ingestor().run(path, step), progress)
-        return ([STANDIN_BANNER] if emb.is_standin else []) + notices
+        banner = self.banner()
+        return ([banner] if banner else []) + notices
 
 
 def build_services(settings: Settings) -> Services:
@@ -111,8 +120,7 @@ def serve(ctx: Context) -> int:
     services = ctx.services()
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite")),
                                 services.settings.path("artefacts"))
-    return launch(services.engine, session_log, STANDIN_BANNER if services.standin_in_use() else "",
-                  services.ensure_corpus)
+    return launch(services.engine, session_log, services.banner(), services.ensure_corpus)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

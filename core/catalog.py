@@ -29,6 +29,8 @@ class Catalog(Protocol):
 
     def count(self) -> int: ...
 
+    def sources(self) -> set[str]: ...
+
     def filter_ids(self, filters: Filters) -> list[int]:
         """Ids of the photos that pass every part of `filters`."""
 

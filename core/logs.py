@@ -8,6 +8,7 @@ import logging.handlers
 from pathlib import Path
 
 from core.errors import ConfigError
+from core.redact import MaskUrlsFilter
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
 LOG_FILE = "logs/ecolens.log"
@@ -36,6 +37,7 @@ def configure_logging(data_dir: Path, level: str = "INFO", console: bool = False
         stream.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         handlers.append(stream)
     for handler in handlers:
+        handler.addFilter(MaskUrlsFilter())  # credentials inside URLs never reach a log line
         setattr(handler, _MARK, True)
         root.addHandler(handler)
     numeric = logging.getLevelName(level.upper())

@@ -246,26 +246,11 @@ def _validate(settings: Settings) -> None:
         if choices and value not in choices:
             raise ConfigError(f"Setting {f.name}={value!r} is not one of {', '.join(choices)}",
                               f"set {f.name} to one of: {', '.join(choices)}")
-                                    "(100 x 3 x 3 = 900).", lo=1, hi=1_000_000)
-    plugir_clusters: int = _f(10, "PlugIR k-means clusters over the retrieval candidates.", lo=1, hi=100)
-    plugir_questions: int = _f(5, "PlugIR questions proposed per turn before filtering.", lo=1, hi=20)
-    plugir_candidates: int = _f(500, "PlugIR candidates at round 0 (shrinks each round).", lo=1, hi=100_000)
-    pareto_beta: float = _f(0.015, "Pareto coverage: beta of the paper's alpha-grid objective sum_i alpha_i s_i + "
-                                   "beta n S. Below the query's beta_max (Theorem 3.2) the result is the Pareto set; "
-                                   "at or above it the grid is scored literally and a higher dense score can "
-                                   "displace a photo that covers more parts.", hi=1000)
-    pareto_top_m: int = _f(0, "Coverage considers only the dense top M photos; 0 means the whole pool.",
-                            hi=10_000_000)
-    rocchio_alpha: float = _f(1.0, "Relevance feedback: weight of the original query vector.", hi=100)
-    rocchio_beta: float = _f(0.75, "Relevance feedback: weight of the mean of photos marked relevant.", hi=100)
-    rocchio_gamma: float = _f(0.15, "Relevance feedback: weight of the mean of photos marked not relevant.",
-                               hi=100)
-    answer_reader: str = _f("auto", "Who answers questions from the retrieved photos: 'auto' (the judge's "
-                                    "vision-language model with judge='openai', the offline field-guide reader with "
-                                    "the field-guide judge and embedder, else captions), 'captions' (photo notes read "
-                                    "by the text LLM), 'openai' (judge_model reads the photos) or 'fieldguide' "
-                                    "(offline stand-in for the synthetic world).",
-                            choices=("auto", "captions", "openai", "fieldguide"))
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            lo, hi = f.metadata.get("lo"), f.metadata.get("hi")
+            if not math.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+                span = (f"between {lo:g} and {hi:g}" if hi is not None else f"at least {lo:g}")
+                raise ConfigError(f"Setting {f.name}={value!r} is out of range", f"give {f.name} a value {span}")
 
 
 def masked(settings: Settings) -> dict[str, Any]:

@@ -73,6 +73,11 @@ class SqlCatalog:
         with Session(self.engine) as s:
             return int(s.scalar(select(func.count(PhotoRow.id))) or 0)
 
+    def sources(self) -> set[str]:
+        """The kinds of source the photos came from ("fieldguide", "folder", "inat-csv", ...)."""
+        with Session(self.engine) as s:
+            return {str(v or "") for v in s.scalars(select(PhotoRow.source).distinct())}
+
     def _taxon_clause(self, name: str):
         name = name.strip().lower()
         cols = [PhotoRow.scientific_name, PhotoRow.common_name, PhotoRow.genus, PhotoRow.family,

@@ -19,18 +19,18 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import json, sys, threading
 import app
-from core.methods.pipeline import Pipeline, SearchRequest
+from core.request import SearchRequest
 from core.settings import load_settings
 
 settings = load_settings(environ={}, data_dir=sys.argv[1], corpus=sys.argv[2], embedder="hash", llm="llama_cpp",
                          threads=2, k=5, rerank_k=5)
-engine = app.build_engine(settings)
-engine.ensure_corpus()
+services = app.build_services(settings)
+services.ensure_corpus()
 results, errors = {}, []
 
 def search(name, query):
     try:
-        res = Pipeline(engine.search).run(SearchRequest(query, method="visret", answer=True, m=1))
+        res = services.engine.search(SearchRequest(query, method="visret", answer=True, m=1))
         results[name] = {"hits": len(res.hits), "notices": res.notices,
                          "source": res.stages["visret"]["source"]}
     except BaseException as exc:
@@ -42,7 +42,7 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-print(json.dumps({"results": results, "errors": errors, "llm": engine.backends.llm.model_id}))
+print(json.dumps({"results": results, "errors": errors, "llm": services.backends.llm.model_id}))
 """
 
 

@@ -212,6 +212,7 @@ def test_diffusers_composes_image_to_image_from_a_collage():
     refs = [ReferenceImage(Image.new("RGB", (4, 4), (255, 0, 0)), "use only a red frog", 1)]
     out = gen.generate_from_references("a red frog", refs, seed=3, size=30)
     kw = gen._img2img.kwargs
-    assert kw["image"].size == (32, 32) and kw["image"].getpixel((5, 5)) == (255, 0, 0)
+    side = gen.draw_side(30)  # the model's native size (a multiple of 8), as for text-to-image
+    assert kw["image"].size == (side, side) and side % 8 == 0 and kw["image"].getpixel((5, 5)) == (255, 0, 0)
     assert 0 < kw["strength"] < 1 and "Reference picture 1: use only a red frog" in kw["prompt"]
     assert out.image.size == (30, 30) and isinstance(kw["generator"], torch.Generator)

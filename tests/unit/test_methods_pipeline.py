@@ -196,7 +196,7 @@ def test_answer_citing_photos_it_was_not_shown_is_unverified(tmp_path):
         return f"It is red [{first}] and sits on a leaf [999]."
 
     search = corpus(tmp_path, FakeBackends(llm=FakeLLM({"Photo notes": reply})))
-    res = Pipeline(search).run(SearchRequest("red frog", answer=True))
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", answer=True))
     ans = res.stages["answer"]
     assert ans["cited_ids"] == [res.hits[0].photo_id] and ans["verified"] is False
     assert any("999" in n and "unverified" in n for n in res.notices)
