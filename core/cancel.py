@@ -42,34 +42,41 @@ REPLACED = "a newer search replaced it"
 
 
 class LatestSearches:
-    """At most one running search per key (a browser session): starting a new one cancels the one before."""
+    """At most one running search per key (a browser session): starting a new one cancels the one before, and
+    the new one can wait until the old one's consumer has stopped (so the old one shows nothing after it)."""
 
     def __init__(self) -> None:
-        self._tokens: dict[str, CancelToken] = {}
+        self._latest: dict[str, CancelToken] = {}
+        self._ended: dict[int, threading.Event] = {}  # id(token) -> set when that search's consumer stopped
         self._lock = threading.Lock()
 
-    def start(self, key: str, reason: str = REPLACED) -> tuple[CancelToken, bool]:
-        """A token for a new search under `key`, and whether an earlier running search was cancelled."""
+    def start(self, key: str, reason: str = REPLACED) -> tuple[CancelToken, threading.Event | None]:
+        """A token for a new search under `key`, and, when it replaced a running one, an event that is set once
+        the replaced search has finished (see finish)."""
         token = CancelToken()
         with self._lock:
-            old = self._tokens.get(key)
-            self._tokens[key] = token
-        replaced = old is not None and not old.cancelled
+            old = self._latest.get(key)
+            self._latest[key] = token
+            self._ended[id(token)] = threading.Event()
+            ended = self._ended.get(id(old)) if old is not None and not old.cancelled else None
         if old is not None:
             old.cancel(reason)
-        return token, replaced
+        return token, ended
 
     def cancel(self, key: str, reason: str) -> bool:
-        """Cancel the running search under `key`; True if there was one."""
+        """Cancel the running search under `key`; nothing will wait for it. True if there was one."""
         with self._lock:
-            token = self._tokens.pop(key, None)
+            token = self._latest.pop(key, None)
         if token is None or token.cancelled:
             return False
         token.cancel(reason)
         return True
 
     def finish(self, key: str, token: CancelToken) -> None:
-        """Forget `token` when it is still the latest under `key` (the search ended)."""
+        """The search of `token` has ended and shows nothing more: forget it and release whoever waits."""
         with self._lock:
-            if self._tokens.get(key) is token:
-                del self._tokens[key]
+            if self._latest.get(key) is token:
+                del self._latest[key]
+            ended = self._ended.pop(id(token), None)
+        if ended is not None:
+            ended.set()

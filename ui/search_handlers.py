@@ -25,6 +25,7 @@ from ui.forms import parse_filters, read_upload, shows_errors, user_message, war
 from ui.photos import PhotoFiles
 
 log = logging.getLogger(__name__)
+REPLACED_WAIT_S = 3.0  # how long a new search waits for the one it replaced to stop showing updates
 
 
 def new_state() -> dict[str, Any]:
@@ -112,8 +113,12 @@ class SearchHandlers:
         self._session(state, "search", query or "(example photo)")  # the page's first update carries it
         key = session_key(request)
         token, replaced = self.running.start(key)
-        if replaced:
+        if replaced is not None:
             state["notices"].append(S.PREVIOUS_CANCELLED)
+            # the stopped search stops within a fraction of a second; until it has, it could still show an
+            # update after this search's first one
+            if not replaced.wait(REPLACED_WAIT_S):
+                log.warning("the replaced search of %s did not stop within %s s", key, REPLACED_WAIT_S)
         try:
             yield from self._stream(state, req, token, knobs)
         finally:

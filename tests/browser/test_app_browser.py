@@ -52,12 +52,18 @@ def test_first_start_shows_the_preparation_and_then_searches(server, open_browse
     """The server answers before the demo world is built: the page says how far the preparation is, a search
     meanwhile says to wait, and once ready the note goes away and search works."""
     page = open_browser(wait_ready=False)
-    note = page.locator("#prepare-status")
-    assert "Preparing the photo collection" in note.inner_text()
-    shot(page, "preparing")
     page.fill("#search-query textarea", QUERY)
+    note = page.locator("#prepare-status").inner_text()
+    assert "Preparing the photo collection" in note
     page.click("#search-button")
-    page.wait_for_selector(".toast-item:has-text('still being prepared'), .toast-item:has-text('Preparing')")
+    refused = ".toast-item:has-text('still being prepared'), .toast-item:has-text('Preparing')"
+    page.wait_for_function("() => [...document.querySelectorAll('.toast-item')].some(t =>"
+                           " /Preparing|still being prepared/.test(t.innerText)) ||"
+                           " document.querySelector('#search-status').innerText.includes('done')")
+    # the note is refreshed every second: only while it still said "drawing" was the collection surely not ready
+    if "drawing the demo world" in note:
+        assert page.locator(refused).count() >= 1, "a search during the preparation must be refused with a message"
+    shot(page, "preparing")
     wait_until_ready(page)
     search(page, preset="Fast")
     assert page.locator("#search-gallery .thumbnail-item").count() >= 5

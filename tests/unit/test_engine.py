@@ -87,13 +87,20 @@ def test_a_cancelled_search_stops_sending_judge_calls(tmp_path):
 def test_latest_searches_cancels_the_previous_one_per_key():
     latest = LatestSearches()
     a, replaced = latest.start("page")
-    assert not replaced
+    assert replaced is None
     b, replaced = latest.start("page")
-    assert replaced and a.cancelled and not b.cancelled and a.reason == "a newer search replaced it"
+    assert replaced is not None and a.cancelled and not b.cancelled and a.reason == "a newer search replaced it"
+    assert not replaced.is_set()
+    latest.finish("page", a)  # the replaced search's consumer stopped: whoever waits on it goes on
+    assert replaced.is_set()
     other, _ = latest.start("other page")
     assert not b.cancelled and not other.cancelled
     latest.finish("page", b)
     assert latest.cancel("page", "x") is False
+    c, _ = latest.start("page")
+    assert latest.cancel("page", "you pressed Stop") and c.cancelled
+    _, replaced = latest.start("page")
+    assert replaced is None  # a stopped search is not waited for
 
 
 def test_editing_the_judge_prompt_is_a_cache_miss(tmp_path, monkeypatch):
