@@ -76,6 +76,19 @@ class Settings:
     hnsw_m: int = _f(32, "Neighbours per node for hnsw.")
     hnsw_ef_search: int = _f(128, "Search breadth for hnsw.")
     checkpoint_s: float = _f(30.0, "Seconds between index checkpoints during ingest (resume point).")
+    ingest_engine: str = _f("local", "Ingest engine: 'local' (one process; decoding threads overlap the "
+                            "embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, on "
+                            "this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.",
+                            choices=("local", "ray"))
+    ingest_workers: int = _f(0, "Ingest parallelism: decoding threads for the local engine, embedding actors for "
+                             "the ray engine; 0 picks from the machine (CPU cores, GPUs).")
+    ingest_prefetch: int = _f(4, "Batches decoded ahead of the embedder during ingest (look-ahead).")
+    index_flat_copy: bool = _f(True, "Keep the full-precision flat copy of the vectors beside an approximate "
+                               "index (exact re-scoring, exact filtered search, repair source). Off: an "
+                               "ivfpq/hnsw index alone serves everything once trained (PQ vectors are "
+                               "approximate), saving 4 bytes x dimension per photo of RAM and disk.")
+    index_on_disk: bool = _f(False, "Keep the ivfpq index's inverted lists in a file that is memory-mapped "
+                             "(for corpora larger than RAM) instead of in memory.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = _f(20, "Results returned per search.")
     visret_m: int = _f(3, "Visualizations generated per query (VisRet m).")
