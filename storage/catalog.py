@@ -42,7 +42,8 @@ class SqlCatalog:
             rows = []
             for p in photos:
                 data = {n: getattr(p, n) for n in _PHOTO_FIELDS if n != "id"}
-                rows.append(PhotoRow(**data, ingest_run_id=run_id))
+                month = p.observed_on.month if p.observed_on else None
+                rows.append(PhotoRow(**data, observed_month=month, ingest_run_id=run_id))
             s.add_all(rows)
             s.flush()
             ids = [r.id for r in rows]
@@ -92,8 +93,7 @@ class SqlCatalog:
         if filters.date_to:
             clauses.append(PhotoRow.observed_on <= filters.date_to)
         if filters.months:
-            clauses.append(func.cast(func.strftime("%m", PhotoRow.observed_on), type_=PhotoRow.id.type)
-                           .in_([int(m) for m in filters.months]))
+            clauses.append(PhotoRow.observed_month.in_([int(m) for m in filters.months]))
         if filters.bbox:
             west, south, east, north = filters.bbox
             lon = (PhotoRow.longitude.between(west, east) if west <= east
