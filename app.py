@@ -27,7 +27,7 @@ STANDIN_BANNER = ("SYNTHETIC DEMO: the field-guide world (invented species) sear
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
-            "eval": "cli.evaluate", "eval-run": "cli.eval_run"}
+            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "repair": "cli.repair"}
 
 
 @dataclass

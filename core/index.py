@@ -22,7 +22,7 @@ from core.errors import ConfigError
 SMALL_POOL = 50_000  # pools up to this size are scored exactly by one matrix product
 REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
 BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
-TRAIN_PER_LIST = 64  # IVF training sample: this many vectors per list
+TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
 MIN_PER_LIST = 39  # FAISS wants at least this many training vectors per list
 
 
@@ -283,7 +283,7 @@ class VectorIndex:
             inner = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             inner.hnsw.efSearch = ef_search
             return faiss.IndexIDMap2(inner)
-        nlist = nlist or max(1, int(4 * np.sqrt(n)))
+        nlist = nlist or max(1, int(2 * np.sqrt(n)))
         if n < MIN_PER_LIST * nlist or self.dim % pq_m:
             return None
         ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(self.dim), self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)

@@ -96,7 +96,7 @@ def _content_problem(index: faiss.Index) -> str:
             n = int(inner.ntotal)
             mat = faiss.rev_swig_ptr(inner.get_xb(), n * index.d).reshape(n, index.d) if n else None
             for i in range(0, n, 65_536):
-                norms = np.linalg.norm(mat[i:i + 65_536], axis=1)
+                norms = np.linalg.norm(mat[i:i + 65_536].astype(np.float64), axis=1)
                 bad = ~np.isfinite(norms) | (np.abs(norms - 1.0) > NORM_TOLERANCE)
                 if bad.any():
                     return (f"{int(bad.sum())} or more stored vectors are not unit length (e.g. norm "

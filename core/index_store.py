@@ -116,11 +116,9 @@ class IndexStore:
             report.damage.append(f"index check: the flat index was rebuilt from the {index.approx_kind} index's "
                                  f"stored vectors ({rebuilt.ntotal} photos)")
             return VectorIndex(vs.dim, rebuilt, approx)
-        if approx is not None:  # IVF-PQ codes are lossy: keep serving from them, re-embed for exact vectors
-            report.damage.append("index check: searches use the approximate index until the photos are embedded "
-                                 f"again ({REPAIR_HINT})")
-            index = VectorIndex(vs.dim, None, approx)
-            return index
+        if approx is not None:  # IVF-PQ codes are lossy: not a source for exact vectors; retrained afterwards
+            report.damage.append("index check: the ivfpq index keeps only compressed vectors, so it is rebuilt "
+                                 "after the photos are embedded again")
         report.damage.append(f"index check: no stored copy of the vectors is left; the photos must be embedded "
                              f"again ({REPAIR_HINT})")
         return VectorIndex(vs.dim)

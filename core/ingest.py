@@ -45,10 +45,12 @@ class Ingestor:
             return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
                              self.settings.ingest_workers if workers is None else workers, model)
 
-    def reembed(self, progress: Progress | None = None) -> IngestReport:
-        """Embed the catalog photos that have no vector in the current embedder's set (after a repair)."""
+    def reembed(self, progress: Progress | None = None, *, retrain: bool = False) -> IngestReport:
+        """Embed the catalog photos that have no vector in the current embedder's set (after a repair);
+        `retrain`: train the approximate index again on the corpus as it is now."""
         with self._locked():
-            return self._run(None, progress, self.settings.ingest_engine, self.settings.ingest_workers, None)
+            return self._run(None, progress, self.settings.ingest_engine, self.settings.ingest_workers, None,
+                             retrain=retrain)
 
     def _locked(self):
         settings = self.settings
@@ -70,10 +72,12 @@ class Ingestor:
         return _Lock()
 
     def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
-             model: str | None) -> IngestReport:
+             model: str | None, retrain: bool = False) -> IngestReport:
         started = time.perf_counter()
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
+        if retrain and index.approx is not None and index.has_flat:
+            index.approx, index.approx_kind = None, "flat"
         report = IngestReport(source=str(path or "(catalog)"), engine=engine_name)
         report.notices += rec.notices()
         run_id = self.catalog.start_ingest(str(path or "(re-embed)"))

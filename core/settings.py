@@ -70,7 +70,7 @@ class Settings:
     max_image_pixels: int = _f(80_000_000, "Images with more pixels than this are skipped at ingest.")
     index_type: str = _f("flat", "FAISS index: flat (exact), ivfpq or hnsw (approximate, for large corpora).",
                          choices=("flat", "ivfpq", "hnsw"))
-    index_nlist: int = _f(0, "IVF lists for ivfpq; 0 picks about 4*sqrt(N).")
+    index_nlist: int = _f(0, "IVF lists for ivfpq; 0 picks about 2*sqrt(N) when the index is first trained.")
     index_nprobe: int = _f(32, "IVF lists probed per search for ivfpq.")
     index_pq_m: int = _f(64, "PQ sub-quantizers for ivfpq (must divide the dimension).")
     hnsw_m: int = _f(32, "Neighbours per node for hnsw.")
