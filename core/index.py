@@ -9,7 +9,9 @@ than RAM), and the flat copy can be dropped once the twin is trained (settings i
 index_flat_copy)."""
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -19,11 +21,29 @@ import numpy as np
 
 from core.errors import ConfigError
 
-SMALL_POOL = 50_000  # pools up to this size are scored exactly by one matrix product
+SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
+SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
 REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
 BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
 TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
 MIN_PER_LIST = 39  # FAISS wants at least this many training vectors per list
+
+
+@contextlib.contextmanager
+def _c_stdout_muted(active: bool):
+    """FAISS's on-disk lists printf() a line on every file resize; keep it out of our stdout (JSON output)."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 def set_threads(n: int) -> None:
@@ -145,7 +165,8 @@ class VectorIndex:
         if self.flat is not None:
             self.flat.add_with_ids(vectors, ids)
         if self.approx is not None:  # why: trained once; later vectors join it without retraining
-            self.approx.add_with_ids(vectors, ids)
+            with _c_stdout_muted(self.on_disk):
+                self.approx.add_with_ids(vectors, ids)
         self._lookup = None
 
     def remove(self, ids: Sequence[int]) -> int:
@@ -190,7 +211,7 @@ class VectorIndex:
         if pool is None:
             return self._search_all(q, k)
         pool = np.asarray(pool, dtype=np.int64)
-        if len(pool) <= SMALL_POOL:
+        if len(pool) <= SMALL_POOL or len(pool) * SMALL_POOL_SHARE <= len(self):
             return self._search_small_pool(q, k, pool)
         sel, _keep = id_selector(pool)
         if self.flat is not None:
@@ -236,12 +257,13 @@ class VectorIndex:
         ids = np.full((len(q), k), -1, np.int64)
         if mat is None:
             return scores, ids
-        sims = q @ mat.T
         take = min(k, len(present))
         for r in range(len(q)):
+            sims = mat @ q[r]  # why per row: a matrix-vector product; a 1-row GEMM wakes every BLAS thread
+            top = np.argpartition(-sims, take - 1)[:take] if take < len(present) else np.arange(len(present))
             # stable sort on (-score, id) so equal scores come out in a fixed order
-            order = np.lexsort((present, -sims[r]))[:take]
-            scores[r, :take], ids[r, :take] = sims[r, order], present[order]
+            order = top[np.lexsort((present[top], -sims[top]))]
+            scores[r, :take], ids[r, :take] = sims[order], present[order]
         return scores, ids
 
     # ---- approximate twin -------------------------------------------------------------------------
@@ -303,8 +325,16 @@ class VectorIndex:
 
     def _add_all_to_approx(self, chunk: int = 100_000) -> None:
         ids, mat = self.ids(), self.matrix()
-        for i in range(0, len(ids), chunk):
-            self.approx.add_with_ids(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+        with _c_stdout_muted(self.on_disk):
+            for i in range(0, len(ids), chunk):
+                self.approx.add_with_ids(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+
+    @property
+    def on_disk(self) -> bool:
+        """True when the approximate index's inverted lists live in a memory-mapped file."""
+        ivf = faiss.try_extract_index_ivf(self.approx) if self.approx is not None else None
+        return ivf is not None and isinstance(ivf.invlists, faiss.OnDiskInvertedLists) or (
+            ivf is not None and "OnDisk" in type(faiss.downcast_InvertedLists(ivf.invlists)).__name__)
 
     def rebuild_approximate(self) -> None:
         """Empty the twin (keeping its training) and add every flat vector again."""
