@@ -71,7 +71,8 @@ class Settings:
     index_type: str = _f("flat", "FAISS index: flat (exact), ivfpq or hnsw (approximate, for large corpora).",
                          choices=("flat", "ivfpq", "hnsw"))
     index_nlist: int = _f(0, "IVF lists for ivfpq; 0 picks about 2*sqrt(N) when the index is first trained.")
-    index_nprobe: int = _f(32, "IVF lists probed per search for ivfpq.")
+    index_nprobe: int = _f(64, "IVF lists probed per search for ivfpq (64 of about 2000 lists reached recall@10 "
+                           "0.95 on CLIP-like vectors at 1M photos; bench/search.py).")
     index_pq_m: int = _f(64, "PQ sub-quantizers for ivfpq (must divide the dimension).")
     hnsw_m: int = _f(32, "Neighbours per node for hnsw.")
     hnsw_ef_search: int = _f(128, "Search breadth for hnsw.")
