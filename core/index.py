@@ -100,18 +100,18 @@ class VectorIndex:
             approx = None  # behind the flat copy (a crash between two writes): rebuilt by the next ingest
         return cls(dim, flat, approx)
 
-    def save(self, path: Path) -> list[Path]:
-        """Write atomically (a temporary file in the same folder, renamed over the old one); a part that no
-        longer exists is deleted. Returns the files written."""
-        path, approx_path = Path(path), Path(str(path) + ".approx")
-        written = []
-        for part, target in ((self.flat, path), (self.approx, approx_path)):
+    def parts(self, path: Path) -> list[tuple[faiss.Index | None, Path]]:
+        """(FAISS index or None, its file) for the flat copy and the approximate twin."""
+        return [(self.flat, Path(path)), (self.approx, Path(str(path) + ".approx"))]
+
+    def save(self, path: Path, write=None) -> None:
+        """Write atomically (a temporary file in the same folder, renamed over the old one; `write(index,
+        path)` replaces that, e.g. to add a checksum); a part that no longer exists is deleted."""
+        for part, target in self.parts(path):
             if part is not None:
-                _atomic_write_index(part, target)
-                written.append(target)
+                (write or _atomic_write_index)(part, target)
             elif target.exists():
                 target.unlink()
-        return written
 
     # ---- content ----------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,18 +42,39 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def write_checksum(path: Path, index: faiss.Index) -> None:
-    """Record what `path` holds right after it was written (atomically, like the index itself)."""
-    record = {"bytes": path.stat().st_size, "sha256": file_sha256(path), "ntotal": int(index.ntotal),
-              "dim": int(index.d)}
-    target = checksum_path(path)
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(json.dumps(record))
-    tmp.replace(target)
+def write_checked(index: faiss.Index, path: Path) -> None:
+    """Write `index` to `path` atomically with its checksum record. The file is hashed before it is renamed
+    into place and the record follows the rename at once, so a reader sees a mismatch only for the moment
+    between two renames (read_checked looks again before calling it damage)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        faiss.write_index(index, tmp)
+        record = {"bytes": os.path.getsize(tmp), "sha256": file_sha256(Path(tmp)), "ntotal": int(index.ntotal),
+                  "dim": int(index.d)}
+        target = checksum_path(path)
+        rec_tmp = target.with_name(target.name + ".tmp")
+        rec_tmp.write_text(json.dumps(record))
+        os.replace(tmp, path)
+        os.replace(rec_tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
-def read_checked(path: Path, dim: int, *, flags: int = 0) -> tuple[faiss.Index | None, Damage | None]:
-    """(index, None) when `path` is sound, (None, Damage) when it is not, (None, None) when it is absent."""
+def read_checked(path: Path, dim: int, *, flags: int = 0, attempts: int = 3) -> tuple[faiss.Index | None, Damage | None]:
+    """(index, None) when `path` is sound, (None, Damage) when it is not, (None, None) when it is absent.
+    A mismatch is looked at again after a pause: a writer may be between its two renames."""
+    for attempt in range(attempts):
+        index, damage = _read_checked_once(path, dim, flags)
+        if damage is None or attempt == attempts - 1:
+            return index, damage
+        time.sleep(0.3)
+    return None, None
+
+
+def _read_checked_once(path: Path, dim: int, flags: int) -> tuple[faiss.Index | None, Damage | None]:
     path = Path(path)
     if not path.exists():
         return None, None

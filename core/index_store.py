@@ -17,7 +17,7 @@ import faiss
 
 from core.catalog import Catalog, VectorSet
 from core.index import VectorIndex, new_flat
-from core.index_integrity import Damage, checksum_path, read_checked, write_checksum
+from core.index_integrity import Damage, checksum_path, read_checked, write_checked
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +61,8 @@ class IndexStore:
     def save(self, vs: VectorSet, index: VectorIndex) -> None:
         """Write the index atomically, each file with its checksum record."""
         path = self.path_for(vs)
-        for written in index.save(path):
-            write_checksum(written, index.flat if written == path else index.approx)
-        for part in (path, Path(str(path) + ".approx")):
+        index.save(path, write_checked)
+        for _, part in index.parts(path):
             if not part.exists() and checksum_path(part).exists():
                 checksum_path(part).unlink()
 
