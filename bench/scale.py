@@ -123,7 +123,7 @@ def main() -> None:
             sel, _keep = id_selector(pool)
             params = faiss.SearchParameters(sel=sel)
             with db.connect() as conn:
-                where = {"taxon": "lower(genus) = 'genus1'", "months": "observed_month IN (5, 6)",
+                where = {"taxon": "genus != '' AND lower(genus) = 'genus1'", "months": "observed_month IN (5, 6)",
                          "bbox": "latitude BETWEEN 15 AND 65 AND longitude BETWEEN -40 AND 40"}[name]
                 plan = " / ".join(r[-1] for r in conn.execute(text(f"EXPLAIN QUERY PLAN SELECT id FROM photos WHERE {where}")))
             bare, ours = [], []

@@ -29,6 +29,18 @@ def _chunks(items: Sequence, size: int = _CHUNK):
         yield items[i:i + size]
 
 
+def _ids(conn, stmt) -> list[int]:
+    """The first column of `stmt` read straight from the DB-API cursor. Why: a month or place filter at a
+    million photos returns 100k+ ids, and SQLAlchemy's per-row result processing cost more than the query
+    and the FAISS search together (ids are plain integers; nothing needs converting). Sorted by the caller,
+    in numpy-free Python, rather than by an ORDER BY that would undo the covering index scan."""
+    cursor = conn.execute(stmt).cursor
+    try:
+        return [row[0] for row in cursor.fetchall()]
+    finally:
+        cursor.close()
+
+
 class SqlCatalog:
     """Reads run concurrently; every write goes through one lock (one writer), as SQLite wants."""
 
@@ -106,13 +118,13 @@ class SqlCatalog:
             clauses.append(and_(PhotoRow.latitude.between(south, north), lon))
         if filters.license:
             clauses.append(func.lower(PhotoRow.license).contains(filters.license.lower()))
-        with Session(self.engine) as s:
+        with self.engine.connect() as conn:
             if filters.ids is not None:
                 out: list[int] = []
                 for chunk in _chunks(list(filters.ids)):
-                    out += s.scalars(select(PhotoRow.id).where(PhotoRow.id.in_(chunk), *clauses)).all()
+                    out += _ids(conn, select(PhotoRow.id).where(PhotoRow.id.in_(chunk), *clauses))
                 return sorted(out)
-            return list(s.scalars(select(PhotoRow.id).where(*clauses).order_by(PhotoRow.id)))
+            return sorted(_ids(conn, select(PhotoRow.id).where(*clauses)))
 
     # ---- vector sets ------------------------------------------------------------------------------
     def vector_set(self, model_id: str, dim: int) -> VectorSet:
