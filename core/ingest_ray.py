@@ -215,6 +215,10 @@ def ray_session(settings: Settings, workers: int, gpus: int):
         yield ray
         return
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # why: no report to the outside world
+    # why: Ray starts one idle Python worker per CPU in advance; on a small machine they only compete with the
+    # actors for the cores while Ray starts (the actors and Ray Data's tasks start their own workers)
+    os.environ["RAY_enable_worker_prestart"] = "0"
+    os.environ["RAY_prestart_worker_first_driver"] = "0"
     tag = hashlib.sha256(str(settings.path().resolve()).encode()).hexdigest()[:8]
     cores = os.cpu_count() or 1
     ray.init(address="local", num_cpus=max(cores, workers + 1), num_gpus=gpus, include_dashboard=False,
