@@ -124,7 +124,8 @@ def main() -> None:
             params = faiss.SearchParameters(sel=sel)
             with db.connect() as conn:
                 where = {"taxon": "genus != '' AND lower(genus) = 'genus1'", "months": "observed_month IN (5, 6)",
-                         "bbox": "latitude BETWEEN 15 AND 65 AND longitude BETWEEN -40 AND 40"}[name]
+                         "bbox": "id IN (SELECT id FROM photo_places WHERE min_lat >= 15 AND max_lat <= 65 "
+                                 "AND min_lon >= -40 AND max_lon <= 40)"}[name]
                 plan = " / ".join(r[-1] for r in conn.execute(text(f"EXPLAIN QUERY PLAN SELECT id FROM photos WHERE {where}")))
             bare, ours = [], []
             for q in queries:

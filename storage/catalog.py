@@ -7,7 +7,7 @@ from dataclasses import fields
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from sqlalchemy import Engine, and_, delete, func, or_, select, text, union
+from sqlalchemy import Engine, column, delete, func, select, table, text, union
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -27,6 +27,19 @@ def _row_to_photo(row: PhotoRow) -> Photo:
 def _chunks(items: Sequence, size: int = _CHUNK):
     for i in range(0, len(items), size):
         yield items[i:i + size]
+
+
+_PLACES = table("photo_places", column("id"), column("min_lat"), column("max_lat"), column("min_lon"),
+                column("max_lon"))  # the R*Tree of migration 0004_place_rtree (kept by triggers)
+
+
+def _places_in(west: float, south: float, east: float, north: float):
+    """Ids of the photos inside a box, from the R*Tree; a box crossing 180 degrees is two boxes. (The R*Tree
+    keeps 32-bit coordinates: a photo within about a metre of the box's edge may fall either side.)"""
+    def box(w: float, e: float):
+        return select(_PLACES.c.id).where(_PLACES.c.min_lat >= south, _PLACES.c.max_lat <= north,
+                                          _PLACES.c.min_lon >= w, _PLACES.c.max_lon <= e)
+    return box(west, east) if west <= east else union(box(west, 180.0), box(-180.0, east))
 
 
 def _ids(conn, stmt) -> list[int]:
@@ -112,10 +125,7 @@ class SqlCatalog:
         if filters.months:
             clauses.append(PhotoRow.observed_month.in_([int(m) for m in filters.months]))
         if filters.bbox:
-            west, south, east, north = filters.bbox
-            lon = (PhotoRow.longitude.between(west, east) if west <= east
-                   else or_(PhotoRow.longitude >= west, PhotoRow.longitude <= east))  # crosses 180 degrees
-            clauses.append(and_(PhotoRow.latitude.between(south, north), lon))
+            clauses.append(PhotoRow.id.in_(_places_in(*filters.bbox)))
         if filters.license:
             clauses.append(func.lower(PhotoRow.license).contains(filters.license.lower()))
         with self.engine.connect() as conn:
