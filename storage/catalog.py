@@ -124,8 +124,7 @@ class SqlCatalog:
             clauses.append(PhotoRow.observed_on <= filters.date_to)
         if filters.months:
             clauses.append(PhotoRow.observed_month.in_([int(m) for m in filters.months]))
-        if filters.bbox:
-            clauses.append(PhotoRow.id.in_(_places_in(*filters.bbox)))
+
         if filters.license:
             clauses.append(func.lower(PhotoRow.license).contains(filters.license.lower()))
         with self.engine.connect() as conn:
@@ -133,8 +132,14 @@ class SqlCatalog:
                 out: list[int] = []
                 for chunk in _chunks(list(filters.ids)):
                     out += _ids(conn, select(PhotoRow.id).where(PhotoRow.id.in_(chunk), *clauses))
-                return sorted(out)
-            return sorted(_ids(conn, select(PhotoRow.id).where(*clauses)))
+            elif clauses or not filters.bbox:
+                out = _ids(conn, select(PhotoRow.id).where(*clauses))
+            if filters.bbox:  # why apart: the R*Tree answers alone; joined to photos it costs a lookup per id
+                places = _ids(conn, _places_in(*filters.bbox))
+                if filters.ids is None and not clauses:
+                    return sorted(places)
+                return sorted(set(out).intersection(places))
+            return sorted(out)
 
     # ---- vector sets ------------------------------------------------------------------------------
     def vector_set(self, model_id: str, dim: int) -> VectorSet:
