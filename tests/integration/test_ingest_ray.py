@@ -73,7 +73,7 @@ def test_killed_ray_ingest_resumes_with_each_photo_exactly_once(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", slow], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     db = data / "ecolens.sqlite"
-    deadline = time.time() + 180
+    deadline = time.time() + 300
     engine, n = None, 0
     while time.time() < deadline and proc.poll() is None:  # kill it once some, but not all, photos are in
         time.sleep(0.3)
