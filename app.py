@@ -29,7 +29,7 @@ from core.startup import Progress, prepare_corpus  # noqa: E402
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
-            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor"}
+            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair"}
 
 
 @dataclass

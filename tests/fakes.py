@@ -1,5 +1,5 @@
 """Fakes for tests (no mocks): embedder, LLM, judge, generator, captioner, and an in-memory corpus view
-(FakeSearch) that the methods' pipeline accepts in place of core.search.SearchService.
+(FakeSearch) that the search engine accepts in place of core.corpus.Corpus.
 
 Every fake records its calls in `.calls` (a list) so tests can count backend calls and read requests."""
 from __future__ import annotations
@@ -203,7 +203,7 @@ class _FakeIndex:
 
 
 class FakeSearch:
-    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like SearchService."""
+    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like core.corpus.Corpus."""
 
     def __init__(self, photos: Sequence[Photo], vectors: np.ndarray, settings, backends=None,
                  images: dict[int, Image.Image] | None = None):

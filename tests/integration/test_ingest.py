@@ -81,7 +81,7 @@ def test_index_and_catalog_are_reconciled_at_start(tmp_path):
     index, rec = engine.index_store.open(vs, engine.catalog)
     assert rec.marked == [1, 2] and engine.catalog.indexed_ids(vs.id) == set(range(1, 11))
     index.remove([3])  # the index lost a vector
-    index.save(engine.index_store.path_for(vs))
+    engine.index_store.save(vs, index)
     _, rec = engine.index_store.open(vs, engine.catalog)
     assert rec.unmarked == [3]
     report = engine.ingestor().run(folder)
