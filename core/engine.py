@@ -119,6 +119,8 @@ class SearchEngine:
                 from core.methods.answer import run_answer
 
                 stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits])
+        if stages.get("visret"):  # on the hits now; not part of what the stage reports
+            stages["visret"].pop("picture_similarity", None)
         for text in run.budget.notices():
             run.notice(text)
         run.timings["total"] = (time.perf_counter() - t0) * 1000
@@ -208,9 +210,13 @@ class SearchEngine:
         return {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
 
     def _similar(self, run: Run, request: SearchRequest, hits: list, adjust, stages: dict) -> list:
-        """`hits` with their similarity set (core.records.Hit.similarity): the cosine with the query's words,
-        or, for a search by one example photo alone, the ranking score, which is that cosine already."""
-        if request.query:
+        """`hits` with their similarity set (core.records.Hit.similarity): for VisRet, the best cosine with a
+        picture searched with (drawings, example photos); else the cosine with the query's words, or, for a
+        search by one example photo alone, the ranking score, which is that cosine already."""
+        pictures = (stages.get("visret") or {}).get("picture_similarity")
+        if pictures:
+            sims = pictures
+        elif request.query:
             sims = self._text_scores(run, request, [h.photo_id for h in hits], adjust)
         elif (stages.get("examples") or {}).get("fusion") == "none":
             sims = {h.photo_id: h.score for h in hits}

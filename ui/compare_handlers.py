@@ -1,5 +1,6 @@
 """Handler of the compare view: one query, two to four presets side by side, and their top-k overlap. Every
-column shows the same score scale (similarity to the words), so the columns can be read against each other."""
+column shows similarity (0 to 1: to the words, or to the closest drawing for the presets that draw), never
+the checks' %, so the columns can be read against each other."""
 from __future__ import annotations
 
 from typing import Any
@@ -17,7 +18,6 @@ from ui.forms import shows_errors, web_notices
 from ui.photos import PhotoFiles
 
 MAX_COLUMNS = 4
-SCALE = "similarity"
 
 
 def new_compare_state() -> dict[str, Any]:
@@ -56,15 +56,16 @@ class CompareHandlers:
                                                stages=[StageRecord("final", ranking_of(result.hits),
                                                                    {"similarity": similarity})]))
             hits = [h.to_json() for h in result.hits]
-            items, missing = self.photos.gallery(hits, result.stages, SCALE)
+            scale = "pictures" if present.searched_by_pictures(result.stages) else "similarity"
+            items, missing = self.photos.gallery(hits, result.stages, scale)
             notes += [n for n in missing if n not in notes]
             columns.append((gr.update(value=items, visible=True), f"### {preset}"))
             id_lists.append([h.photo_id for h in result.hits])
-            state["columns"].append({"preset": preset, "hits": hits, "stages": dict(result.stages or {})})
+            state["columns"].append({"preset": preset, "hits": hits, "stages": dict(result.stages or {}),
+                                     "scale": scale})
         columns += [(gr.update(value=[], visible=False), "")] * (MAX_COLUMNS - len(columns))
         flat = [x for pair in columns for x in pair]
-        name, meaning = S.SCALES[SCALE]
-        overlap = S.COMPARE_SCALE.format(scale=name, meaning=meaning) + "\n\n" + present.overlap_md(presets, id_lists, k)
+        overlap = S.COMPARE_SCALE + "\n\n" + present.overlap_md(presets, id_lists, k)
         worded = web_notices(notes)
         return (*flat, overlap + ("\n\n" + present.notices_md(worded) if worded else ""), state)
 
@@ -78,4 +79,4 @@ class CompareHandlers:
         col = cols[i]
         # the column shows similarity: its photo view does too (with the yes/no checks as badges)
         return {"hits": col["hits"], "stages": col["stages"], "query": state.get("query", ""),
-                "preset": col["preset"], "scale": SCALE}
+                "preset": col["preset"], "scale": col["scale"]}

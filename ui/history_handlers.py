@@ -42,8 +42,8 @@ class HistoryHandlers:
     def choices(self) -> list[tuple[str, int]]:
         """Sessions that hold something (searches or labels), most recent first."""
         return [(f"#{s.id} {s.created_at:%Y-%m-%d %H:%M} · {S.KINDS.get(s.kind, s.kind)} · {s.title} "
-                 f"({s.requests} searches, {s.labels} labels)", s.id) for s in self.log.sessions(200)
-                if s.requests or s.labels]
+                 f"({S.counted(s.requests, 'search', 'searches')}, {S.counted(s.labels, 'label', 'labels')})", s.id)
+                for s in self.log.sessions(200) if s.requests or s.labels]
 
     def refresh(self):
         choices = self.choices()

@@ -23,7 +23,7 @@ def build(h: HistoryHandlers, lightbox) -> SimpleNamespace:
     picker = gr.Dropdown([], label=S.HISTORY_REQUEST, elem_id="history-request", visible=False)
     gallery = gr.Gallery(label=S.RESULTS, elem_id="history-gallery", columns=6, height="auto",
                          allow_preview=False, object_fit="cover", buttons=[])
-    pictures = gr.Gallery(label=S.VISUALIZATIONS, elem_id="history-visualizations", columns=4, height="auto",
+    pictures = gr.Gallery(label=S.VISUALIZATIONS, elem_id="history-visualizations", columns=6, height=260,
                           allow_preview=False, object_fit="contain", buttons=[])
     chat = gr.Chatbot(label=S.HISTORY_CHAT, elem_id="history-chat", height=320)
     labels = gr.Markdown("", label=S.HISTORY_LABELS, elem_id="history-labels")

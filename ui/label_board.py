@@ -57,7 +57,7 @@ document.addEventListener('keydown', (ev) => {
   if (tag === 'input' || tag === 'textarea' || (t && t.isContentEditable)) return;
   const tab = document.querySelector('#label-view');
   if (!tab || tab.offsetParent === null || !window.ecolensLabel) return;
-  if (document.querySelector('#lightbox') && document.querySelector('#lightbox').offsetParent !== null) return;
+  const box = document.querySelector('#lightbox'); if (box && box.getClientRects().length) return;
   const map = {'1': '1', '0': '0', 's': 's', 'u': 'undo', 'n': 'unjudged', 'ArrowRight': 'next',
                'ArrowLeft': 'prev'};
   let act = map[ev.key];

@@ -53,14 +53,15 @@ def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
             who = gr.Textbox(label=S.EXPORT_WHO, elem_id="label-export-annotator", scale=2)
             export = gr.Button(S.EXPORT, elem_id="label-export", scale=1)
             kappa_btn = gr.Button(S.AGREEMENT, elem_id="label-agreement", scale=1)
-        export_file = gr.File(label=S.EXPORT_FILE, elem_id="label-export-file", interactive=False)
+        export_file = gr.File(label=S.EXPORT_FILE, elem_id="label-export-file", interactive=False, height=90)
         kappa = gr.Markdown("", elem_id="label-kappa")
         disagree_note = gr.Markdown("", elem_id="label-disagreements-note")
-        disagreements = gr.Gallery(show_label=False, elem_id="label-disagreements", columns=6, height="auto",
-                                   allow_preview=False, object_fit="contain", buttons=[])
-        with gr.Row():
-            final_rel = gr.Button(S.ADJUDICATE_REL, elem_id="label-adjudicate-relevant", size="sm")
-            final_non = gr.Button(S.ADJUDICATE_NON, elem_id="label-adjudicate-not-relevant", size="sm")
+        with gr.Column(elem_id="label-adjudication"):  # hidden by the page's CSS while nothing is in dispute
+            disagreements = gr.Gallery(show_label=False, elem_id="label-disagreements", columns=6, height="auto",
+                                       allow_preview=False, object_fit="contain", buttons=[])
+            with gr.Row():
+                final_rel = gr.Button(S.ADJUDICATE_REL, elem_id="label-adjudicate-relevant", size="sm")
+                final_non = gr.Button(S.ADJUDICATE_NON, elem_id="label-adjudicate-not-relevant", size="sm")
 
     outputs = [photo, info, progress, board, message, st]
     load_opts = dict(concurrency_id="label", concurrency_limit=4)

@@ -25,7 +25,7 @@ document.addEventListener('keydown', (ev) => {
   const t = ev.target; const tag = (t && t.tagName || '').toLowerCase();
   if (tag === 'input' || tag === 'textarea' || (t && t.isContentEditable)) return;
   const box = document.querySelector('#lightbox');
-  if (!box || box.offsetParent === null) return;
+  if (!box || !box.getClientRects().length) return;  // fixed: no offsetParent
   const map = {'ArrowRight': 'lightbox-next', 'ArrowLeft': 'lightbox-prev', 'm': 'lightbox-mark',
                'Escape': 'lightbox-close'};
   const id = map[ev.key]; if (!id) return;

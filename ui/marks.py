@@ -74,13 +74,13 @@ def build(h: MarkHandlers, marks: gr.State, lightbox: Any) -> None:
     """The marked-photos panel (a closed accordion with the count in its title) and the photo view's Mark."""
     with gr.Accordion(S.MARKS_PANEL.format(n=0), open=False, elem_id="marks-panel") as panel:
         note = gr.Markdown(S.MARKS_EMPTY, elem_id="marks-note")
-        gallery = gr.Gallery(show_label=False, elem_id="marks-gallery", columns=8, height="auto",
+        gallery = gr.Gallery(show_label=False, elem_id="marks-gallery", columns=8, height=230,
                              allow_preview=False, object_fit="contain", buttons=["download"])
         with gr.Row():
             fmt = gr.Dropdown(list(MARK_FORMATS), value="csv", label=S.MARKS_FORMAT, elem_id="marks-format", scale=1)
             export = gr.Button(S.MARKS_EXPORT, variant="primary", elem_id="marks-export", scale=1)
             clear = gr.Button(S.MARKS_CLEAR, elem_id="marks-clear", scale=1)
-        file = gr.File(label=S.MARKS_FILE, elem_id="marks-file", interactive=False)
+        file = gr.File(label=S.MARKS_FILE, elem_id="marks-file", interactive=False, height=90)
     shown = [panel, gallery, note]
     lightbox.mark.click(h.toggle, [lightbox.photo_id, lightbox.view, marks], [marks, lightbox.mark, *shown],
                         api_visibility="private", show_progress="hidden", trigger_mode="multiple")

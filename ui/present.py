@@ -6,6 +6,7 @@ cosine with the query's words, every preset has it) or, once photos were checked
 (Verify), 'checks passed, %' (the judge's mean confidence over the checks)."""
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any, Iterable, Sequence
 
@@ -14,8 +15,17 @@ from ui import strings as S
 
 # ---- scores ---------------------------------------------------------------------------------------
 def scale_of(stages: dict[str, Any] | None) -> str:
-    """'checks' when the photos were checked with yes/no questions, else 'similarity'."""
-    return "checks" if ((stages or {}).get("rerank") or {}).get("photos") else "similarity"
+    """'checks' when the photos were checked with yes/no questions; 'pictures' when they were found by the
+    pictures searched with (VisRet drew some, or the user gave an example); else 'similarity' (to the words)."""
+    stages = stages or {}
+    if (stages.get("rerank") or {}).get("photos"):
+        return "checks"
+    return "pictures" if searched_by_pictures(stages) else "similarity"
+
+
+def searched_by_pictures(stages: dict[str, Any] | None) -> bool:
+    vis = (stages or {}).get("visret") or {}
+    return bool(vis) and not vis.get("fallback") and bool(vis.get("visualizations") or vis.get("examples"))
 
 
 def scale_line(scale: str) -> str:
@@ -23,16 +33,19 @@ def scale_line(scale: str) -> str:
     return S.SCORE_LINE.format(scale=name, meaning=meaning)
 
 
-def checked_ids(stages: dict[str, Any] | None) -> set[int]:
-    return {int(p["id"]) for p in ((stages or {}).get("rerank") or {}).get("photos") or [] if "id" in p}
+def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
+    """photo id -> its checks score (0-100) for every photo the judge checked."""
+    return {int(p["id"]): float(p.get("score", 0.0)) for p in ((stages or {}).get("rerank") or {}).get("photos") or []
+            if "id" in p}
 
 
-def score_text(hit: dict[str, Any], scale: str, checked: set[int] | None = None) -> str:
-    """The hit's score on `scale`, as the page writes it: '0.83' (similarity) or '83%' (checks passed)."""
+def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None = None) -> str:
+    """The hit's score on `scale`, as the page writes it: '0.83' (similarity) or '83%' (checks passed, from the
+    judge's own score of the photo when `checked` has it)."""
     if scale == "checks":
         if checked is not None and int(hit["id"]) not in checked:
             return S.NOT_CHECKED
-        return f"{float(hit.get('score', 0.0)):.0f}%"
+        return f"{float((checked or {}).get(int(hit['id']), hit.get('score', 0.0))):.0f}%"
     sim = hit.get("similarity")
     return "–" if sim is None else f"{float(sim):.2f}"
 
@@ -82,6 +95,14 @@ def answers_of(stages: dict[str, Any] | None, photo_id: int) -> list[dict[str, A
     return list(found.get("answers") or []) if found else []
 
 
+def reason_text(reason: str) -> str:
+    """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings.REASON_WORDS)."""
+    text = str(reason or "").strip()
+    for pattern, replacement in S.REASON_WORDS:
+        text = re.sub(pattern, replacement, text)
+    return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
+
+
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
     """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped."""
     parts = []
@@ -94,7 +115,7 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
             f'<div class="ecolens-badge {"badge-yes" if yes else "badge-no"}">'
             f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
             f" <span class='badge-conf'>{escape(conf)}</span>"
-            f"<div class='badge-reason'>{escape(str(a.get('reason', '') or ''))}</div></div>")
+            f"<div class='badge-reason'>{escape(reason_text(a.get('reason', '')))}</div></div>")
     return "".join(parts)
 
 
@@ -116,11 +137,12 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
     if badges:
-        html.append(f"<p class='ecolens-score'><b>{escape(S.SCALES[scale][0])}: "
-                    f"{escape(score_text(hit, scale, checked))}</b> <span class='ecolens-scale'>"
-                    f"({escape(S.SCALES[scale][1])})</span></p>")
+        name, meaning = S.SCALES[scale]
+        html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
+                    f"{escape(score_text(hit, scale, checked))}</b><br><span class='ecolens-scale'>"
+                    f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
         inner = badges_html(answers_of(stages, hit["id"]))
-        html.append(f"<div id='explanation-badges' class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
+        html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
     if cov is not None:
         subqueries = (stages.get("coverage") or {}).get("subqueries") or []
@@ -150,7 +172,7 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
     """The search as the API returns it: photo ids, ranks, scores on the stated scale, similarity, the
     yes/no answers (badges), coverage, metadata and notices. No server paths."""
     stages = state.get("stages") or {}
-    scale = scale_of(stages)
+    scale = state.get("scale") or scale_of(stages)
     checked = checked_ids(stages)
     results = []
     for h in state.get("hits") or []:

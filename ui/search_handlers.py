@@ -46,8 +46,8 @@ class SearchHandlers:
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
         self.running = LatestSearches()
         self.photos = PhotoFiles(engine)
-        # the photo each page has selected (by id): kept while a search streams in and across its updates
-        self.selected: dict[str, int] = {}
+        # the photo each page has selected (its hit as clicked): kept while a search streams in
+        self.selected: dict[str, dict[str, Any]] = {}
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
@@ -79,13 +79,21 @@ class SearchHandlers:
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
-                     stages=dict(result.stages or {}), notices=list(result.notices))
+                     stages=dict(result.stages or {}), notices=list(result.notices), scale=None)
 
     def explanation(self, state: dict[str, Any], key: str) -> str:
-        """The explanation of the photo this page selected, if it is among the results on screen."""
-        pid = self.selected.get(key)
-        hit = next((h for h in state.get("hits") or [] if pid is not None and int(h["id"]) == pid), None)
-        return present.explanation_html(hit, state.get("stages") or {}) if hit else S.SELECT_HINT
+        """The explanation of the photo this page selected: as it is in the results on screen now (a later
+        stage may have added its badges), or, if a later stage dropped it, as it was when clicked."""
+        picked = self.selected.get(key)
+        if picked is None:
+            return S.SELECT_HINT
+        stages = state.get("stages") or {}
+        hit = next((h for h in state.get("hits") or [] if int(h["id"]) == int(picked["id"])), None)
+        scale = state.get("scale")
+        if hit is None:
+            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(picked, stages,
+                                                                                             scale=scale)
+        return present.explanation_html(hit, stages, scale=scale)
 
     def outputs(self, state: dict[str, Any], status: str, key: str = "api"):
         """(gallery, status, notices, score scale, pictures, evidence, explanation, result JSON, state): the view's
@@ -95,7 +103,7 @@ class SearchHandlers:
         stages = state.get("stages") or {}
         if state.get("searches"):
             status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
-        scale = present.scale_of(stages)
+        scale = state.get("scale") or present.scale_of(stages)
         gallery, missing = self.photos.gallery(state["hits"], stages, scale)
         notices = web_notices(list(state.get("notices") or []) + list(missing))
         pictures = self.photos.pictures(present.visualization_items(stages))
@@ -159,6 +167,7 @@ class SearchHandlers:
                 continue  # stopped or replaced: show nothing more of this one
             if isinstance(event, FirstResults) and heavy:
                 state["hits"] = list(event.hits)
+                state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
                 what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
                 lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
                                                     what=what))
@@ -253,8 +262,8 @@ class SearchHandlers:
         if not state.get("hits") or index is None or index >= len(state["hits"]):
             return S.SELECT_HINT, None
         key = session_key(request)
-        self.selected[key] = int(state["hits"][index]["id"])
-        return self.explanation(state, key), self.selected[key]
+        self.selected[key] = dict(state["hits"][index])
+        return self.explanation(state, key), int(self.selected[key]["id"])
 
     def _show(self, state: dict[str, Any], req: Any, method: str, key: str):
         """Run a short search to the end and show it (more like this, refine with labels); it is logged under

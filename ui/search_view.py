@@ -34,7 +34,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
             m = gr.Slider(1, 8, value=s.visret_m, step=1, label=S.VISRET_M, elem_id="search-m")
             rerank_k = gr.Slider(5, 200, value=s.rerank_k, step=5, label=S.RERANK_K, elem_id="search-rerank-k")
-            rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode")
+            rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode",
+                                      scale=2)
             answer = gr.Checkbox(False, label=S.WANT_ANSWER, elem_id="search-answer")
         example = gr.Image(type="filepath", label=S.EXAMPLE_PHOTO, elem_id="search-example", height=160,
                            sources=["upload", "clipboard"])
@@ -63,8 +64,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             explanation = gr.HTML(S.SELECT_HINT, label=S.EXPLANATION, elem_id="search-explanation")
             evidence = gr.Markdown("", label=S.EVIDENCE, elem_id="search-evidence")
     with gr.Row(elem_id="search-pictures-row"):  # hidden by the page's CSS while it holds no picture
-        visualizations = gr.Gallery(label=S.VISUALIZATIONS, elem_id="search-visualizations", columns=4,
-                                    height="auto", allow_preview=False, object_fit="contain", scale=5,
+        visualizations = gr.Gallery(label=S.VISUALIZATIONS, elem_id="search-visualizations", columns=6,
+                                    height=260, allow_preview=False, object_fit="contain", scale=5,
                                     buttons=["download"])
         with gr.Column(scale=1, min_width=160):
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")

@@ -21,7 +21,7 @@ from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
-from ui.style import CSS
+from ui.style import CSS, theme
 
 HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
 
@@ -122,7 +122,7 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
-                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD,
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
                                 footer_links=["api"], show_error=True,
                                 run_history=False)  # queries stay out of browser storage; no bucket routes
     if settings.password:

@@ -43,12 +43,13 @@ BBOX = "Place box: west, south, east, north (degrees)"
 LICENSE = "Licence contains (e.g. cc0, cc-by)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
-VISUALIZATIONS = "Pictures searched with (drawn by EcoLens, not real photos; your own example photo first)"
+VISUALIZATIONS = "Pictures searched with: drawings made by EcoLens (not real photos), and your example photo"
 YOUR_EXAMPLE = "your example photo"
 REGENERATE, DROP_VIS = "Draw new pictures", "Drop the selected picture"
 SELECT_VIS_HINT = "Select one of two or more drawn pictures first."
 EXPLANATION = "Why this photo"
 SELECT_HINT = "Click a photo to see it large, with why it was returned."
+SELECTED_GONE = "The photo you picked is no longer among the results; this is what was known about it."
 MORE_LIKE_THIS = "More like this"
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
@@ -63,14 +64,15 @@ SEED = "variant {seed}"
 
 # ---- scores: one scale per view, with what it means --------------------------------------------------
 SCALES = {
-    "similarity": ("similarity", "how close the photo is to your words (or to your example photo): 1 is the "
-                                 "closest possible, 0 unrelated"),
-    "checks": ("checks passed, %", "how sure the photo checker is, on average, that the photo passes each "
-                                   "yes/no check (100% = certain of every one)"),
+    "similarity": ("similarity", "how close each photo is to your words (or to your example photo), from 0 "
+                                 "(unrelated) to 1 (the closest possible)"),
+    "pictures": ("similarity", "how close each photo is to the closest picture searched with (a drawing, or your "
+                               "example photo), from 0 (unrelated) to 1 (the closest possible)"),
+    "checks": ("checks passed", "how sure the photo checker is, on average, that the photo passes each yes/no "
+                                "check; 100% means sure of every one"),
 }
-SCORE_LINE = "Score: {scale} (= {meaning})"
+SCORE_LINE = "Scores: {scale}, that is {meaning}."
 NOT_CHECKED = "not checked"
-RESULTS_SCALE = "Results · score = {scale}"
 
 # ---- photo view (lightbox) ---------------------------------------------------------------------------
 LIGHTBOX_TITLE = "Photo {pos} of {n}"
@@ -110,7 +112,8 @@ CHAT = "Conversation"
 COMPARE_METHODS = "Methods to compare (2 to 4)"
 COMPARE = "Compare"
 OVERLAP = "Overlap of the top results"
-COMPARE_SCALE = "Scores in every column: {scale} (= {meaning})."
+COMPARE_SCALE = ("Scores in every column: similarity, from 0 (unrelated) to 1 (the closest possible); to your words "
+                 "for Fast and Cover, to the closest drawing for Visualize and Verify.")
 
 # ---- label view --------------------------------------------------------------------------------------
 ANNOTATOR = "Your name (annotator)"
@@ -194,6 +197,11 @@ METHOD_NAMES = {"baseline": "plain similarity", "rewrite": "rewritten query", "v
                 "feedback": "refined with your labels", "plugir": "dialogue"}
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """'1 search', '3 searches'."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def method_name(method: str) -> str:
     """A search's technical name ("visret+rerank:full+coverage") in the app's words."""
     parts = []
@@ -228,6 +236,7 @@ WEB_WORDS = (
     ("e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)",
      "e.g. -10.5, 35, 30, 60 (longitudes from -180 to 180, latitudes from -90 to 90, south below north)"),
     ("swap --date-from and --date-to", "swap the two dates"),
+    ("Bounding box ", "The place box "), ("is not west,south,east,north in degrees", "is not west, south, east, north"),
     ("run `python app.py ingest PATH` again to embed the catalog with this model",
      "ask whoever runs EcoLens to add the photos again for this model"),
     ("coverage: the dense score uses each photo's global image embedding (no sub-query-specific adaptor as in "
@@ -251,3 +260,16 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
               "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
               "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
               "--preset": "How to search"}
+
+# the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
+REASON_WORDS = (
+    (r"^read from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
+    (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
+     r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
+     r"nothing in this question the checker can look for; it compared the photo with the question and with its "
+     r"opposite (\1 vs \2)"),
+    (r"\bplan (\w+)", r"body shape: \1"),
+    (r"\bspecies ", ""),
+    (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
+)
+SURE = "{p:.0%} sure"

@@ -3,13 +3,15 @@ name on narrow screens, a phone layout (the explanation right under the tapped p
 text colours with at least WCAG AA contrast (4.5:1) on their backgrounds."""
 from __future__ import annotations
 
+import gradio as gr
+
 TEXT, MUTED = "#1f2328", "#4a4f57"  # 15.8:1 and 8.1:1 on white
 
 CSS = f"""
 #standin-banner {{ background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px;
   color: {TEXT}; }}
 /* help texts under labels (preset help, hints) and placeholders: Gradio's light grey is 1.9:1 */
-[data-testid="block-info"], .block-info, span.info {{ color: {MUTED} !important; }}
+.info-text, [data-testid="block-info"], .block-info, span.info {{ color: {MUTED} !important; }}
 textarea::placeholder, input::placeholder {{ color: #5f6670 !important; opacity: 1; }}
 footer, footer a, footer button {{ color: {MUTED} !important; }}
 
@@ -28,11 +30,13 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 #search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
 /* strips with nothing in them take no room */
 #search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
-#history-chat:not(:has(.message-row)) {{ display: none !important; }}
+#history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),
+#marks-gallery:not(:has(.thumbnail-item)) {{ display: none !important; }}
 #search-scale p {{ margin: 0; font-size: 0.9em; color: {MUTED}; }}
 
 /* the photo view: an overlay above the page */
-#lightbox {{ position: fixed; inset: 3vh 3vw; z-index: 1000; background: var(--background-fill-primary, #fff);
+#lightbox {{ position: fixed; inset: 3vh 3vw; width: auto !important; max-width: none !important;
+  min-width: 0 !important; box-sizing: border-box; z-index: 1000; background: var(--background-fill-primary, #fff);
   overflow: auto; border-radius: 10px; padding: 12px 16px; box-shadow: 0 0 0 100vmax rgba(0, 0, 0, 0.55); }}
 #lightbox-title h2 {{ margin: 0; font-size: 1.3em; color: {TEXT}; }}
 #lightbox-title .lightbox-where {{ margin: 2px 0 0 0; color: {MUTED}; font-size: 0.9em; }}
@@ -52,8 +56,7 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   background: #fff; color: {TEXT}; }}
 .lb-tile.is-rel .lb-state {{ background: #1e7b34; color: #fff; }}
 .lb-tile.is-non .lb-state {{ background: #b42318; color: #fff; }}
-.lb-cap {{ font-size: 0.8em; padding: 2px 6px; color: {TEXT}; white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; }}
+.lb-cap {{ font-size: 0.8em; padding: 2px 6px; color: {TEXT}; line-height: 1.2; height: 2.4em; overflow: hidden; }}
 .lb-acts {{ display: flex; }}
 .lb-acts button {{ flex: 1; border: 0; padding: 4px 0; font-size: 1.05em; cursor: pointer; color: #fff; }}
 .lb-acts .lb-yes {{ background: #1e7b34; }} .lb-acts .lb-no {{ background: #b42318; }}
@@ -69,3 +72,15 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   .lb-board {{ grid-template-columns: repeat(2, minmax(0, 1fr)); }}
 }}
 """
+
+
+def theme() -> gr.themes.Base:
+    """Gradio's default look in greens, with every text colour at WCAG AA contrast: the default orange buttons
+    (2.8:1 with white), red Stop button (3.8:1) and grey help texts (1.9:1) are darkened."""
+    return gr.themes.Default(primary_hue="emerald", secondary_hue="sky", neutral_hue="gray").set(
+        body_text_color_subdued="*neutral_600", block_info_text_color="*neutral_600", color_accent="*primary_700",
+        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+        button_primary_text_color="white", button_primary_text_color_hover="white",
+        button_cancel_background_fill="#b42318", button_cancel_background_fill_hover="#912018",
+        button_cancel_text_color="white", button_cancel_text_color_hover="white",
+        link_text_color="*secondary_700", slider_color="*primary_700")

@@ -52,7 +52,8 @@ def test_compare_shows_columns_on_one_scale_and_overlap(setup):
     assert [r.method for r in engine.requests] == ["baseline", "visret", "baseline"]
     assert engine.requests[2].coverage is True and [r.label for r in engine.requests] == ["Fast", "Verify", "Cover"]
     column = h.column(state, 1)
-    assert column["preset"] == "Verify" and column["scale"] == "similarity" and column["stages"]["rerank"]
+    assert column["preset"] == "Verify" and column["scale"] == "pictures" and column["stages"]["rerank"]
+    assert h.column(state, 0)["scale"] == "similarity"  # Fast: to the words
     with pytest.raises(gr.Error, match="two to four"):
         h.compare("frogs", ["Fast"], 4)
 

@@ -45,7 +45,7 @@ def test_fast_gives_one_update_with_rank_and_score_and_logs_without_secrets(setu
     (out,) = run(h)
     gallery, status, notices, scale, vis, evidence, explanation, result, state = out
     assert len(gallery) == 5 and gallery[0][1].startswith("frog ")
-    assert " · #1 · 0." in gallery[0][1] and scale.startswith("Score: similarity (= how close the photo")
+    assert " · #1 · 0." in gallery[0][1] and scale.startswith("Scores: similarity, that is how close each photo")
     assert [r["id"] for r in result["results"]] == shown_ids(out) and "path" not in result["results"][0]
     assert result["score"]["scale"] == "similarity" and result["session_id"] == state["session_id"]
     assert "5 photos" in status and "Search 1" in status and "plain similarity" in status
@@ -80,7 +80,7 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert picked == state["hits"][0]["id"]
     n_questions = len(state["stages"]["rerank"]["subquestions"])
     assert html.count('class="ecolens-badge ') == n_questions and "50% sure it is yes" in html
-    assert "checks passed, %: 50%" in html and outs[-1][3].startswith("Score: checks passed, %")
+    assert "Checks passed: 50%" in html and outs[-1][3].startswith("Scores: checks passed, that is")
     assert outs[-1][7]["results"][0]["badges"][0]["p_yes"] == pytest.approx(0.5)
     assert "<script>" not in html and "&lt;script&gt;" in html  # captions escaped
     assert log.session(log.sessions()[0].id).requests[-1].method == "visret+rerank:full"
