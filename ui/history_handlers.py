@@ -64,7 +64,10 @@ class HistoryHandlers:
                 h["similarity"] = h["score"]  # a dialogue's candidates are ranked by similarity itself
             if h["id"] in cover:
                 h["covers"] = [present.subquery_text(subs, i) for i in cover[h["id"]]]
-        return {"session_id": detail.session.id, "request_id": request.id, "query": request.query,
+        scale = present.scale_of(stages)
+        if scale == "similarity" and "visret" in request.method and not stages.get("visret"):
+            scale = "pictures"  # a comparison logs no stages: its Visualize / Verify columns were by the drawings
+        return {"session_id": detail.session.id, "request_id": request.id, "query": request.query, "scale": scale,
                 "method": request.method, "preset": str(request.settings.get("preset") or
                                                          S.method_name(request.method)),
                 "hits": hits, "stages": stages}
@@ -72,7 +75,7 @@ class HistoryHandlers:
     def _show(self, detail: SessionDetail, hstate: dict[str, Any]):
         """(gallery, visualizations, state) of the request in `hstate`; labels of this session on captions."""
         last = {lb.photo_id: lb for lb in detail.labels if lb.query == hstate.get("query")}
-        items, missing = self.photos.gallery(hstate["hits"], hstate["stages"])
+        items, missing = self.photos.gallery(hstate["hits"], hstate["stages"], hstate.get("scale"))
         items = [(path, caption + (f" · {S.LABEL_NAMES.get(last[h['id']].label, '')} ({last[h['id']].annotator})"
                                    if h["id"] in last else ""))
                  for (path, caption), h in zip(items, hstate["hits"])]
@@ -115,6 +118,8 @@ class HistoryHandlers:
         hstate = (self._request_state(detail, detail.requests[-1]) if detail.requests
                   else {**new_history_state(), "session_id": info.id})
         gallery, pictures, hstate = self._show(detail, hstate)
+        if hstate["hits"]:
+            table += "\n\n" + present.scale_line(hstate.get("scale") or present.scale_of(hstate["stages"]))
         lab_rows = ["| photo | label | annotator | seconds | when |", "|---|---|---|---|---|"]
         lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {present.md_cell(lb.annotator)} | "
                      f"{lb.seconds:.1f} | {lb.created_at:%Y-%m-%d %H:%M:%S} |" for lb in detail.labels]

@@ -76,7 +76,7 @@ class LabelHandlers:
         thumbs, missing = self.photos.files([h["id"] for h in items], "thumb")
         board = label_board.render(items, thumbs, st["done"], pos, board_seq)
         if pos is None:
-            return None, f"<p class='label-done'>{S.LABEL_DONE_HINT}</p>", self.progress(st), board, message, st
+            return None, f"<p class='label-done'>{S.LABEL_DONE_INFO}</p>", self.progress(st), board, message, st
         hit = items[pos]
         mark = st["done"].get(str(hit["id"]))
         info = present.explanation_html(hit, {}, badges=False)
@@ -190,8 +190,9 @@ class LabelHandlers:
         st["done"] = done
         at = next((i for i, h in enumerate(st["items"]) if int(h["id"]) == removed.photo_id), 0)
         st["pos"] = at
-        label = S.LABEL_NAMES[before[-1].label] if before else S.UNJUDGED
-        return self.outputs(st, S.LABEL_UNDONE.format(pos=at + 1, label=label))
+        if before:
+            return self.outputs(st, S.LABEL_UNDONE.format(pos=at + 1, label=S.LABEL_NAMES[before[-1].label]))
+        return self.outputs(st, S.LABEL_UNDONE_NONE.format(pos=at + 1))
 
     @shows_errors
     def label_photo(self, query: str, photo_id: int, label: int, annotator: str, seconds: float = 0.0) -> int:
@@ -258,8 +259,8 @@ class LabelHandlers:
         items = []
         for path, d in zip(paths, found):
             who = ", ".join(f"{a}: {S.LABEL_NAMES[v]}" for a, v in d.labels.items())
-            final = S.LABEL_NAMES[d.adjudicated] if d.adjudicated is not None else "?"
-            items.append((path, f"{d.photo_id} · " + S.DISAGREEMENT_CAPTION.format(who=who, final=final)))
+            final = S.LABEL_NAMES[d.adjudicated] if d.adjudicated is not None else S.NOT_DECIDED
+            items.append((path, S.DISAGREEMENT_CAPTION.format(photo=d.photo_id, who=who, final=final)))
         note = S.DISAGREEMENTS if found else (S.DISAGREEMENTS_NONE if agreement(labels) else "")
         return present.kappa_md(agreement(labels)), items, note, st
 

@@ -136,11 +136,12 @@ LABEL_PROGRESS = ("{judged} of {total} judged for “{query}”: {relevant} rele
                   "{skipped}")
 LABEL_SKIPPED = " ({n} skipped: not counted as judged)"
 LABEL_DONE = "All {total} photos judged for “{query}”: {relevant} relevant, {not_relevant} not relevant."
-LABEL_DONE_HINT = ("Done. Export the labels below, compare annotators, or click a photo in the grid to change "
-                   "its label.")
+LABEL_DONE_HINT = "Export the labels below, or compare annotators."
+LABEL_DONE_INFO = "Done: every photo is judged. Click a photo in the grid (or use the arrows) to change its label."
 LABEL_NOTHING = "Type a query and press Enter (or Load photos) to judge its photos."
 LABEL_SAVED = "Saved: photo {pos} = {label} ({seconds:.1f} s)."
 LABEL_UNDONE = "Undone: photo {pos} is {label} again."
+LABEL_UNDONE_NONE = "Undone: photo {pos} is not judged any more."
 LABEL_NOTHING_TO_UNDO = "Nothing to undo."
 LABEL_ALL_DONE = "Every photo is judged; click a photo in the grid (or use the arrows) to change a label."
 LABEL_NONE_LEFT = "No unjudged photo is left."
@@ -150,7 +151,8 @@ KAPPA_NONE = "No two annotators have judged the same photos for this query yet."
 KAPPA_ROW = "| {a} | {b} | {pairs} | {observed:.0%} | {kappa} |"
 KAPPA_HEAD = "| annotator | annotator | photos both judged | agree | Cohen's kappa |\n|---|---|---|---|---|"
 DISAGREEMENTS = "Photos the annotators disagree on (click one, then give the final word)"
-DISAGREEMENT_CAPTION = "{who} · final: {final}"
+DISAGREEMENT_CAPTION = "photo {photo} · {who} · final word: {final}"
+NOT_DECIDED = "not given yet"
 DISAGREEMENTS_NONE = "The annotators agree on every photo they both judged."
 ADJUDICATE_REL, ADJUDICATE_NON = "Final word: relevant", "Final word: not relevant"
 ADJUDICATE_PICK = "Click a photo in the disagreements first."
@@ -249,6 +251,8 @@ WEB_WORDS = (
     ("used the offline rule instead", "used a simple built-in rule instead"),
     ("query decomposition:", "splitting the query into parts:"),
     ("visualization instruction:", "describing the picture:"),
+    ("is longer than the text encoder's ", "is longer than the model reads: only its first "),
+    (" tokens; the rest was ignored", " word pieces were read"),
     ("k (results)", "Results"),
     ("rerank_k (candidates to verify)", "Photos to check"),
     ("m (pictures to draw)", "Pictures to draw"),

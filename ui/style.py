@@ -31,7 +31,8 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 /* strips with nothing in them take no room */
 #search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
 #history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),
-#marks-gallery:not(:has(.thumbnail-item)) {{ display: none !important; }}
+#marks-gallery:not(:has(.thumbnail-item)), #label-export-file:not(:has(a)), #marks-file:not(:has(a)),
+#label-photo:not(:has(img)) {{ display: none !important; }}
 #search-scale p {{ margin: 0; font-size: 0.9em; color: {MUTED}; }}
 
 /* the photo view: an overlay above the page */

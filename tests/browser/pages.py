@@ -102,7 +102,7 @@ def load_labels(page, annotator: str, query: str = QUERY, k: int = 8, enter: boo
     else:
         page.click("#label-load")
     page.wait_for_function("(k) => document.querySelectorAll('#label-board .lb-tile').length === k", arg=k)
-    page.wait_for_function("document.querySelector('#label-progress').innerText.includes(' of ')")
+    page.wait_for_function("document.querySelector('#label-progress').innerText.includes(' judged')")
 
 
 def progress_starts(page, text: str) -> None:

@@ -43,7 +43,7 @@ def test_labelling_in_the_grid_with_clicks_keys_undo_and_the_done_state(server, 
     page.wait_for_function("document.querySelector('#label-message').innerText.includes('Undone: photo 5')")
     assert labels_of(server, "dora") == [(ids[2], 1), (ids[3], 0)]
     assert page.get_attribute("#label-board .lb-board", "data-cursor") == str(ids[4])
-    shot(page, "label")
+    shot(page, "label-undo")
     for key in ("1", "0", "1"):  # photos 5 and 6, then the cursor wraps around to photo 1
         press(page, key)
     progress_starts(page, "5 of 6 judged")
@@ -87,22 +87,30 @@ def test_keys_faster_than_the_server_land_on_the_photos_seen_in_order(server, op
     got = labels_of(server, "eli")
     value = {"1": 1, "0": 0, "s": -1}
     assert got == [(ids[i], value[k]) for i, k in enumerate(keys)], (typed, got)
+    cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1,
+                                                  "uploadThroughput": -1})
+    page.locator("#label-board .lb-tile").nth(11).locator(".lb-no").click()  # a click on a tile's ✗ judges it
+    progress_starts(page, "10 of 12 judged")
+    assert labels_of(server, "eli")[-1] == (ids[11], 0)
+    shot(page, "label")
 
 
 def test_disagreements_after_kappa_get_a_final_word(server, open_browser, shot):
     page = open_browser()
-    load_labels(page, "fay", QUERY, k=4)
+    load_labels(page, "fay", QUERY, k=5)
     ids = tile_ids(page)
     for key, done in (("1", 1), ("1", 2), ("0", 3), ("1", 4)):
         press(page, key, done)
-    for pid, label in zip(ids, (1, 0, 0, 1)):  # a second annotator, through the scripting endpoint
+    press(page, "0")
+    progress_starts(page, "All 5 photos judged")
+    for pid, label in zip(ids, (1, 0, 0, 1, 0)):  # a second annotator, through the scripting endpoint
         server_label(server, pid, label, "gus")
     page.click("#label-agreement")
     page.wait_for_function("document.querySelector('#label-kappa').innerText.includes('kappa')")
     page.wait_for_selector("#label-disagreements .thumbnail-item")
     assert "fay" in page.locator("#label-kappa").inner_text()
     texts = page.eval_on_selector_all("#label-disagreements .caption-label", "els => els.map(e => e.innerText)")
-    assert any(t.startswith(f"{ids[1]} · ") and "fay: relevant" in t and "gus: not relevant" in t for t in texts)
+    assert any(t.startswith(f"photo {ids[1]} · ") and "fay: relevant" in t and "gus: not relevant" in t for t in texts)
     page.locator("#label-disagreements .thumbnail-item").first.click()
     page.click("#label-adjudicate-not-relevant")
     page.wait_for_function("document.querySelector('#label-disagreements-note').innerText.includes('Final word saved')")

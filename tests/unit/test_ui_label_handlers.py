@@ -83,7 +83,7 @@ def test_undo_next_unjudged_and_the_done_state(setup):
     assert "Undone: photo 2" in message and st["items"][st["pos"]]["id"] == ids[1]
     assert [lb.photo_id for lb in log.labels(query="a frog calling")] == [ids[0]]
     *_, message, st = press(h, st, "undo")
-    assert log.labels(query="a frog calling") == [] and "not judged yet" in message
+    assert log.labels(query="a frog calling") == [] and "not judged any more" in message
     assert "Nothing to undo" in press(h, st, "undo")[4]
     *_, st = press(h, st, "s")  # photo 1 skipped: the cursor goes on to photo 2
     *_, st = press(h, st, "1", photo=ids[1])
@@ -91,7 +91,7 @@ def test_undo_next_unjudged_and_the_done_state(setup):
     assert st["items"][st["pos"]]["id"] == ids[0]
     photo, info, progress, board, _, st = press(h, st, "1")
     assert st["pos"] is None and photo is None and progress.startswith("**All 3 photos judged")
-    assert "data-cursor=''" in board and "Done." in info
+    assert "data-cursor=''" in board and "Done: every photo is judged" in info
     # a key pressed now (or a queued one naming no photo) overwrites nothing
     before = len(log.labels(query="a frog calling"))
     *_, message, st = press(h, st, "0")
@@ -159,12 +159,12 @@ def test_kappa_lists_disagreements_to_adjudicate(setup):
     table, gallery, note, a = h.kappa(a)
     assert "| ada | bob | 4 | 75% | 0.500 |" in table and len(gallery) == 1 and "disagree" in note
     third = a["items"][2]["id"]
-    assert gallery[0][1].startswith(f"{third} · ada: relevant, bob: not relevant · final: ?")
+    assert gallery[0][1] == f"photo {third} · ada: relevant, bob: not relevant · final word: not given yet"
     with pytest.raises(gr.Error, match="Click a photo"):
         h.adjudicate(1, "cal", a)
     a = h.pick(a, SimpleNamespace(index=0))
     table, gallery, message, a = h.adjudicate(0, "cal", a)
-    assert gallery[0][1].endswith("final: not relevant") and f"photo {third} is not relevant" in message
+    assert gallery[0][1].endswith("final word: not relevant") and f"photo {third} is not relevant" in message
     assert [lb.annotator for lb in log.labels(query="frogs")][-1] == ADJUDICATED
     assert "| ada | bob | 4 |" in table  # the final word is not a third annotator in kappa
 
