@@ -1,6 +1,6 @@
-"""Handler of the compare view: one query, two to four presets side by side, and their top-k overlap. Every
-column shows similarity (0 to 1: to the words, or to the closest drawing for the presets that draw), never
-the checks' %, so the columns can be read against each other."""
+"""Handler of the compare view: one query, two to four presets side by side, and their top-k overlap. The
+columns show ranks, not scores: each preset scores on its own scale (similarity to the words, to the
+drawings, checks passed), and numbers side by side would read as comparable; a photo's view gives its score."""
 from __future__ import annotations
 
 from typing import Any
@@ -56,8 +56,8 @@ class CompareHandlers:
                                                stages=[StageRecord("final", ranking_of(result.hits),
                                                                    {"similarity": similarity})]))
             hits = [h.to_json() for h in result.hits]
-            scale = "pictures" if present.searched_by_pictures(result.stages) else "similarity"
-            items, missing = self.photos.gallery(hits, result.stages, scale)
+            scale = present.scale_of(result.stages)
+            items, missing = self.photos.gallery(hits, result.stages, "rank")
             notes += [n for n in missing if n not in notes]
             columns.append((gr.update(value=items, visible=True), f"### {preset}"))
             id_lists.append([h.photo_id for h in result.hits])
@@ -77,6 +77,5 @@ class CompareHandlers:
         if i >= len(cols):
             return {"hits": [], "stages": {}, "query": state.get("query", ""), "preset": ""}
         col = cols[i]
-        # the column shows similarity: its photo view does too (with the yes/no checks as badges)
         return {"hits": col["hits"], "stages": col["stages"], "query": state.get("query", ""),
                 "preset": col["preset"], "scale": col["scale"]}

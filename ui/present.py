@@ -39,14 +39,16 @@ def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
             if "id" in p}
 
 
-def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None = None) -> str:
+def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None = None,
+               similarity_is_score: bool = False) -> str:
     """The hit's score on `scale`, as the page writes it: '0.83' (similarity) or '83%' (checks passed, from the
-    judge's own score of the photo when `checked` has it)."""
+    judge's own score of the photo when `checked` has it). `similarity_is_score`: rankings by similarity
+    itself (the dialogue's candidates), whose hits carry no separate similarity."""
     if scale == "checks":
         if checked is not None and int(hit["id"]) not in checked:
             return S.NOT_CHECKED
         return f"{float((checked or {}).get(int(hit['id']), hit.get('score', 0.0))):.0f}%"
-    sim = hit.get("similarity")
+    sim = hit.get("similarity", hit.get("score") if similarity_is_score else None)
     return "–" if sim is None else f"{float(sim):.2f}"
 
 
@@ -58,8 +60,10 @@ def name_of(hit: dict[str, Any]) -> str:
 def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
                   paths: Sequence[str], scale: str | None = None) -> list[tuple[str, str]]:
     """(file, caption) per hit, the file being the served copy in `paths` (ui.photos makes them). The caption
-    starts with the species (so a narrow screen still shows it), then rank and score on the view's one scale,
-    and for a photo that covers parts of the query (Cover) how many. Gradio shows captions as text."""
+    starts with the species (so a narrow screen still shows it), then rank and score on the view's one scale
+    (scale 'rank': no score, for views that set rankings with different scales side by side; no `stages` at
+    all: a ranking by similarity itself, the dialogue's), and for a photo that covers parts of the query (Cover)
+    how many. Gradio shows captions as text."""
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
     parts = len(((stages or {}).get("coverage") or {}).get("subqueries") or [])
@@ -68,7 +72,8 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
         cover = ""
         if h.get("covers") is not None:
             cover = " · " + S.COVERS.format(n=len(h["covers"]), of=parts or len(h["covers"]))
-        out.append((path, f"{name_of(h)} · #{h['rank']} · {score_text(h, scale, checked)}{cover}"))
+        score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None)}"
+        out.append((path, f"{name_of(h)} · #{h['rank']}{score}{cover}"))
     return out
 
 

@@ -112,8 +112,9 @@ CHAT = "Conversation"
 COMPARE_METHODS = "Methods to compare (2 to 4)"
 COMPARE = "Compare"
 OVERLAP = "Overlap of the top results"
-COMPARE_SCALE = ("Scores in every column: similarity, from 0 (unrelated) to 1 (the closest possible); to your words "
-                 "for Fast and Cover, to the closest drawing for Visualize and Verify.")
+COMPARE_SCALE = ("Each column is one method's ranking, best first. Their scores are on different scales (similarity "
+                 "to your words, to the drawings, checks passed), so only the ranks are shown; click a photo to see "
+                 "its score.")
 
 # ---- label view --------------------------------------------------------------------------------------
 ANNOTATOR = "Your name (annotator)"

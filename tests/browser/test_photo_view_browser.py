@@ -53,7 +53,7 @@ def test_marks_from_every_gallery_export_as_csv_and_jsonl(server, open_browser, 
     page.click("#compare-button")
     page.wait_for_selector("#compare-gallery-1 .thumbnail-item img")
     open_photo(page, "#compare-gallery-1", 0)
-    assert "Similarity:" in page.locator("#lightbox-info").inner_text()  # the Compare view's one scale
+    assert "Similarity:" in page.locator("#lightbox-info").inner_text()  # Visualize: similarity to the drawings
     page.click("#lightbox-mark")
     page.wait_for_function("document.querySelector('#lightbox-mark').innerText.includes('Marked')")
     close_photo(page)

@@ -1,6 +1,7 @@
 """Dialogue, compare and history handlers against fakes."""
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import gradio as gr
@@ -40,19 +41,19 @@ def test_two_dialogue_turns_update_gallery_and_log(setup):
         h.turn("yes", {"id": 999, "marked": [], "chat": [], "hits": []})
 
 
-def test_compare_shows_columns_on_one_scale_and_overlap(setup):
+def test_compare_shows_ranks_side_by_side_and_overlap(setup):
     engine, log, methods = setup
     h = CompareHandlers(engine, log)
     out = h.compare("frogs", ["Fast", "Verify", "Cover"], 4)
     galleries, titles, overlap, state = out[0:8:2], out[1:8:2], out[-2], out[-1]
     assert [len(g["value"]) for g in galleries] == [4, 4, 4, 0] and titles[3] == ""
     assert [g["visible"] for g in galleries] == [True, True, True, False]
-    assert "| Fast | 4 (100%) |" in overlap and "Scores in every column: similarity" in overlap
-    assert all("%" not in caption for _, caption in galleries[1]["value"])  # Verify's column: similarity too
+    assert "| Fast | 4 (100%) |" in overlap and "only the ranks are shown" in overlap
+    assert all(re.fullmatch(r"frog \d+ · #\d( · covers \d+ of \d+ parts)?", caption) for col in galleries[:3] for _, caption in col["value"])
     assert [r.method for r in engine.requests] == ["baseline", "visret", "baseline"]
     assert engine.requests[2].coverage is True and [r.label for r in engine.requests] == ["Fast", "Verify", "Cover"]
     column = h.column(state, 1)
-    assert column["preset"] == "Verify" and column["scale"] == "pictures" and column["stages"]["rerank"]
+    assert column["preset"] == "Verify" and column["scale"] == "checks" and column["stages"]["rerank"]
     assert h.column(state, 0)["scale"] == "similarity"  # Fast: to the words
     with pytest.raises(gr.Error, match="two to four"):
         h.compare("frogs", ["Fast"], 4)
