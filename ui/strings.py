@@ -249,6 +249,10 @@ WEB_WORDS = (
     ("the first-stage order was kept", "the order before the checks was kept"),
     ("follow them in first-stage order", "follow them in the order before the checks"),
     ("photos with the best dense score", "photos closest to the query"),
+    ("coverage: pareto_beta = ", "Cover: the likeness weight "),
+    (" is not below this query's beta_max = ", " is not below this query's limit of "),
+    (", so the alpha-grid argmax was taken literally: a photo with a higher dense score can displace one that "
+     "covers more parts", ", so a photo closer to the whole query can come before one that covers more parts"),
     ("used the offline rule instead", "used a simple built-in rule instead"),
     ("query decomposition:", "splitting the query into parts:"),
     ("visualization instruction:", "describing the picture:"),
