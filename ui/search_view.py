@@ -50,11 +50,11 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             months = gr.CheckboxGroup(S.MONTH_NAMES, label=S.MONTHS, elem_id="filter-months")
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
-    status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status")
-    notices = gr.Markdown("", elem_id="search-notices")
+    status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
+    notices = gr.Markdown("", elem_id="search-notices", label=S.NOTICES)
     with gr.Row(elem_id="search-results-row"):
         with gr.Column(scale=3, min_width=300):
-            scale = gr.Markdown("", elem_id="search-scale")
+            scale = gr.Markdown("", elem_id="search-scale", label=S.SCALE)
             gallery = gr.Gallery(label=S.RESULTS, elem_id="search-gallery", columns=5, height=560,
                                  allow_preview=False, object_fit="cover", buttons=["download_all"])
             with gr.Row():
@@ -70,7 +70,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         with gr.Column(scale=1, min_width=160):
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
-    result = gr.JSON(visible=False, elem_id="search-json", label="result")
+    result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
     outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,

@@ -195,6 +195,7 @@ STOP = "Stop"
 STOPPED = "Search stopped."
 NOTHING_TO_STOP = "No search is running."
 NOTICES = "Notes about this search"
+STATUS, SCALE, RESULT_JSON = "Status", "Score scale", "Results as data"
 METHOD_NAMES = {"baseline": "plain similarity", "rewrite": "rewritten query", "visret": "searched with drawings",
                 "rerank": "checked", "coverage": "every part covered first", "more-like-this": "more like this photo",
                 "feedback": "refined with your labels", "plugir": "dialogue"}
