@@ -63,6 +63,16 @@ class Corpus:
             raise InputError("The start date is after the end date", "swap --date-from and --date-to")
         return np.asarray(self.catalog.filter_ids(filters), dtype=np.int64)
 
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str]]:
+        """(name, rank) of the catalog's taxon and common names, most photographed first (the web app's taxon
+        choices and suggestions); asked of the catalog again only when it has grown."""
+        count = self.catalog.count()
+        cached = getattr(self, "_taxa", None)
+        if cached is None or cached[0] != (count, limit):
+            cached = ((count, limit), [(name, rank) for name, rank, _ in self.catalog.taxon_names(limit)])
+            self._taxa = cached
+        return list(cached[1])
+
     def photos(self, ids: Sequence[int]) -> list[Photo]:
         return self.catalog.get_photos([int(i) for i in ids])
 

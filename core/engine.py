@@ -91,12 +91,15 @@ class SearchEngine:
         depth = max(k, rerank_k if request.rerank != "none" else 0, 100)
         adjust = self._feedback(request, stages)
         if request.preview and request.method != "baseline":
-            run.emit(FirstResults("preview", [h.to_json() for h in run.hits(
-                run.rank(adjust(run.embed_text(request.query)), k, pool))]))
+            preview = run.hits(run.rank(adjust(run.embed_text(request.query)), k, pool))
+            for h in preview:  # the preview's score is the similarity itself
+                h.similarity = h.score
+            run.emit(FirstResults("preview", [h.to_json() for h in preview]))
         with self._slot(run, heavy=self._is_heavy(request)):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
-            run.emit(FirstResults("first", [h.to_json() for h in run.hits(ranked[:k])]))
+            first = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            run.emit(FirstResults("first", [h.to_json() for h in first]))
             if request.rerank != "none" and ranked:
                 votes = request.votes or s.rerank_votes
                 reranked, stages["rerank"] = run_rerank(run, request.query, ranked[:rerank_k], request.rerank, votes)
@@ -108,7 +111,7 @@ class SearchEngine:
                 stages["coverage"] = run_coverage(run, request.query, pool, request.reference)
             ranked, covers = final_ranking(ranked, stages.get("coverage"),
                                            lambda ids: self._text_scores(run, request, ids, adjust))
-            hits = run.hits(ranked[:k])
+            hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
             for h in hits:
                 h.covers = covers.get(h.photo_id)
             run.check()
@@ -116,6 +119,8 @@ class SearchEngine:
                 from core.methods.answer import run_answer
 
                 stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits])
+        if stages.get("visret"):  # on the hits now; not part of what the stage reports
+            stages["visret"].pop("picture_similarity", None)
         for text in run.budget.notices():
             run.notice(text)
         run.timings["total"] = (time.perf_counter() - t0) * 1000
@@ -217,6 +222,23 @@ class SearchEngine:
             return {}
         vec = adjust(run.embed_text(request.query))
         return {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
+
+    def _similar(self, run: Run, request: SearchRequest, hits: list, adjust, stages: dict) -> list:
+        """`hits` with their similarity set (core.records.Hit.similarity): for VisRet, the best cosine with a
+        picture searched with (drawings, example photos); else the cosine with the query's words, or, for a
+        search by one example photo alone, the ranking score, which is that cosine already."""
+        pictures = (stages.get("visret") or {}).get("picture_similarity")
+        if pictures:
+            sims = pictures
+        elif request.query:
+            sims = self._text_scores(run, request, [h.photo_id for h in hits], adjust)
+        elif (stages.get("examples") or {}).get("fusion") == "none":
+            sims = {h.photo_id: h.score for h in hits}
+        else:
+            sims = {}
+        for h in hits:
+            h.similarity = sims.get(h.photo_id)
+        return hits
 
     def _first_stage(self, run: Run, request: SearchRequest, depth: int, pool, adjust, stages: dict) -> Ranked:
         s, query = self.settings, request.query

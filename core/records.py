@@ -106,10 +106,15 @@ class Hit:
     score: float
     photo: Photo | None = None
     covers: list[str] | None = None  # coverage: the parts of the query this photo shows (None: not a cover photo)
+    # cosine of the photo with the query's words (feedback applied), or with the example photo when there are
+    # no words: one scale for every search, whatever its ranking score is (RRF, judge %)
+    similarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
         out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6)}
+        if self.similarity is not None:
+            out["similarity"] = round(float(self.similarity), 6)
         if self.covers is not None:
             out["covers"] = list(self.covers)
         if p is not None:

@@ -119,6 +119,19 @@ class SqlCatalog:
         with Session(self.engine) as s:
             return s.scalar(select(PhotoRow.id).where(self._taxon_clause(name)).limit(1)) is not None
 
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str, int]]:
+        ranks = [("species", PhotoRow.scientific_name), ("common name", PhotoRow.common_name),
+                 ("genus", PhotoRow.genus), ("family", PhotoRow.family), ("order", PhotoRow.order),
+                 ("class", PhotoRow.class_name), ("phylum", PhotoRow.phylum), ("kingdom", PhotoRow.kingdom)]
+        counts: dict[str, list] = {}  # lower-cased name -> [name as first seen, rank, photos]
+        with Session(self.engine) as s:
+            for rank, col in ranks:
+                for name, n in s.execute(select(col, func.count()).where(col != "").group_by(col)):
+                    entry = counts.setdefault(str(name).lower(), [str(name), rank, 0])
+                    entry[2] += int(n)
+        top = sorted(counts.values(), key=lambda e: (-e[2], e[0].lower()))[:limit]
+        return [(name, rank, n) for name, rank, n in top]
+
     def filter_ids(self, filters: Filters) -> list[int]:
         clauses = []
         if filters.taxon:

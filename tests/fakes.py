@@ -222,6 +222,15 @@ class FakeSearch:
     def photos(self, ids):
         return [self._photos[int(i)] for i in ids if int(i) in self._photos]
 
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str]]:
+        names: dict[str, tuple[str, str]] = {}
+        for p in self._photos.values():
+            for name, rank in ((p.scientific_name, "species"), (p.common_name, "common name"), (p.genus, "genus"),
+                               (p.family, "family")):
+                if name:
+                    names.setdefault(name.lower(), (name, rank))
+        return sorted(names.values())[:limit]
+
     def vectors(self, ids):
         return self.index.vectors(ids)
 

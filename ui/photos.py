@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from core.records import Photo
 from core.served import ServedFiles
 from ui import present
 from ui import strings as S
@@ -42,11 +43,20 @@ class PhotoFiles:
         paths, notices = self.files([photo_id], size)
         return paths[0], notices
 
-    def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None
-                ) -> tuple[list[tuple[str, str]], list[str]]:
-        """(gallery items, notices) for result hits (dicts with id, rank, score, names)."""
+    def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
+                scale: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+        """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
+        score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
         paths, notices = self.files([h["id"] for h in hits])
-        return present.gallery_items(hits, stages, paths), notices
+        return present.gallery_items(hits, stages, paths, scale), notices
+
+    def example(self, upload: str | None) -> str | None:
+        """A served thumbnail of the user's own example photo (an upload already checked by ui.forms), so the
+        page can show it beside the drawings; None when there is none or it cannot be read."""
+        if not upload:
+            return None
+        got = self.served.photo(Photo(path=str(upload), id=0), "thumb")
+        return None if got.missing else str(got.path)
 
     def pictures(self, items: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         """Generated pictures [(path, caption)] as served copies (a placeholder for one that is gone)."""

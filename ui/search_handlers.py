@@ -21,16 +21,19 @@ from core.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, S
 from core.settings import masked
 from ui import present
 from ui import strings as S
-from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn
+from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
+from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
+from ui.taxa import choices as taxon_labels
+from ui.taxa import named_taxa
 
 log = logging.getLogger(__name__)
 REPLACED_WAIT_S = 3.0  # how long a new search waits for the one it replaced to stop showing updates
 
 
 def new_state() -> dict[str, Any]:
-    return {"session_id": None, "query": "", "method": "", "hits": [], "stages": {}, "selected": None,
-            "filters": Filters(), "k": 20, "notices": []}
+    return {"session_id": None, "query": "", "method": "", "preset": "", "hits": [], "stages": {},
+            "filters": Filters(), "k": 20, "notices": [], "example": None}
 
 
 def session_key(request: gr.Request | None) -> str:
@@ -44,6 +47,8 @@ class SearchHandlers:
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
         self.running = LatestSearches()
         self.photos = PhotoFiles(engine)
+        # the photo each page has selected (its hit as clicked): kept while a search streams in
+        self.selected: dict[str, dict[str, Any]] = {}
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
@@ -51,13 +56,16 @@ class SearchHandlers:
             state["session_id"] = self.log.start_session(kind, title[:80])
         return state["session_id"]
 
-    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any]) -> None:
+    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str = "") -> None:
+        similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
         stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
-                                                                 "notices": result.notices})]
+                                                                 "notices": result.notices,
+                                                                 "similarity": similarity})]
         stages += [StageRecord(name, [], art if isinstance(art, dict) else {"value": art})
                    for name, art in (result.stages or {}).items()]
         self.log.log_request(RequestRecord(
-            session_id=self._session(state, "search", result.query), query=result.query, method=result.method,
+            session_id=self._session(state, "search", result.query), query=result.query,
+            method=method or result.method,
             settings={**masked(self.settings), **knobs}, models=result.backends, filters=result.filters,
             stages=stages))
 
@@ -72,27 +80,50 @@ class SearchHandlers:
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
-                     stages=dict(result.stages or {}), selected=None, notices=list(result.notices))
+                     stages=dict(result.stages or {}), notices=list(result.notices), scale=None)
 
-    def outputs(self, state: dict[str, Any], status: str):
-        """(gallery, status, notices, visualizations, evidence, explanation, state): the view's outputs. Photos
-        and pictures are served copies (ui.photos); photos that cannot be shown are named in the notices."""
+    def explanation(self, state: dict[str, Any], key: str) -> str:
+        """The explanation of the photo this page selected: as it is in the results on screen now (a later
+        stage may have added its badges), or, if a later stage dropped it, as it was when clicked."""
+        picked = self.selected.get(key)
+        if picked is None:
+            return S.SELECT_HINT
+        stages = state.get("stages") or {}
+        hit = next((h for h in state.get("hits") or [] if int(h["id"]) == int(picked["id"])), None)
+        scale = state.get("scale")
+        if hit is None:
+            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(picked, stages,
+                                                                                             scale=scale)
+        return present.explanation_html(hit, stages, scale=scale)
+
+    def outputs(self, state: dict[str, Any], status: str, key: str = "api"):
+        """(gallery, status, notices, score scale, pictures, evidence, explanation, result JSON, state): the view's
+        outputs, plain values (so scripts get files and text, not page updates). Photos and pictures are served
+        copies (ui.photos); photos that cannot be shown are named in the notices; the explanation stays on the
+        photo this page selected (`key`)."""
         stages = state.get("stages") or {}
         if state.get("searches"):
             status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
-        gallery, missing = self.photos.gallery(state["hits"], stages)
-        notices = list(state.get("notices") or []) + [m for m in missing if m not in (state.get("notices") or [])]
-        return (gallery, status, present.notices_md(notices),
-                self.photos.pictures(present.visualization_items(stages)), present.evidence_md(stages),
-                S.SELECT_HINT, state)
+        scale = state.get("scale") or present.scale_of(stages)
+        gallery, missing = self.photos.gallery(state["hits"], stages, scale)
+        notices = web_notices(list(state.get("notices") or []) + list(missing))
+        pictures = self.photos.pictures(present.visualization_items(stages))
+        if state.get("example"):
+            pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
+        scale_md = present.scale_line(scale) if state["hits"] else ""
+        return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
+                self.explanation(state, key), present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
-    def search(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
-               want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
-               license: str, example: str | None, state: dict[str, Any] | None,
+    def search(self, query: str, preset: str = "Fast", k: float | None = None, m: float | None = None,
+               rerank_k: float | None = None, rerank_mode: str | None = None, want_answer: bool = False,
+               taxon: str | None = None, date_from: str | None = None, date_to: str | None = None,
+               months: list[str] | None = None, bbox: str | None = None, license: str | None = None,
+               example: str | None = None, state: dict[str, Any] | None = None,
                request: gr.Request = None) -> Iterator[tuple]:
-        """Run the preset's search and stream what it does; the final ranking replaces the first results."""
+        """Run the preset's search and stream what it does; the final ranking replaces the first results.
+        Every argument but the query may be left out (scripts): the settings' defaults apply."""
         self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb, self.settings.max_image_pixels)
@@ -103,15 +134,18 @@ class SearchHandlers:
         filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
         if query != state.get("query"):
             state["seeds"] = None  # a new query starts from the default seeds
-        options = dict(k=k or self.settings.k, m=m or 1, rerank_k=rerank_k or 1, answer=bool(want_answer),
+        options = dict(k=k or self.settings.k, m=m or self.settings.visret_m,
+                       rerank_k=rerank_k or self.settings.rerank_k, answer=bool(want_answer),
                        seeds=state.get("seeds"), filters=filters, examples=[image] if image is not None else [])
         req = request_for(preset, query, rerank_mode=rerank_mode or "full", preview=True, **options)
         req.validate()
         knobs = {"preset": preset, "m": req.m, "rerank_k": req.rerank_k, "rerank": req.rerank, "seeds": req.seeds,
                  "examples": len(req.examples), "answer": req.answer}
-        state.update(filters=filters, k=req.k, preset=preset, searches=state.get("searches", 0) + 1, notices=[])
+        state.update(filters=filters, k=req.k, preset=preset, searches=state.get("searches", 0) + 1, notices=[],
+                     example=self.photos.example(example) if image is not None else None)
         self._session(state, "search", query or "(example photo)")  # the page's first update carries it
         key = session_key(request)
+        self.selected.pop(key, None)  # a new search starts with nothing selected
         token, replaced = self.running.start(key)
         if replaced is not None:
             state["notices"].append(S.PREVIOUS_CANCELLED)
@@ -120,11 +154,12 @@ class SearchHandlers:
             if not replaced.wait(REPLACED_WAIT_S):
                 log.warning("the replaced search of %s did not stop within %s s", key, REPLACED_WAIT_S)
         try:
-            yield from self._stream(state, req, token, knobs)
+            yield from self._stream(state, req, token, knobs, key)
         finally:
             self.running.finish(key, token)
 
-    def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any]) -> Iterator[tuple]:
+    def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any],
+                key: str) -> Iterator[tuple]:
         t0 = time.perf_counter()
         lines: list[str] = []
         heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
@@ -137,16 +172,17 @@ class SearchHandlers:
                 continue  # stopped or replaced: show nothing more of this one
             if isinstance(event, FirstResults) and heavy:
                 state["hits"] = list(event.hits)
+                state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
                 what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
                 lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
                                                     what=what))
-                yield self.outputs(state, status(S.MORE_COMING))
+                yield self.outputs(state, status(S.MORE_COMING), key)
             elif isinstance(event, Visualization) and event.ok:
                 vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
                 vis.append({"path": event.path, "seed": event.seed})
-                yield self.outputs(state, status(S.MORE_COMING))
+                yield self.outputs(state, status(S.MORE_COMING), key)
             elif isinstance(event, PhotoJudged) and (event.done % 10 == 0 or event.done == event.total):
-                yield self.outputs(state, status(S.JUDGED.format(done=event.done, total=event.total)))
+                yield self.outputs(state, status(S.JUDGED.format(done=event.done, total=event.total)), key)
             elif isinstance(event, StageEvent) and event.status == "done" and heavy and event.stage in S.STAGE_NAMES:
                 lines.append(S.STAGE_DONE.format(stage=S.STAGE_NAMES[event.stage], ms=float(event.ms or 0)))
             elif isinstance(event, Notice) and heavy:
@@ -157,12 +193,12 @@ class SearchHandlers:
                 message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
                 self._log_unfinished(state, req, f"failed: {message}", knobs)
                 gr.Warning(message)
-                yield self.outputs(state, status(S.DONE))
+                yield self.outputs(state, status(S.DONE), key)
                 return
             elif isinstance(event, Cancelled):
                 self._log_unfinished(state, req, f"cancelled: {event.reason}", knobs)
                 if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
-                    yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)))
+                    yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)), key)
                 return
             elif isinstance(event, Done):
                 result = event.result
@@ -175,7 +211,7 @@ class SearchHandlers:
                 done = S.RESULTS_DONE.format(n=len(result.hits), ms=result.timings_ms.get("total", 0.0),
                                              method=S.method_name(result.method))
                 lines.append(done)
-                yield self.outputs(state, status(S.DONE))
+                yield self.outputs(state, status(S.DONE), key)
 
     def stop(self, request: gr.Request = None) -> str:
         """Stop this page's running search."""
@@ -185,6 +221,7 @@ class SearchHandlers:
     def page_closed(self, request: gr.Request = None) -> None:
         """The page was closed or reloaded: its search is no longer wanted."""
         self.running.cancel(session_key(request), "the page was closed")
+        self.selected.pop(session_key(request), None)
 
     @shows_errors
     def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
@@ -209,7 +246,7 @@ class SearchHandlers:
         sel = state.get("selected_vis")
         if sel is None or not 0 <= sel < len(seeds) or len(seeds) < 2:
             gr.Warning(S.SELECT_VIS_HINT)
-            yield self.outputs(state, S.SELECT_VIS_HINT)
+            yield self.outputs(state, S.SELECT_VIS_HINT, session_key(request))
             return
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
         state["query"] = clean_query(query)
@@ -222,37 +259,46 @@ class SearchHandlers:
         return state
 
     # ---- selection, more like this, feedback -------------------------------------------------------
-    def select(self, state: dict[str, Any], evt: gr.SelectData) -> tuple[str, dict[str, Any]]:
-        state = dict(state or new_state())
+    def select(self, state: dict[str, Any], evt: gr.SelectData, request: gr.Request = None):
+        """A click on a result: remember it for this page (kept while later stages stream in) and explain it.
+        Outputs: (explanation, selected photo id)."""
+        state = state or new_state()
         index = evt.index if isinstance(evt.index, int) else (evt.index or [0])[0]
-        if not state["hits"] or index is None or index >= len(state["hits"]):
-            return S.SELECT_HINT, state
-        state["selected"] = index
-        return present.explanation_html(state["hits"][index], state.get("stages") or {}), state
+        if not state.get("hits") or index is None or index >= len(state["hits"]):
+            return S.SELECT_HINT, None
+        key = session_key(request)
+        self.selected[key] = dict(state["hits"][index])
+        return self.explanation(state, key), int(self.selected[key]["id"])
 
-    def _show(self, state: dict[str, Any], req: Any, label: str):
-        """Run a short search to the end and show it (more like this, refine with labels)."""
+    def _show(self, state: dict[str, Any], req: Any, method: str, key: str):
+        """Run a short search to the end and show it (more like this, refine with labels); it is logged under
+        the method it really is (e.g. baseline+feedback)."""
         result = self.engine.search(req)
         state["searches"] = state.get("searches", 0) + 1
         self._take(state, result)
+        state["preset"], state["method"], state["example"] = S.method_name(method), method, None
         warn(result.notices)
-        self._log(state, result, {"preset": label})
+        self._log(state, result, {"preset": method}, method=method)
+        self.selected.pop(key, None)
         ms = result.timings_ms.get("total", 0.0)
-        return self.outputs(state, S.RESULTS_DONE.format(n=len(result.hits), ms=ms, method=S.method_name(label)))
+        return self.outputs(state, S.RESULTS_DONE.format(n=len(result.hits), ms=ms, method=S.method_name(method)),
+                            key)
 
     @shows_errors
-    def more_like_this(self, state: dict[str, Any]):
+    def more_like_this(self, photo: Any = None, state: dict[str, Any] | None = None, request: gr.Request = None):
+        """Photos like `photo` (a photo id: the selected one on the page, or any id a script sends)."""
         self.ready()
         state = dict(state or new_state())
-        if state.get("selected") is None:
+        pid = read_photo_id(photo)
+        key = session_key(request)
+        if pid is None:
             gr.Warning(S.SELECT_HINT)
-            return self.outputs(state, S.SELECT_HINT)
-        hit = state["hits"][state["selected"]]
-        req = request_for("Fast", "", k=state.get("k", 20), filters=state.get("filters"), example_ids=[hit["id"]])
-        return self._show(state, req, "more-like-this")
+            return self.outputs(state, S.SELECT_HINT, key)
+        req = request_for("Fast", "", k=state.get("k", 20), filters=state.get("filters"), example_ids=[pid])
+        return self._show(state, req, "baseline+more-like-this", key)
 
     @shows_errors
-    def refine_with_labels(self, state: dict[str, Any]):
+    def refine_with_labels(self, state: dict[str, Any] | None = None, request: gr.Request = None):
         """Relevance feedback: the labels given to this query move the query vector (Rocchio, in core)."""
         self.ready()
         state = dict(state or new_state())
@@ -265,4 +311,31 @@ class SearchHandlers:
             raise InputError(S.NO_LABELS_YET, "label photos in the Label tab, then come back")
         req = request_for("Fast", state["query"], k=state.get("k", 20), filters=state.get("filters"),
                           relevant_ids=rel, nonrelevant_ids=non)
-        return self._show(state, req, "feedback")
+        return self._show(state, req, "baseline+feedback", session_key(request))
+
+    # ---- taxa ---------------------------------------------------------------------------------------
+    def taxon_choices(self):
+        """The taxon box's choices: the catalog's names (asked on every page load, so a collection built after
+        the server started is offered too)."""
+        try:
+            names = self.engine.corpus.taxon_names()
+        except Exception:  # the catalog is still being built: offer nothing rather than fail the page
+            log.exception("taxon names could not be read from the catalog")
+            names = []
+        return gr.update(choices=[(S.TAXON_ANY, "")] + taxon_labels(names))
+
+    def suggest_taxon(self, query: str, taxon: str):
+        """A button offering the species (or other taxon) the query names as a filter, if it is not set yet."""
+        try:
+            found = named_taxa(query or "", self.engine.corpus.taxon_names())
+        except Exception:
+            log.exception("taxon names could not be read from the catalog")
+            found = []
+        name = found[0] if found else ""
+        show = bool(name) and name.lower() != (taxon or "").strip().lower()
+        return gr.update(value=S.TAXON_SUGGEST.format(name=name) if show else "", visible=show), name
+
+    @staticmethod
+    def take_taxon(name: str):
+        """The suggested taxon becomes the filter (the suggestion button goes away)."""
+        return gr.update(value=name), gr.update(visible=False)

@@ -11,22 +11,19 @@ import gradio as gr
 from core.errors import InputError
 from core.sessionlog import MemorySessionLog, SessionLog
 from core.startup import Preparation
-from ui import compare_view, dialogue_view, history_view, label_view, search_view
+from ui import compare_view, dialogue_view, history_view, label_view, marks, search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
+from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
+from ui.lightbox import LightboxHandlers, LightboxView
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.style import CSS, theme
 
-CSS = """
-#standin-banner { background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px; }
-.ecolens-badge { border-radius: 6px; padding: 4px 8px; margin: 3px 0; border: 1px solid #ccc; }
-.badge-yes { background: #e3f6e5; } .badge-no { background: #fbe4e4; }
-.badge-reason { font-size: 0.85em; color: #555; } .badge-conf { font-size: 0.85em; color: #333; }
-.ecolens-meta th { text-align: left; padding-right: 10px; }
-"""
+HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
 
 
 def oauth_enabled(environ=os.environ) -> bool:
@@ -62,28 +59,38 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
                                visible=bool(preparation and not preparation.ready))
         if isinstance(session_log, MemorySessionLog):
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
+        marked = gr.State([])  # the photos this page marked, from any gallery
+        lightbox = LightboxView(LightboxHandlers(engine), marked)
+        marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
         search = SearchHandlers(engine, session_log, ready)
-        with gr.Tabs(elem_id="tabs"):
+        with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
-                search_state = search_view.build(search)
+                search_ui = search_view.build(search, lightbox)
             with gr.Tab(S.TAB_DIALOGUE, id="dialogue", elem_id="tab-dialogue"):
-                dialogue_view.build(DialogueHandlers(engine, session_log, ready))
+                dialogue_view.build(DialogueHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
-                compare_view.build(CompareHandlers(engine, session_log, ready))
+                compare_view.build(CompareHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
-                annotator = label_view.build(LabelHandlers(engine, session_log, ready=ready), search_state)
+                annotator = label_view.build(LabelHandlers(engine, session_log, ready=ready), search_ui.state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
-                _, sessions = history_view.build(history)
-        history_tab.select(history.refresh, None, sessions, api_visibility="private")
+                history_ui = history_view.build(history, lightbox)
+        history_tab.select(history.refresh, None, history_ui.sessions, api_visibility="private")
+        # "More like this" in the photo view searches in the Search tab, whichever gallery the photo came from
+        lightbox.more.click(search.more_like_this, [lightbox.photo_id, search_ui.state], search_ui.outputs,
+                            api_visibility="private") \
+            .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
+                  api_visibility="private")
+        app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
         if preparation is not None and not preparation.finished:
             timer = gr.Timer(1.0)
 
             def poll():
                 text = preparation.status()
-                return gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished)
-            timer.tick(poll, None, [progress, timer], api_visibility="private", concurrency_limit=None,
-                       show_progress="hidden")
+                taxa = search.taxon_choices() if preparation.finished else gr.update()
+                return gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa
+            timer.tick(poll, None, [progress, timer, search_ui.taxon], api_visibility="private",
+                       concurrency_limit=None, show_progress="hidden")
         app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
@@ -115,7 +122,7 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
-                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=label_view.HOTKEYS_JS,
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
                                 footer_links=["api"], show_error=True,
                                 run_history=False)  # queries stay out of browser storage; no bucket routes
     if settings.password:

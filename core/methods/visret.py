@@ -78,7 +78,13 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         "organism": organism, "organism_name": organism_name}
     seeds = list(seeds) if seeds else list(range(m))
     generator = run.backends.generator_for(run.budget)
-    by_example = [[i for i, _ in r] for r in example_lists(run, examples, example_ids, depth, pool, adjust)]
+    scored_examples = example_lists(run, examples, example_ids, depth, pool, adjust)
+    by_example = [[i for i, _ in r] for r in scored_examples]
+    # each photo's best cosine with a picture searched with (a drawing or an example photo): the similarity
+    # a page shows for a VisRet result (the engine moves it onto the hits and out of the stage)
+    closest: dict[int, float] = {}
+    for got in scored_examples:
+        _keep_best(closest, got)
     fused_per_organism: list[list[int]] = []
     chosen, stage["organism_match"] = organism_indices(run, instr, organism, organism_name, query)
     stage["instructions"], stage["organisms"] = list(instr.descriptions), list(instr.organisms)
@@ -135,6 +141,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                             "vector": [float(x) for x in vec]})
                 all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
                 for (vis, _, vec, _), got in zip(images, all_ranked):
+                    _keep_best(closest, got)
                     ranked = [i for i, _ in got]
                     lists.append(ranked)
                     stage["lists"].append({"organism": o, "visualization": vis["index"], "seed": vis["seed"],
@@ -153,5 +160,18 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         stage["per_organism"].append({"organism": instr.organisms[o] if o < len(instr.organisms) else description,
                                       "ids": [i for i, _ in fused][:keep]})
         if len(chosen) == 1:
+            stage["picture_similarity"] = _closest_of(closest, fused)
             return fused, stage
-    return rrf(fused_per_organism, s.rrf_lambda)[:depth], stage
+    fused = rrf(fused_per_organism, s.rrf_lambda)[:depth]
+    stage["picture_similarity"] = _closest_of(closest, fused)
+    return fused, stage
+
+
+def _keep_best(closest: dict[int, float], ranked: Sequence[tuple[int, float]]) -> None:
+    for i, score in ranked:
+        if score > closest.get(int(i), float("-inf")):
+            closest[int(i)] = float(score)
+
+
+def _closest_of(closest: dict[int, float], fused: Sequence[tuple[int, float]]) -> dict[int, float]:
+    return {int(i): closest[int(i)] for i, _ in fused if int(i) in closest}

@@ -132,11 +132,11 @@ def open_browser(playwright, server):
 def shot():
     SHOTS.mkdir(parents=True, exist_ok=True)
 
-    def save(page, name: str) -> None:
+    def save(page, name: str, full_page: bool = True) -> None:
         for button in page.locator("button.toast-close").all():  # notices would cover the banner
             try:
                 button.click(timeout=1000)
             except playwright_api.Error:  # the toast went away by itself
                 pass
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
     return save

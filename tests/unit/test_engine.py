@@ -130,3 +130,20 @@ def test_events_are_typed_and_json_ready(tmp_path):
     assert {"visualization", "judged", "stage"} <= set(kinds)
     assert all(json.dumps(e.to_json(), default=str) for e in events)
     assert np.all([e.done <= e.total for e in events if e.kind == "judged"])
+
+
+def test_every_hit_carries_its_similarity_on_one_scale(tmp_path):
+    """Whatever the ranking score (cosine, RRF, the judge's %), each hit has a similarity: the cosine with the
+    words for plain search and coverage, with the closest picture searched with for VisRet."""
+    from core.presets import request_for
+    from tests.unit.test_ui_fakes import FakeEngine
+
+    engine = FakeEngine(tmp_path)
+    fast = engine.search(request_for("Fast", "a frog calling", k=5))
+    assert [h.similarity for h in fast.hits] == pytest.approx([h.score for h in fast.hits], abs=1e-5)
+    vis = engine.search(request_for("Visualize", "a frog calling", k=5, m=2))
+    assert all(h.similarity is not None and -1.0 <= h.similarity <= 1.0 for h in vis.hits)
+    assert any(abs(h.similarity - h.score) > 1e-6 for h in vis.hits)  # not the fused rank score
+    assert "picture_similarity" not in vis.stages["visret"]  # moved onto the hits
+    verify = engine.search(request_for("Verify", "a frog calling", k=5, m=2, rerank_k=5))
+    assert all(h.similarity is not None for h in verify.hits) and max(h.score for h in verify.hits) > 1.0
