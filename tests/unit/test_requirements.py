@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_CODE = ["app.py", "core", "cli", "ui", "storage"]
-LAZY_EXTRAS = {"llama_cpp"}  # imported only when llm='llama_cpp' is chosen (requirements-llama.txt)
+LAZY_EXTRAS = {"llama_cpp", "ray"}  # imported only when chosen: llm=llama_cpp (requirements-llama.txt), ingest --engine ray (requirements-dev.txt; a missing ray is a clear error)
 
 
 def _names(path: str) -> set[str]:
