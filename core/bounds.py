@@ -14,6 +14,7 @@ MAX_M = 16  # generated pictures per instruction
 MAX_VOTES = 9  # judge votes per question
 MAX_IDS = 100_000  # photo ids in one request (a benchmark pool, relevance marks)
 MAX_ID = 2**63 - 1  # SQLite / FAISS ids are signed 64-bit
+MAX_PHOTO_BYTES = 100_000_000  # one downloaded photo (CSV image_url)
 
 
 def whole_number(name: str, value: Any, lo: int, hi: int, hint: str = "") -> int:
@@ -39,3 +40,11 @@ def photo_ids(name: str, ids: Iterable[Any]) -> tuple[int, ...]:
     if len(out) > MAX_IDS:
         raise InputError(f"{name}: {len(out)} photo ids, more than {MAX_IDS}", "give fewer photo ids")
     return tuple(whole_number(f"{name} id", i, 1, MAX_ID, "use photo ids shown in the results") for i in out)
+
+
+def download(data: bytes, url: str) -> bytes:
+    """A downloaded photo's bytes, read with a limit of MAX_PHOTO_BYTES + 1; OSError when over it (the ingest
+    then skips that row with the reason)."""
+    if len(data) > MAX_PHOTO_BYTES:
+        raise OSError(f"{url} is larger than {MAX_PHOTO_BYTES // 1_000_000} MB")
+    return data

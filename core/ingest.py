@@ -17,6 +17,7 @@ from core.catalog import Catalog
 from core.errors import InputError
 from core.imageio import decode_image, load_image
 from core.index_store import IndexStore
+from core.media_store import keep_local
 from core.records import Photo
 from core.settings import Settings
 from core.sources import SourceItem, content_hash, scan
@@ -191,6 +192,7 @@ class Ingestor:
                 item.save_to.parent.mkdir(parents=True, exist_ok=True)
                 if not item.save_to.exists():
                     item.save_to.write_bytes(data)
+            photo.path = keep_local(photo, data, digest, self.settings.path("media"))  # remote photos: local copy
             photos.append(photo)
             images.append(image)
         return _PreparedBatch(photos, images, len(chunk))

@@ -11,6 +11,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
+from core import bounds
 from core.errors import InputError
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.records import Photo
@@ -105,7 +106,7 @@ def _scan_folder(root: Path) -> SourceScan:
 def _url_reader(url: str) -> Callable[[], bytes]:
     def read() -> bytes:
         with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - user-given photo URL
-            return resp.read()
+            return bounds.download(resp.read(bounds.MAX_PHOTO_BYTES + 1), url)
     return read
 
 
