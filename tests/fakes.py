@@ -214,6 +214,10 @@ class FakeSearch:
         self.startup_notices: list[str] = []
         self.loads = 0
 
+    def follow_catalog(self) -> list[str]:
+        """Nothing changes on disk under an in-memory corpus."""
+        return []
+
     def pool(self, filters: Filters | None):
         if filters is None or filters.is_empty():
             return None
