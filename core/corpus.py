@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 from PIL import Image
 
+from core import bounds
 from core.catalog import Catalog, VectorSet
 from core.errors import InputError, NotFoundError
 from core.imageio import load_image
@@ -102,6 +103,8 @@ class Corpus:
         """Photo ids a search may return, or None for the whole indexed corpus."""
         if filters is None or filters.is_empty():
             return None
+        bounds.text("taxon", filters.taxon, 200)
+        bounds.text("licence", filters.license, 200)
         if filters.taxon and not self.catalog.taxon_known(filters.taxon):
             raise NotFoundError(f"No photo in the catalog has the taxon {filters.taxon!r}",
                                 "check the spelling or use a higher rank (genus, family)")
@@ -121,7 +124,7 @@ class Corpus:
         return self.index.vectors(ids)
 
     def load_image(self, photo: Photo) -> Image.Image:
-        return load_image(photo.path, max_pixels=self.settings.max_image_pixels)
+        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
 
     def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
         """(photo id, cosine) best first."""

@@ -91,6 +91,7 @@ class SearchRequest:
             if not self.seeds:
                 self.seeds = None
         self.example_ids = bounds.photo_ids("example photos", self.example_ids)
+        bounds.example_count(len(self.examples) + len(self.example_ids))
         self.relevant_ids = bounds.photo_ids("photos marked relevant", self.relevant_ids)
         self.nonrelevant_ids = bounds.photo_ids("photos marked not relevant", self.nonrelevant_ids)
         if self.filters is not None and self.filters.ids is not None:

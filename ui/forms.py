@@ -5,13 +5,12 @@ from __future__ import annotations
 import functools
 import inspect
 from datetime import date
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import gradio as gr
 
 from core.errors import EcoLensError, InputError
-from core.imageio import IMAGE_SUFFIXES, load_image
+from core import bounds
 from core.records import Filters, parse_bbox
 from core.sources import parse_date
 from ui import strings as S
@@ -41,17 +40,12 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
                    months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
 
 
-def read_upload(path: str | None, max_mb: float, max_pixels: int):
-    """The uploaded photo as a PIL RGB image, or None; InputError when too big or not an image."""
+def read_upload(path: str | None, max_mb: float):
+    """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.bounds), the same
+    ones `search --image` goes through."""
     if not path:
         return None
-    p = Path(path)
-    if p.suffix.lower() not in IMAGE_SUFFIXES:
-        raise InputError(S.UPLOAD_BAD_TYPE.format(name=p.name), S.UPLOAD_BAD_TYPE_HINT)
-    mb = p.stat().st_size / 1_000_000
-    if mb > max_mb:
-        raise InputError(S.UPLOAD_TOO_BIG.format(mb=mb, limit=max_mb), S.UPLOAD_TOO_BIG_HINT)
-    return load_image(p, max_pixels=max_pixels)
+    return bounds.example_photo(path, max_mb)
 
 
 def user_message(exc: EcoLensError) -> str:

@@ -51,6 +51,15 @@ class SearchHandlers:
         return state["session_id"]
 
     def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any]) -> None:
+        """Record the search in the session log; when that fails (the database stays locked, the disk is full)
+        the result is still shown, with a notice that it is not in the history."""
+        try:
+            self._write_log(state, result, knobs)
+        except EcoLensError as exc:
+            log.error("search %r was not logged: %s", result.query, exc)
+            state["notices"] = list(state.get("notices") or []) + [S.NOT_LOGGED.format(reason=exc.message)]
+
+    def _write_log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any]) -> None:
         stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
                                                                  "notices": result.notices})]
         stages += [StageRecord(name, [], art if isinstance(art, dict) else {"value": art})
@@ -62,11 +71,15 @@ class SearchHandlers:
 
     def _log_cancelled(self, state: dict[str, Any], request: Any, reason: str, knobs: dict[str, Any]) -> None:
         note = f"cancelled: {reason}"
-        self.log.log_request(RequestRecord(
-            session_id=self._session(state, "search", request.query or "(example photo)"),
-            query=request.query or "(example photo)", method=request.name, settings={**masked(self.settings), **knobs},
-            models={}, filters=request.filters.to_json() if request.filters else {},
-            stages=[StageRecord("final", [], {"notices": [note], "cancelled": True})]))
+        try:
+            self.log.log_request(RequestRecord(
+                session_id=self._session(state, "search", request.query or "(example photo)"),
+                query=request.query or "(example photo)", method=request.name,
+                settings={**masked(self.settings), **knobs}, models={},
+                filters=request.filters.to_json() if request.filters else {},
+                stages=[StageRecord("final", [], {"notices": [note], "cancelled": True})]))
+        except EcoLensError as exc:  # nothing is on screen to attach a notice to; the log line says it
+            log.error("a cancelled search was not logged: %s", exc)
 
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
@@ -94,7 +107,7 @@ class SearchHandlers:
         """Run the preset's search and stream what it does; the final ranking replaces the first results."""
         self.ready()
         state = dict(state or new_state())
-        image = read_upload(example, self.settings.max_upload_mb, self.settings.max_image_pixels)
+        image = read_upload(example, self.settings.max_upload_mb)
         if image is None or (query or "").strip():
             query = clean_query(query)
         else:

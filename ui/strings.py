@@ -134,10 +134,6 @@ def method_name(method: str) -> str:
     for part in method.split("+"):
         parts.append(METHOD_NAMES.get(part.split(":")[0], part))
     return ", ".join(parts)
-UPLOAD_TOO_BIG = "The photo is {mb:.1f} MB, more than the {limit:.0f} MB allowed"
-UPLOAD_TOO_BIG_HINT = "upload a smaller photo (resize it first)"
-UPLOAD_BAD_TYPE = "The file {name} is not a photo EcoLens can read"
-UPLOAD_BAD_TYPE_HINT = "upload a JPEG, PNG, WebP, GIF, BMP or TIFF file"
 NO_RESULTS = "Search first."
 NO_LABELS_YET = "Label some photos of this query first (Label tab)."
 BAD_DATE = "{value!r} is not a date"
@@ -151,3 +147,5 @@ META = {"scientific_name": "Taxon", "common_name": "Common name", "observed_on":
 MARKED = "Marked as looking right: photos {ids}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
+NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
+NOT_RECORDED = "Not saved in the history: {reason}"
