@@ -1,11 +1,12 @@
 """Handler of the compare view: one query, two to four presets side by side, and their top-k overlap."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import gradio as gr
 
-from core.errors import InputError
+from core.errors import EcoLensError, InputError
 from core.presets import request_for
 from core.request import clean_query
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
@@ -16,6 +17,7 @@ from ui.forms import shows_errors
 from ui.photos import PhotoFiles
 
 MAX_COLUMNS = 4
+log = logging.getLogger(__name__)
 
 
 class CompareHandlers:
@@ -36,14 +38,21 @@ class CompareHandlers:
         if not 2 <= len(presets) <= MAX_COLUMNS:
             raise InputError("Choose two to four methods", "tick between two and four boxes")
         k = int(k or 10)
-        sid = self.log.start_session("compare", query[:80])
+        sid = None
         columns, id_lists, notes = [], [], []
         for preset in presets:
             result, more = self._run(preset, query, k)
             notes += [n for n in more if n not in notes]
-            self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
-                                               settings=masked(self.engine.settings), models=result.backends,
-                                               stages=[StageRecord("final", ranking_of(result.hits))]))
+            try:
+                if sid is None:
+                    sid = None
+                self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
+                                                   settings=masked(self.engine.settings), models=result.backends,
+                                                   stages=[StageRecord("final", ranking_of(result.hits))]))
+            except EcoLensError as exc:  # the comparison is still shown, with a notice
+                log.error("compare %r was not logged: %s", query, exc)
+                note = S.NOT_RECORDED.format(reason=exc.message)
+                notes += [note] if note not in notes else []
             items, missing = self.photos.gallery([h.to_json() for h in result.hits], result.stages)
             notes += [n for n in missing if n not in notes]
             columns.append((gr.update(value=items, visible=True), f"### {preset}"))
