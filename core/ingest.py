@@ -71,7 +71,7 @@ class Ingestor:
     def _run(self, path: str | Path, progress: Progress | None) -> IngestReport:
         started = time.perf_counter()
         source = scan(path, self.settings.path("media", Path(str(path)).stem))
-        report = IngestReport(source=str(path), kind=source.kind, ignored=source.ignored)
+        report = IngestReport(source=str(path), kind=source.kind, ignored=source.ignored, notices=list(source.notices))
         run_id = self.catalog.start_ingest(str(path))
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog)

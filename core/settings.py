@@ -147,6 +147,8 @@ def load_settings(config_file: str | os.PathLike | None = None,
             data = tomllib.loads(p.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"Config file {p} is not valid TOML: {exc}", "fix the file's syntax") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"Config file {p} is not UTF-8 text", "save it as UTF-8 TOML") from None
         data = data.get("ecolens", data)
         values.update(_checked(data, types, f"in {p}"))
     env = {k[len(ENV_PREFIX):].lower(): v for k, v in environ.items()

@@ -49,6 +49,10 @@ def storage_error(exc: BaseException) -> StorageError | None:
         if "full" in text:
             return StorageError("The disk is full: the database cannot grow",
                                 "free some space and try again")
+        if "disk i/o" in text or "ioerr" in text:
+            return StorageError("The database could not be written to disk (a disk I/O error: the disk may be full "
+                                "or failing)", "free some space or check the disk, then run the command again "
+                                               "(an interrupted ingest resumes where it stopped)")
         if "malformed" in text or "not a database" in text or "corrupt" in text:
             return StorageError("The database file is damaged",
                                 "restore data_dir/ecolens.sqlite from a backup, or move it away to start afresh")

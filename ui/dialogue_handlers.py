@@ -9,6 +9,7 @@ from typing import Any
 
 import gradio as gr
 
+from core import bounds
 from core.errors import EcoLensError, InputError
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
 from core.settings import masked
@@ -88,10 +89,10 @@ class DialogueHandlers:
     @shows_errors
     def turn(self, answer: str, st: dict[str, Any] | None):
         """One dialogue turn: the answer (words, a suggestion, 'not sure') plus any marked photos."""
+        text = " ".join(bounds.text("answer", answer or "").split())
         st = dict(st or new_dialogue_state())
         session = self._session(st)
         question = session.pending.text if session.pending else ""
-        text = " ".join((answer or "").split())
         if not text and not st["marked"]:
             raise InputError("The answer is empty", "type an answer, pick a suggestion, press Not sure or mark photos")
         session.answer(text, marked=st["marked"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from datetime import date
 from typing import Any, Callable, Sequence
 
@@ -14,6 +15,8 @@ from core import bounds
 from core.records import Filters, parse_bbox
 from core.sources import parse_date
 from ui import strings as S
+
+log = logging.getLogger(__name__)
 
 
 def _date(value: Any) -> date | None:
@@ -40,6 +43,19 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
                    months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
 
 
+class ExamplePhoto(gr.Image):
+    """gr.Image (same look, same frontend: a template of it) whose upload reaches the handler unopened, so a
+    file that is not a photo, too large or too many pixels is refused by core.bounds in EcoLens's own words,
+    never with Gradio's or PIL's text and the upload's temporary path; and no huge image is decoded first."""
+
+    is_template = True
+
+    def preprocess(self, payload):
+        if payload is None or payload.path is None:  # nothing, or a pasted image sent as a data URL
+            return super().preprocess(payload)
+        return str(payload.path)  # Gradio has already checked that the file is an upload
+
+
 def read_upload(path: str | None, max_mb: float):
     """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.bounds), the same
     ones `search --image` goes through."""
@@ -53,23 +69,33 @@ def user_message(exc: EcoLensError) -> str:
 
 
 def shows_errors(fn: Callable) -> Callable:
-    """Wrap a handler (plain or generator) so that an EcoLensError becomes a gr.Error the user reads."""
+    """Wrap a handler (plain or generator) so that an EcoLensError becomes a gr.Error the user reads, and any
+    other failure a short apology (the details go to the log file, never to the page: no SQL, no paths)."""
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
             try:
                 yield from fn(*args, **kwargs)
-            except EcoLensError as exc:
-                raise gr.Error(user_message(exc), title=exc.title) from None
+            except Exception as exc:
+                raise as_user_error(exc, fn) from None
         return gen_wrapper
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except EcoLensError as exc:
-            raise gr.Error(user_message(exc), title=exc.title) from None
+        except Exception as exc:
+            raise as_user_error(exc, fn) from None
     return wrapper
+
+
+def as_user_error(exc: Exception, fn: Callable) -> gr.Error:
+    if isinstance(exc, gr.Error):
+        return exc
+    if isinstance(exc, EcoLensError):
+        return gr.Error(user_message(exc), title=exc.title)
+    log.exception("%s failed", getattr(fn, "__qualname__", fn))
+    return gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE)
 
 
 def warn(messages: Sequence[str]) -> None:

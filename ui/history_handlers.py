@@ -21,6 +21,7 @@ class HistoryHandlers:
         return [(f"#{s.id} {s.created_at:%Y-%m-%d %H:%M} · {s.kind} · {s.title} "
                  f"({s.requests} searches, {s.labels} labels)", s.id) for s in self.log.sessions(200)]
 
+    @shows_errors
     def refresh(self):
         choices = self.choices()
         return gr.update(choices=choices, value=choices[0][1] if choices else None)

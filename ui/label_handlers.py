@@ -154,6 +154,7 @@ class LabelHandlers:
         shutil.copyfile(path, download)
         return str(download)
 
+    @shows_errors
     def kappa(self, st: dict[str, Any]) -> str:
         st = st or new_label_state()
         if not st.get("query"):

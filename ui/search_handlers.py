@@ -139,10 +139,13 @@ class SearchHandlers:
         def status(*extra: str) -> str:
             return " · ".join([*lines, *extra])
 
+        shown = False  # whether this search has put results on screen yet
+
         for event in self.engine.stream(req, cancel=token):
             if token.cancelled and not isinstance(event, (Done, Cancelled)):
                 continue  # stopped or replaced: show nothing more of this one
             if isinstance(event, FirstResults) and heavy:
+                shown = True
                 state["hits"] = list(event.hits)
                 what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
                 lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
@@ -159,8 +162,10 @@ class SearchHandlers:
             elif isinstance(event, Notice) and heavy:
                 state["notices"] = state.get("notices", []) + [event.text]
             elif isinstance(event, Failed):
-                # a failed later stage keeps the results on screen and says why
                 exc = event.error
+                if isinstance(exc, EcoLensError) and not shown:  # bad input found by the engine (an unknown
+                    raise exc                                     # taxon): nothing is on screen, say it plainly
+                # a failed later stage keeps the results on screen and says why
                 gr.Warning(user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED)
                 yield self.outputs(state, status(S.DONE))
                 return

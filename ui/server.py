@@ -17,6 +17,7 @@ from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
+from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
 
@@ -115,11 +116,13 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
-                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=label_view.HOTKEYS_JS,
-                                footer_links=["api"], show_error=True,
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS,
+                                head=label_view.HOTKEYS_JS,
+                                footer_links=["api"],
+                                show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
                                 run_history=False)  # queries stay out of browser storage; no bucket routes
     if settings.password:
-        opts["auth"] = ("ecolens", settings.password)
+        opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
     return opts
 

@@ -149,3 +149,6 @@ PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
 NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
 NOT_RECORDED = "Not saved in the history: {reason}"
+INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
+                  "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
+INTERNAL_ERROR_TITLE = "Server error"

@@ -3,7 +3,9 @@ an in-process server driven by gradio_client, and the import layering of ui/ and
 from __future__ import annotations
 
 import ast
+import asyncio
 import socket
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,8 @@ def test_launch_options_follow_settings_and_environment(tmp_path):
     assert local["max_file_size"] == 3_000_000 and "auth" not in local
     assert launch_options(s, environ={"SPACE_ID": "me/ecolens"})["server_name"] == "0.0.0.0"
     assert launch_options(Settings(host="10.0.0.2"), environ={"SPACE_ID": "x"})["server_name"] == "10.0.0.2"
-    assert launch_options(Settings(password="pw"), environ={})["auth"] == ("ecolens", "pw")
+    check = launch_options(Settings(password="pw"), environ={})["auth"]
+    assert asyncio.run(check("ecolens", "pw")) and check.guard.failures == deque()
     assert "label-relevant" in local["head"]  # the hotkeys script
 
 
