@@ -91,7 +91,8 @@ def example_photo(path: str | Path, max_mb: float) -> Image.Image:
     p = Path(path)
     name = p.name
     if p.suffix.lower() not in EXAMPLE_SUFFIXES:
-        raise InputError(f"The file {name} is not a photo EcoLens can read", "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
+        raise InputError(f"The file {name} is not a photo EcoLens can read",
+                         "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
     if not p.is_file():
         raise InputError(f"The photo {name} does not exist", "check the file name and folder")
     mb = p.stat().st_size / 1_000_000

@@ -43,17 +43,20 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
                    months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
 
 
-class ExamplePhoto(gr.Image):
-    """gr.Image (same look, same frontend: a template of it) whose upload reaches the handler unopened, so a
-    file that is not a photo, too large or too many pixels is refused by core.bounds in EcoLens's own words,
-    never with Gradio's or PIL's text and the upload's temporary path; and no huge image is decoded first."""
+def example_photo_input(**kwargs: Any) -> gr.Image:
+    """A gr.Image (same look) whose upload reaches the handler unopened, so a file that is not a photo, too
+    large or with too many pixels is refused by core.bounds in EcoLens's own words, never with Gradio's or
+    PIL's text and the upload's temporary path, and no huge image is decoded first. (Only this instance's
+    preprocess is replaced: a subclass would make Gradio write a .pyi stub into the source tree.)"""
+    image = gr.Image(type="filepath", image_mode=None, **kwargs)
+    decode = image.preprocess
 
-    is_template = True
-
-    def preprocess(self, payload):
+    def preprocess(payload):
         if payload is None or payload.path is None:  # nothing, or a pasted image sent as a data URL
-            return super().preprocess(payload)
+            return decode(payload)
         return str(payload.path)  # Gradio has already checked that the file is an upload
+    image.preprocess = preprocess
+    return image
 
 
 def read_upload(path: str | None, max_mb: float):

@@ -6,7 +6,7 @@ import gradio as gr
 
 from ui import strings as S
 from core.presets import PRESET_NAMES
-from ui.forms import ExamplePhoto
+from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
 
 
@@ -29,9 +29,9 @@ def build(h: SearchHandlers) -> gr.State:
             rerank_k = gr.Slider(5, 200, value=s.rerank_k, step=5, label=S.RERANK_K, elem_id="search-rerank-k")
             rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode")
             answer = gr.Checkbox(False, label=S.WANT_ANSWER, elem_id="search-answer")
-        # the upload reaches the handler unopened; core.bounds checks it (ui.forms.ExamplePhoto)
-        example = ExamplePhoto(type="filepath", label=S.EXAMPLE_PHOTO, elem_id="search-example", height=160,
-                               sources=["upload", "clipboard"], image_mode=None)
+        # the upload reaches the handler unopened; core.bounds checks it
+        example = example_photo_input(label=S.EXAMPLE_PHOTO, elem_id="search-example", height=160,
+                                      sources=["upload", "clipboard"])
     with gr.Accordion(S.FILTERS, open=False, elem_id="search-filters"):
         with gr.Row():
             taxon = gr.Textbox(label=S.TAXON, elem_id="filter-taxon")

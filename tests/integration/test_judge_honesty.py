@@ -89,8 +89,9 @@ def _search(root, mode: str):
     server = JudgeServer(mode)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         settings = load_settings(environ={}, data_dir=str(root / "data"), embedder="hash", judge="openai",
-                                 judge_model="test-judge", openai_base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                                 judge_model="test-judge", openai_base_url=url,
                                  backend_retries=0, backend_timeout_s=20.0)
         services = build_services(settings)
         first = services.engine.search(SearchRequest("a green frog", k=8))
