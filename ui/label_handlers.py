@@ -54,13 +54,24 @@ class LabelHandlers:
         progress = S.LABEL_PROGRESS.format(done=len(done), total=len(items),
                                            relevant=sum(1 for v in done.values() if v == 1),
                                            query=present.md_cell(st["query"]))
-        thumbs, missing = self.photos.files([h["id"] for h in items], "thumb")
+        files = self._files(st)
         grid = [(thumb, f"{i + 1}" + (f" · {S.LABEL_NAMES[done[str(h['id'])]]}" if str(h["id"]) in done else ""))
-                for i, (h, thumb) in enumerate(zip(items, thumbs))]
-        view, gone = self.photos.photo_file(hit["id"], "view")
+                for i, (h, thumb) in enumerate(zip(items, files["thumbs"]))]
+        view, gone = files["views"].get(str(hit["id"])) or self.photos.photo_file(hit["id"], "view")
+        files["views"][str(hit["id"])] = (view, gone)
         if gone:
             message = " ".join([message, *gone]).strip()
         return view, info, progress, grid, message, st
+
+    def _files(self, st: dict[str, Any]) -> dict[str, Any]:
+        """The served files of this query's photos, made once per load (each key press stays quick: presses
+        that arrive while one is handled queue behind it)."""
+        ids = [h["id"] for h in st["items"]]
+        files = st.get("files")
+        if not files or files.get("ids") != ids:
+            thumbs, _ = self.photos.files(ids, "thumb")
+            files = st["files"] = {"ids": ids, "thumbs": thumbs, "views": {}}
+        return files
 
     def _start(self, query: str, hits: list[dict[str, Any]], annotator: str) -> dict[str, Any]:
         st = new_label_state()

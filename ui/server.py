@@ -4,6 +4,7 @@ reachable, the rest of the data directory blocked, upload limit, optional passwo
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -91,8 +92,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
     return app
 
 
-# everything the data directory holds besides the served copies: never reachable over HTTP, whatever Gradio's
-# own rules would allow (blocked paths win over every allowed one)
+# everything the data directory holds besides the served copies
 PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
            "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
            "generated", "fieldguide", "uploads")
@@ -106,9 +106,17 @@ def served_folders(settings: Any) -> list[str]:
 
 
 def blocked_folders(settings: Any) -> list[str]:
-    """Files and folders of the data directory that no route may serve, even when they happen to lie inside
-    a folder Gradio allows by itself (its upload folder, the working directory)."""
+    """The data directory's private files and folders, when the data directory lies inside a folder Gradio
+    serves by itself (its upload folder, its examples cache); blocked paths win over everything Gradio allows.
+    Anywhere else no file route reaches them anyway, and an empty list spares every served file the checks
+    (each blocked path costs each file a path resolution, which slowed label key presses enough to reorder
+    them)."""
+    from gradio.utils import get_upload_folder
+
     data = settings.path().expanduser().resolve()
+    own = [Path(get_upload_folder()).resolve(), (Path.cwd() / ".gradio").resolve()]
+    if not any(data == f or data.is_relative_to(f) for f in own):
+        return []
     return [str(data / name) for name in PRIVATE]
 
 

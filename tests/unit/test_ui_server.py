@@ -37,10 +37,15 @@ def test_only_the_served_copies_are_allowed_and_the_data_directory_is_blocked(tm
     corpus.mkdir()
     s = Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv"))
     assert served_folders(s) == [str((tmp_path / "data" / "served").resolve())]
-    blocked = set(blocked_folders(s))
-    data = (tmp_path / "data").resolve()
+    assert blocked_folders(s) == []  # no file route reaches a data directory outside Gradio's own folders
+    from gradio.utils import get_upload_folder
+
+    inside = Settings(data_dir=str(Path(get_upload_folder()) / "ecolens-test-data"))
+    blocked = set(blocked_folders(inside))
+    data = Path(inside.path()).resolve()
     assert {str(data / n) for n in ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "index")} <= blocked
-    assert str(data / "served") not in blocked and launch_options(s, environ={})["blocked_paths"] == blocked_folders(s)
+    assert str(data / "served") not in blocked
+    assert launch_options(inside, environ={})["blocked_paths"] == blocked_folders(inside)
 
 
 def test_build_app_has_stable_api_names_banner_and_elem_ids(tmp_path):
