@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,7 +100,9 @@ class Context:
 
 
 def make_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python app.py", description="EcoLens: expert search of nature photos. "
+    from cli.common import Parser
+
+    parser = Parser(prog="python app.py", description="EcoLens: expert search of nature photos. "
                                      "With no command, serves the web app.")
     parser.add_argument("--config", help="TOML settings file (default: $ECOLENS_CONFIG or ./ecolens.toml)")
     parser.add_argument("--port", type=int, help="port of the web app")
@@ -134,6 +137,11 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _report(exc: EcoLensError) -> int:
+    print(f"error: {exc.message}" + (f"\nhow to fix: {exc.hint}" if exc.hint else ""), file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
     try:
@@ -144,8 +152,15 @@ def main(argv: list[str] | None = None) -> int:
             return serve(ctx)
         return importlib.import_module(COMMANDS[args.command]).run(ctx, args)
     except EcoLensError as exc:
-        print(f"error: {exc.message}" + (f"\nhow to fix: {exc.hint}" if exc.hint else ""), file=sys.stderr)
-        return 2
+        return _report(exc)
+    except Exception as exc:  # the database or the disk failing (locked, full, damaged): a message, not a traceback
+        from storage.retry import storage_error
+
+        err = storage_error(exc)
+        if err is None:
+            raise
+        logging.getLogger(__name__).exception("command failed on storage")
+        return _report(err)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

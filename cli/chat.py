@@ -9,6 +9,8 @@ import json
 import sys
 
 from cli.common import add_filter_args, filters_from_args, prepare
+from core import bounds
+from core.request import clean_query
 
 STOP = {"done", "quit", "exit", "q", "stop"}
 
@@ -16,8 +18,8 @@ STOP = {"done", "quit", "exit", "q", "stop"}
 def add_parser(sub) -> None:
     p = sub.add_parser("chat", help="find a photo by answering clarifying questions (PlugIR)")
     p.add_argument("description", help="first description of the photo you want")
-    p.add_argument("--k", type=int, default=5, help="photos shown each turn")
-    p.add_argument("--rounds", type=int, default=10, help="most questions asked")
+    p.add_argument("--k", default=5, help="photos shown each turn")
+    p.add_argument("--rounds", default=10, help="most questions asked")
     p.add_argument("--json", action="store_true", help="print the whole session as JSON at the end")
     add_filter_args(p)
 
@@ -33,24 +35,46 @@ def _ids(text: str) -> list[int]:
     return [int(x) for x in text.replace(",", " ").split() if x.strip().isdigit()]
 
 
+def _read_answer(out) -> str | None:
+    """One line of the user's answer (None at end of input). A line that is not UTF-8 text is refused with a
+    message and asked again, so a bad paste never ends the chat."""
+    while True:
+        print("> ", end="", file=out, flush=True)
+        raw = sys.stdin.buffer.readline()
+        if not raw:
+            return None
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            print("error: that answer is not valid UTF-8 text\nhow to fix: type it again as plain text",
+                  file=sys.stderr, flush=True)
+            continue
+        if any(ord(c) < 32 and c != "\t" for c in line):
+            print("error: that answer contains control characters\nhow to fix: type it again as plain text",
+                  file=sys.stderr, flush=True)
+            continue
+        return line[:bounds.MAX_QUERY_CHARS]
+
+
 def run(ctx, args) -> int:
+    k = bounds.whole_number("k (photos shown)", args.k, 1, bounds.MAX_K)
+    rounds = bounds.whole_number("rounds", args.rounds, 0, bounds.MAX_ROUNDS)
+    description = clean_query(args.description)
     services = ctx.services()
     out = sys.stderr if args.json else sys.stdout
     for note in prepare(services):
         print(f"note: {note}", file=out)
-    session = services.engine.dialogue(args.description, filters=filters_from_args(args), k=args.k)
+    session = services.engine.dialogue(description, filters=filters_from_args(args), k=k)
     print(f"search: {session.caption}", file=out)
     _show(session.hits(), out)
-    for _ in range(max(0, args.rounds)):
+    for _ in range(rounds):
         q = session.next_question()
         print(f"\nQ{q.round + 1}: {q.text}", file=out)
         print("   (answer, 'mark ID', 'wrong ID', empty = not sure, 'done' to stop)", file=out)
-        print("> ", end="", file=out, flush=True)
-        line = sys.stdin.readline()
-        if not line:  # end of input
+        line = _read_answer(out)
+        if line is None:  # end of input
             print("(end of input)", file=out)
             break
-        line = line.strip()
         if line.lower() in STOP:
             break
         low = line.lower()

@@ -10,6 +10,13 @@ from core.records import Filters, parse_bbox
 from core.sources import parse_date
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse whose mistakes read like every other error: `error:` and `how to fix:`, exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}\nhow to fix: see `{self.prog} --help` for the options and their values\n")
+
+
 def progress_bar(desc: str, unit: str = "photo"):
     """A tqdm bar on stderr and an update(done, total) callback for it."""
     from tqdm import tqdm

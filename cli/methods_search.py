@@ -7,6 +7,7 @@ import json
 import sys
 
 from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
+from core import bounds
 from core.presets import PRESET_NAMES, request_for
 from core.request import METHODS, RERANK_MODES, SearchRequest
 
@@ -17,13 +18,13 @@ def add_parser(sub) -> None:
     p.add_argument("query", nargs="?", default="")
     p.add_argument("--preset", choices=PRESET_NAMES, help="search exactly as the web app's preset does "
                                                          "(overrides --method, --rerank and --coverage)")
-    p.add_argument("--k", type=int, default=None, help="number of results")
+    p.add_argument("--k", default=None, help="number of results")
     p.add_argument("--method", choices=METHODS, default="baseline", help="first stage (default baseline)")
-    p.add_argument("--m", type=int, default=None, help="VisRet: pictures generated per instruction (default 3)")
+    p.add_argument("--m", default=None, help="VisRet: pictures generated per instruction (default 3)")
     p.add_argument("--seeds", help="VisRet: comma-separated seeds (change one to regenerate that picture)")
     p.add_argument("--rerank", choices=RERANK_MODES, default="none", help="judge rerank mode (default none)")
-    p.add_argument("--rerank-k", type=int, default=None, help="candidates reranked (default 100)")
-    p.add_argument("--votes", type=int, default=None, help="judge votes per question (1 or 3)")
+    p.add_argument("--rerank-k", default=None, help="candidates reranked (default 100)")
+    p.add_argument("--votes", default=None, help="judge votes per question (1 or 3)")
     p.add_argument("--coverage", action="store_true", help="Pareto coverage: the covering photos come first")
     p.add_argument("--reference", action="store_true", help="with --coverage: also a generated reference picture")
     p.add_argument("--answer", action="store_true", help="a short answer citing photo ids")
@@ -76,15 +77,14 @@ def request_from_args(args, filters, images) -> SearchRequest:
 
 
 def run(ctx, args) -> int:
-    services = ctx.services()
-    notices = prepare(services)
-    images = []
-    if args.image:
-        from core.imageio import load_image
-
-        images = [load_image(p, max_pixels=services.settings.max_image_pixels) for p in args.image]
+    # the request is checked (core.bounds, as for the web app) before anything is built or loaded
+    bounds.example_count(len(args.image))
+    images = [bounds.example_photo(p, ctx.settings.max_upload_mb) for p in args.image]
     filters = filters_from_args(args, ids=parse_ids(args.ids, "--ids") if args.ids else None)
     request = request_from_args(args, filters, images)
+    request.validate()
+    services = ctx.services()
+    notices = prepare(services)
     listener = (lambda e: print(json.dumps(e.to_json(), default=str), file=sys.stderr, flush=True)) \
         if args.events else None
     result = services.engine.search(request, on_event=listener)

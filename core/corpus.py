@@ -4,11 +4,15 @@ inside a pool. Searching itself (every method) is core.engine.SearchEngine."""
 from __future__ import annotations
 
 import logging
+import os
+import threading
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 from PIL import Image
 
+from core import bounds
 from core.catalog import Catalog, VectorSet
 from core.errors import InputError, NotFoundError
 from core.imageio import load_image
@@ -26,6 +30,8 @@ class Corpus:
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
         self._index: VectorIndex | None = None
         self._vs: VectorSet | None = None
+        self._generation: tuple | None = None  # what the index files on disk looked like when loaded
+        self._lock = threading.Lock()
         self.startup_notices: list[str] = []
 
     # ---- the index of the current embedder --------------------------------------------------------
@@ -34,7 +40,9 @@ class Corpus:
         if self._index is None:
             emb = self.embedder
             self._vs = self.catalog.vector_set(emb.model_id, emb.dim)
-            self._index, rec = self.store.open(self._vs, self.catalog)
+            index, rec = self.store.open(self._vs, self.catalog)
+            self._generation = self._on_disk()
+            self._index = index
             self.startup_notices += rec.notices()
             if len(self._index) == 0 and self.catalog.count() > 0:
                 self.startup_notices.append(
@@ -46,11 +54,57 @@ class Corpus:
         """Forget the loaded index (after an ingest in this process)."""
         self._index = None
 
+    def _on_disk(self) -> tuple | None:
+        """The index generation: (mtime, size, inode) of the index file and its approximate twin. Ingest
+        replaces the files atomically at every checkpoint, so a changed stat means new content."""
+        if self._vs is None:
+            return None
+        out = []
+        for path in (self.store.path_for(self._vs), Path(str(self.store.path_for(self._vs)) + ".approx")):
+            try:
+                st = os.stat(path)
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def follow_catalog(self) -> list[str]:
+        """Checked before every search: when another process (an ingest by the CLI) has saved the index since
+        it was loaded, load it again, so new photos are searched without a restart. Returns notices for the
+        user. The reload only reads (it never repairs or writes while an ingest may be writing)."""
+        if self._index is None or self._vs is None:
+            return []
+        now = self._on_disk()
+        if now == self._generation:
+            return []
+        with self._lock:
+            if now == self._generation:
+                return []
+            before = len(self._index)
+            try:
+                fresh = VectorIndex.load(self.store.path_for(self._vs), self._vs.dim)
+            except Exception:  # a damaged file: keep searching what was loaded, and say so
+                log.exception("the index of %s changed on disk but could not be read", self._vs.model_id)
+                self._generation = now
+                return ["the photo index changed on disk but could not be read; the photos known before are "
+                        "searched (see the log; run the ingest again)"]
+            self._index, self._generation = fresh, now
+        added = len(fresh) - before
+        log.info("index of %s reloaded from disk: %d -> %d photos", self._vs.model_id, before, len(fresh))
+        if added > 0:
+            return [f"{added} new photo{'s' if added != 1 else ''} joined the catalog since the last search "
+                    "(added by an ingest) and are searched now"]
+        if added < 0:
+            return [f"{-added} photo{'s' if added != -1 else ''} left the index since the last search"]
+        return []
+
     # ---- the corpus view --------------------------------------------------------------------------
     def pool(self, filters: Filters | None) -> np.ndarray | None:
         """Photo ids a search may return, or None for the whole indexed corpus."""
         if filters is None or filters.is_empty():
             return None
+        bounds.text("taxon", filters.taxon, 200)
+        bounds.text("licence", filters.license, 200)
         if filters.taxon and not self.catalog.taxon_known(filters.taxon):
             raise NotFoundError(f"No photo in the catalog has the taxon {filters.taxon!r}",
                                 "check the spelling or use a higher rank (genus, family)")
@@ -80,7 +134,7 @@ class Corpus:
         return self.index.vectors(ids)
 
     def load_image(self, photo: Photo) -> Image.Image:
-        return load_image(photo.path, max_pixels=self.settings.max_image_pixels)
+        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
 
     def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
         """(photo id, cosine) best first."""

@@ -78,9 +78,12 @@ class SearchEngine:
         check_photo_ids(self.corpus, [*request.relevant_ids, *request.nonrelevant_ids, *request.example_ids])
         s = self.settings
         t0 = time.perf_counter()
+        followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
                   cancel or CancelToken())
+        for text in followed:
+            run.notice(text)
         k = request.k or s.k
         with run.timed("filter"):
             pool = self.corpus.pool(request.filters)
@@ -181,6 +184,7 @@ class SearchEngine:
         """A PlugIR dialogue session on this engine's corpus and cached backends."""
         from core.methods.plugir import DialogueSession
 
+        self.corpus.follow_catalog()
         return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
                                filters=filters, k=k)
 

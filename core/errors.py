@@ -47,3 +47,9 @@ class BudgetExceeded(EcoLensError):
     """A per-query budget (generated pictures, judge calls) was used up."""
 
     title = "Budget reached"
+
+
+class StorageError(EcoLensError):
+    """The database or the disk could not be written or read (locked too long, full, damaged)."""
+
+    title = "Not saved"

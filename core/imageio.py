@@ -67,9 +67,12 @@ def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_0
             return image
     except InputError:
         raise
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise InputError(f"{name} is not a readable image ({type(exc).__name__})",
-                         "check that the file is a JPEG, PNG, WebP, GIF, BMP or TIFF") from None
+    except UnidentifiedImageError:
+        raise InputError(f"{name} is not a readable image", "check that the file is a JPEG, PNG, WebP, GIF, BMP or "
+                         "TIFF") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise InputError(f"{name} is not a readable image (far too many pixels for its size)",
+                         "check the file; re-export it at a normal size") from None
     except (OSError, SyntaxError, ValueError) as exc:
         raise InputError(f"{name} is damaged or truncated ({exc})", "re-download or re-export the file") from None
 

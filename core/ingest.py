@@ -74,6 +74,11 @@ class Ingestor:
     def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
              model: str | None, retrain: bool = False) -> IngestReport:
         started = time.perf_counter()
+        from core.precomputed import is_precomputed, precomputed_batches
+
+        precomputed = path is not None and is_precomputed(path)
+        # a source that cannot be read is refused here, before anything is written
+        source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
         if retrain and index.approx is not None and index.has_flat:
@@ -82,16 +87,14 @@ class Ingestor:
         report.notices += rec.notices()
         run_id = self.catalog.start_ingest(str(path or "(re-embed)"))
         commit = _Committer(self, vs, index, run_id, report)
-        from core.precomputed import is_precomputed, precomputed_batches
-
-        if path is not None and is_precomputed(path):
+        if precomputed:
             report.kind, report.engine = "precomputed", "precomputed"
             total = 0
             batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings)
         else:
-            source = scan(path, self.settings.path("media", path.stem)) if path is not None else None
             items = source.items if source else []
             report.kind, report.ignored = (source.kind, source.ignored) if source else ("catalog", [])
+            report.notices += source.notices if source else []
             total = len(items)
             resume = self.catalog.get_photos(self.catalog.unindexed_ids(vs.id))
             batches = self._engine(engine_name, workers, report).batches(resume, items, Deduper(self.catalog, report),

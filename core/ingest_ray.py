@@ -28,6 +28,7 @@ from core.backends.base import Embedder
 from core.errors import BackendError, InputError
 from core.ingest_decode import ReadItem, decode_for_embedding, read_and_hash
 from core.ingest_state import Deduper, EmbeddedBatch, IngestReport
+from core.media_store import is_remote, keep_local
 from core.records import Photo
 from core.settings import Settings
 from core.sources import SourceItem
@@ -95,6 +96,9 @@ class RayEngine:
 
     def _local_path(self, r: ReadItem) -> str:
         item = r.item
+        if is_remote(item.photo.path):  # a remote photo's bytes are kept locally (core.media_store)
+            item.photo.path = keep_local(item.photo, r.data, r.digest, self.settings.path("media"))
+            return item.photo.path
         if item.save_to is not None:
             item.save_to.parent.mkdir(parents=True, exist_ok=True)
             if not item.save_to.exists():

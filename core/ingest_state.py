@@ -4,11 +4,13 @@ report exactly alike."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from core.catalog import Catalog
 from core.ingest_decode import ReadItem
+from core.media_store import keep_local
 from core.records import Photo
 
 MAX_DUPLICATE_NOTICES = 20  # a few examples; the count says the rest
@@ -97,13 +99,16 @@ class Deduper:
         self.first.pop(r.digest, None)
 
     @staticmethod
-    def photo_for(r: ReadItem, size: tuple[int, int]) -> Photo:
+    def photo_for(r: ReadItem, size: tuple[int, int], media_dir: Path | None = None) -> Photo:
         """The item's photo record with content hash, byte count and original size; bytes without a file
-        of their own (parquet images) are written to their place under the data directory."""
+        of their own (parquet images) are written to their place under the data directory, and a remote
+        photo's bytes are kept under `media_dir` (core.media_store) so later stages read them offline."""
         photo = r.item.photo
         photo.sha256, photo.bytes, (photo.width, photo.height) = r.digest, r.nbytes, size
         if r.item.save_to is not None and r.data:
             r.item.save_to.parent.mkdir(parents=True, exist_ok=True)
             if not r.item.save_to.exists():
                 r.item.save_to.write_bytes(r.data)
+        if media_dir is not None and r.data:
+            photo.path = keep_local(photo, r.data, r.digest, media_dir)
         return photo

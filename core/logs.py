@@ -25,6 +25,7 @@ def configure_logging(data_dir: Path, level: str = "INFO", console: bool = False
     except OSError as exc:
         raise ConfigError(f"The data directory {data_dir} cannot hold the log file: {exc.strerror or exc}",
                           "set data_dir (ECOLENS_DATA_DIR) to a folder you can write to") from None
+    logging.raiseExceptions = False  # a log line that cannot be written (a full disk) never becomes a traceback
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, _MARK, False)]:
         root.removeHandler(handler)

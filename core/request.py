@@ -97,8 +97,13 @@ class SearchRequest:
             if not self.seeds:
                 self.seeds = None
         self.example_ids = bounds.photo_ids("example photos", self.example_ids)
+        bounds.example_count(len(self.examples) + len(self.example_ids))
         self.relevant_ids = bounds.photo_ids("photos marked relevant", self.relevant_ids)
         self.nonrelevant_ids = bounds.photo_ids("photos marked not relevant", self.nonrelevant_ids)
+        both = sorted(set(self.relevant_ids) & set(self.nonrelevant_ids))
+        if both:
+            raise InputError(f"Photo {', '.join(map(str, both[:5]))} is marked both relevant and not relevant",
+                             "mark each photo only one way")
         if self.filters is not None and self.filters.ids is not None:
             bounds.photo_ids("the pool", self.filters.ids)
 

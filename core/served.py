@@ -57,6 +57,8 @@ class ServedFiles:
                                                   "it was moved or deleted after ingest")
         key = photo.sha256 if _HEX.fullmatch(photo.sha256 or "") else \
             _digest(f"{source.resolve()}|{source.stat().st_mtime_ns}")
+        # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
+        side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
         target = self.folder / f"{key}-{side}.jpg"
         if target.is_file():
             return Served(target)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol, Sequence
 
+from core import bounds
 from core.errors import InputError, NotFoundError
 
 RELEVANT, NOT_RELEVANT, SKIPPED = 1, 0, -1
@@ -86,10 +87,10 @@ class Label:
     def checked(self) -> "Label":
         if self.label not in LABEL_VALUES:
             raise InputError(f"Label {self.label!r} is not 1, 0 or -1", "use 1 relevant, 0 not relevant, -1 skip")
-        name = " ".join((self.annotator or "").split())
+        name = " ".join(bounds.text("annotator name", self.annotator, 200).split())
         if not name:
             raise InputError("The annotator name is empty", "type your name before labelling")
-        if not (self.query or "").strip():
+        if not bounds.text("query", self.query).strip():
             raise InputError("The label has no query", "search for something before labelling")
         return replace(self, annotator=name[:100], seconds=max(0.0, float(self.seconds or 0.0)))
 

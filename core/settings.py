@@ -230,8 +230,10 @@ def load_settings(config_file: str | os.PathLike | None = None,
             raise ConfigError(f"Config file {p} does not exist", "fix ECOLENS_CONFIG or create the file")
         try:
             data = tomllib.loads(p.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"Config file {p} is not valid TOML: {exc}", "fix the file's syntax") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"Config file {p} is not UTF-8 text", "save it as UTF-8 TOML") from None
         data = data.get("ecolens", data)
         if not isinstance(data, dict):
             raise ConfigError(f"Config file {p}: [ecolens] must be a table of settings",

@@ -11,6 +11,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
+from core import bounds
 from core.errors import InputError
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.records import Photo
@@ -48,6 +49,7 @@ class SourceScan:
     items: list[SourceItem]
     kind: str
     ignored: list[str] = field(default_factory=list)  # files that are not images by their suffix
+    notices: list[str] = field(default_factory=list)  # values that were left out (a longitude of 999)
 
 
 def parse_date(text: str | None) -> date | None:
@@ -69,6 +71,17 @@ def _float(value) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if out != out else out  # NaN -> None
+
+
+def _coordinate(values: dict, name: str, limit: float, row: str, extra: dict, notices: list[str]) -> float | None:
+    """A latitude (|x| <= 90) or longitude (|x| <= 180), or None; a value out of range is kept in extra
+    (name_invalid) and reported, so a filter by place never silently matches or misses it."""
+    value = _float(values.get(name))
+    if value is None or -limit <= value <= limit:
+        return value
+    extra[f"{name}_invalid"] = values.get(name)
+    notices.append(f"{row}: {name} {values.get(name)} is outside -{limit:g} to {limit:g}; the place was left empty")
+    return None
 
 
 def scan(path: str | Path, media_dir: Path) -> SourceScan:
@@ -105,11 +118,22 @@ def _scan_folder(root: Path) -> SourceScan:
 def _url_reader(url: str) -> Callable[[], bytes]:
     def read() -> bytes:
         with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - user-given photo URL
-            return resp.read()
+            return bounds.download(resp.read(bounds.MAX_PHOTO_BYTES + 1), url)
     return read
 
 
 def _scan_csv(csv_path: Path) -> SourceScan:
+    try:
+        return _read_csv(csv_path)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{csv_path.name} is not UTF-8 text (byte {exc.start} cannot be read)",
+                         "save the file as 'CSV UTF-8' (or check that it is a CSV at all)") from None
+    except csv.Error as exc:
+        raise InputError(f"{csv_path.name} is not a readable CSV file ({exc})",
+                         "check that the file is a comma-separated text file with a header row") from None
+
+
+def _read_csv(csv_path: Path) -> SourceScan:
     with csv_path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         headers = reader.fieldnames or []
@@ -118,7 +142,7 @@ def _scan_csv(csv_path: Path) -> SourceScan:
             raise InputError(f"{csv_path} has no image column",
                              "add a column named path (relative to the CSV), image_path or image_url")
         used = {h for h in chosen.values() if h}
-        items = []
+        items, notices = [], []
         for line, row in enumerate(reader, start=2):
             ref = (row.get(chosen["path"]) or "").strip()
             name = f"{csv_path}:{line}"
@@ -142,8 +166,9 @@ def _scan_csv(csv_path: Path) -> SourceScan:
                 common_name=values.get("common_name", ""), kingdom=values.get("kingdom", ""),
                 phylum=values.get("phylum", ""), class_name=values.get("class_name", ""),
                 order=values.get("order", ""), family=values.get("family", ""), genus=values.get("genus", ""),
-                observed_on=observed, latitude=_float(values.get("latitude")),
-                longitude=_float(values.get("longitude")), license=values.get("license", ""),
+                observed_on=observed, latitude=_coordinate(values, "latitude", 90, name, extra, notices),
+                longitude=_coordinate(values, "longitude", 180, name, extra, notices),
+                license=values.get("license", ""),
                 rights_holder=values.get("rights_holder", ""), caption=values.get("caption", ""), extra=extra)
             if ref.startswith(("http://", "https://")):
                 items.append(SourceItem(ref, _url_reader(ref), photo))
@@ -151,7 +176,9 @@ def _scan_csv(csv_path: Path) -> SourceScan:
                 f = (csv_path.parent / ref).resolve()
                 photo.path = str(f)
                 items.append(SourceItem(str(f), _file_reader(f), photo))
-    return SourceScan(items, "inat-csv")
+    if len(notices) > 20:  # a few examples; the count says the rest
+        notices = notices[:20] + [f"... and {len(notices) - 20} more rows with coordinates out of range"]
+    return SourceScan(items, "inat-csv", notices=notices)
 
 
 INQUIRE_EXTRA = ("inat24_image_id", "inat24_file_name", "inat24_species_id", "supercategory", "category",
@@ -161,7 +188,11 @@ INQUIRE_EXTRA = ("inat24_image_id", "inat24_file_name", "inat24_species_id", "su
 def _scan_parquet(path: Path, media_dir: Path) -> SourceScan:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"{path.name} is not a readable parquet file ({type(exc).__name__})",
+                         "check that the file is a complete parquet file (INQUIRE-Rerank schema)") from None
     cols = set(table.column_names)
     if "image" not in cols:
         raise InputError(f"{path} has no 'image' column",

@@ -161,6 +161,11 @@ class SqlCatalog:
 
     # ---- vector sets ------------------------------------------------------------------------------
     def vector_set(self, model_id: str, dim: int) -> VectorSet:
+        with Session(self.engine) as s:  # the usual case reads only: a search never waits for the write lock
+            row = s.scalar(select(VectorSetRow).where(VectorSetRow.model_id == model_id))
+            if row is not None:
+                count = s.scalar(select(func.count()).where(PhotoVectorRow.vector_set_id == row.id)) or 0
+                return VectorSet(id=row.id, model_id=row.model_id, dim=row.dim, count=int(count))
         with self._write, Session(self.engine) as s, s.begin():
             # why ON CONFLICT: another process (the web app, a second ingest) may create the same set at once
             s.execute(sqlite_insert(VectorSetRow).values(model_id=model_id, dim=dim, created_at=utcnow())

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.pool import NullPool
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -37,11 +38,25 @@ def migrate(engine: Engine) -> None:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     lock_path = Path(str(engine.url.database) + ".migrate.lock")
+    # why a connection of its own: pysqlite runs DDL outside any transaction, so a migration that fails half
+    # way (a full disk) would leave tables without their version stamp and every later start would fail on
+    # "table already exists"; here the driver's own handling is off and every upgrade is one BEGIN ... COMMIT
+    ddl = create_engine(engine.url, connect_args={"timeout": 30}, poolclass=NullPool)
+
+    @event.listens_for(ddl, "connect")
+    def _manual(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None
+
+    @event.listens_for(ddl, "begin")
+    def _begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            with engine.begin() as conn:
+            with ddl.begin() as conn:
                 cfg.attributes["connection"] = conn
                 command.upgrade(cfg, "head")
         finally:
+            ddl.dispose()
             fcntl.flock(lock, fcntl.LOCK_UN)

@@ -1,5 +1,7 @@
 """The session log in SQLite, implementing core.sessionlog.SessionLog. One lock serialises every write (one
-writer, as SQLite wants); WAL (set by storage.db) lets reads run meanwhile. Pictures found in stage
+writer, as SQLite wants); WAL (set by storage.db) lets reads run meanwhile. While another process holds the
+database, writes are retried with backoff (storage.retry: seconds for a search, minutes for a label), then
+fail with core.errors.StorageError; nothing is ever reported saved that was not. Pictures found in stage
 artefacts are written as PNG files under `files_dir` and the rows keep their paths."""
 from __future__ import annotations
 
@@ -7,17 +9,18 @@ import dataclasses
 import threading
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from PIL import Image
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
 from core.errors import NotFoundError
 from core.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
                              TurnRecord)
 from storage.models import utcnow
+from storage.retry import LONG_S, SHORT_S, Busy, retrying
 from storage.session_models import (ExportRow, InstructionRow, LabelRow, RequestRow, SessionRow, StageRow,
                                     TurnRow)
 
@@ -30,9 +33,12 @@ def _aware(ts: datetime | None) -> datetime:
 
 
 class SqlSessionLog:
-    def __init__(self, engine: Engine, files_dir: Path | str | None = None):
+    def __init__(self, engine: Engine, files_dir: Path | str | None = None, short_s: float = SHORT_S,
+                 long_s: float = LONG_S):
+        """`short_s` / `long_s`: how long a search record / a label waits for a locked database."""
         self.engine = engine
         self.files_dir = Path(files_dir) if files_dir else None
+        self.short_s, self.long_s = short_s, long_s
         self._write = threading.Lock()
 
     # ---- artefacts to JSON -------------------------------------------------------------------------
@@ -72,16 +78,33 @@ class SqlSessionLog:
         return StageRow(request_id=request_id, position=position, name=stage.name, ranking=ranking,
                         artefacts=self._jsonable(stage.artefacts, request_id, stage.name))
 
-    # ---- writes (one writer) -----------------------------------------------------------------------
+    # ---- writes (one writer, retried while another process holds the lock) ----------------------------
+    def _transaction(self, what: str, budget_s: float, work: Callable[[Session], Any]) -> Any:
+        """Run `work(session)` in one write transaction; retried with backoff while the database is locked
+        (storage.retry), StorageError when it cannot be saved."""
+        def attempt(busy_ms: int) -> Any:
+            # this process's writers take turns too, but never wait longer than their own budget allows: a
+            # search's record does not queue behind a label that waits minutes for another process
+            if not self._write.acquire(timeout=busy_ms / 1000):
+                raise Busy()
+            try:
+                with Session(self.engine) as s, s.begin():
+                    s.execute(text(f"PRAGMA busy_timeout = {int(busy_ms)}"))
+                    return work(s)
+            finally:
+                self._write.release()
+        return retrying(attempt, budget_s, what)
+
     def start_session(self, kind: str, title: str = "") -> int:
-        with self._write, Session(self.engine) as s, s.begin():
+        def work(s: Session) -> int:
             row = SessionRow(kind=kind, title=(title or "")[:200])
             s.add(row)
             s.flush()
             return row.id
+        return self._transaction("The session", self.long_s if kind == "label" else self.short_s, work)
 
     def log_request(self, request: RequestRecord) -> int:
-        with self._write, Session(self.engine) as s, s.begin():
+        def work(s: Session) -> int:
             self._need(s, request.session_id)
             row = RequestRow(session_id=request.session_id, query=request.query, method=request.method,
                              settings=self._jsonable(request.settings, 0, "settings"),
@@ -91,14 +114,16 @@ class SqlSessionLog:
             s.flush()
             s.add_all([self._stage_row(row.id, i, st) for i, st in enumerate(request.stages)])
             return row.id
+        return self._transaction("The search record", self.short_s, work)
 
     def add_stage(self, request_id: int, stage: StageRecord) -> None:
-        with self._write, Session(self.engine) as s, s.begin():
+        def work(s: Session) -> None:
             position = s.scalar(select(func.count()).select_from(StageRow).where(StageRow.request_id == request_id))
             s.add(self._stage_row(request_id, int(position or 0), stage))
+        self._transaction("The stage record", self.short_s, work)
 
     def log_turn(self, turn: TurnRecord) -> int:
-        with self._write, Session(self.engine) as s, s.begin():
+        def work(s: Session) -> int:
             self._need(s, turn.session_id)
             row = TurnRow(session_id=turn.session_id, position=turn.index, question=turn.question,
                           answer=turn.answer, description=turn.description, request_id=turn.request_id,
@@ -106,10 +131,12 @@ class SqlSessionLog:
             s.add(row)
             s.flush()
             return row.id
+        return self._transaction("The dialogue turn", self.short_s, work)
 
     def add_label(self, label: Label) -> int:
         label = label.checked()
-        with self._write, Session(self.engine) as s, s.begin():
+
+        def work(s: Session) -> int:
             self._need(s, label.session_id)
             row = LabelRow(session_id=label.session_id, query=label.query, photo_id=int(label.photo_id),
                            label=int(label.label), annotator=label.annotator, seconds=float(label.seconds),
@@ -117,35 +144,40 @@ class SqlSessionLog:
             s.add(row)
             s.flush()
             return row.id
+        return self._transaction(f"The label of photo {label.photo_id}", self.long_s, work)
 
     def log_export(self, export: ExportRecord) -> int:
-        with self._write, Session(self.engine) as s, s.begin():
+        def work(s: Session) -> int:
             row = ExportRow(session_id=export.session_id, format=export.format, path=export.path,
                             rows=export.rows, created_at=export.created_at)
             s.add(row)
             s.flush()
             return row.id
+        return self._transaction("The export record", self.short_s, work)
 
     def remove_label(self, label_id: int) -> Label:
-        with self._write, Session(self.engine) as s, s.begin():
+        def work(s: Session) -> Label:
             row = s.get(LabelRow, int(label_id))
             if row is None:
                 raise NotFoundError(f"No label {label_id} in the log", "it was already undone")
             label = self._label(row)
             s.delete(row)
             return label
+        return self._transaction(f"Undoing label {label_id}", self.long_s, work)
 
     def set_instructions(self, query: str, text: str) -> None:
-        text = (text or "").strip()
-        with self._write, Session(self.engine) as s, s.begin():
+        note = (text or "").strip()
+
+        def work(s: Session) -> None:
             row = s.get(InstructionRow, query)
-            if not text:
+            if not note:
                 if row is not None:
                     s.delete(row)
             elif row is None:
-                s.add(InstructionRow(query=query, text=text, updated_at=utcnow()))
+                s.add(InstructionRow(query=query, text=note, updated_at=utcnow()))
             else:
-                row.text, row.updated_at = text, utcnow()
+                row.text, row.updated_at = note, utcnow()
+        self._transaction("The labelling instructions", self.long_s, work)
 
     def instructions(self, query: str) -> str:
         with Session(self.engine) as s:

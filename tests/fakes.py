@@ -121,6 +121,7 @@ class FakeChatClient:
         from types import SimpleNamespace as NS
 
         self.requests: list[dict[str, Any]] = []
+        self.probes: list[dict[str, Any]] = []  # the judge's two-picture check, answered as a seeing model would
         top = top or {"Yes": -0.1, "No": -2.4}
         first = text.split()[0] if text.split() else ""
         logprobs = NS(content=[NS(token=first, logprob=max(top.values()),
@@ -129,6 +130,18 @@ class FakeChatClient:
         self.chat = NS(completions=NS(create=self._create))
 
     def _create(self, **kwargs):
+        from types import SimpleNamespace as NS
+
+        from core.backends.judge_checks import PROBE_QUESTION
+
+        parts = kwargs["messages"][-1]["content"]
+        if any(PROBE_QUESTION in (p.get("text") or "") for p in parts):  # the judge's image check: it sees
+            self.probes.append(kwargs)
+            image = "".join(p["image_url"]["url"] for p in parts if p.get("type") == "image_url")
+            yes = -0.05 - (int(hashlib.sha256(image.encode()).hexdigest()[:4], 16) % 100) / 50
+            alts = [NS(token="Yes", logprob=yes), NS(token="No", logprob=-1.5)]
+            return NS(choices=[NS(message=NS(content="Yes"), logprobs=NS(content=[NS(token="Yes", logprob=yes,
+                                                                                      top_logprobs=alts)]))])
         self.requests.append(kwargs)
         return self._response
 
@@ -213,6 +226,10 @@ class FakeSearch:
         self.images = images or {}
         self.startup_notices: list[str] = []
         self.loads = 0
+
+    def follow_catalog(self) -> list[str]:
+        """Nothing changes on disk under an in-memory corpus."""
+        return []
 
     def pool(self, filters: Filters | None):
         if filters is None or filters.is_empty():

@@ -28,15 +28,16 @@ def free_port() -> int:
 def app_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """The environment of an EcoLens process on `data_dir`: no inherited ECOLENS_* settings, stand-ins."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_") and k not in ("SPACE_ID",)}
-    env.update(STANDIN_ENV, ECOLENS_DATA_DIR=str(data_dir), HF_HUB_OFFLINE="1", **extra)
+    env.update({**STANDIN_ENV, "ECOLENS_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", **extra})
     return env
 
 
-def cli(data_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 180,
-        stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    """`python app.py ARGS` on `data_dir`; stdout and stderr as text (invalid bytes replaced)."""
+def cli(data_dir: Path, *args: str | bytes, env: dict[str, str] | None = None, timeout: float = 180,
+        stdin: bytes | None = None, preexec_fn=None) -> subprocess.CompletedProcess:
+    """`python app.py ARGS` on `data_dir` (an argument may be bytes that are not UTF-8); stdout and stderr as
+    text (invalid bytes replaced). `preexec_fn` runs in the child first (resource limits)."""
     proc = subprocess.run([sys.executable, "app.py", *args], cwd=ROOT, env=env or app_env(data_dir),
-                          input=stdin, capture_output=True, timeout=timeout)
+                          input=stdin, capture_output=True, timeout=timeout, preexec_fn=preexec_fn)
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
                                        proc.stderr.decode("utf-8", "replace"))
 

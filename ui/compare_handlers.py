@@ -3,11 +3,12 @@ columns show ranks, not scores: each preset scores on its own scale (similarity 
 drawings, checks passed), and numbers side by side would read as comparable; a photo's view gives its score."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import gradio as gr
 
-from core.errors import InputError
+from core.errors import EcoLensError, InputError
 from core.presets import request_for
 from core.request import clean_query
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
@@ -18,6 +19,7 @@ from ui.forms import shows_errors, web_notices
 from ui.photos import PhotoFiles
 
 MAX_COLUMNS = 4
+log = logging.getLogger(__name__)
 
 
 def new_compare_state() -> dict[str, Any]:
@@ -43,18 +45,25 @@ class CompareHandlers:
         if not 2 <= len(presets) <= MAX_COLUMNS:
             raise InputError("Choose two to four methods", "tick between two and four boxes")
         k = int(k or 10)
-        sid = self.log.start_session("compare", query[:80])
+        sid = None
         columns, id_lists, notes, state = [], [], [], new_compare_state()
         state["query"] = query
         for preset in presets:
             result, more = self._run(preset, query, k)
             notes += [n for n in more if n not in notes]
             similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
-            self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
-                                               settings={**masked(self.engine.settings), "preset": preset},
-                                               models=result.backends,
-                                               stages=[StageRecord("final", ranking_of(result.hits),
-                                                                   {"similarity": similarity})]))
+            try:
+                if sid is None:
+                    sid = self.log.start_session("compare", query[:80])
+                self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
+                                                   settings={**masked(self.engine.settings), "preset": preset},
+                                                   models=result.backends,
+                                                   stages=[StageRecord("final", ranking_of(result.hits),
+                                                                       {"similarity": similarity})]))
+            except EcoLensError as exc:  # the comparison is still shown, with a notice
+                log.error("compare %r was not logged: %s", query, exc)
+                note = S.NOT_RECORDED.format(reason=exc.message)
+                notes += [note] if note not in notes else []
             hits = [h.to_json() for h in result.hits]
             scale = present.scale_of(result.stages)
             items, missing = self.photos.gallery(hits, result.stages, "rank")

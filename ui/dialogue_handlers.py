@@ -2,12 +2,15 @@
 answers in words, picks a suggestion, says not sure, or marks photos; every turn is logged."""
 from __future__ import annotations
 
+import itertools
+import logging
 from collections import OrderedDict
 from typing import Any
 
 import gradio as gr
 
-from core.errors import InputError
+from core import bounds
+from core.errors import EcoLensError, InputError
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
 from core.settings import masked
 from ui import present
@@ -15,6 +18,7 @@ from ui import strings as S
 from ui.forms import shows_errors, warn
 from ui.photos import PhotoFiles
 
+log = logging.getLogger(__name__)
 MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (their log stays)
 
 
@@ -26,6 +30,7 @@ class DialogueHandlers:
     def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
         self.engine, self.log, self.ready = engine, log, ready
         self._live: OrderedDict[int, Any] = OrderedDict()
+        self._unlogged = itertools.count(1)  # keys of conversations the log could not open yet (negative)
         self.photos = PhotoFiles(engine)
 
     def _session(self, st: dict[str, Any]):
@@ -45,6 +50,18 @@ class DialogueHandlers:
         return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), gallery, session.caption, "", "", st)
 
     def _record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
+        """Log the turn; when the log cannot be written the dialogue goes on, with a warning."""
+        try:
+            self._write_record(st, session, question, answer)
+        except EcoLensError as exc:
+            log.error("dialogue turn was not logged: %s", exc)
+            warn([S.NOT_RECORDED.format(reason=exc.message)])
+
+    def _write_record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
+        if st["id"] < 0:  # the log could not open this conversation at its start: try again now
+            sid = self.log.start_session("dialogue", session.description[:80])
+            self._live[sid] = self._live.pop(st["id"], session)
+            st["id"] = sid
         ranked = [(h.photo_id, h.score) for h in session.hits()]
         rid = self.log.log_request(RequestRecord(
             session_id=st["id"], query=session.caption, method="plugir", settings=masked(self.engine.settings),
@@ -57,7 +74,11 @@ class DialogueHandlers:
     def start(self, description: str, st: dict[str, Any] | None):
         self.ready()
         session = self.engine.dialogue(description)
-        sid = self.log.start_session("dialogue", session.description[:80])
+        try:
+            sid = self.log.start_session("dialogue", session.description[:80])
+        except EcoLensError as exc:  # the conversation goes on; its turns are logged once the log answers
+            log.error("dialogue session was not logged: %s", exc)
+            sid = -next(self._unlogged)
         self._live[sid] = session
         while len(self._live) > MAX_LIVE:
             self._live.popitem(last=False)
@@ -68,10 +89,10 @@ class DialogueHandlers:
     @shows_errors
     def turn(self, answer: str, st: dict[str, Any] | None):
         """One dialogue turn: the answer (words, a suggestion, 'not sure') plus any marked photos."""
+        text = " ".join(bounds.text("answer", answer or "").split())
         st = dict(st or new_dialogue_state())
         session = self._session(st)
         question = session.pending.text if session.pending else ""
-        text = " ".join((answer or "").split())
         if not text and not st["marked"]:
             raise InputError("The answer is empty", "type an answer, pick a suggestion, press Not sure or mark photos")
         session.answer(text, marked=st["marked"])

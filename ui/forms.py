@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import re
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import gradio as gr
 
 from core.errors import EcoLensError, InputError
-from core.imageio import IMAGE_SUFFIXES, load_image
+from core import bounds
 from core.records import Filters, parse_bbox
 from core.sources import parse_date
 from ui import strings as S
+
+log = logging.getLogger(__name__)
 
 
 def _date(value: Any) -> date | None:
@@ -51,17 +53,28 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
                    months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
 
 
-def read_upload(path: str | None, max_mb: float, max_pixels: int):
-    """The uploaded photo as a PIL RGB image, or None; InputError when too big or not an image."""
+def example_photo_input(**kwargs: Any) -> gr.Image:
+    """A gr.Image (same look) whose upload reaches the handler unopened, so a file that is not a photo, too
+    large or with too many pixels is refused by core.bounds in EcoLens's own words, never with Gradio's or
+    PIL's text and the upload's temporary path, and no huge image is decoded first. (Only this instance's
+    preprocess is replaced: a subclass would make Gradio write a .pyi stub into the source tree.)"""
+    image = gr.Image(type="filepath", image_mode=None, **kwargs)
+    decode = image.preprocess
+
+    def preprocess(payload):
+        if payload is None or payload.path is None:  # nothing, or a pasted image sent as a data URL
+            return decode(payload)
+        return str(payload.path)  # Gradio has already checked that the file is an upload
+    image.preprocess = preprocess
+    return image
+
+
+def read_upload(path: str | None, max_mb: float):
+    """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.bounds), the same
+    ones `search --image` goes through."""
     if not path:
         return None
-    p = Path(path)
-    if p.suffix.lower() not in IMAGE_SUFFIXES:
-        raise InputError(S.UPLOAD_BAD_TYPE.format(name=p.name), S.UPLOAD_BAD_TYPE_HINT)
-    mb = p.stat().st_size / 1_000_000
-    if mb > max_mb:
-        raise InputError(S.UPLOAD_TOO_BIG.format(mb=mb, limit=max_mb), S.UPLOAD_TOO_BIG_HINT)
-    return load_image(p, max_pixels=max_pixels)
+    return bounds.example_photo(path, max_mb)
 
 
 _FLAG = re.compile(r"--[a-z][a-z-]*")
@@ -116,23 +129,33 @@ def photo_id(value: Any) -> int | None:
 
 
 def shows_errors(fn: Callable) -> Callable:
-    """Wrap a handler (plain or generator) so that an EcoLensError becomes a gr.Error the user reads."""
+    """Wrap a handler (plain or generator) so that an EcoLensError becomes a gr.Error the user reads, and any
+    other failure a short apology (the details go to the log file, never to the page: no SQL, no paths)."""
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
             try:
                 yield from fn(*args, **kwargs)
-            except EcoLensError as exc:
-                raise gr.Error(user_message(exc), title=exc.title) from None
+            except Exception as exc:
+                raise as_user_error(exc, fn) from None
         return gen_wrapper
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except EcoLensError as exc:
-            raise gr.Error(user_message(exc), title=exc.title) from None
+        except Exception as exc:
+            raise as_user_error(exc, fn) from None
     return wrapper
+
+
+def as_user_error(exc: Exception, fn: Callable) -> gr.Error:
+    if isinstance(exc, gr.Error):
+        return exc
+    if isinstance(exc, EcoLensError):
+        return gr.Error(user_message(exc), title=exc.title)
+    log.exception("%s failed", getattr(fn, "__qualname__", fn))
+    return gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE)
 
 
 def warn(messages: Sequence[str]) -> None:

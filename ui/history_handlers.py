@@ -45,6 +45,7 @@ class HistoryHandlers:
                  f"({S.counted(s.requests, 'search', 'searches')}, {S.counted(s.labels, 'label', 'labels')})", s.id)
                 for s in self.log.sessions(200) if s.requests or s.labels]
 
+    @shows_errors
     def refresh(self):
         choices = self.choices()
         return gr.update(choices=choices, value=choices[0][1] if choices else None)

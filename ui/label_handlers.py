@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from core.errors import EcoLensError, InputError
+from core import bounds
+from core.errors import EcoLensError, InputError, NotFoundError
 from core.exports import collection_roots
 from core.labels import ADJUDICATED, agreement, disagreements, export_labels
 from core.presets import request_for
@@ -50,6 +53,7 @@ class LabelHandlers:
     def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None):
         self.engine, self.log, self.clock, self.ready = engine, log, clock, ready
         self._api_sessions: dict[str, int] = {}
+        self._api_lock = threading.Lock()
         self.photos = PhotoFiles(engine)
 
     # ---- what the view shows ----------------------------------------------------------------------
@@ -199,11 +203,21 @@ class LabelHandlers:
         """Scriptable labelling: record that `photo_id` is relevant (1), not (0) or skipped (-1) for `query`
         by `annotator`; returns the label's id. Each call's labels go to one 'api' session per query."""
         query = clean_query(query)
-        sid = self.log.start_session("label", f"{query[:60]} (api: {annotator})") \
-            if query not in self._api_sessions else self._api_sessions[query]
-        self._api_sessions[query] = sid
-        return self.log.add_label(Label(session_id=sid, query=query, photo_id=int(photo_id), label=int(label),
-                                        annotator=annotator, seconds=float(seconds or 0.0)))
+        label_ = Label(session_id=0, query=query, photo_id=self._known_photo(photo_id),
+                       label=bounds.whole_number("label", label, -1, 1, "use 1 relevant, 0 not relevant, -1 skip"),
+                       annotator=annotator, seconds=bounds.seconds(seconds)).checked()
+        with self._api_lock:  # calls at once for a new query share one session
+            if query not in self._api_sessions:
+                self._api_sessions[query] = self.log.start_session("label", f"{query[:60]} (api: {label_.annotator})")
+            sid = self._api_sessions[query]
+        return self.log.add_label(replace(label_, session_id=sid))
+
+    def _known_photo(self, photo_id: Any) -> int:
+        """A photo id of the catalog; InputError / NotFoundError for anything else."""
+        pid = bounds.whole_number("photo id", photo_id, 1, bounds.MAX_ID, "use a photo id shown in the results")
+        if not self.engine.corpus.photos([pid]):
+            raise NotFoundError(f"No photo {pid} in the catalog", "use a photo id shown in the results")
+        return pid
 
     # ---- instructions, export, agreement ---------------------------------------------------------
     @shows_errors
@@ -240,12 +254,16 @@ class LabelHandlers:
         scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
         rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
                              roots=collection_roots(self.engine.settings))
-        self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
+        try:
+            self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
+        except EcoLensError as exc:  # the file is written and offered; only its record is missing
+            gr.Warning(S.NOT_RECORDED.format(reason=exc.message))
         # the download is a copy in a fresh temporary folder: the data directory itself is never served
         download = Path(tempfile.mkdtemp(prefix="ecolens-export-")) / path.name
         shutil.copyfile(path, download)
         return str(download)
 
+    @shows_errors
     def kappa(self, st: dict[str, Any] | None):
         """(agreement table, disagreements gallery, note, state): kappa per pair of annotators, then the photos
         they disagree on, each with every annotator's label and the final word if given."""

@@ -56,7 +56,22 @@ class SearchHandlers:
             state["session_id"] = self.log.start_session(kind, title[:80])
         return state["session_id"]
 
+    def _open_session(self, state: dict[str, Any], request: Any) -> None:
+        try:
+            self._session(state, "search", request.query or "(example photo)")
+        except EcoLensError as exc:  # the search goes on; its record will say it could not be saved
+            log.error("no session could be opened for search %r: %s", request.query, exc)
+
     def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str = "") -> None:
+        """Record the search in the session log; when that fails (the database stays locked, the disk is full)
+        the result is still shown, with a notice that it is not in the history."""
+        try:
+            self._write_log(state, result, knobs, method)
+        except EcoLensError as exc:
+            log.error("search %r was not logged: %s", result.query, exc)
+            state["notices"] = list(state.get("notices") or []) + [S.NOT_LOGGED.format(reason=exc.message)]
+
+    def _write_log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str) -> None:
         similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
         stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
                                                                  "notices": result.notices,
@@ -71,11 +86,15 @@ class SearchHandlers:
 
     def _log_unfinished(self, state: dict[str, Any], request: Any, note: str, knobs: dict[str, Any]) -> None:
         """A search that was cancelled or failed is kept in the log too, with why."""
-        self.log.log_request(RequestRecord(
-            session_id=self._session(state, "search", request.query or "(example photo)"),
-            query=request.query or "(example photo)", method=request.name, settings={**masked(self.settings), **knobs},
-            models={}, filters=request.filters.to_json() if request.filters else {},
-            stages=[StageRecord("final", [], {"notices": [note], "finished": False})]))
+        try:
+            self.log.log_request(RequestRecord(
+                session_id=self._session(state, "search", request.query or "(example photo)"),
+                query=request.query or "(example photo)", method=request.name,
+                settings={**masked(self.settings), **knobs}, models={},
+                filters=request.filters.to_json() if request.filters else {},
+                stages=[StageRecord("final", [], {"notices": [note], "finished": False})]))
+        except EcoLensError as exc:  # nothing is on screen to attach a notice to; the log line says it
+            log.error("an unfinished search (%s) was not logged: %s", note, exc)
 
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
@@ -126,7 +145,7 @@ class SearchHandlers:
         Every argument but the query may be left out (scripts): the settings' defaults apply."""
         self.ready()
         state = dict(state or new_state())
-        image = read_upload(example, self.settings.max_upload_mb, self.settings.max_image_pixels)
+        image = read_upload(example, self.settings.max_upload_mb)
         if image is None or (query or "").strip():
             query = clean_query(query)
         else:
@@ -143,7 +162,6 @@ class SearchHandlers:
                  "examples": len(req.examples), "answer": req.answer}
         state.update(filters=filters, k=req.k, preset=preset, searches=state.get("searches", 0) + 1, notices=[],
                      example=self.photos.example(example) if image is not None else None)
-        self._session(state, "search", query or "(example photo)")  # the page's first update carries it
         key = session_key(request)
         self.selected.pop(key, None)  # a new search starts with nothing selected
         token, replaced = self.running.start(key)
@@ -167,13 +185,17 @@ class SearchHandlers:
         def status(*extra: str) -> str:
             return " · ".join([*lines, *extra])
 
+        shown = False  # whether this search has put results on screen yet
+
         for event in self.engine.stream(req, cancel=token):
             if token.cancelled and not isinstance(event, (Done, Cancelled)):
                 continue  # stopped or replaced: show nothing more of this one
             if isinstance(event, FirstResults) and heavy:
+                shown = True
                 state["hits"] = list(event.hits)
                 state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
                 what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
+                self._open_session(state, req)  # the page's first update carries it (bad input opens none)
                 lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
                                                     what=what))
                 yield self.outputs(state, status(S.MORE_COMING), key)
@@ -188,10 +210,12 @@ class SearchHandlers:
             elif isinstance(event, Notice) and heavy:
                 state["notices"] = state.get("notices", []) + [event.text]
             elif isinstance(event, Failed):
-                # a failed later stage keeps the results on screen and says why
                 exc = event.error
+                if isinstance(exc, EcoLensError) and not shown:  # bad input found by the engine (an unknown
+                    raise exc                                     # taxon): nothing is on screen, say it plainly
                 message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
                 self._log_unfinished(state, req, f"failed: {message}", knobs)
+                # a failed later stage keeps the results on screen and says why
                 gr.Warning(message)
                 yield self.outputs(state, status(S.DONE), key)
                 return

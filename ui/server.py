@@ -4,6 +4,7 @@ reachable, the rest of the data directory blocked, upload limit, optional passwo
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -19,6 +20,7 @@ from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
+from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
 from ui.style import CSS, theme
@@ -97,8 +99,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
     return app
 
 
-# everything the data directory holds besides the served copies: never reachable over HTTP, whatever Gradio's
-# own rules would allow (blocked paths win over every allowed one)
+# everything the data directory holds besides the served copies
 PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
            "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
            "generated", "fieldguide", "uploads")
@@ -112,9 +113,17 @@ def served_folders(settings: Any) -> list[str]:
 
 
 def blocked_folders(settings: Any) -> list[str]:
-    """Files and folders of the data directory that no route may serve, even when they happen to lie inside
-    a folder Gradio allows by itself (its upload folder, the working directory)."""
+    """The data directory's private files and folders, when the data directory lies inside a folder Gradio
+    serves by itself (its upload folder, its examples cache); blocked paths win over everything Gradio allows.
+    Anywhere else no file route reaches them anyway, and an empty list spares every served file the checks
+    (each blocked path costs each file a path resolution, which slowed label key presses enough to reorder
+    them)."""
+    from gradio.utils import get_upload_folder
+
     data = settings.path().expanduser().resolve()
+    own = [Path(get_upload_folder()).resolve(), (Path.cwd() / ".gradio").resolve()]
+    if not any(data == f or data.is_relative_to(f) for f in own):
+        return []
     return [str(data / name) for name in PRIVATE]
 
 
@@ -123,10 +132,11 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
                                 max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
-                                footer_links=["api"], show_error=True,
+                                footer_links=["api"],
+                                show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
                                 run_history=False)  # queries stay out of browser storage; no bucket routes
     if settings.password:
-        opts["auth"] = ("ecolens", settings.password)
+        opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
     return opts
 

@@ -212,14 +212,8 @@ def method_name(method: str) -> str:
     for part in method.split("+"):
         parts.append(METHOD_NAMES.get(part.split(":")[0], part))
     return ", ".join(parts)
-
-
-UPLOAD_TOO_BIG = "The photo is {mb:.1f} MB, more than the {limit:.0f} MB allowed"
-UPLOAD_TOO_BIG_HINT = "upload a smaller photo (resize it first)"
-UPLOAD_BAD_TYPE = "The file {name} is not a photo EcoLens can read"
-UPLOAD_BAD_TYPE_HINT = "upload a JPEG, PNG, WebP, GIF, BMP or TIFF file"
-NO_RESULTS = "Search first"
-NO_LABELS_YET = "Label some photos of this query first (Label tab)"
+NO_RESULTS = "Search first."
+NO_LABELS_YET = "Label some photos of this query first (Label tab)."
 BAD_DATE = "{value!r} is not a date"
 BAD_DATE_HINT = "pick the date in the calendar or write it as YYYY-MM-DD"
 BAD_BBOX = "{value!r} is not four numbers"
@@ -283,3 +277,8 @@ REASON_WORDS = (
     (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
 )
 SURE = "{p:.0%} sure"
+NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
+NOT_RECORDED = "Not saved in the history: {reason}"
+INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
+                  "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
+INTERNAL_ERROR_TITLE = "Server error"

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from PIL import Image
 
+from core import bounds
 from core.errors import BackendError
 from core.redact import mask_url, mask_urls_in
 
@@ -131,4 +132,4 @@ def message_text(response: Any) -> str:
     if not choices:
         return ""
     message = getattr(choices[0], "message", None)
-    return (getattr(message, "content", None) or "").strip()
+    return bounds.reply_text((getattr(message, "content", None) or "").strip())  # a 100 MB reply is no answer

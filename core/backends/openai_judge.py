@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from core.backends import openai_common as oc
 from core.backends.base import JudgeAnswer, JudgeRequest
+from core.backends.judge_checks import VisionProbe, honest_reply, not_json
 from core.prompts import judge as prompts
 
 MAX_TOKENS = 40  # the answer word and a short reason
@@ -107,6 +108,7 @@ class OpenAIJudge:
         self.model = model
         self.top_logprobs = max(0, min(int(top_logprobs), 20))  # the API's upper bound
         self.model_id = f"openai-judge:{model}@{oc.server_name(client)}"
+        self.vision = VisionProbe()
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "openai", embedder: Any = None) -> "OpenAIJudge":
@@ -130,13 +132,19 @@ class OpenAIJudge:
         return {"temperature": VOTE_TEMPERATURE if vote else 0.0, "seed": vote}
 
     def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        self.vision.check(self)  # once per judge: a model that cannot see images never judges a photo
+        where = oc.server_name(self.client)
         with oc.calling("The judge request", self.client, oc.VISION_NOTE):
-            response = self.client.chat.completions.create(
-                model=self.model, messages=self.messages(request), **self.sampling(request),
-                max_tokens=self.max_tokens, logprobs=True, top_logprobs=self.top_logprobs)
-        text = oc.message_text(response)
-        choices = getattr(response, "choices", None) or []
-        logprobs = _get(choices[0], "logprobs", None) if choices else None
-        top = answer_logprobs(logprobs)
+            try:
+                response = self.create(request)
+            except ValueError:  # the body was not JSON
+                raise not_json(where) from None
+        text, top = honest_reply(response, where)  # no logprobs, no choices, an HTML page: not an answer
         answer, reason = parse_answer(text, top)
         return JudgeAnswer(answer=answer, top_logprobs=top, reason=reason)
+
+    def create(self, request: JudgeRequest) -> Any:
+        """The raw chat completion for one request (no checks)."""
+        return self.client.chat.completions.create(
+            model=self.model, messages=self.messages(request), **self.sampling(request),
+            max_tokens=self.max_tokens, logprobs=True, top_logprobs=self.top_logprobs)

@@ -10,6 +10,6 @@ if connection is None:  # command-line use: `alembic -x db=PATH upgrade head`
     db = context.get_x_argument(as_dictionary=True).get("db", "data/ecolens.sqlite")
     connection = create_engine(f"sqlite:///{db}").connect()
 
-context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)
+context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True, transactional_ddl=True)
 with context.begin_transaction():
     context.run_migrations()

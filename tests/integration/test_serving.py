@@ -138,6 +138,19 @@ def test_with_a_password_nothing_private_is_reachable_logged_in_or_not(site, tmp
         server.stop()
 
 
+def test_a_data_directory_inside_gradios_own_upload_folder_keeps_its_private_files_blocked(site, tmp_path):
+    """Gradio serves its upload folder by itself; a data directory placed there is blocked by name."""
+    _, _, data = site
+    uploads = tmp_path / "gradio-uploads"
+    inside = uploads / "data"
+    shutil.copytree(data, inside, ignore=shutil.ignore_patterns("*.lock", "served"))
+    server = LiveServer(inside, env=app_env(inside, GRADIO_TEMP_DIR=str(uploads)))
+    try:
+        _refused(server, [inside / "ecolens.sqlite", *sorted((inside / "index").glob("*.faiss"))])
+    finally:
+        server.stop()
+
+
 def test_a_photo_whose_file_is_gone_shows_a_placeholder_and_a_notice(site):
     server, folder, _ = site
     (folder / "bird-3.jpg").unlink()

@@ -66,3 +66,13 @@ def test_a_large_jpeg_is_decoded_reduced_to_the_side_asked_for(tmp_path):
     Image.new("RGB", (4000, 3000), (10, 200, 30)).save(buf, "JPEG")
     image = decode_image(buf.getvalue(), max_side=500)
     assert max(image.size) == 500 and image.getpixel((10, 10))[1] > 150
+
+
+def test_a_photo_smaller_than_both_sizes_has_one_copy(tmp_path):
+    served = ServedFiles(tmp_path / "served")
+    photo = _photo(tmp_path, size=(224, 200))
+    photo.width, photo.height = 224, 200
+    thumb, view = served.photo(photo, "thumb"), served.photo(photo, "view")
+    assert thumb.path == view.path and thumb.path.name.endswith("-224.jpg")
+    with Image.open(view.path) as im:
+        assert im.size == (224, 200)

@@ -3,7 +3,9 @@ an in-process server driven by gradio_client, and the import layering of ui/ and
 from __future__ import annotations
 
 import ast
+import asyncio
 import socket
+from collections import deque
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,8 @@ def test_launch_options_follow_settings_and_environment(tmp_path):
     assert local["max_file_size"] == 3_000_000 and "auth" not in local
     assert launch_options(s, environ={"SPACE_ID": "me/ecolens"})["server_name"] == "0.0.0.0"
     assert launch_options(Settings(host="10.0.0.2"), environ={"SPACE_ID": "x"})["server_name"] == "10.0.0.2"
-    assert launch_options(Settings(password="pw"), environ={})["auth"] == ("ecolens", "pw")
+    check = launch_options(Settings(password="pw"), environ={})["auth"]
+    assert asyncio.run(check("ecolens", "pw")) and check.guard.failures == deque()
     assert "ecolensLabel.press" in local["head"] and "lightbox-next" in local["head"]  # the keys scripts
 
 
@@ -34,10 +37,15 @@ def test_only_the_served_copies_are_allowed_and_the_data_directory_is_blocked(tm
     corpus.mkdir()
     s = Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv"))
     assert served_folders(s) == [str((tmp_path / "data" / "served").resolve())]
-    blocked = set(blocked_folders(s))
-    data = (tmp_path / "data").resolve()
+    assert blocked_folders(s) == []  # no file route reaches a data directory outside Gradio's own folders
+    from gradio.utils import get_upload_folder
+
+    inside = Settings(data_dir=str(Path(get_upload_folder()) / "ecolens-test-data"))
+    blocked = set(blocked_folders(inside))
+    data = Path(inside.path()).resolve()
     assert {str(data / n) for n in ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "index")} <= blocked
-    assert str(data / "served") not in blocked and launch_options(s, environ={})["blocked_paths"] == blocked_folders(s)
+    assert str(data / "served") not in blocked
+    assert launch_options(inside, environ={})["blocked_paths"] == blocked_folders(inside)
 
 
 def test_build_app_has_stable_api_names_banner_and_elem_ids(tmp_path):

@@ -1,0 +1,163 @@
+"""Every hostile or careless input the issue found, fed to the running web app through its API (gradio_client)
+as a table: each is refused with a readable message in the app's own words (no traceback, no temporary or
+internal path, no Gradio or SQL text, no command-line flag names); the server keeps answering, the database
+passes its integrity check and its row counts do not change. A burst of wrong passwords is slowed and then
+refused."""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from PIL import Image
+
+from tests.live_server import LiveServer, app_env
+
+gradio_client = pytest.importorskip("gradio_client")
+FORM = dict(query="a heron", preset="Fast", k=5, m=1, rerank_k=10, rerank_mode="full", answer=False, taxon="",
+            date_from="", date_to="", months=[], bbox="", license="", example=None)
+SLIDER = ("outside 1 to", "greater than maximum value")  # core's bound, or the slider's own range first
+LEAKS = ("Traceback", "/tmp/", "gradio", "sqlite", "SELECT", "INSERT", "--k", "--rerank", "--ids", "File \"")
+
+
+@dataclass
+class Call:
+    name: str
+    api: str
+    args: Callable[[Path], list]  # root folder -> positional arguments
+    words: tuple[str, ...] | str  # the message says one of these
+    raw: bool = False  # sent as JSON written here: gradio_client cannot send NaN or broken characters
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def raw_call(server, api: str, body: bytes) -> tuple[int, str]:
+    """(HTTP status, message) of one call through /gradio_api/call: the error event's message, 'COMPLETE'
+    when the call succeeded, or the refusal body."""
+    status, reply = server.get(f"/gradio_api/call{api}", "POST", body, {"Content-Type": "application/json"})
+    if status != 200:
+        return status, reply.decode("utf-8", "replace")
+    event = json.loads(reply)["event_id"]
+    _, stream = server.get(f"/gradio_api/call{api}/{event}")
+    text = stream.decode("utf-8", "replace")
+    if "event: complete" in text:
+        return 200, "COMPLETE"
+    data = text.split("event: error", 1)[-1].split("data:", 1)[-1].strip()
+    return 200, str(json.loads(data)) if data else ""
+
+
+def search(**changes) -> Callable[[Path], list]:
+    def make(root: Path) -> list:
+        form = {**FORM, **changes}
+        if callable(form["example"]):
+            form["example"] = form["example"](root)
+        return list(form.values())
+    return make
+
+
+def upload(name: str, make: Callable[[Path], None]) -> Callable[[Path], Any]:
+    def build(root: Path):
+        path = root / "uploads" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            make(path)
+        return gradio_client.handle_file(str(path))
+    return build
+
+
+CALLS = [
+    Call("invalid UTF-8 in the query", "/search", search(query="heron \udcff\udcfe"), "broken text", raw=True),
+    Call("invalid UTF-8 in the taxon", "/search", search(taxon="Ardea \udcc3"), "broken text", raw=True),
+    Call("k = NaN", "/search", search(k=float("nan")), ("not a whole number", "is not a number"), raw=True),
+    Call("k = 1e9", "/search", search(k=1e9), SLIDER),
+    Call("k = 2.9", "/search", search(k=2.9), "not a whole number"),
+    Call("rerank_k = 1e9", "/search", search(preset="Verify", rerank_k=1e9), SLIDER),
+    Call("m = 100", "/search", search(preset="Visualize", m=100), SLIDER),
+    Call("a query of 5000 characters", "/search", search(query="heron " * 1000), "more than 2000"),
+    Call("a bounding box of words", "/search", search(bbox="north of here"), "is not four numbers"),
+    Call("a date that is not one", "/search", search(date_from="31/12/2024"), "is not a date"),
+    Call("an unknown taxon", "/search", search(taxon="Nonexistus imaginarius"), "No photo in the catalog"),
+    Call("a text file as example photo", "/search",
+         search(query="", example=upload("notes.png", lambda p: p.write_text("not a photo"))),
+         "not a readable image"),
+    Call("a 30 megapixel PNG as example photo", "/search",
+         search(query="", example=upload("wide.png", lambda p: Image.new("L", (6000, 5000)).save(p))),
+         "megapixels"),
+    Call("/label with photo id 10**30", "/label", lambda r: ["a heron", 10**30, 1, "ada", 1.0], "is outside"),
+    Call("/label with photo id 'abc'", "/label", lambda r: ["a heron", "abc", 1, "ada", 1.0], "not a whole number"),
+    Call("/label with an unknown photo id", "/label", lambda r: ["a heron", 987654, 1, "ada", 1.0],
+         "No photo 987654"),
+    Call("/label with label 7", "/label", lambda r: ["a heron", 1, 7, "ada", 1.0], "outside -1 to 1"),
+    Call("/label with seconds NaN", "/label", lambda r: ["a heron", 1, 1, "ada", float("nan")], "seconds",
+         raw=True),
+    Call("/label with a broken annotator name", "/label", lambda r: ["a heron", 1, 1, "ad\udcffa", 1.0],
+         "broken text", raw=True),
+    Call("invalid UTF-8 in a dialogue start", "/dialogue_start", lambda r: ["\udcff heron", None], "broken text",
+         raw=True),
+    Call("invalid UTF-8 in a dialogue answer", "/dialogue_turn", lambda r: ["yes \udcff", None], "broken text",
+         raw=True),
+    Call("/label_load with k NaN", "/label_load", lambda r: ["a heron", "ada", float("nan")],
+         ("not a whole number", "is not a number"), raw=True),
+    Call("/compare with k 1e9", "/compare", lambda r: ["a heron", ["Fast", "Cover"], 1e9], SLIDER),
+]
+
+
+@pytest.fixture(scope="module")
+def client(site):
+    return gradio_client.Client(site.server.url, verbose=False)
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: c.name)
+def test_api_input(site, client, call: Call):
+    before = site.snapshot()
+    args = call.args(site.root)
+    if call.raw:
+        status, message = raw_call(site.server, call.api, json.dumps({"data": args}).encode())
+        assert status == 200 and message != "COMPLETE", message
+    else:
+        with pytest.raises(Exception) as err:
+            client.predict(*args, api_name=call.api)
+        message = str(err.value)
+    words = (call.words,) if isinstance(call.words, str) else call.words
+    assert any(w in message for w in words), message
+    assert not any(leak in message for leak in LEAKS), message
+    site.healthy()
+    assert site.snapshot() == before
+
+
+def test_bytes_that_are_not_utf8_in_a_request_body_are_refused(site):
+    before = site.snapshot()
+    body = b'{"data": ["heron \xff\xfe", "Fast", 5, 1, 10, "full", false, "", "", "", [], "", "", null]}'
+    status, message = raw_call(site.server, "/search", body)
+    assert 400 <= status < 500 and "Traceback" not in message
+    site.healthy()
+    assert site.snapshot() == before
+
+
+def test_a_good_request_after_all_that_is_still_served(site, client):
+    gallery, status, *_ = client.predict(*search()(site.root), api_name="/search")
+    assert len(gallery) == 5 and "done" in status
+    site.healthy()
+
+
+def test_300_wrong_passwords_are_slowed_then_refused(tmp_path):
+    data = tmp_path / "data"
+    server = LiveServer(data, env=app_env(data, ECOLENS_PASSWORD="right horse battery"))
+    try:
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            statuses = list(pool.map(lambda i: server.login(f"guess {i}")[0], range(300)))
+        took = time.monotonic() - t0
+        assert statuses.count(400) <= 10 and statuses.count(429) >= 290 and 200 not in statuses
+        assert took >= 1.0  # each wrong password costs the guesser a second
+        status, _ = server.login("right horse battery")  # locked for everyone until the window passes
+        assert status == 429
+        body = server.get("/login", "POST", b"username=ecolens&password=x",
+                          {"Content-Type": "application/x-www-form-urlencoded"})[1]
+        assert b"Too many wrong passwords" in body and b"Wait" in body
+        assert server.answers()
+    finally:
+        server.stop()

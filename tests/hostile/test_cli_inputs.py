@@ -1,0 +1,159 @@
+"""Every hostile or careless command-line input the issue found, as a table: each ends in `error:` and
+`how to fix:` with exit status 2 (or, where the input is fine to accept, a note), never a traceback; the
+database passes its integrity check and its row counts change only for accepted input."""
+from __future__ import annotations
+
+import resource
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from PIL import Image
+
+from storage.db import open_engine
+from tests.live_server import app_env, cli, counts, integrity_ok
+from tests.photos import colour_image, make_photo_folder
+
+@dataclass
+class Case:
+    name: str
+    args: Callable[[Path], list]  # root folder -> arguments of app.py
+    words: str  # what the message must say
+    env: dict[str, str] = field(default_factory=dict)
+    stdin: bytes | None = None
+    rc: int = 2
+    accepted: bool = False  # rows may be added (the input is valid, with a note)
+    fresh: bool = False  # run on a data directory of its own
+    limit_file_bytes: int = 0  # a disk that fills up during the command: RLIMIT_FSIZE for the child
+
+
+def _write(root: Path, name: str, data: bytes) -> str:
+    path = root / "inputs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return str(path)
+
+
+def _image(root: Path, name: str, size: tuple[int, int], mode: str = "L") -> str:
+    path = root / "inputs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        Image.new(mode, size, 80).save(path)
+    return str(path)
+
+
+def _csv_with_bad_longitude(root: Path) -> str:
+    folder = root / "inputs" / "far"
+    folder.mkdir(parents=True, exist_ok=True)
+    colour_image(901).save(folder / "a.png")
+    (folder / "obs.csv").write_text("path,taxon_name,latitude,longitude\na.png,Ardea alba,45.1,999\n")
+    return str(folder / "obs.csv")
+
+
+def _many(root: Path) -> str:
+    return str(make_photo_folder(root / "inputs" / "many", good=60, broken=0))
+
+
+RANDOM = bytes(range(256)) * 12
+CASES = [
+    Case("binary CSV", lambda r: ["ingest", _write(r, "random.csv", RANDOM)], "is not UTF-8 text"),
+    Case("non-UTF-8 CSV", lambda r: ["ingest", _write(r, "latin.csv", b"path,taxon_name\na.png,Caf\xe9 \xff\n")],
+         "is not UTF-8 text"),
+    Case("garbage parquet", lambda r: ["ingest", _write(r, "bad.parquet", RANDOM)], "not a readable parquet"),
+    Case("binary TOML", lambda r: ["--config", _write(r, "bad.toml", RANDOM), "config"], "not UTF-8"),
+    Case("broken TOML", lambda r: ["--config", _write(r, "broken.toml", b"k = = 3\n"), "config"], "not valid TOML"),
+    Case("invalid UTF-8 in a query", lambda r: ["search", b"heron \xff\xfe"], "broken text"),
+    Case("invalid UTF-8 in a taxon", lambda r: ["search", "heron", "--taxon", b"Ardea \xc3"], "broken text"),
+    Case("invalid UTF-8 in a chat description", lambda r: ["chat", b"\xff\xfeheron"], "broken text"),
+    Case("invalid UTF-8 in a chat answer", lambda r: ["chat", "a heron", "--rounds", "1"], "not valid UTF-8",
+         stdin=b"\xff\xfe yes\n", rc=0),
+    Case("--ids with a 25-digit id", lambda r: ["search", "heron", "--ids", "1234567890123456789012345"],
+         "1234567890123456789012345 is outside"),
+    Case("--votes -5", lambda r: ["search", "heron", "--rerank", "direct", "--votes", "-5"], "votes = -5"),
+    Case("--k 1000000000", lambda r: ["search", "heron", "--k", "1000000000"], "outside 1 to 1000"),
+    Case("--rerank-k 1e9", lambda r: ["search", "heron", "--rerank", "direct", "--rerank-k", "1e9"],
+         "outside 1 to 1000"),
+    Case("--k 2.9", lambda r: ["search", "heron", "--k", "2.9"], "not a whole number"),
+    Case("--k nan", lambda r: ["search", "heron", "--k", "nan"], "not a whole number"),
+    Case("same id relevant and not relevant", lambda r: ["search", "heron", "--relevant", "1", "--not-relevant", "1"],
+         "both relevant and not relevant"),
+    Case("a 6000x5000 PNG as example", lambda r: ["search", "--image", _image(r, "wide.png", (6000, 5000))],
+         "megapixels"),
+    Case("a text file as example", lambda r: ["search", "--image", _write(r, "notes.jpg", b"not a photo")],
+         "not a readable image"),
+    Case("nine example photos", lambda r: ["search", *sum((["--image", _image(r, "ok.png", (32, 32), "RGB")]
+                                                         for _ in range(9)), [])], "more than the 8"),
+    Case("an unknown option", lambda r: ["search", "heron", "--kk", "3"], "unrecognized arguments"),
+    Case("a query of 5000 characters", lambda r: ["search", "heron " * 1000], "more than 2000"),
+    Case("ECOLENS_DATA_DIR is a file", lambda r: ["search", "heron"], "cannot hold the log file",
+         env={"ECOLENS_DATA_DIR": "{root}/inputs/random.csv"}),
+    Case("ECOLENS_DATA_DIR is /proc/self", lambda r: ["search", "heron"], "cannot hold the log file",
+         env={"ECOLENS_DATA_DIR": "/proc/self"}),
+    Case("CSV longitude 999", lambda r: ["ingest", _csv_with_bad_longitude(r)], "outside -180 to 180", rc=0,
+         accepted=True),
+    Case("disk full during ingest", lambda r: ["ingest", _many(r)], "disk", fresh=True, limit_file_bytes=40_000),
+    Case("max_upload_mb=nan at start", lambda r: ["config"], "max_upload_mb", env={"ECOLENS_MAX_UPLOAD_MB": "nan"}),
+    Case("threads=100000", lambda r: ["config"], "threads", env={"ECOLENS_THREADS": "100000"}),
+    Case("threads=true", lambda r: ["config"], "threads", env={"ECOLENS_THREADS": "true"}),
+    Case("backend_timeout_s=0", lambda r: ["config"], "backend_timeout_s", env={"ECOLENS_BACKEND_TIMEOUT_S": "0"}),
+    Case("backend_timeout_s=nan", lambda r: ["config"], "backend_timeout_s",
+         env={"ECOLENS_BACKEND_TIMEOUT_S": "nan"}),
+    Case("k = 2.9 in settings", lambda r: ["config"], "k=", env={"ECOLENS_K": "2.9"}),
+]
+
+
+def _limit(nbytes: int):
+    def apply() -> None:  # in the child: writes past nbytes fail with EFBIG, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    return apply
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name if isinstance(c, Case) else None)
+def test_cli_input(site, case: Case):
+    data = site.root / f"fresh-{abs(hash(case.name))}" / "data" if case.fresh else site.data
+    env = app_env(data, **{k: v.format(root=site.root) for k, v in case.env.items()})
+    args = case.args(site.root)
+    before = counts(data) if not case.fresh else None
+    limit = None
+    if case.limit_file_bytes:  # the database exists (its schema alone is ~170 KB); then the disk fills up
+        open_engine(data / "ecolens.sqlite").dispose()
+        limit = _limit(case.limit_file_bytes)
+    done = cli(data, *args, env=env, stdin=case.stdin, preexec_fn=limit)
+    said = done.stderr + done.stdout
+    assert "Traceback" not in said, said[-3000:]
+    assert done.returncode == case.rc, said[-2000:]
+    assert case.words in said, said[-2000:]
+    if case.rc == 2:
+        assert "error: " in done.stderr and "how to fix: " in done.stderr
+    if (data / "ecolens.sqlite").exists():
+        assert integrity_ok(data)
+    if before is not None and not case.accepted:
+        assert counts(data) == before
+    site.healthy()
+
+
+def test_an_ingest_stopped_by_a_full_disk_resumes_when_there_is_room(site):
+    """The disk-full case left a usable data directory: the same ingest, with room, completes it."""
+    fresh = [p for p in site.root.glob("fresh-*/data") if (p / "ecolens.sqlite").exists()]
+    if not fresh:
+        pytest.skip("the disk-full case did not run first")
+    data = fresh[0]
+    done = cli(data, "ingest", str(site.root / "inputs" / "many"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert counts(data)["photos"] == 60 and integrity_ok(data)
+
+
+def test_a_database_first_created_on_a_full_disk_is_created_again(tmp_path):
+    """The disk fills while the new database's tables are made: the command says so, and the next start (with
+    room) makes them all again instead of failing on tables left without their version."""
+    data = tmp_path / "data"
+    env = app_env(data)
+    full = cli(data, "ingest", _many(tmp_path), env=env, preexec_fn=_limit(60_000))
+    said = full.stderr + full.stdout
+    assert full.returncode == 2 and "Traceback" not in said and "disk" in said.lower(), said[-2000:]
+    again = cli(data, "ingest", str(tmp_path / "inputs" / "many"), env=env)
+    assert again.returncode == 0 and "60 added" in again.stdout, (again.stdout + again.stderr)[-2000:]
+    assert integrity_ok(data)
