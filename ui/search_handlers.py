@@ -171,13 +171,21 @@ class SearchHandlers:
             # update after this search's first one
             if not replaced.wait(REPLACED_WAIT_S):
                 log.warning("the replaced search of %s did not stop within %s s", key, REPLACED_WAIT_S)
+        outcome: dict[str, bool] = {}
         try:
-            yield from self._stream(state, req, token, knobs, key)
+            yield from self._stream(state, req, token, knobs, key, outcome)
+        except EcoLensError:
+            outcome["ended"] = True  # bad input: said on the page, nothing to record
+            raise
         finally:
             self.running.finish(key, token)
+            if not outcome.get("ended"):  # the page stopped listening before the search ended (closed, reloaded)
+                token.cancel("the page stopped waiting for it")
+                self._log_unfinished(state, req, f"cancelled: {token.reason or 'the page stopped waiting'}", knobs)
 
     def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any],
-                key: str) -> Iterator[tuple]:
+                key: str, outcome: dict[str, bool]) -> Iterator[tuple]:
+        """The page updates of one search; outcome["ended"] is set once the search's end is recorded."""
         t0 = time.perf_counter()
         lines: list[str] = []
         heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
@@ -216,11 +224,13 @@ class SearchHandlers:
                 message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
                 self._log_unfinished(state, req, f"failed: {message}", knobs)
                 # a failed later stage keeps the results on screen and says why
+                outcome["ended"] = True
                 gr.Warning(message)
                 yield self.outputs(state, status(S.DONE), key)
                 return
             elif isinstance(event, Cancelled):
                 self._log_unfinished(state, req, f"cancelled: {event.reason}", knobs)
+                outcome["ended"] = True
                 if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
                     yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)), key)
                 return
@@ -232,6 +242,7 @@ class SearchHandlers:
                 state["seeds"] = [v["seed"] for v in (result.stages.get("visret") or {}).get("visualizations", [])
                                   if v.get("organism", 0) == 0] or None
                 self._log(state, result, knobs)
+                outcome["ended"] = True
                 done = S.RESULTS_DONE.format(n=len(result.hits), ms=result.timings_ms.get("total", 0.0),
                                              method=S.method_name(result.method))
                 lines.append(done)

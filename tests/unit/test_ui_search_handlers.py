@@ -238,3 +238,18 @@ def test_stop_cancels_the_running_search(tmp_path):
     outs = list(slow)
     assert "stopped (you pressed Stop)" in outs[-1][1]
     assert h.stop(page) == "No search is running."
+
+
+def test_a_search_the_page_stopped_listening_to_is_cancelled_and_recorded(tmp_path):
+    """Gradio closes the generator (the page went away mid-search): the engine's work stops and the session log
+    keeps the search with why, just as for Stop."""
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(delay=0.3)),
+                        judge_concurrency=1)
+    log = MemorySessionLog()
+    h = SearchHandlers(engine, log)
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), SimpleNamespace(session_hash="p"))
+    next(slow)
+    slow.close()
+    notes = [r.stages[0].artefacts.get("notices") for s in log.sessions() for r in log.session(s.id).requests]
+    assert ["cancelled: nobody is waiting for the results any more"] in notes
+    assert sum(1 for call in engine.backends.raw.judge.calls) < 40 * 3
