@@ -49,7 +49,7 @@ def migrate(engine: Engine) -> None:
 
     @event.listens_for(ddl, "begin")
     def _begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        conn.exec_driver_sql("BEGIN")  # deferred: a database already at head is only read (it may be locked)
 
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
