@@ -15,9 +15,10 @@ def test_first_start_shows_the_preparation_and_then_searches(server, open_browse
     meanwhile says to wait, and once ready the note goes away and search works."""
     page = open_browser(wait_ready=False)
     page.fill("#search-query textarea", QUERY)
-    note = page.locator("#prepare-status").inner_text()
+    # the note as it reads at the moment of the click (a Playwright click can take a second on a busy machine)
+    note = page.evaluate("() => { const note = document.querySelector('#prepare-status').innerText;"
+                         " document.querySelector('#search-button').click(); return note; }")
     assert "Preparing the photo collection" in note
-    page.click("#search-button")
     refused = ".toast-item:has-text('still being prepared'), .toast-item:has-text('Preparing')"
     page.wait_for_function("() => [...document.querySelectorAll('.toast-item')].some(t =>"
                            " /Preparing|still being prepared/.test(t.innerText)) ||"
@@ -65,8 +66,11 @@ def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
     page.click("#search-button")
     page.wait_for_function("document.querySelector('#search-status').innerText.includes('still working')")
     searches = page.evaluate("window.__searches = (window.__searches || 0) + 2")
-    page.click("#search-preset label:has-text('Fast')")
-    page.click("#search-button")
+    # both clicks at once, in the page: Playwright's own clicks can take a second on a busy machine, and the
+    # Verify search must still be running when the Fast one arrives
+    page.evaluate("() => { const fast = [...document.querySelectorAll('#search-preset label')]"
+                  ".find(l => l.innerText.trim() === 'Fast'); fast.querySelector('input').click();"
+                  " document.querySelector('#search-button').click(); }")
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
                            " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
     assert "previous search was stopped" in page.locator("#search-notices").inner_text()
