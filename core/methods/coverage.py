@@ -8,7 +8,7 @@ import numpy as np
 
 from core.backends.metadata_captioner import describe
 from core.methods.cache import key_of
-from core.methods.decompose import satisfies, token_set
+from core.methods.decompose import CaptionTerms, satisfies
 from core.methods.llm_tasks import decompose, short_error
 from core.methods.pareto import pareto_front, uncovered
 from core.methods.run import Run
@@ -83,7 +83,7 @@ def _compute(run: Run, subs, pool) -> dict[str, Any]:
             except Exception as exc:
                 run.notice(f"the captioner failed ({short_error(exc)}); coverage used metadata only")
                 best = set()
-        have = token_set(text)
+        have = CaptionTerms(text)
         sat[r] = [satisfies(q.text, have) for q in subs]
     front = pareto_front(sat, dense)
     stage: dict[str, Any] = {

@@ -6,6 +6,7 @@ that always answers "") means "use the rule" and adds no notice."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -18,6 +19,8 @@ from core.prompts import coverage as coverage_prompts
 from core.prompts import plugir as plugir_prompts
 from core.prompts import rerank as rerank_prompts
 from core.prompts import visret as visret_prompts
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -62,6 +65,21 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
     return value, "llm"
 
 
+def checked_rule(task: str, value: Any, reply: str, parse: Callable[[str], Any], notices: list[str]) -> Any:
+    """The offline rule's answer, written out as an LLM reply and read back by the task's own parser, so rule
+    answers pass the same checks as LLM answers. A rule answer the checks reject is still used (there is
+    nothing better), with a notice and a log line."""
+    try:
+        parsed = parse(reply)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        parsed = None
+    if parsed is None:
+        log.error("%s: the offline rule's answer failed the task's checks: %r", task, reply)
+        notices.append(f"{task}: the offline rule's answer failed the checks; used it as it is")
+        return value
+    return parsed
+
+
 def parse_json(text: str) -> Any:
     """The first JSON object in `text` (code fences and chatter around it are ignored)."""
     start, end = text.find("{"), text.rfind("}")
@@ -91,8 +109,14 @@ def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
         organisms = (rules.comparison_organisms(query) or []) if kind == "comparison" else []
         return Instruction(kind, descs if kind == "comparison" else descs[:1], organisms, "llm")
 
+    def rule() -> Instruction:
+        v = rules.instruction(query)
+        reply = json.dumps({"kind": v.kind, "descriptions": v.descriptions})
+        out = checked_rule("visualization instruction", v, reply, parse, notices)
+        return Instruction(out.kind, out.descriptions, v.organisms, "rule")
+
     value, _ = ask(llm, "visualization instruction", visret_prompts.INSTRUCTION_SYSTEM,
-                   visret_prompts.instruction_user(query), parse, lambda: rules.instruction(query), notices,
+                   visret_prompts.instruction_user(query), parse, rule, notices,
                    json_schema={"type": "object"})
     return value
 
@@ -103,8 +127,12 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
         t = " ".join(text.split())
         return t if 3 <= len(t.split()) <= 200 else None
 
+    def rule() -> str:
+        v = rules.context(query)
+        return checked_rule("expert context", v, v, parse, notices)
+
     value, _ = ask(llm, "expert context", rerank_prompts.CONTEXT_SYSTEM, rerank_prompts.context_user(query), parse,
-                   lambda: rules.context(query), notices, max_tokens=200)
+                   rule, notices, max_tokens=200)
     return value
 
 
@@ -115,16 +143,18 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
         qs = _strings(parse_json(text).get("questions"), 2, n, max_words=30)
         return [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs] if qs else None
 
+    def rule() -> list[str]:
+        v = rules.subquestions(query, n)
+        return checked_rule("sub-questions", v, json.dumps({"questions": v}), parse, notices)
+
     value, _ = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
-                   rerank_prompts.subq_user(query, context), parse, lambda: rules.subquestions(query, n), notices,
+                   rerank_prompts.subq_user(query, context), parse, rule, notices,
                    json_schema={"type": "object"})
     return value
 
 
 # ---- Pareto coverage ------------------------------------------------------------------------------------------
 def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) -> list[SubQuery]:
-    from core.methods.decompose import rule_decompose
-
     def parse(text: str) -> list[SubQuery] | None:
         parts = parse_json(text).get("parts")
         out = []
@@ -135,8 +165,15 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
                 out.append(SubQuery(t, core or core_concept(t)))
         return out[:limit] or None
 
+    def rule() -> list[SubQuery]:
+        subs, split = rules.decomposition(query, limit)
+        if not split:
+            notices.append(rules.CANNOT_SPLIT)
+        reply = json.dumps({"parts": [{"text": q.text, "core": q.core} for q in subs]})
+        return checked_rule("query decomposition", subs, reply, parse, notices)
+
     value, _ = ask(llm, "query decomposition", coverage_prompts.DECOMPOSE_SYSTEM.format(limit=limit),
-                   coverage_prompts.decompose_user(query), parse, lambda: rule_decompose(query, limit), notices,
+                   coverage_prompts.decompose_user(query), parse, rule, notices,
                    json_schema={"type": "object"})
     return value
 
@@ -150,8 +187,13 @@ def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: l
         cited = [int(x) for x in re.findall(r"\[(\d+)\]", text) if int(x) in ids]
         return {"text": text, "cited_ids": sorted(set(cited), key=cited.index), "verified": True} if text else None
 
+    def rule() -> dict:
+        v = rules.answer(question, notes)
+        out = checked_rule("answer", v, v["text"], parse, notices)
+        return {**out, "verified": False}
+
     value, _ = ask(llm, "answer", answer_prompts.ANSWER_SYSTEM, answer_prompts.answer_user(question, notes), parse,
-                   lambda: rules.unverified_answer(notes), notices, max_tokens=250)
+                   rule, notices, max_tokens=250)
     return value
 
 
@@ -163,7 +205,10 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
         t = " ".join(text.strip().strip('"').split())
         return t if t and len(t.split()) <= 80 else None
 
-    rule = lambda: rules.reformulate(description, turns)  # noqa: E731
+    def rule() -> str:
+        v = rules.reformulate(description, turns)
+        return checked_rule("reformulation", v, v, parse, notices)
+
     value, source = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM, user, parse, rule, notices)
     if source == "llm" and turns and value.strip().lower() == caption.strip().lower():
         value, _ = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM,
@@ -171,14 +216,18 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
     return value
 
 
-def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, notices: list[str]) -> list[str]:
+def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, notices: list[str],
+                      temperature: float = 0.7) -> list[str]:
     def parse(text: str) -> list[str] | None:
         return _strings(parse_json(text).get("questions"), 1, n, max_words=30)
 
-    value, _ = ask(llm, "questioner", plugir_prompts.QUESTIONER_SYSTEM.format(n=n),
-                   plugir_prompts.questioner_user(caption, turns, candidates), parse,
-                   lambda: rules.questions(caption, turns, candidates, n), notices, json_schema={"type": "object"},
-                   temperature=0.0)
+    def rule() -> list[str]:
+        v = rules.questions(caption, turns, candidates, n)
+        return checked_rule("questioner", v, json.dumps({"questions": v}), parse, notices)
+
+    value, _ = ask(llm, "questioner", plugir_prompts.questioner_system(n),
+                   plugir_prompts.questioner_user(caption, turns, candidates), parse, rule, notices,
+                   json_schema={"type": "object"}, temperature=temperature, max_tokens=64 + 32 * max(1, n))
     return value
 
 
@@ -193,9 +242,13 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
             return None
         return [q for q, a in zip(questions, answers) if "uncertain" in str(a).lower()]
 
+    def rule() -> list[str]:
+        said = rules.filter_answers(caption, turns, questions)
+        return checked_rule("question filter", [q for q, a in zip(questions, said) if a == "uncertain"],
+                            json.dumps({"answers": said}), parse, notices)
+
     kept, _ = ask(llm, "question filter", plugir_prompts.FILTER_SYSTEM,
-                  plugir_prompts.filter_user(caption, turns, questions), parse,
-                  lambda: rules.uncertain_questions(caption, turns, questions), notices,
+                  plugir_prompts.filter_user(caption, turns, questions), parse, rule, notices,
                   json_schema={"type": "object"})
     asked = {q.strip().lower() for q, _ in turns}
     kept = [q for q in kept if q.strip().lower() not in asked]
