@@ -91,12 +91,23 @@ class Settings:
                                     "(100 x 3 x 3 = 900).")
     plugir_clusters: int = _f(10, "PlugIR k-means clusters over the retrieval candidates.")
     plugir_questions: int = _f(5, "PlugIR questions proposed per turn before filtering.")
-    plugir_candidates: int = _f(500, "PlugIR candidates at round 0 (shrinks each round).")
+    plugir_candidates: int = _f(500, "PlugIR: most retrieval candidates n_t at round 0 (the paper's 500 for a pool "
+                                     "of about 50,000); see plugir_candidate_share.")
     pareto_beta: float = _f(0.015, "Pareto coverage weight of the dense score (beta).")
     pareto_top_m: int = _f(0, "Coverage considers only the dense top M photos; 0 means the whole pool.")
     rocchio_alpha: float = _f(1.0, "Relevance feedback: weight of the original query vector.")
     rocchio_beta: float = _f(0.75, "Relevance feedback: weight of the mean of photos marked relevant.")
     rocchio_gamma: float = _f(0.15, "Relevance feedback: weight of the mean of photos marked not relevant.")
+    plugir_candidate_share: float = _f(0.01, "PlugIR: retrieval candidates n_t at round 0 as a share of the pool "
+                                              "(the paper: about 1%); a tenth fewer each round.")
+    plugir_candidate_floor: int = _f(50, "PlugIR: n_t never falls below this (nor exceeds the pool).")
+    plugir_softmax_temperature: float = _f(1.0, "PlugIR: temperature of the softmax over image-text similarities "
+                                                "in the caption entropy and the KL question choice; 1.0 is the "
+                                                "paper's exp(similarity).")
+    plugir_questioner_temperature: float = _f(0.7, "PlugIR: sampling temperature of the LLM questioner (the "
+                                                   "paper: 0.7; reformulation and filtering stay at 0).")
+    plugir_check_depth: int = _f(100, "Dialogue: best-ranked candidates the judge checks against each yes/no "
+                                      "answer; those that contradict it move down. 0 turns the check off.")
     # --- web app ------------------------------------------------------------------------------------
     host: str = _f("", "Address the web app listens on; empty: 127.0.0.1 locally, 0.0.0.0 on a Space.")
     port: int = _f(7860, "Port of the web app.")
@@ -171,9 +182,14 @@ def _validate(settings: Settings) -> None:
                               f"set {f.name} to one of: {', '.join(choices)}")
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
             raise ConfigError(f"Setting {f.name}={value!r} must not be negative", f"give {f.name} a value >= 0")
-    for name in ("batch_size", "k", "visret_m", "rerank_k", "judge_concurrency", "plugir_clusters"):
+    for name in ("batch_size", "k", "visret_m", "rerank_k", "judge_concurrency", "plugir_clusters",
+                 "plugir_candidate_floor"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"Setting {name} must be at least 1", f"set {name} to 1 or more")
+    if settings.plugir_softmax_temperature <= 0:
+        raise ConfigError("Setting plugir_softmax_temperature must be above 0", "use 1.0 (the paper) or e.g. 0.01")
+    if not 0 < settings.plugir_candidate_share <= 1:
+        raise ConfigError("Setting plugir_candidate_share must be in (0, 1]", "use 0.01 (about 1% of the pool)")
     if not 1 <= settings.port <= 65535:
         raise ConfigError(f"Setting port={settings.port} is outside 1-65535", "choose a free TCP port")
 

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from core.methods import world_rules as world
-from core.methods.decompose import MODIFIERS, SubQuery, rule_decompose, tokens
+from core.methods.decompose import MODIFIERS, SubQuery, core_concept, rule_decompose, tokens
 
 COLOURS = frozenset("red orange yellow green blue purple violet pink white black brown grey gray golden silver "
                     "rusty tan buff olive cream crimson scarlet".split())
@@ -26,6 +26,7 @@ _FRAME_WORDS = frozenset(
 _SCENE_TAIL = "the whole organism in clear view, natural posture, in its usual surroundings"
 _NP_STOP = frozenset("of with in on at by near under over above beside among inside from to for while that which "
                      "who showing shows show has have having is are was were does do and or but".split())
+_NUMBERS = frozenset("two three several many".split())
 CANNOT_SPLIT = ("query decomposition: the offline rule could not break this query into parts; it is searched as "
                 "one part")
 
@@ -118,13 +119,14 @@ def instruction(query: str):
         part_words = [w for w in re.findall(r"[A-Za-z'-]+", head) if w.lower() not in names
                       and w.lower() not in _FRAME_WORDS and w.lower() not in COLOURS]
         tail = f", {' '.join(part_words)} clearly visible" if part_words else ", whole body in clear side view"
-        return Instruction("comparison", [f"a {org}{tail}" for org in pair], pair, "rule")
+        return Instruction("comparison", [f"{_a(org)}{tail}" for org in pair], pair, "rule")
     part = _feature_part(q)
     if part:
         return Instruction("feature", [f"{part}, shown from an angle where this part is clearly visible"], [], "rule")
     if _WH.match(q):  # a yes/no or wh- question about a feature: drop the question words and the values
         body = _clean(_without_values(re.sub(_WH, "", q, count=1)))
-        return Instruction("feature", [f"{body}, clearly visible"], [], "rule")
+        body = re.sub(r"\s+(?:have|has)\s+", " showing its ", body)
+        return Instruction("feature", [f"{_a(body)}, clearly visible"], [], "rule")
     return Instruction("scene", [f"{q.rstrip('.')}, {_SCENE_TAIL}"], [], "rule")
 
 
@@ -161,11 +163,16 @@ def subquestions(query: str, n: int) -> list[str]:
             qs.append(f'Does the photo match the description "{q}"?')
         return qs[:n]
     adjectives, head = head_phrase(re.sub(_YES_NO, "", q, count=1) if _YES_NO.match(q) else q)
-    qs = [f"Is there {_a(head)} in the photo?"] if head else []
-    qs += [f"Is the {head} {adj.lower()}?" for adj in adjectives if head]
+    number = next((a for a in adjectives if a.lower() in _NUMBERS), None)
+    adjectives = [a for a in adjectives if a.lower() not in _NUMBERS]
+    if head and number:
+        qs = [f"Are there {number.lower()} {head} in the photo?"]
+    else:
+        qs = [f"Is there {_a(head)} in the photo?"] if head else []
+    qs += [f"{'Are' if number else 'Is'} the {head} {adj.lower()}?" for adj in adjectives if head]
     if _YES_NO.match(q):
         qs.append(q[0].upper() + q[1:] + "?")
-    elif len(tokens(q)) > len(tokens(" ".join(adjectives + [head]))) or len(qs) < 2:
+    elif len(tokens(q)) > len(tokens(" ".join(adjectives + [number or "", head]))) or len(qs) < 2:
         qs.append(f'Does the photo match the description "{q}"?')
     return list(dict.fromkeys(qs))[:n]
 
@@ -176,7 +183,14 @@ def decomposition(query: str, limit: int) -> tuple[list[SubQuery], bool]:
     found = world.decomposition(query, limit)
     if found is not None:
         return found, True
-    parts = rule_decompose(query, limit)
+    q = " ".join(query.split()).rstrip("?.! ")
+    pair = comparison_organisms(q)
+    if pair:
+        return [SubQuery(o, core_concept(o)) for o in pair][:limit], True
+    text = _feature_part(q) or q
+    if _YES_NO.match(q):  # "Does the newt have orange spots" -> "the newt with orange spots"
+        text = re.sub(r"\b(?:have|has)\b", "with", re.sub(_YES_NO, "", q, count=1))
+    parts = rule_decompose(text, limit)
     return parts, len(parts) > 1
 
 
