@@ -191,6 +191,12 @@ def filter_answers(caption: str, turns, questions_: list[str]) -> list[str] | No
     return out if seen else None
 
 
+def caption_of(t: Target, part: str = "") -> str:
+    """A target as a short caption: 'a Gold-crested Tuftling showing its crest', 'a bird carrying a twig'."""
+    return f"{entity(t, article=True)} {modifier(Attr('part', '', part), t.plan)}" if part else \
+        picture_description(t)
+
+
 def _confirmed_phrase(question: str) -> str | None:
     """What a question answered 'yes' adds to a description: 'seen from below', 'a Gold-crested Tuftling'."""
     if not understood(question):
@@ -208,7 +214,12 @@ def _confirmed_phrase(question: str) -> str | None:
 def reformulate(description: str, turns) -> str | None:
     """The first description plus what each 'yes' confirmed, in the world's words; None when a confirmed
     question is not in the world's terms."""
-    base = " ".join(description.split()).rstrip(".")
+    base = " ".join(description.split()).rstrip(".?!")
+    req = read_request(base)
+    if req is not None:  # the request as a caption: what a matching photo shows, in the world's words
+        part = req.part if req.kind in ("feature", "comparison") else ""
+        base = " or ".join(caption_of(t, part) for t in req.targets) if req.kind == "comparison" else \
+            " and ".join(caption_of(t, part) for t in req.targets)
     have = set(text_facts(base, defaults=False))
     bits = [base]
     for q, ans in turns:
