@@ -29,6 +29,8 @@ class FieldGuideCaptioner:
 
             reader = JudgeReader()
         self.reader = reader
+        fingerprint = getattr(reader, "fingerprint", "")
+        self.model_id = f"{type(self).model_id}:{fingerprint}" if fingerprint else type(self).model_id
 
     @classmethod
     def from_settings(cls, settings=None, spec: str = "fieldguide") -> "FieldGuideCaptioner":

@@ -56,6 +56,8 @@ class FieldGuideJudge:
 
             reader = JudgeReader()
         self.reader = reader
+        fingerprint = getattr(reader, "fingerprint", "")
+        self.model_id = f"{type(self).model_id}:{fingerprint}" if fingerprint else type(self).model_id
         self._memo: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 

@@ -5,6 +5,7 @@ calibrated. Trained by scripts/train_fieldguide_judge.py; the retrieval encoder 
 not changed by it."""
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Sequence
@@ -86,7 +87,9 @@ class JudgeReader:
                                "run `python scripts/train_fieldguide_judge.py` (about 8 minutes on 2 CPU cores) "
                                "or restore assets/fieldguide/ from the repository")
         self.config = json.loads(config.read_text())
-        self.model_id = self.config.get("version", VERSION)
+        # the weights' fingerprint is part of the id, so cached answers of other weights are never reused
+        self.fingerprint = hashlib.sha256(weights.read_bytes()).hexdigest()[:10]
+        self.model_id = f"{self.config.get('version', VERSION)}:{self.fingerprint}"
         self.temperatures = {k: float(v) for k, v in self.config.get("temperatures", {}).items()}
         self.batch_size = max(1, int(batch_size))
         self.model = JudgeNet(int(self.config["config"]["width"]), int(self.config["config"]["hidden"]),

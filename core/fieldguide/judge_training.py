@@ -26,14 +26,14 @@ from core.fieldguide.training import _generic_species
 
 TEMPERATURE_GRID = np.exp(np.linspace(math.log(0.2), math.log(8.0), 161))
 # Heads the judge leans on most get more weight in the loss (the colour heads are many and easy).
-HEAD_WEIGHTS = {"species": 3.0, "behaviour": 5.0, "item": 5.0, "view": 2.0, "pose": 2.0, "count": 1.0}
+HEAD_WEIGHTS = {"species": 3.0, "behaviour": 3.0, "item": 3.0, "view": 2.0, "pose": 2.0, "count": 1.0}
 
 
 @dataclass
 class JudgeTrainConfig:
     seed: int = 4321
     per_species: int = 500  # training pictures per species (plus the generic share)
-    generic_share: float = 0.15
+    generic_share: float = 0.2
     calibration_per_species: int = 80
     test_per_species: int = 100
     width: int = 24
