@@ -25,7 +25,7 @@ from core.methods.feedback import check_photo_ids, rocchio
 from core.methods.llm_tasks import filter_questions, propose_questions, reformulate, short_error
 from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
                                             representatives)
-from core.methods.world_rules import answer_word
+from core.methods.world_rules import answer_word, consistent, denied_facts, settled_by_denials
 from core.records import Filters, Hit
 
 SKIP_TOP = 10  # the KL choice looks at candidates ranked 11..n_t
@@ -145,13 +145,17 @@ class DialogueSession:
     def _screen(self, questions: list[str], captions: list[str]) -> tuple[list[str], list[dict[str, str]]]:
         """Questions not asked before (by meaning) that, when in the world's terms, split the candidates: some
         but not all candidate notes state what they ask."""
-        facts_of = [text_facts(c) for c in captions if c]
+        facts_of = consistent(self.caption, self.turns, [text_facts(c) for c in captions if c])
+        denied = denied_facts(self.turns)
         out, dropped, keys = [], [], set(self.asked_keys)
         for q in questions:
             key = question_key(q)
             facts = {f for f in question_facts(q) if not f.startswith("part:")}
             if key in keys:
                 dropped.append({"question": q, "reason": "asked before (same meaning)"})
+                continue
+            if facts and any(settled_by_denials(f, denied, facts_of) for f in facts):
+                dropped.append({"question": q, "reason": "settled by earlier answers"})
                 continue
             if facts and facts_of:
                 having = sum(facts <= fs for fs in facts_of)
@@ -234,6 +238,8 @@ class DialogueSession:
         reply = " ".join((text or "").split())
         if reply or not (marked or not_relevant):
             word = answer_word(reply)
+            if q == FREE_QUESTION and word in ("yes", "no"):
+                word = "unsure"  # a yes or no to "describe the photo" says nothing about it
             key = question_key(q) if q != FREE_QUESTION else "free text"
             if key not in self.asked_keys and key != "free text":
                 self.asked_keys.append(key)

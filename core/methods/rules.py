@@ -232,6 +232,8 @@ def _phrase_question(phrase: str) -> str:
         return f"Is it {phrase}?"
     if len(words) == 2 and words[0] in MODIFIERS:
         return f"{'Are' if words[1].endswith('s') else 'Is'} its {words[1]} {words[0]}?"
+    if len(words) == 2 and words[1].endswith("ed"):  # "wings folded"
+        return f"{'Are' if words[0].endswith('s') else 'Is'} its {words[0]} {words[1]}?"
     if re.match(r"^(?:a|an|the|some|two|three|one|\d+)\b", phrase):
         return f"Does the photo show {phrase}?"
     return f"Does the photo show {_a(phrase)}?"

@@ -17,7 +17,7 @@ from core.fieldguide.species import PART_PHRASE, SPECIES
 from core.methods.decompose import SubQuery
 
 RULE_NOTE = "(Written by the offline rule from the field guide, not by an expert model.)"
-_SINGLE = ("species", "view", "pose", "behaviour", "habitat", "count", "stage", "item")
+_SINGLE = ("species", "plan", "view", "pose", "behaviour", "habitat", "count", "stage", "item")
 YES = {"yes", "y", "yeah", "yep", "correct", "true"}
 NO = {"no", "n", "nope", "false"}
 UNSURE = {"not sure", "unsure", "don't know", "dont know", "no idea", "maybe", "unknown", "?", ""}
@@ -102,6 +102,32 @@ def _conflicts(fact: str, known: set[str]) -> bool:
     return any(k.partition("=")[0] == key and k != fact for k in known)
 
 
+def settled_by_denials(fact: str, denied: set[str], candidate_facts: list[set[str]]) -> bool:
+    """True when the 'no' answers leave `fact` the only value of its attribute among the candidates (after "no"
+    to "Are its wings folded?", asking "Are its wings spread?" would ask the same thing again)."""
+    key = fact.partition("=")[0]
+    if not (key in _SINGLE or key.startswith("colour:")) or not any(d.partition("=")[0] == key for d in denied):
+        return False
+    values = {f for fs in candidate_facts for f in fs if f.partition("=")[0] == key} - denied
+    return values <= {fact}
+
+
+def denied_facts(turns) -> set[str]:
+    """Facts the user said no to."""
+    return _settled("", turns)[1]
+
+
+def consistent(caption: str, turns, per: list[set[str]]) -> list[set[str]]:
+    """The candidates' facts, leaving out candidates whose kind of organism (body plan, species, life stage)
+    contradicts the caption or a 'yes' (a moth among the candidates for "a bird") and candidates that have
+    something the user said no to: questions are about the candidates still in play. All of them if fewer
+    than two are left."""
+    known, denied, _ = _settled(caption, turns)
+    keep = [fs for fs in per if not (fs & denied) and not any(_conflicts(f, known) for f in fs
+                                                               if f.partition("=")[0] in ("plan", "species", "stage"))]
+    return keep if len(keep) >= 2 else per
+
+
 def answer_word(answer: str) -> str:
     """yes / no / unsure / text for a user's reply ('yes: the wings are red' is yes)."""
     a_norm = " ".join((answer or "").lower().split()).strip(" .!")
@@ -153,6 +179,7 @@ def questions(caption: str, turns, candidates: list[str], n: int) -> list[str] |
     if not per or not all(any(f.startswith(("species=", "plan=")) for f in fs) for fs in per):
         return None
     known, denied, asked = _settled(caption, turns)
+    per = consistent(caption, turns, per)
     asked_facts = set().union(*asked) if asked else set()
     counts: Counter[str] = Counter(f for fs in per for f in fs if not f.startswith(("part:", "stage=adult")))
     item_of: dict[str, str] = {}
@@ -163,7 +190,8 @@ def questions(caption: str, turns, candidates: list[str], n: int) -> list[str] |
                 item_of.setdefault(f.split("=")[1], beh)
     half = len(per) / 2.0
     usable = [f for f, c in counts.items() if 0 < c < len(per) and f not in known and f not in denied
-              and f not in asked_facts and not _conflicts(f, known) and not f.startswith("behaviour=none")]
+              and f not in asked_facts and not _conflicts(f, known) and not f.startswith("behaviour=none")
+              and not settled_by_denials(f, denied, per)]
     usable.sort(key=lambda f: (abs(counts[f] - half), f))
     return [_fact_question(f, item_of) for f in usable[:n]] or None
 
