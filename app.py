@@ -16,60 +16,61 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from core.backends.registry import Backends  # noqa: E402
+from core.banner import EMPTY, OWN, SYNTHETIC, banner_for  # noqa: E402
+from core.corpus import Corpus  # noqa: E402
+from core.engine import SearchEngine  # noqa: E402
 from core.errors import EcoLensError  # noqa: E402
 from core.index_store import IndexStore  # noqa: E402
 from core.ingest import Ingestor  # noqa: E402
-from core.search import SearchService  # noqa: E402
+from core.logs import configure_logging  # noqa: E402
 from core.settings import Settings, load_settings  # noqa: E402
+from core.startup import Progress, prepare_corpus  # noqa: E402
 
-STANDIN_BANNER = ("SYNTHETIC DEMO: the field-guide world (invented species) searched with offline stand-in "
-                  "models, not real CLIP / diffusion / vision-language models.")
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
-            "eval": "cli.evaluate", "eval-run": "cli.eval_run"}
+            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair"}
 
 
 @dataclass
-class Engine:
-    """Everything a command or the web app needs, wired once."""
+class Services:
+    """Everything a command or the web app needs, wired once: storage, backends, the corpus view and the one
+    search engine that every front end uses."""
 
     settings: Settings
     catalog: object
     backends: Backends
     index_store: IndexStore
-    search: SearchService
+    corpus: Corpus
+    engine: SearchEngine
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
 
-    def standin_in_use(self) -> bool:
-        return any(v["standin"] for v in self.backends.describe().values())
-
-    def ensure_corpus(self, progress=None) -> list[str]:
-        """Make sure there is something to search: the configured corpus, or else the synthetic field-guide
-        world when stand-in models are in use. Returns notices for the user."""
-        notices: list[str] = []
-        s = self.settings
+    def corpus_kind(self) -> str:
+        """What is (or, on first start, will be) searched: core.banner SYNTHETIC, OWN or EMPTY."""
         if self.catalog.count() == 0:
-            if s.corpus:
-                report = self.ingestor().run(s.corpus, progress)
-                notices.append(f"built the catalog from {s.corpus}: {report.added} photos")
-            elif self.backends.embedder.is_standin:
-                from core.fieldguide.world import build_world
+            if self.settings.corpus:
+                return OWN
+            return SYNTHETIC if self.backends.embedder.is_standin else EMPTY
+        return SYNTHETIC if self.catalog.sources() <= {"fieldguide"} else OWN
 
-                csv_path = build_world(s.path("fieldguide"), seed=0)
-                report = self.ingestor().run(csv_path, progress)
-                notices.append(f"built the synthetic field-guide world into {s.path('fieldguide')}: "
-                               f"{report.added} photos")
-            self.search.reload()
-        if self.backends.embedder.is_standin:
-            notices.insert(0, STANDIN_BANNER)
-        return notices
+    def banner(self) -> str:
+        """One truthful line about the photos and models in use ('' when all is real)."""
+        return banner_for(self.settings, self.backends.describe(), self.corpus_kind())
+
+    def ensure_corpus(self, progress: Progress | None = None) -> list[str]:
+        """Build the catalog on first use (the configured corpus, or the synthetic world with stand-in models);
+        returns notices for the user, the banner first."""
+        emb = self.backends.embedder
+        notices = prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
+                                 lambda path, step: self.ingestor().run(path, step), progress)
+        banner = self.banner()
+        return ([banner] if banner else []) + notices
 
 
-def build_engine(settings: Settings) -> Engine:
-    """Open storage and create backends (lazily) for `settings`."""
+def build_services(settings: Settings) -> Services:
+    """Open storage and create backends (lazily), the corpus view and the search engine for `settings`."""
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
@@ -80,20 +81,21 @@ def build_engine(settings: Settings) -> Engine:
     catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite")))
     backends = Backends(settings)
     store = IndexStore(settings.path())
-    return Engine(settings, catalog, backends, store, SearchService(catalog, store, backends, settings))
+    corpus = Corpus(catalog, store, backends.embedder, settings)
+    return Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings))
 
 
 @dataclass
 class Context:
-    """What a command receives: the settings, and the engine built on first use."""
+    """What a command receives: the settings, and the services built on first use."""
 
     settings: Settings
-    _engine: Engine | None = field(default=None, repr=False)
+    _services: Services | None = field(default=None, repr=False)
 
-    def engine(self) -> Engine:
-        if self._engine is None:
-            self._engine = build_engine(self.settings)
-        return self._engine
+    def services(self) -> Services:
+        if self._services is None:
+            self._services = build_services(self.settings)
+        return self._services
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -109,14 +111,16 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 def serve(ctx: Context) -> int:
-    """Build the web app on the engine and its session log, and serve it until interrupted."""
+    """Build the web app on the engine and its session log, and serve it until interrupted. The photo
+    collection is prepared in the background; the page shows its progress."""
     from storage.db import open_engine
     from storage.sessionlog import SqlSessionLog
     from ui.server import launch
 
-    engine = ctx.engine()
-    session_log = SqlSessionLog(open_engine(engine.settings.path("ecolens.sqlite")), engine.settings.path("artefacts"))
-    return launch(engine, STANDIN_BANNER, session_log)
+    services = ctx.services()
+    session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite")),
+                                services.settings.path("artefacts"))
+    return launch(services.engine, session_log, services.banner(), services.ensure_corpus)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:
@@ -135,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         overrides = {k: v for k, v in (("port", args.port), ("host", args.host)) if v}
         ctx = Context(load_settings(args.config, **overrides))
+        configure_logging(ctx.settings.path(), ctx.settings.log_level, console=args.command is None)
         if args.command is None:
             return serve(ctx)
         return importlib.import_module(COMMANDS[args.command]).run(ctx, args)

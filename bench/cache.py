@@ -29,24 +29,25 @@ def offline_backends() -> dict:
 
 
 def one_setup(label: str, per_species: int, **overrides) -> bool:
-    from app import build_engine
+    from app import build_services
     from core.fieldguide.world import build_world
-    from core.methods.pipeline import Pipeline, SearchRequest
+    from core.engine import SearchEngine
+    from core.request import SearchRequest
     from core.settings import load_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = build_world(Path(tmp) / "world", seed=0, per_species=per_species, benchmark=False)
         settings = load_settings(environ={}, data_dir=tmp, llm="rule", captioner="metadata",
                                  **{**offline_backends(), **overrides})
-        engine = build_engine(settings)
+        engine = build_services(settings)
         engine.ingestor().run(str(csv_path), None)
-        engine.search.reload()
+        engine.corpus.reload()
         request = dict(query=QUERY, method="visret", m=3, rerank="full", coverage=True, answer=True)
         times, results = [], []
         for _ in range(2):
-            pipe = Pipeline(engine.search)  # a fresh pipeline: only the disk cache carries over
+            pipe = SearchEngine(engine.corpus, engine.backends, settings)  # a fresh engine: only the disk cache carries over
             t0 = time.perf_counter()
-            results.append(pipe.run(SearchRequest(**request)))
+            results.append(pipe.search(SearchRequest(**request)))
             times.append(time.perf_counter() - t0)
     first, second = (r.stages["cache"] for r in results)
     ratio = times[0] / times[1]

@@ -72,7 +72,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from core.backends.openai_judge import OpenAIJudge
-    from core.methods.pipeline import Pipeline, SearchRequest
+    from core.engine import SearchEngine
+from core.request import SearchRequest
     from core.records import Photo
     from core.settings import Settings
     from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
@@ -89,7 +90,7 @@ def main() -> int:
         judge = OpenAIJudge.from_settings(s)
         search = FakeSearch(photos, vecs, s, backends=FakeBackends(embedder=FakeEmbedder(16), judge=judge))
         t0 = time.perf_counter()
-        res = Pipeline(search).run(SearchRequest(QUERY, rerank="subq", rerank_k=n, k=n))
+        res = SearchEngine(search, search.backends).search(SearchRequest(QUERY, rerank="subq", rerank_k=n, k=n))
         wall = time.perf_counter() - t0
     server.shutdown()
     rr = res.stages["rerank"]

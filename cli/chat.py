@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from cli.common import add_filter_args, filters_from_args
-from core.methods.plugir import DialogueSession
+from cli.common import add_filter_args, filters_from_args, prepare
 
 STOP = {"done", "quit", "exit", "q", "stop"}
 
@@ -35,11 +34,11 @@ def _ids(text: str) -> list[int]:
 
 
 def run(ctx, args) -> int:
-    engine = ctx.engine()
+    services = ctx.services()
     out = sys.stderr if args.json else sys.stdout
-    for note in engine.ensure_corpus():
+    for note in prepare(services):
         print(f"note: {note}", file=out)
-    session = DialogueSession(engine.search, args.description, filters=filters_from_args(args), k=args.k)
+    session = services.engine.dialogue(args.description, filters=filters_from_args(args), k=args.k)
     print(f"search: {session.caption}", file=out)
     _show(session.hits(), out)
     for _ in range(max(0, args.rounds)):

@@ -23,6 +23,24 @@ def progress_bar(desc: str, unit: str = "photo"):
     return update, bar
 
 
+def prepare(services) -> list[str]:
+    """services.ensure_corpus() with one progress bar per phase on stderr (the first start builds the photo
+    collection: the synthetic world is drawn, then indexed)."""
+    bars: dict[str, tuple] = {}
+
+    def step(what: str, done: int, total: int) -> None:
+        if what not in bars:
+            for _, bar in bars.values():
+                bar.close()
+            bars[what] = progress_bar(what, unit="photo")
+        bars[what][0](done, total)
+    try:
+        return services.ensure_corpus(step)
+    finally:
+        for _, bar in bars.values():
+            bar.close()
+
+
 def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--taxon", help="any rank or common name")
     p.add_argument("--date-from", help="YYYY-MM-DD")
@@ -32,7 +50,17 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--license", help="licence substring, e.g. cc0")
 
 
-def filters_from_args(args) -> Filters:
+def parse_ids(text: str | None, flag: str = "--ids") -> tuple[int, ...]:
+    """A comma-separated list of photo ids (bounds are checked with the request)."""
+    if not text:
+        return ()
+    try:
+        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise InputError(f"{flag} {text!r} is not a comma-separated list of photo ids", "e.g. 12,40,7") from None
+
+
+def filters_from_args(args, ids: tuple[int, ...] | None = None) -> Filters:
     months: tuple[int, ...] = ()
     if getattr(args, "months", None):
         try:
@@ -42,7 +70,7 @@ def filters_from_args(args) -> Filters:
         if any(not 1 <= m <= 12 for m in months):
             raise InputError(f"--months {args.months!r} is not a list of months 1-12", "e.g. --months 4,5,6")
     return Filters(taxon=args.taxon or "", date_from=parse_date(args.date_from), date_to=parse_date(args.date_to),
-                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "")
+                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "", ids=ids)
 
 
 def print_hits(result) -> None:
@@ -51,6 +79,7 @@ def print_hits(result) -> None:
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
-        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}")
+        covers = f"  covers: {'; '.join(hit.covers)}" if hit.covers else ""
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}{covers}")
     if not result.hits:
         print("no results")

@@ -12,7 +12,9 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmark", required=True, choices=BENCHMARKS,
                    help="benchmark layout of --data (fieldguide: the world's benchmark folder)")
     p.add_argument("--data", help="benchmark file or folder (INQUIRE full-rank: folder or QUERIES.csv,ANNOTATIONS.csv)")
-    p.add_argument("--images", help="root folder the benchmark's image paths are relative to; missing files are listed")
+    p.add_argument("--images", help="root folder the benchmark's image paths are relative to (default: images/ "
+                                    "beside --data, as VisRet's release lays it out); missing files are listed, an "
+                                    "item with none of its images fails")
     p.add_argument("--methods", default="baseline", help="comma-separated method names, e.g. baseline,rewrite,visret")
     p.add_argument("--baseline", help="method the significance marks compare against (default: the first)")
     p.add_argument("--metrics", help="comma-separated metrics (default: the benchmark's paper's metrics)")
@@ -21,7 +23,13 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--test", default="randomization", choices=["randomization", "t"], help="paired significance test")
     p.add_argument("--permutations", type=int, default=10_000, help="permutations of the randomisation test")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomisation test")
-    p.add_argument("--rounds", type=int, default=0, help="dialogue rounds for PlugIR evaluation (0 = none)")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="dialogue rounds for PlugIR evaluation (0 = none; --methods plugir alone uses 3)")
+    p.add_argument("--answers", action="store_true",
+                   help="also answer each question from the retrieved photos and score the answers against the "
+                        "benchmark's with an LLM judge (Visual-RAG, Visual-RAG-ME, field guide)")
+    p.add_argument("--answer-k", type=int, default=5,
+                   help="photos per ranking the answer reads (Visual-RAG-ME: per organism)")
 
 
 def add_eval_run_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,20 +1,39 @@
-"""`python app.py ingest PATH`: add a folder, an iNaturalist-style CSV or an INQUIRE parquet to the catalog."""
+"""`python app.py ingest PATH`: add a folder, an iNaturalist-style CSV, an INQUIRE parquet or a parquet of
+precomputed vectors to the catalog."""
+import argparse
 import json
 
 from cli.common import progress_bar
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 1024:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to 1024 (e.g. 2; 0 = automatic)")
+    return value
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("ingest", help="add a folder of images, an iNaturalist-style CSV or an INQUIRE parquet")
+    p = sub.add_parser("ingest", help="add a folder of images, an iNaturalist-style CSV, an INQUIRE parquet or a "
+                                      "parquet of precomputed vectors")
     p.add_argument("path")
+    p.add_argument("--engine", choices=("local", "ray"),
+                   help="local: one process (default, the ingest_engine setting); ray: Ray Data actors embed in parallel")
+    p.add_argument("--workers", type=_count, help="decoding threads (local) or embedding actors (ray); 0 = automatic")
+    p.add_argument("--model", help="for a parquet of precomputed vectors: the model that made them, when the file "
+                                   "does not say (must be the configured embedder's model)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def run(ctx, args) -> int:
-    engine = ctx.engine()
+    services = ctx.services()
     update, bar = progress_bar("ingest")
     try:
-        report = engine.ingestor().run(args.path, update)
+        report = services.ingestor().run(args.path, update, engine=args.engine, workers=args.workers,
+                                         model=args.model)
     finally:
         bar.close()
     if args.json:
@@ -22,7 +41,7 @@ def run(ctx, args) -> int:
         return 0
     print(f"ingested {args.path} ({report.kind}): {report.added} added, {report.already} already in the catalog, "
           f"{report.duplicates} duplicate(s), {len(report.skipped)} skipped, {report.reembedded} re-embedded, "
-          f"in {report.seconds:.1f} s; index: {report.index_kind}")
+          f"in {report.seconds:.1f} s; engine: {report.engine}; index: {report.index_kind}")
     for name, reason in report.skipped:
         print(f"skipping {name}: {reason}")
     for notice in report.notices:

@@ -1,28 +1,22 @@
-"""`python app.py search QUERY`: search with any retrieval method (baseline, LLM rewrite, VisRet), optional
-judge rerank, Pareto coverage and an answer with evidence. Replaces the baseline-only command."""
+"""`python app.py search QUERY`: one search through the engine, the same one the web app and the evaluation
+use: a preset (Fast, Visualize, Verify, Cover) or any combination of first stage, judge rerank, coverage and
+answer; text, example photos, or both."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
-from cli.common import add_filter_args, filters_from_args, print_hits
-from core.errors import InputError
-from core.methods.pipeline import METHODS, RERANK_MODES, Pipeline, SearchRequest
-
-
-def _ids(text: str | None) -> tuple[int, ...]:
-    if not text:
-        return ()
-    try:
-        return tuple(int(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise InputError(f"{text!r} is not a comma-separated list of photo ids", "e.g. 12,40,7") from None
+from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
+from core.presets import PRESET_NAMES, request_for
+from core.request import METHODS, RERANK_MODES, SearchRequest
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("search", help="search the catalog (baseline, rewrite or VisRet; rerank; coverage; answer)")
+    p = sub.add_parser("search", help="search the catalog (a preset, or baseline / rewrite / VisRet with rerank, "
+                                      "coverage and answer)")
     p.add_argument("query", nargs="?", default="")
+    p.add_argument("--preset", choices=PRESET_NAMES, help="search exactly as the web app's preset does "
+                                                         "(overrides --method, --rerank and --coverage)")
     p.add_argument("--k", type=int, default=None, help="number of results")
     p.add_argument("--method", choices=METHODS, default="baseline", help="first stage (default baseline)")
     p.add_argument("--m", type=int, default=None, help="VisRet: pictures generated per instruction (default 3)")
@@ -30,7 +24,7 @@ def add_parser(sub) -> None:
     p.add_argument("--rerank", choices=RERANK_MODES, default="none", help="judge rerank mode (default none)")
     p.add_argument("--rerank-k", type=int, default=None, help="candidates reranked (default 100)")
     p.add_argument("--votes", type=int, default=None, help="judge votes per question (1 or 3)")
-    p.add_argument("--coverage", action="store_true", help="Pareto coverage of the query's parts")
+    p.add_argument("--coverage", action="store_true", help="Pareto coverage: the covering photos come first")
     p.add_argument("--reference", action="store_true", help="with --coverage: also a generated reference picture")
     p.add_argument("--answer", action="store_true", help="a short answer citing photo ids")
     p.add_argument("--image", action="append", default=[], help="example photo (repeatable); alone: search by it")
@@ -70,31 +64,30 @@ def _print_stages(stages: dict) -> None:
         print(f"answer: {a['text']}")
 
 
-def run(ctx, args) -> int:
+def request_from_args(args, filters, images) -> SearchRequest:
+    options = dict(k=args.k, filters=filters, m=args.m, seeds=list(parse_ids(args.seeds, "--seeds")) or None,
+                   rerank_k=args.rerank_k, votes=args.votes, reference=args.reference, answer=args.answer,
+                   examples=images, example_ids=parse_ids(args.example_ids, "--example-ids"),
+                   relevant_ids=parse_ids(args.relevant, "--relevant"),
+                   nonrelevant_ids=parse_ids(args.not_relevant, "--not-relevant"))
+    if args.preset:
+        return request_for(args.preset, args.query, **options)
+    return SearchRequest(args.query, method=args.method, rerank=args.rerank, coverage=args.coverage, **options)
 
-    engine = ctx.engine()
-    notices = engine.ensure_corpus()
+
+def run(ctx, args) -> int:
+    services = ctx.services()
+    notices = prepare(services)
     images = []
     if args.image:
         from core.imageio import load_image
 
-        images = [load_image(p, max_pixels=engine.settings.max_image_pixels) for p in args.image]
-    filters = filters_from_args(args)
-    if args.ids:
-        filters = dataclasses.replace(filters, ids=_ids(args.ids))
-    if not args.query.strip():
-        if len(images) != 1:
-            raise InputError("No query given", 'write python app.py search "QUERY" or use --image PATH')
-        result = engine.search.search("", k=args.k, filters=filters, image=images[0])
-    else:
-        request = SearchRequest(
-            args.query, k=args.k, filters=filters, method=args.method, m=args.m,
-            seeds=list(_ids(args.seeds)) or None, rerank=args.rerank, rerank_k=args.rerank_k, votes=args.votes,
-            coverage=args.coverage, reference=args.reference, answer=args.answer, examples=images,
-            example_ids=_ids(args.example_ids), relevant_ids=_ids(args.relevant),
-            nonrelevant_ids=_ids(args.not_relevant))
-        listener = (lambda e: print(json.dumps(e, default=str), file=sys.stderr, flush=True)) if args.events else None
-        result = Pipeline(engine.search).run(request, on_event=listener)
+        images = [load_image(p, max_pixels=services.settings.max_image_pixels) for p in args.image]
+    filters = filters_from_args(args, ids=parse_ids(args.ids, "--ids") if args.ids else None)
+    request = request_from_args(args, filters, images)
+    listener = (lambda e: print(json.dumps(e.to_json(), default=str), file=sys.stderr, flush=True)) \
+        if args.events else None
+    result = services.engine.search(request, on_event=listener)
     result.notices = notices + result.notices
     if args.json:
         print(json.dumps(result.to_json(), indent=2, default=str))

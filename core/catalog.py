@@ -29,11 +29,18 @@ class Catalog(Protocol):
 
     def count(self) -> int: ...
 
+    def sources(self) -> set[str]: ...
+
     def filter_ids(self, filters: Filters) -> list[int]:
         """Ids of the photos that pass every part of `filters`."""
 
     def taxon_known(self, name: str) -> bool:
         """True if any photo has this name at any rank (case-insensitive)."""
+
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str, int]]:
+        """(name, rank, photos) for the catalog's taxon names at every rank and its common names, the `limit`
+        most photographed; one entry per name whatever its case. rank: species, common name, genus, family,
+        order, class, phylum or kingdom (the lowest rank the name is used at)."""
 
     def vector_set(self, model_id: str, dim: int) -> VectorSet:
         """The vector set of this model, created if new."""

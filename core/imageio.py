@@ -42,8 +42,12 @@ def to_rgb(image: Image.Image) -> Image.Image:
     return image.convert("RGB")
 
 
-def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_000) -> Image.Image:
-    """Decode bytes into an RGB image or raise InputError saying why it cannot be used."""
+def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_000,
+                 max_side: int | None = None, too_large_hint: str = "") -> Image.Image:
+    """Decode bytes into an RGB image or raise InputError saying why it cannot be used. The pixel count is
+    checked from the header, before any pixel is decoded. With `max_side`, the result is at most that many
+    pixels on its longer side, and a JPEG is decoded reduced (PIL draft: 1/2 to 1/8 scale), so a huge photo
+    never costs its full size in memory."""
     if not data:
         raise InputError(f"{name} is empty (0 bytes)", "re-download or re-export the file")
     try:
@@ -53,9 +57,14 @@ def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_0
             width, height = probe.size
             if width * height > max_pixels:
                 raise InputError(f"{name} has {width}x{height} pixels, over the limit of {max_pixels}",
-                                 "downscale it or raise the max_image_pixels setting")
+                                 too_large_hint or "downscale it or raise the max_image_pixels setting")
+            if max_side and probe.format == "JPEG" and max(width, height) > max_side:
+                probe.draft("RGB", _draft_box(width, height, max_side))
             probe.load()
-            return to_rgb(probe)
+            image = to_rgb(probe)
+            if max_side and max(image.size) > max_side:
+                image.thumbnail((max_side, max_side))
+            return image
     except InputError:
         raise
     except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
@@ -65,9 +74,17 @@ def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_0
         raise InputError(f"{name} is damaged or truncated ({exc})", "re-download or re-export the file") from None
 
 
-def load_image(path: str | Path, *, max_pixels: int = 80_000_000) -> Image.Image:
-    """Open a local image file as RGB, or raise InputError (missing, empty, broken, too large)."""
+def _draft_box(width: int, height: int, max_side: int) -> tuple[int, int]:
+    """The size to ask PIL's draft for so that the longer side stays at least `max_side` (draft never goes
+    below the requested size, so the final thumbnail keeps its quality)."""
+    scale = max_side / max(width, height)
+    return max(1, int(width * scale)), max(1, int(height * scale))
+
+
+def load_image(path: str | Path, *, max_pixels: int = 80_000_000, max_side: int | None = None) -> Image.Image:
+    """Open a local image file as RGB, or raise InputError (missing, empty, broken, too large); `max_side`
+    as in decode_image."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"Image {p} does not exist", "check the path")
-    return decode_image(p.read_bytes(), name=str(p), max_pixels=max_pixels)
+    return decode_image(p.read_bytes(), name=str(p), max_pixels=max_pixels, max_side=max_side)

@@ -1,9 +1,17 @@
 """The vector index of one vector set: FAISS inner product over L2-normalised rows; the FAISS id is the
-catalog photo id. The exact flat index is the canonical store (written atomically); an approximate index
-(IVF-PQ or HNSW) can be built from it for large corpora and is used for whole-corpus searches."""
+catalog photo id.
+
+Two parts. The exact flat copy (full precision, written atomically) is the reference: exact filtered
+search, exact re-scoring, the source a damaged approximate index is rebuilt from. The approximate twin
+(IVF-PQ or HNSW) serves whole-corpus searches of large corpora; it is trained once, on a sample, and every
+later vector is added to it incrementally. Its IVF lists can live in a memory-mapped file (corpora larger
+than RAM), and the flat copy can be dropped once the twin is trained (settings index_on_disk,
+index_flat_copy)."""
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -13,8 +21,29 @@ import numpy as np
 
 from core.errors import ConfigError
 
-SMALL_POOL = 50_000  # pools up to this size are scored exactly by one matrix product
-REFINE_FACTOR = 32  # IVF-PQ returns k * this candidates, re-scored exactly
+SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
+SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
+REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
+BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
+TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
+MIN_PER_LIST = 39  # FAISS wants at least this many training vectors per list
+
+
+@contextlib.contextmanager
+def _c_stdout_muted(active: bool):
+    """FAISS's on-disk lists printf() a line on every file resize; keep it out of our stdout (JSON output)."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 def set_threads(n: int) -> None:
@@ -23,148 +52,298 @@ def set_threads(n: int) -> None:
         faiss.omp_set_num_threads(n)
 
 
+def new_flat(dim: int) -> faiss.Index:
+    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+
+def approx_kind_of(index: faiss.Index) -> str:
+    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
+    return "hnsw" if "HNSW" in type(inner).__name__ else "ivfpq"
+
+
+def id_selector(pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
+    """A FAISS selector for `pool` and the buffer it reads (keep it alive while searching)."""
+    top = int(pool.max()) + 1 if len(pool) else 1
+    if top <= BITMAP_MAX_ID and pool.min(initial=0) >= 0:
+        bits = np.zeros(top, dtype=bool)
+        bits[pool] = True
+        bitmap = np.packbits(bits, bitorder="little")
+        return faiss.IDSelectorBitmap(top, faiss.swig_ptr(bitmap)), bitmap
+    return faiss.IDSelectorBatch(pool), pool
+
+
 class VectorIndex:
     """Exact inner-product index with photo ids, plus an optional approximate twin."""
 
-    def __init__(self, dim: int, flat: faiss.Index | None = None):
+    def __init__(self, dim: int, flat: faiss.Index | None = None, approx: faiss.Index | None = None):
         self.dim = dim
-        self.flat = flat if flat is not None else faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
-        self.approx: faiss.Index | None = None
-        self.approx_kind = "flat"
-        self._row_of: dict[int, int] | None = None
+        self.flat = flat if (flat is not None or approx is not None) else new_flat(dim)
+        self.approx = approx
+        self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
+        self._lookup: tuple[np.ndarray, np.ndarray] | None = None  # sorted ids, their rows
 
     # ---- persistence ------------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: Path, dim: int) -> "VectorIndex":
-        """Open the flat index at `path` (and `path`.approx if present); a missing file gives an empty index."""
-        if not Path(path).exists():
-            return cls(dim)
-        flat = faiss.read_index(str(path))
-        if flat.d != dim:
-            raise ConfigError(f"Index {path} has dimension {flat.d}, the embedder gives {dim}",
-                              "delete the index file or re-run ingest to re-embed")
-        index = cls(dim, flat)
-        approx_path = Path(str(path) + ".approx")
-        if approx_path.exists():
-            approx = faiss.read_index(str(approx_path))
-            if approx.ntotal == flat.ntotal:
-                index.approx = approx
-                inner_name = type(faiss.downcast_index(approx.index)).__name__
-                index.approx_kind = "hnsw" if "HNSW" in inner_name else "ivfpq"
-        return index
+    def load(cls, path: Path, dim: int, *, with_approx: bool = True) -> "VectorIndex":
+        """Open the flat index at `path` and its twin at `path`.approx (either may be absent; both absent
+        gives an empty index). FAISS's own errors pass through: core.index_integrity checks files first."""
+        path, approx_path = Path(path), Path(str(path) + ".approx")
+        flat = faiss.read_index(str(path)) if path.exists() else None
+        approx = None
+        if with_approx and approx_path.exists():
+            approx = faiss.read_index(str(approx_path), faiss.IO_FLAG_ONDISK_SAME_DIR)
+        for part in (flat, approx):
+            if part is not None and part.d != dim:
+                raise ConfigError(f"Index {path} has dimension {part.d}, the embedder gives {dim}",
+                                  "run `python app.py repair` to rebuild it, or re-run ingest to re-embed")
+        if flat is not None and approx is not None and approx.ntotal != flat.ntotal:
+            approx = None  # behind the flat copy (a crash between two writes): rebuilt by the next ingest
+        return cls(dim, flat, approx)
 
-    def save(self, path: Path) -> None:
-        """Write atomically: a temporary file in the same folder, then rename over the old one."""
-        _atomic_write_index(self.flat, Path(path))
-        if self.approx is not None:
-            _atomic_write_index(self.approx, Path(str(path) + ".approx"))
+    def parts(self, path: Path) -> list[tuple[faiss.Index | None, Path]]:
+        """(FAISS index or None, its file) for the flat copy and the approximate twin."""
+        return [(self.flat, Path(path)), (self.approx, Path(str(path) + ".approx"))]
+
+    def save(self, path: Path, write=None) -> None:
+        """Write atomically (a temporary file in the same folder, renamed over the old one; `write(index,
+        path)` replaces that, e.g. to add a checksum); a part that no longer exists is deleted."""
+        for part, target in self.parts(path):
+            if part is not None:
+                (write or _atomic_write_index)(part, target)
+            elif target.exists():
+                target.unlink()
 
     # ---- content ----------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return int(self.flat.ntotal)
+        return int((self.flat if self.flat is not None else self.approx).ntotal)
+
+    @property
+    def has_flat(self) -> bool:
+        return self.flat is not None
 
     def ids(self) -> np.ndarray:
-        return faiss.vector_to_array(self.flat.id_map).astype(np.int64)
+        if self.flat is not None:
+            return faiss.vector_to_array(self.flat.id_map).astype(np.int64)
+        if isinstance(self.approx, faiss.IndexIDMap2):
+            return faiss.vector_to_array(self.approx.id_map).astype(np.int64)
+        ivf = faiss.extract_index_ivf(self.approx)
+        lists = ivf.invlists
+        parts = [faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
+                 for i in range(ivf.nlist) if lists.list_size(i)]
+        return np.sort(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, np.int64)
 
     def matrix(self) -> np.ndarray:
-        """All stored vectors, row i belonging to ids()[i] (a view on FAISS memory, no copy)."""
+        """All stored vectors, row i belonging to ids()[i] (a view on FAISS memory when the flat copy is
+        kept; reconstructed, and for IVF-PQ approximate, when it is not)."""
+        if self.flat is None:
+            return self.vectors(self.ids())
         inner = faiss.downcast_index(self.flat.index)
         n = int(inner.ntotal)
         if n == 0:
             return np.zeros((0, self.dim), np.float32)
         return faiss.rev_swig_ptr(inner.get_xb(), n * self.dim).reshape(n, self.dim)
 
-    def _rows(self) -> dict[int, int]:
-        if self._row_of is None or len(self._row_of) != len(self):
-            self._row_of = {int(i): r for r, i in enumerate(self.ids())}
-        return self._row_of
+    def _rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """Row of each id in the flat copy, -1 where absent (vectorised: a sorted copy of the ids)."""
+        if self._lookup is None or len(self._lookup[0]) != len(self):
+            all_ids = self.ids()
+            order = np.argsort(all_ids, kind="stable")
+            self._lookup = (all_ids[order], order)
+        sorted_ids, rows = self._lookup
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(sorted_ids):
+            return np.full(len(ids), -1, np.int64)
+        pos = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+        return np.where(sorted_ids[pos] == ids, rows[pos], -1)
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        if vectors.shape[1] != self.dim:
-            raise ConfigError(f"Vectors of dimension {vectors.shape[1]} do not fit an index of {self.dim}",
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+            raise ConfigError(f"Vectors of dimension {vectors.shape[-1]} do not fit an index of {self.dim}",
                               "the embedder changed: re-run ingest")
-        self.flat.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
-        self.approx, self._row_of = None, None  # the approximate twin is stale now
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.flat is not None:
+            self.flat.add_with_ids(vectors, ids)
+        if self.approx is not None:  # why: trained once; later vectors join it without retraining
+            with _c_stdout_muted(self.on_disk):
+                self.approx.add_with_ids(vectors, ids)
+        self._lookup = None
 
     def remove(self, ids: Sequence[int]) -> int:
         if not len(ids):
             return 0
-        removed = self.flat.remove_ids(faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64)))
-        self.approx, self._row_of = None, None
-        return int(removed)
+        sel = faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
+        removed = int(self.flat.remove_ids(sel)) if self.flat is not None else 0
+        if self.approx is not None:
+            try:
+                removed = max(removed, int(self.approx.remove_ids(sel)))
+            except RuntimeError:  # HNSW and on-disk lists cannot remove: rebuilt from the flat copy
+                if self.flat is None:
+                    raise
+                self.approx, self.approx_kind = None, "flat"
+        self._lookup = None
+        return removed
 
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         """The stored vectors of `ids` in that order; KeyError for an id not in the index."""
-        rows = self._rows()
-        return self.matrix()[[rows[int(i)] for i in ids]] if len(ids) else np.zeros((0, self.dim), np.float32)
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return np.zeros((0, self.dim), np.float32)
+        if self.flat is None:
+            try:
+                return self.approx.reconstruct_batch(ids)
+            except RuntimeError:
+                raise KeyError(f"photo id(s) not in the index: {ids[:5].tolist()}") from None
+        rows = self._rows_of(ids)
+        if (rows < 0).any():
+            raise KeyError(f"photo id(s) not in the index: {ids[rows < 0][:5].tolist()}")
+        return self.matrix()[rows]
 
     def contains(self, photo_id: int) -> bool:
-        return int(photo_id) in self._rows()
+        return bool(self._rows_of(np.array([photo_id]))[0] >= 0) if self.flat is not None else \
+            bool(np.isin(photo_id, self.ids()))
 
     # ---- search -----------------------------------------------------------------------------------
     def search(self, queries: np.ndarray, k: int, pool: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (scores, ids) per query row; ids of -1 pad short results. `pool` restricts the candidates:
-        small pools are scored exactly, large ones through a FAISS id selector."""
+        small pools are scored exactly, large ones through a FAISS id selector (bitmap or hash set)."""
         q = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         if pool is None:
-            index = self.approx if self.approx is not None else self.flat
-            return index.search(q, k)
+            return self._search_all(q, k)
         pool = np.asarray(pool, dtype=np.int64)
-        if len(pool) <= SMALL_POOL:
+        if len(pool) <= SMALL_POOL or len(pool) * SMALL_POOL_SHARE <= len(self):
             return self._search_small_pool(q, k, pool)
-        params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(pool))
-        return self.flat.search(q, k, params=params)
+        sel, _keep = id_selector(pool)
+        if self.flat is not None:
+            return self.flat.search(q, k, params=faiss.SearchParameters(sel=sel))
+        if self.approx_kind == "hnsw":
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self._ef_search()))
+        else:  # a sparse pool needs more lists probed to fill k
+            ivf = faiss.extract_index_ivf(self.approx)
+            share = len(pool) / max(1, len(self))
+            params = faiss.SearchParametersIVF(sel=sel, nprobe=min(ivf.nlist, int(np.ceil(ivf.nprobe / share))))
+        return self.approx.search(q, k, params=params)
 
-    def _search_small_pool(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rows = self._rows()
-        present = np.array([i for i in pool if int(i) in rows], dtype=np.int64)
+    def _ef_search(self) -> int:
+        return int(faiss.downcast_index(self.approx.index).hnsw.efSearch)
+
+    def _search_all(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.approx is None:
+            return self.flat.search(q, k)
+        if self.approx_kind != "ivfpq" or self.flat is None:
+            return self.approx.search(q, k)
+        # why refine: PQ codes reorder close neighbours; re-scoring a short list exactly restores them
+        _, short = self.approx.search(q, k * REFINE_FACTOR)
         scores = np.full((len(q), k), -np.inf, np.float32)
         ids = np.full((len(q), k), -1, np.int64)
-        if len(present) == 0:
+        for r in range(len(q)):
+            cand = short[r][short[r] >= 0]
+            if not len(cand):
+                continue
+            sims = self.vectors(cand) @ q[r]
+            order = np.lexsort((cand, -sims))[:k]
+            scores[r, :len(order)], ids[r, :len(order)] = sims[order], cand[order]
+        return scores, ids
+
+    def _search_small_pool(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.flat is not None:
+            rows = self._rows_of(pool)
+            present, rows = pool[rows >= 0], rows[rows >= 0]
+            mat = self.matrix()[rows] if len(rows) else None
+        else:
+            present = pool[np.isin(pool, self.ids())]
+            mat = self.vectors(present) if len(present) else None
+        scores = np.full((len(q), k), -np.inf, np.float32)
+        ids = np.full((len(q), k), -1, np.int64)
+        if mat is None:
             return scores, ids
-        sims = q @ self.matrix()[[rows[int(i)] for i in present]].T
         take = min(k, len(present))
         for r in range(len(q)):
+            sims = mat @ q[r]  # why per row: a matrix-vector product; a 1-row GEMM wakes every BLAS thread
+            top = np.argpartition(-sims, take - 1)[:take] if take < len(present) else np.arange(len(present))
             # stable sort on (-score, id) so equal scores come out in a fixed order
-            order = np.lexsort((present, -sims[r]))[:take]
-            scores[r, :take], ids[r, :take] = sims[r, order], present[order]
+            order = top[np.lexsort((present[top], -sims[top]))]
+            scores[r, :take], ids[r, :take] = sims[order], present[order]
         return scores, ids
 
     # ---- approximate twin -------------------------------------------------------------------------
-    def build_approximate(self, kind: str, *, nlist: int = 0, pq_m: int = 64, nprobe: int = 32,
-                          hnsw_m: int = 32, ef_search: int = 128, seed: int = 0) -> str:
-        """Build an IVF-PQ or HNSW twin from the flat vectors; returns the kind in use ('flat' if the
-        corpus is too small to train one)."""
-        n = len(self)
-        if kind == "flat" or n == 0:
+    def ensure_approximate(self, kind: str, *, nlist: int = 0, pq_m: int = 64, nprobe: int = 32,
+                           hnsw_m: int = 32, ef_search: int = 128, on_disk: Path | None = None,
+                           keep_flat: bool = True, seed: int = 0) -> str:
+        """Make the approximate twin of `kind` exist and hold every vector: an existing twin of that kind
+        is kept (new vectors were added to it as they came), otherwise one is trained on a sample. Returns
+        the kind in use ('flat' while the corpus is too small to train IVF-PQ). `on_disk`: file for the IVF
+        lists. `keep_flat` False drops the flat copy once a twin holds the vectors."""
+        if kind == "flat" or len(self) == 0:
+            if self.flat is None and self.approx is not None:  # back to exact: rebuild the flat copy
+                self.flat = new_flat(self.dim)
+                self.flat.add_with_ids(self.matrix_from_approx(), self.ids())
             self.approx, self.approx_kind = None, "flat"
             return "flat"
-        x, ids = np.ascontiguousarray(self.matrix()), self.ids()
+        if kind not in ("ivfpq", "hnsw"):
+            raise ConfigError(f"Unknown index type {kind!r}", "use flat, ivfpq or hnsw")
+        if self.approx is None or self.approx_kind != kind:
+            if self.flat is None:
+                raise ConfigError(f"The {self.approx_kind} index cannot become {kind} without the flat copy",
+                                  "run `python app.py repair --reembed` to embed the photos again")
+            built = self._train(kind, nlist, pq_m, nprobe, hnsw_m, ef_search, on_disk, seed)
+            if built is None:
+                return "flat"
+            self.approx, self.approx_kind = built, kind
+            self._add_all_to_approx()
+        if not keep_flat:
+            self.flat = None
+            self._lookup = None
+        return kind
+
+    def matrix_from_approx(self) -> np.ndarray:
+        return self.approx.reconstruct_batch(self.ids())
+
+    def _train(self, kind, nlist, pq_m, nprobe, hnsw_m, ef_search, on_disk, seed) -> faiss.Index | None:
+        n = len(self)
         if kind == "hnsw":
             inner = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             inner.hnsw.efSearch = ef_search
-            approx = faiss.IndexIDMap2(inner)
-        elif kind == "ivfpq":
-            nlist = nlist or max(1, int(4 * np.sqrt(n)))
-            if n < 39 * nlist or self.dim % pq_m:
-                self.approx, self.approx_kind = None, "flat"
-                return "flat"
-            quantizer = faiss.IndexFlatIP(self.dim)
-            ivf = faiss.IndexIVFPQ(quantizer, self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
-            ivf.cp.seed = seed
-            rng = np.random.default_rng(seed)
-            ivf.train(x[rng.choice(n, size=min(n, 64 * nlist), replace=False)])
-            ivf.nprobe = nprobe
-            # why refine: PQ codes alone reorder close neighbours; re-scoring a short list exactly restores them
-            inner = faiss.IndexRefineFlat(ivf)
-            inner.k_factor = REFINE_FACTOR
-            approx = faiss.IndexIDMap2(inner)
-        else:
-            raise ConfigError(f"Unknown index type {kind!r}", "use flat, ivfpq or hnsw")
-        approx.add_with_ids(x, ids)
-        self.approx, self.approx_kind = approx, kind
-        return kind
+            return faiss.IndexIDMap2(inner)
+        nlist = nlist or max(1, int(2 * np.sqrt(n)))
+        if n < MIN_PER_LIST * nlist or self.dim % pq_m:
+            return None
+        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(self.dim), self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = seed
+        rows = np.random.default_rng(seed).choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
+        ivf.train(np.ascontiguousarray(self.matrix()[np.sort(rows)]))
+        ivf.nprobe = nprobe
+        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct by photo id
+        if on_disk is not None:
+            on_disk.parent.mkdir(parents=True, exist_ok=True)
+            if on_disk.exists():
+                on_disk.unlink()
+            lists = faiss.OnDiskInvertedLists(nlist, ivf.code_size, str(on_disk))
+            ivf.replace_invlists(lists, True)
+            lists.this.disown()  # the index owns and frees it
+        return ivf
+
+    def _add_all_to_approx(self, chunk: int = 100_000) -> None:
+        ids, mat = self.ids(), self.matrix()
+        with _c_stdout_muted(self.on_disk):
+            for i in range(0, len(ids), chunk):
+                self.approx.add_with_ids(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+
+    @property
+    def on_disk(self) -> bool:
+        """True when the approximate index's inverted lists live in a memory-mapped file."""
+        ivf = faiss.try_extract_index_ivf(self.approx) if self.approx is not None else None
+        return ivf is not None and isinstance(ivf.invlists, faiss.OnDiskInvertedLists) or (
+            ivf is not None and "OnDisk" in type(faiss.downcast_InvertedLists(ivf.invlists)).__name__)
+
+    def rebuild_approximate(self) -> None:
+        """Empty the twin (keeping its training) and add every flat vector again."""
+        self.approx.reset()
+        self._add_all_to_approx()
+
+    # kept for callers of the earlier name: builds (or keeps) the twin
+    def build_approximate(self, kind: str, **kw) -> str:
+        return self.ensure_approximate(kind, **kw)
 
 
 def _atomic_write_index(index: faiss.Index, path: Path) -> None:

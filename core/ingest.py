@@ -1,203 +1,178 @@
-"""Ingest: read photos from a source, skip duplicates and broken files with reasons, embed in batches, and
-add them to the catalog and the index. Resumable (the index is checkpointed, the catalog follows it) and
-incremental (known content hashes are not read twice)."""
+"""Ingest: read photos from a source, skip duplicates and broken files with reasons, embed them, and add
+them to the catalog and the index. Resumable (the index is checkpointed, the catalog follows it) and
+incremental (known content hashes are not embedded twice).
+
+Three phases whatever the engine: scan and hash (deduplicated against the catalog), embed (the local
+engine's decoding threads, or Ray Data actors), commit on this process (the one SQLite writer, FAISS and
+its checkpoints). A parquet of precomputed vectors skips the embedding (core.precomputed)."""
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
-
-from PIL import Image
+from typing import Callable
 
 from core.backends.base import Embedder
-from core.catalog import Catalog
+from core.catalog import Catalog, VectorSet
 from core.errors import InputError
-from core.imageio import decode_image, load_image
+from core.index import VectorIndex
 from core.index_store import IndexStore
-from core.records import Photo
+from core.ingest_state import Deduper, EmbeddedBatch, IngestReport
 from core.settings import Settings
-from core.sources import SourceItem, content_hash, scan
+from core.sources import scan
+
+__all__ = ["Ingestor", "IngestReport"]
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
-
-
-@dataclass
-class IngestReport:
-    source: str
-    kind: str = ""
-    seen: int = 0
-    added: int = 0
-    already: int = 0  # in the catalog from an earlier run
-    duplicates: int = 0  # same content as another file of this run
-    reembedded: int = 0  # catalog photos that had no vector yet (an interrupted run, a new model)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (name, reason)
-    ignored: list[str] = field(default_factory=list)  # not images by their suffix
-    notices: list[str] = field(default_factory=list)
-    index_kind: str = "flat"
-    seconds: float = 0.0
-
-    def to_json(self) -> dict:
-        return {"source": self.source, "kind": self.kind, "seen": self.seen, "added": self.added,
-                "already_indexed": self.already, "duplicates": self.duplicates, "reembedded": self.reembedded,
-                "skipped": [{"path": n, "reason": r} for n, r in self.skipped], "ignored": self.ignored,
-                "notices": self.notices, "index": self.index_kind, "seconds": round(self.seconds, 2)}
+RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
 
 
 class Ingestor:
     def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings):
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
-        self._bad: dict[str, str] = {}  # content hash -> why it cannot be used
 
-    def run(self, path: str | Path, progress: Progress | None = None) -> IngestReport:
-        """Ingest every photo of `path` (folder, CSV or parquet); raises InputError only if `path` itself is
-        unusable or another ingest is writing to the same data directory. Bad photos are skipped and listed
-        in the report."""
-        self.settings.path().mkdir(parents=True, exist_ok=True)
-        with open(self.settings.path("ingest.lock"), "w") as lock:
-            try:  # why: two ingests would both rewrite the index file and one's vectors would be lost
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise InputError(f"Another ingest is running in {self.settings.path()}",
-                                 "wait for it to finish, then run this ingest again") from None
-            try:
-                return self._run(path, progress)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+    def run(self, path: str | Path, progress: Progress | None = None, *, engine: str | None = None,
+            workers: int | None = None, model: str | None = None) -> IngestReport:
+        """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, or a parquet of precomputed vectors);
+        raises InputError only if `path` itself is unusable or another ingest is writing to the same data
+        directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
+        ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors."""
+        with self._locked():
+            return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
+                             self.settings.ingest_workers if workers is None else workers, model)
 
-    def _run(self, path: str | Path, progress: Progress | None) -> IngestReport:
+    def reembed(self, progress: Progress | None = None, *, retrain: bool = False) -> IngestReport:
+        """Embed the catalog photos that have no vector in the current embedder's set (after a repair);
+        `retrain`: train the approximate index again on the corpus as it is now."""
+        with self._locked():
+            return self._run(None, progress, self.settings.ingest_engine, self.settings.ingest_workers, None,
+                             retrain=retrain)
+
+    def _locked(self):
+        settings = self.settings
+        settings.path().mkdir(parents=True, exist_ok=True)
+
+        class _Lock:
+            def __enter__(inner):
+                inner.fh = open(settings.path("ingest.lock"), "w")
+                try:  # why: two ingests would both rewrite the index file and one's vectors would be lost
+                    fcntl.flock(inner.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    inner.fh.close()
+                    raise InputError(f"Another ingest is running in {settings.path()}",
+                                     "wait for it to finish, then run this ingest again") from None
+
+            def __exit__(inner, *exc):
+                fcntl.flock(inner.fh, fcntl.LOCK_UN)
+                inner.fh.close()
+        return _Lock()
+
+    def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
+             model: str | None, retrain: bool = False) -> IngestReport:
         started = time.perf_counter()
-        source = scan(path, self.settings.path("media", Path(str(path)).stem))
-        report = IngestReport(source=str(path), kind=source.kind, ignored=source.ignored)
-        run_id = self.catalog.start_ingest(str(path))
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
-        index, rec = self.store.open(vs, self.catalog)
+        index, rec = self.store.open(vs, self.catalog, writer=True)
+        if retrain and index.approx is not None and index.has_flat:
+            index.approx, index.approx_kind = None, "flat"
+        report = IngestReport(source=str(path or "(catalog)"), engine=engine_name)
         report.notices += rec.notices()
-        index_path = self.store.path_for(vs)
-        pending: list[int] = []
-        last_checkpoint = time.monotonic()
+        run_id = self.catalog.start_ingest(str(path or "(re-embed)"))
+        commit = _Committer(self, vs, index, run_id, report)
+        from core.precomputed import is_precomputed, precomputed_batches
 
-        def checkpoint() -> None:
-            nonlocal last_checkpoint
-            index.save(index_path)
-            if pending:
-                self.catalog.mark_indexed(vs.id, pending)
-                pending.clear()
-            last_checkpoint = time.monotonic()
-
-        total = len(source.items)
+        if path is not None and is_precomputed(path):
+            report.kind, report.engine = "precomputed", "precomputed"
+            total = 0
+            batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings)
+        else:
+            source = scan(path, self.settings.path("media", path.stem)) if path is not None else None
+            items = source.items if source else []
+            report.kind, report.ignored = (source.kind, source.ignored) if source else ("catalog", [])
+            total = len(items)
+            resume = self.catalog.get_photos(self.catalog.unindexed_ids(vs.id))
+            batches = self._engine(engine_name, workers, report).batches(resume, items, Deduper(self.catalog, report),
+                                                                         report)
         done = 0
-        for batch, new in self._batches(source.items, vs.id, report):
-            if batch.images:
-                if new:
-                    self.catalog.add_photos(batch.photos, run_id)
-                vectors = self.embedder.embed_images(batch.images)
-                index.add([p.id for p in batch.photos], vectors)
-                pending += [p.id for p in batch.photos]
-                if new:
-                    report.added += len(batch.photos)
-                else:
-                    report.reembedded += len(batch.photos)
-            if new:
-                done += batch.seen
-                if progress:
-                    progress(done, total)
-            if time.monotonic() - last_checkpoint >= self.settings.checkpoint_s:
-                checkpoint()
-        checkpoint()
-        report.seen = total
-        if self.settings.index_type != "flat":
-            report.index_kind = index.build_approximate(
-                self.settings.index_type, nlist=self.settings.index_nlist, pq_m=self.settings.index_pq_m,
-                nprobe=self.settings.index_nprobe, hnsw_m=self.settings.hnsw_m, ef_search=self.settings.hnsw_ef_search)
-            if report.index_kind != self.settings.index_type:
-                report.notices.append(f"index: too few photos ({len(index)}) to train {self.settings.index_type}; "
-                                      "the exact flat index is used")
-            index.save(index_path)
+        for batch in batches:
+            commit.add(batch)
+            done += batch.seen
+            if progress and batch.seen:
+                progress(done, max(total, done))
+        commit.checkpoint()
+        report.seen = total or done
+        self._finish_index(vs, index, report)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
 
-    # ---- batching with one batch prepared ahead (reading and decoding overlap the embedding) ----
-    def _batches(self, items: list[SourceItem], vs_id: int, report: IngestReport) -> Iterator[tuple["_PreparedBatch", bool]]:
-        for batch in self._resume_batches(vs_id, report):
-            yield batch, False
-        size = self.settings.batch_size
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        seen_hashes: dict[str, str] = {}
-        self._bad.clear()
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(self._prepare, chunks[0], seen_hashes, report) if chunks else None
-            for i in range(len(chunks)):
-                batch = future.result()
-                future = pool.submit(self._prepare, chunks[i + 1], seen_hashes, report) if i + 1 < len(chunks) else None
-                yield batch, True
+    def _engine(self, name: str, workers: int, report: IngestReport):
+        if name == "ray":
+            from core.ingest_ray import RayEngine
 
-    def _resume_batches(self, vs_id: int, report: IngestReport) -> Iterator["_PreparedBatch"]:
-        """Catalog photos without a vector in this set (an interrupted run, or a new embedder)."""
-        missing = self.catalog.unindexed_ids(vs_id)
-        size = self.settings.batch_size
-        for i in range(0, len(missing), size):
-            photos, images = [], []
-            for photo in self.catalog.get_photos(missing[i:i + size]):
-                try:
-                    images.append(load_image(photo.path, max_pixels=self.settings.max_image_pixels))
-                    photos.append(photo)
-                except InputError as exc:
-                    report.skipped.append((photo.path, f"{exc.message}; fix the file and ingest again"))
-            yield _PreparedBatch(photos, images, 0)
+            engine = RayEngine(self.embedder, self.settings, workers)
+        elif name == "local":
+            from core.ingest_local import LocalEngine
 
-    def _prepare(self, chunk: list[SourceItem], seen: dict[str, str], report: IngestReport) -> "_PreparedBatch":
-        """Read, hash and decode one chunk. `seen` maps content hashes of this run to the first file's name,
-        or to a reason when that content could not be used (a copy of a broken file is broken too)."""
-        read: list[tuple[SourceItem, bytes, str]] = []
-        for item in chunk:
-            try:
-                data = item.read()
-            except OSError as exc:
-                report.skipped.append((item.name, f"cannot be read ({exc.strerror or exc}); check the path and permissions"))
-                continue
-            if not data:
-                report.skipped.append((item.name, "is empty (0 bytes); re-download or re-export the file"))
-                continue
-            read.append((item, data, content_hash(data)))
-        known = self.catalog.ids_for_hashes([h for _, _, h in read])
-        photos, images = [], []
-        for item, data, digest in read:
-            if digest in self._bad:
-                report.skipped.append((item.name, self._bad[digest]))
-                continue
-            if digest in seen:
-                report.duplicates += 1
-                if report.duplicates <= 20:  # a few examples; the count says the rest
-                    report.notices.append(f"{item.name}: same content as {seen[digest]}; skipped")
-                continue
-            if digest in known:
-                report.already += 1
-                continue
-            try:
-                image = decode_image(data, name=item.name, max_pixels=self.settings.max_image_pixels)
-            except InputError as exc:
-                reason = f"{exc.message}; {exc.hint}" if exc.hint else exc.message
-                self._bad[digest] = reason.replace(item.name, "the file")
-                report.skipped.append((item.name, reason))
-                continue
-            seen[digest] = item.name
-            photo = item.photo
-            photo.sha256, photo.bytes, (photo.width, photo.height) = digest, len(data), image.size
-            if item.save_to is not None:
-                item.save_to.parent.mkdir(parents=True, exist_ok=True)
-                if not item.save_to.exists():
-                    item.save_to.write_bytes(data)
-            photos.append(photo)
-            images.append(image)
-        return _PreparedBatch(photos, images, len(chunk))
+            engine = LocalEngine(self.embedder, dataclasses.replace(self.settings, ingest_workers=workers))
+        else:
+            raise InputError(f"Unknown ingest engine {name!r}", "use --engine local or --engine ray")
+        report.workers = engine.workers
+        return engine
+
+    def _finish_index(self, vs: VectorSet, index: VectorIndex, report: IngestReport) -> None:
+        s = self.settings
+        before = (index.approx_kind, index.has_flat, len(index))
+        trained_on = len(index) if index.approx is None else None
+        report.index_kind = index.ensure_approximate(
+            s.index_type, nlist=s.index_nlist, pq_m=s.index_pq_m, nprobe=s.index_nprobe, hnsw_m=s.hnsw_m,
+            ef_search=s.hnsw_ef_search, on_disk=self.store.lists_path_for(vs) if s.index_on_disk else None,
+            keep_flat=s.index_flat_copy)
+        if report.index_kind != s.index_type:
+            report.notices.append(f"index: too few photos ({len(index)}) to train {s.index_type}; "
+                                  "the exact flat index is used")
+        if (index.approx_kind, index.has_flat, len(index)) != before:
+            self.store.save(vs, index)
+        if report.index_kind == "ivfpq":
+            meta = self.store.root / f"vectors-{vs.id}.trained"
+            if trained_on is not None and index.approx is not None:
+                meta.write_text(str(trained_on))
+            elif meta.exists() and len(index) > RETRAIN_GROWTH * int(meta.read_text() or 1):
+                report.notices.append(f"index: the ivfpq index was trained when the corpus had {meta.read_text()} "
+                                      f"photos and it has {len(index)} now; `python app.py repair --retrain` "
+                                      "trains it again for the larger corpus")
 
 
-@dataclass
-class _PreparedBatch:
-    photos: list[Photo]
-    images: list[Image.Image]
-    seen: int
+class _Committer:
+    """Commits embedded batches on this process: catalog rows, index vectors, periodic checkpoints. A photo
+    is recorded as indexed only once the index file holding its vector has been written."""
+
+    def __init__(self, ingestor: Ingestor, vs: VectorSet, index: VectorIndex, run_id: int, report: IngestReport):
+        self.catalog, self.store, self.vs, self.index = ingestor.catalog, ingestor.store, vs, index
+        self.run_id, self.report, self.every = run_id, report, ingestor.settings.checkpoint_s
+        self.pending: list[int] = []
+        self.last = time.monotonic()
+
+    def add(self, batch: EmbeddedBatch) -> None:
+        if batch.photos:
+            if batch.new:
+                self.catalog.add_photos(batch.photos, self.run_id)
+            ids = [p.id for p in batch.photos]
+            self.index.add(ids, batch.vectors)
+            self.pending += ids
+            if batch.new:
+                self.report.added += len(ids)
+            else:
+                self.report.reembedded += len(ids)
+        if time.monotonic() - self.last >= self.every:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        self.store.save(self.vs, self.index)
+        if self.pending:
+            self.catalog.mark_indexed(self.vs.id, self.pending)
+            self.pending.clear()
+        self.last = time.monotonic()

@@ -1,5 +1,5 @@
-"""Relevance labels out of the session log: export to CSV, JSONL and the INQUIRE-Rerank column layout, and
-agreement between two annotators (Cohen's kappa)."""
+"""Relevance labels out of the session log: export to CSV, JSONL and the INQUIRE-Rerank column layout,
+agreement between two annotators (Cohen's kappa), and the photos they disagree on, to adjudicate."""
 from __future__ import annotations
 
 import csv
@@ -9,16 +9,20 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from core.errors import InputError
+from core.exports import public_name
 from core.records import Photo
 from core.sessionlog import SKIPPED, Label
 
 EXPORT_FORMATS = ("csv", "jsonl", "inquire-rerank")
 LABEL_COLUMNS = ("session_id", "query", "photo_id", "label", "annotator", "seconds", "created_at")
-# the columns of the INQUIRE-Rerank parquet files, minus the image bytes (the file name points at the photo)
-INQUIRE_RERANK_COLUMNS = ("query", "relevant", "clip_score", "inat24_image_id", "inat24_file_name",
+# the columns of the INQUIRE-Rerank parquet files, minus the image bytes (the file name points at the photo),
+# plus who judged: one row per (query, photo, annotator)
+INQUIRE_RERANK_COLUMNS = ("query", "relevant", "annotator", "clip_score", "inat24_image_id", "inat24_file_name",
                           "supercategory", "category", "iconic_group", "inat24_species_id",
                           "inat24_species_name", "latitude", "longitude", "location_uncertainty", "date",
                           "license", "rights_holder")
+# the annotator name under which an adjudicator's final word on a disagreement is saved
+ADJUDICATED = "adjudicated"
 
 
 def latest(labels: Sequence[Label]) -> list[Label]:
@@ -34,11 +38,13 @@ def _label_row(lb: Label) -> dict:
             "annotator": lb.annotator, "seconds": round(lb.seconds, 3), "created_at": lb.created_at.isoformat()}
 
 
-def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float]) -> dict:
+def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float], roots: Sequence[Path | str]) -> dict:
     p = photo or Photo(path="")
     extra = p.extra or {}
-    return {"query": lb.query, "relevant": lb.label, "clip_score": scores.get(lb.photo_id, ""),
-            "inat24_image_id": extra.get("inat24_image_id", lb.photo_id), "inat24_file_name": p.path,
+    return {"query": lb.query, "relevant": lb.label, "annotator": lb.annotator,
+            "clip_score": scores.get(lb.photo_id, ""),
+            "inat24_image_id": extra.get("inat24_image_id", lb.photo_id),
+            "inat24_file_name": public_name(p, roots) if photo else "",
             "supercategory": extra.get("supercategory", p.kingdom), "category": extra.get("category", p.class_name),
             "iconic_group": extra.get("iconic_group", p.class_name),
             "inat24_species_id": extra.get("inat24_species_id", ""), "inat24_species_name": p.scientific_name,
@@ -50,11 +56,13 @@ def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float]) ->
 
 
 def export_labels(labels: Sequence[Label], fmt: str, path: Path | str,
-                  photos: Mapping[int, Photo] | None = None, scores: Mapping[int, float] | None = None) -> int:
+                  photos: Mapping[int, Photo] | None = None, scores: Mapping[int, float] | None = None,
+                  roots: Sequence[Path | str] = ()) -> int:
     """Write `labels` to `path` in `fmt` (csv | jsonl | inquire-rerank) and return the number of rows.
 
-    csv and jsonl keep every label as made; inquire-rerank keeps each annotator's latest relevant / not
-    relevant judgement (skips dropped) with the photo's metadata from `photos`."""
+    csv and jsonl keep every label as made; inquire-rerank keeps one row per (query, photo, annotator): that
+    annotator's latest relevant / not relevant judgement (skips dropped), with the photo's metadata from
+    `photos` and its file named relative to `roots` (core.exports.public_name)."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_FORMATS))
     path = Path(path)
@@ -68,7 +76,7 @@ def export_labels(labels: Sequence[Label], fmt: str, path: Path | str,
         rows, columns = [_label_row(lb) for lb in labels], LABEL_COLUMNS
     else:
         photos, scores = photos or {}, scores or {}
-        rows = [_inquire_row(lb, photos.get(lb.photo_id), scores)
+        rows = [_inquire_row(lb, photos.get(lb.photo_id), scores, roots)
                 for lb in latest(labels) if lb.label != SKIPPED]
         columns = INQUIRE_RERANK_COLUMNS
     with path.open("w", encoding="utf-8", newline="") as fh:
@@ -103,10 +111,7 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:
 
 def agreement(labels: Sequence[Label], first: str = "", second: str = "") -> list[Agreement]:
     """Kappa for each pair of annotators (or just `first` vs `second`) over the pairs both judged."""
-    by_annotator: dict[str, dict[tuple[str, int], int]] = {}
-    for lb in latest(labels):
-        if lb.label != SKIPPED:
-            by_annotator.setdefault(lb.annotator, {})[(lb.query, lb.photo_id)] = lb.label
+    by_annotator = _judgements(labels)
     names = sorted(by_annotator)
     pairs = [(first, second)] if first and second else [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
     out = []
@@ -120,3 +125,34 @@ def agreement(labels: Sequence[Label], first: str = "", second: str = "") -> lis
         observed = sum(p == q for p, q in zip(la, lb_)) / len(shared)
         out.append(Agreement((x, y), len(shared), observed, cohen_kappa(la, lb_)))
     return out
+
+
+def _judgements(labels: Sequence[Label]) -> dict[str, dict[tuple[str, int], int]]:
+    """annotator -> (query, photo) -> latest relevant / not relevant label; skips and adjudications left out."""
+    out: dict[str, dict[tuple[str, int], int]] = {}
+    for lb in latest(labels):
+        if lb.label != SKIPPED and lb.annotator != ADJUDICATED:
+            out.setdefault(lb.annotator, {})[(lb.query, lb.photo_id)] = lb.label
+    return out
+
+
+@dataclass
+class Disagreement:
+    query: str
+    photo_id: int
+    labels: dict[str, int]  # annotator -> latest label (1 / 0)
+    adjudicated: int | None  # the adjudicator's label, None while undecided
+
+
+def disagreements(labels: Sequence[Label]) -> list[Disagreement]:
+    """The (query, photo) pairs on which annotators' latest labels differ, in first-labelled order, each with
+    the adjudicated label if one was given."""
+    by_annotator = _judgements(labels)
+    pairs: dict[tuple[str, int], dict[str, int]] = {}
+    for lb in latest(labels):
+        key = (lb.query, lb.photo_id)
+        if lb.annotator in by_annotator and key in by_annotator[lb.annotator]:
+            pairs.setdefault(key, {})[lb.annotator] = by_annotator[lb.annotator][key]
+    final = {(lb.query, lb.photo_id): lb.label for lb in latest(labels) if lb.annotator == ADJUDICATED}
+    return [Disagreement(q, pid, dict(sorted(who.items())), final.get((q, pid)))
+            for (q, pid), who in pairs.items() if len(set(who.values())) > 1]

@@ -61,10 +61,27 @@ class Filters:
     def is_empty(self) -> bool:
         return self == Filters()
 
+    def to_json(self) -> dict[str, Any]:
+        """The parts that are set, JSON-ready (an explicit id pool is given as its size)."""
+        out: dict[str, Any] = {}
+        for name in ("taxon", "license"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        for name in ("date_from", "date_to"):
+            if getattr(self, name):
+                out[name] = getattr(self, name).isoformat()
+        if self.months:
+            out["months"] = list(self.months)
+        if self.bbox:
+            out["bbox"] = list(self.bbox)
+        if self.ids is not None:
+            out["ids"] = len(self.ids)
+        return out
+
 
 def parse_bbox(text: str | None) -> tuple[float, float, float, float] | None:
     """'WEST,SOUTH,EAST,NORTH' (commas or semicolons) as four floats; None for empty text. Ranges are
-    checked where the pool is built (core.search)."""
+    checked where the pool is built (core.corpus)."""
     from core.errors import InputError
 
     text = (text or "").strip()
@@ -88,10 +105,18 @@ class Hit:
     photo_id: int
     score: float
     photo: Photo | None = None
+    covers: list[str] | None = None  # coverage: the parts of the query this photo shows (None: not a cover photo)
+    # cosine of the photo with the query's words (feedback applied), or with the example photo when there are
+    # no words: one scale for every search, whatever its ranking score is (RRF, judge %)
+    similarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
         out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6)}
+        if self.similarity is not None:
+            out["similarity"] = round(float(self.similarity), 6)
+        if self.covers is not None:
+            out["covers"] = list(self.covers)
         if p is not None:
             out.update(path=p.path, taxon=p.scientific_name, common_name=p.common_name,
                        observed_on=p.observed_on.isoformat() if p.observed_on else None,

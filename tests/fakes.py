@@ -1,5 +1,5 @@
 """Fakes for tests (no mocks): embedder, LLM, judge, generator, captioner, and an in-memory corpus view
-(FakeSearch) that the methods' pipeline accepts in place of core.search.SearchService.
+(FakeSearch) that the search engine accepts in place of core.corpus.Corpus.
 
 Every fake records its calls in `.calls` (a list) so tests can count backend calls and read requests."""
 from __future__ import annotations
@@ -203,7 +203,7 @@ class _FakeIndex:
 
 
 class FakeSearch:
-    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like SearchService."""
+    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like core.corpus.Corpus."""
 
     def __init__(self, photos: Sequence[Photo], vectors: np.ndarray, settings, backends=None,
                  images: dict[int, Image.Image] | None = None):
@@ -221,6 +221,15 @@ class FakeSearch:
 
     def photos(self, ids):
         return [self._photos[int(i)] for i in ids if int(i) in self._photos]
+
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str]]:
+        names: dict[str, tuple[str, str]] = {}
+        for p in self._photos.values():
+            for name, rank in ((p.scientific_name, "species"), (p.common_name, "common name"), (p.genus, "genus"),
+                               (p.family, "family")):
+                if name:
+                    names.setdefault(name.lower(), (name, rank))
+        return sorted(names.values())[:limit]
 
     def vectors(self, ids):
         return self.index.vectors(ids)

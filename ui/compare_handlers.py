@@ -1,4 +1,6 @@
-"""Handler of the compare view: one query, two to four presets side by side, and their top-k overlap."""
+"""Handler of the compare view: one query, two to four presets side by side, and their top-k overlap. The
+columns show ranks, not scores: each preset scores on its own scale (similarity to the words, to the
+drawings, checks passed), and numbers side by side would read as comparable; a photo's view gives its score."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,46 +8,74 @@ from typing import Any
 import gradio as gr
 
 from core.errors import InputError
-from core.search import clean_query
+from core.presets import request_for
+from core.request import clean_query
 from core.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
 from core.settings import masked
 from ui import present
 from ui import strings as S
-from ui.forms import shows_errors
-from ui.methods import Knobs, Methods, request_for
+from ui.forms import shows_errors, web_notices
+from ui.photos import PhotoFiles
 
 MAX_COLUMNS = 4
 
 
+def new_compare_state() -> dict[str, Any]:
+    return {"query": "", "columns": []}
+
+
 class CompareHandlers:
-    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
-        self.engine, self.log, self.methods = engine, log, methods
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
+        self.engine, self.log, self.ready = engine, log, ready
+        self.photos = PhotoFiles(engine)
 
     def _run(self, preset: str, query: str, k: int) -> tuple[Any, list[str]]:
-        result = self.methods.run(request_for(preset, query, Knobs(k=k, m=self.engine.settings.visret_m,
-                                                                   rerank_k=self.engine.settings.rerank_k)))
+        result = self.engine.search(request_for(preset, query, k=k))
         return result, list(result.notices)
 
     @shows_errors
     def compare(self, query: str, presets: list[str], k: float):
-        """Outputs: MAX_COLUMNS (gallery, title) pairs flattened, then the overlap table and notices."""
+        """Outputs: MAX_COLUMNS (gallery, title) pairs flattened, then the overlap table and notices, then the
+        state (each column's hits and stages, for the photo view)."""
+        self.ready()
         query = clean_query(query)
         presets = list(presets or [])
         if not 2 <= len(presets) <= MAX_COLUMNS:
             raise InputError("Choose two to four methods", "tick between two and four boxes")
         k = int(k or 10)
         sid = self.log.start_session("compare", query[:80])
-        columns, id_lists, notes = [], [], []
+        columns, id_lists, notes, state = [], [], [], new_compare_state()
+        state["query"] = query
         for preset in presets:
             result, more = self._run(preset, query, k)
             notes += [n for n in more if n not in notes]
+            similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
             self.log.log_request(RequestRecord(session_id=sid, query=query, method=f"{preset}:{result.method}",
-                                               settings=masked(self.engine.settings), models=result.backends,
-                                               stages=[StageRecord("final", ranking_of(result.hits))]))
-            items = present.gallery_items([h.to_json() for h in result.hits])
+                                               settings={**masked(self.engine.settings), "preset": preset},
+                                               models=result.backends,
+                                               stages=[StageRecord("final", ranking_of(result.hits),
+                                                                   {"similarity": similarity})]))
+            hits = [h.to_json() for h in result.hits]
+            scale = present.scale_of(result.stages)
+            items, missing = self.photos.gallery(hits, result.stages, "rank")
+            notes += [n for n in missing if n not in notes]
             columns.append((gr.update(value=items, visible=True), f"### {preset}"))
             id_lists.append([h.photo_id for h in result.hits])
+            state["columns"].append({"preset": preset, "hits": hits, "stages": dict(result.stages or {}),
+                                     "scale": scale})
         columns += [(gr.update(value=[], visible=False), "")] * (MAX_COLUMNS - len(columns))
         flat = [x for pair in columns for x in pair]
-        overlap = present.overlap_md(presets, id_lists, k)
-        return (*flat, overlap + ("\n\n" + present.notices_md(notes) if notes else ""))
+        overlap = S.COMPARE_SCALE + "\n\n" + present.overlap_md(presets, id_lists, k)
+        worded = web_notices(notes)
+        return (*flat, overlap + ("\n\n" + present.notices_md(worded) if worded else ""), state)
+
+    @staticmethod
+    def column(state: dict[str, Any] | None, i: int) -> dict[str, Any]:
+        """Column `i` as a results state the photo view opens from (hits, stages, query, preset)."""
+        state = state or new_compare_state()
+        cols = state.get("columns") or []
+        if i >= len(cols):
+            return {"hits": [], "stages": {}, "query": state.get("query", ""), "preset": ""}
+        col = cols[i]
+        return {"hits": col["hits"], "stages": col["stages"], "query": state.get("query", ""),
+                "preset": col["preset"], "scale": col["scale"]}

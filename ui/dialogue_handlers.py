@@ -13,7 +13,7 @@ from core.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors, warn
-from ui.methods import Methods
+from ui.photos import PhotoFiles
 
 MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (their log stays)
 
@@ -23,9 +23,10 @@ def new_dialogue_state() -> dict[str, Any]:
 
 
 class DialogueHandlers:
-    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
-        self.engine, self.log, self.methods = engine, log, methods
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
+        self.engine, self.log, self.ready = engine, log, ready
         self._live: OrderedDict[int, Any] = OrderedDict()
+        self.photos = PhotoFiles(engine)
 
     def _session(self, st: dict[str, Any]):
         session = self._live.get(st.get("id")) if st.get("id") is not None else None
@@ -39,21 +40,23 @@ class DialogueHandlers:
         warn(session.notices[-1:]) if session.notices else None
         hits = [h.to_json() for h in session.hits()]
         st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
-        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), present.gallery_items(hits),
-                session.caption, "", "", st)
+        gallery, missing = self.photos.gallery(hits)
+        warn(missing)
+        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), gallery, session.caption, "", "", st)
 
     def _record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
         ranked = [(h.photo_id, h.score) for h in session.hits()]
         rid = self.log.log_request(RequestRecord(
             session_id=st["id"], query=session.caption, method="plugir", settings=masked(self.engine.settings),
-            models=self.methods.pipeline.backends.describe(),
+            models=self.engine.backends.describe(),
             stages=[StageRecord("final", ranked, {"turn": len(session.turns), "marked": st["marked"]})]))
         self.log.log_turn(TurnRecord(session_id=st["id"], index=len(session.turns), question=question,
                                      answer=answer, description=session.caption, request_id=rid))
 
     @shows_errors
     def start(self, description: str, st: dict[str, Any] | None):
-        session = self.methods.dialogue(description)
+        self.ready()
+        session = self.engine.dialogue(description)
         sid = self.log.start_session("dialogue", session.description[:80])
         self._live[sid] = session
         while len(self._live) > MAX_LIVE:

@@ -8,7 +8,9 @@ from ui import strings as S
 from ui.dialogue_handlers import DialogueHandlers, new_dialogue_state
 
 
-def build(h: DialogueHandlers) -> None:
+def build(h: DialogueHandlers, lightbox=None) -> None:
+    """`lightbox` (ui.lightbox.LightboxView): the photo view a clicked candidate can be opened in (to see it
+    large, or mark it for export)."""
     st = gr.State(new_dialogue_state())
     with gr.Row():
         description = gr.Textbox(label=S.DIALOGUE_START, placeholder=S.QUERY_PLACEHOLDER, elem_id="dialogue-start-text",
@@ -28,6 +30,7 @@ def build(h: DialogueHandlers) -> None:
             gallery = gr.Gallery(label=S.DIALOGUE_CANDIDATES, elem_id="dialogue-gallery", columns=4, height=520,
                                  allow_preview=False)
             marked = gr.Markdown("", elem_id="dialogue-marked")
+            view = gr.Button(S.VIEW_PHOTO, elem_id="dialogue-view-photo", size="sm") if lightbox else None
     outputs = [chat, suggestions, gallery, caption, marked, answer, st]
     start.click(h.start, [description, st], outputs, api_name="dialogue_start")
     description.submit(h.start, [description, st], outputs, api_visibility="private")
@@ -36,3 +39,22 @@ def build(h: DialogueHandlers) -> None:
     unsure.click(h.not_sure, [st], outputs, api_visibility="private")
     suggestions.select(lambda v: v, [suggestions], answer, api_visibility="private")
     gallery.select(h.mark, [st], [marked, st], api_visibility="private")
+    if lightbox is not None:
+        clicked = gr.State(None)
+        gallery.select(_clicked, None, clicked, api_visibility="private", show_progress="hidden")
+        view.click(_opener(lightbox), [st, clicked, lightbox.marks], lightbox.outputs, api_visibility="private")
+
+
+def _clicked(evt: gr.SelectData):
+    return evt.index if isinstance(evt.index, int) else None
+
+
+def _opener(lightbox):
+    def open_candidate(st, index, marks):
+        """The candidate clicked last, in the photo view (its score is the dialogue's similarity)."""
+        hits = [{**h, "similarity": h.get("score")} for h in (st or {}).get("hits") or []]
+        if index is None or index >= len(hits):
+            return lightbox.h.outputs({}, marks)
+        return lightbox.h.open(hits, index, {}, (st or {}).get("chat", [{}])[0].get("content", ""),
+                               S.TAB_DIALOGUE, marks)
+    return open_candidate

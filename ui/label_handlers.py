@@ -1,88 +1,198 @@
-"""Handlers of the label view: load a query's photos, label them one at a time (saved as made, with the
-seconds taken), move, export, and annotator agreement."""
+"""Handlers of the label view: load a query's photos, judge them in the grid or one at a time (saved as made,
+with the seconds taken), undo, next unjudged, per-query instructions, export, annotator agreement and the
+disagreements to adjudicate.
+
+Every press from the page names the photo it is for (ui.label_board queues them), so the labels land where
+the annotator looked. After a judgement the cursor moves to the next photo not yet judged (wrapping around);
+when none is left the view is done and keys judge nothing until a photo is picked again, so a key pressed at
+the last photo never overwrites a judgement silently. A label session is opened by the first label, never by
+loading photos."""
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-from core.errors import InputError
-from core.labels import agreement, export_labels
-from core.search import clean_query
+import gradio as gr
+
+from core.errors import EcoLensError, InputError
+from core.exports import collection_roots
+from core.labels import ADJUDICATED, agreement, disagreements, export_labels
+from core.presets import request_for
+from core.request import clean_query
 from core.sessionlog import ExportRecord, Label, SessionLog
-from ui import present
+from ui import label_board, present
 from ui import strings as S
-from ui.forms import shows_errors
+from ui.forms import shows_errors, user_message
+from ui.photos import PhotoFiles
 
 EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "inquire-rerank": "inquire-rerank.csv"}
+KEY_VALUES = {"1": 1, "0": 0, "s": -1}
 
 
 def new_label_state() -> dict[str, Any]:
-    return {"session_id": None, "query": "", "items": [], "pos": 0, "shown_at": 0.0, "done": {}}
+    return {"session_id": None, "query": "", "items": [], "pos": 0, "shown_at": 0.0, "done": {}, "undo": [],
+            "seq": 0, "pick": None}
+
+
+def _name(annotator: str) -> str:
+    return " ".join((annotator or "").split())
+
+
+def judged(done: dict[str, int]) -> int:
+    return sum(1 for v in done.values() if v in (0, 1))
 
 
 class LabelHandlers:
-    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic):
-        self.engine, self.log, self.clock = engine, log, clock
+    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None):
+        self.engine, self.log, self.clock, self.ready = engine, log, clock, ready
         self._api_sessions: dict[str, int] = {}
+        self.photos = PhotoFiles(engine)
+
+    # ---- what the view shows ----------------------------------------------------------------------
+    def progress(self, st: dict[str, Any]) -> str:
+        items, done = st["items"], st["done"]
+        if not items:
+            return S.LABEL_NOTHING
+        counts = dict(total=len(items), query=present.md_cell(st["query"]),
+                      relevant=sum(1 for v in done.values() if v == 1),
+                      not_relevant=sum(1 for v in done.values() if v == 0))
+        if judged(done) >= len(items):
+            return f"**{S.LABEL_DONE.format(**counts)}** {S.LABEL_DONE_HINT}"
+        skipped = sum(1 for v in done.values() if v == -1)
+        return S.LABEL_PROGRESS.format(judged=judged(done), skipped=S.LABEL_SKIPPED.format(n=skipped) if skipped
+                                       else "", **counts)
 
     def outputs(self, st: dict[str, Any], message: str = ""):
-        """(photo, photo info, progress, grid, message, state)."""
-        items = st["items"]
+        """(photo, photo info, progress, board, message, state)."""
+        items, pos = st["items"], st["pos"]
+        board_seq = int(st.get("seq") or 0)
         if not items:
-            return None, "", S.LABEL_NOTHING, [], message, st
-        st["pos"] = max(0, min(st["pos"], len(items) - 1))
+            return None, "", S.LABEL_NOTHING, label_board.render([], [], {}, None, board_seq), message, st
         st["shown_at"] = self.clock()
-        hit = items[st["pos"]]
-        done = st["done"]
-        mark = done.get(str(hit["id"]))
+        thumbs, missing = self.photos.files([h["id"] for h in items], "thumb")
+        board = label_board.render(items, thumbs, st["done"], pos, board_seq)
+        if pos is None:
+            return None, f"<p class='label-done'>{S.LABEL_DONE_INFO}</p>", self.progress(st), board, message, st
+        hit = items[pos]
+        mark = st["done"].get(str(hit["id"]))
         info = present.explanation_html(hit, {}, badges=False)
-        if mark is not None:
-            info = f"<p class='label-current'>{S.LABEL_NAMES[mark]}</p>" + info
-        progress = S.LABEL_PROGRESS.format(done=len(done), total=len(items),
-                                           relevant=sum(1 for v in done.values() if v == 1),
-                                           query=present.md_cell(st["query"]))
-        grid = [(h["path"], f"{i + 1}" + (f" · {S.LABEL_NAMES[done[str(h['id'])]]}" if str(h["id"]) in done else ""))
-                for i, h in enumerate(items)]
-        return hit["path"], info, progress, grid, message, st
+        state_line = S.LABEL_NAMES[mark] if mark is not None else S.UNJUDGED
+        info = f"<p class='label-current'>{pos + 1} / {len(items)}: {state_line}</p>" + info
+        view, gone = self.photos.photo_file(hit["id"], "view")
+        message = " ".join([message, *missing, *gone]).strip()
+        return view, info, self.progress(st), board, message, st
 
-    def _start(self, query: str, hits: list[dict[str, Any]], annotator: str) -> dict[str, Any]:
+    # ---- loading ----------------------------------------------------------------------------------
+    def _start(self, query: str, hits: list[dict[str, Any]], annotator: str, before: dict[str, Any] | None):
         st = new_label_state()
-        st.update(query=query, items=hits,
-                  session_id=self.log.start_session("label", f"{query[:60]} ({annotator or '?'})"))
-        mine = {}
-        for lb in self.log.labels(query=query):  # resume: what this annotator already said about this query
-            if lb.annotator == " ".join((annotator or "").split()):
-                mine[str(lb.photo_id)] = lb.label
-        st["done"] = {k: v for k, v in mine.items() if any(str(h["id"]) == k for h in hits)}
+        st.update(query=query, items=hits, seq=int((before or {}).get("seq") or 0))
+        name = _name(annotator)
+        mine = {str(lb.photo_id): lb.label for lb in self.log.labels(query=query) if lb.annotator == name}
+        ids = {str(h["id"]) for h in hits}
+        st["done"] = {k: v for k, v in mine.items() if k in ids}  # resume what this annotator already said
+        st["pos"] = self._next_unjudged(st, -1)
         return st
 
-    @shows_errors
-    def load(self, query: str, annotator: str, k: float):
-        query = clean_query(query)
-        result = self.engine.search.search(query, k=int(k or self.engine.settings.k))
-        return self.outputs(self._start(query, [h.to_json() for h in result.hits], annotator))
+    @staticmethod
+    def _next_unjudged(st: dict[str, Any], after: int) -> int | None:
+        """The index of the first photo after `after` (wrapping around) not yet judged 1 or 0; None if none."""
+        items, done = st["items"], st["done"]
+        for step in range(1, len(items) + 1):
+            i = (after + step) % len(items)
+            if done.get(str(items[i]["id"])) not in (0, 1):
+                return i
+        return None
 
     @shows_errors
-    def from_search(self, search_state: dict[str, Any], annotator: str):
+    def load(self, query: str, annotator: str | None = None, k: float | None = None,
+             st: dict[str, Any] | None = None):
+        """The query's photos to judge (its plain-similarity ranking) and its instructions; no session is
+        opened until the first label."""
+        self.ready()
+        query = clean_query(query)
+        result = self.engine.search(request_for("Fast", query, k=k or self.engine.settings.k))
+        st = self._start(query, [h.to_json() for h in result.hits], annotator, st)
+        return (*self.outputs(st), self.log.instructions(query))
+
+    @shows_errors
+    def from_search(self, search_state: dict[str, Any], annotator: str, st: dict[str, Any] | None = None):
         if not search_state or not search_state.get("hits"):
             raise InputError(S.NO_RESULTS, "run a search in the Search tab first")
-        return self.outputs(self._start(search_state["query"], list(search_state["hits"]), annotator))
+        st = self._start(search_state["query"], list(search_state["hits"]), annotator, st)
+        return (*self.outputs(st), self.log.instructions(st["query"]), st["query"])
 
-    @shows_errors
-    def label(self, value: float, annotator: str, st: dict[str, Any]):
-        """Save one label for the photo on screen and move to the next one."""
+    # ---- presses from the page -----------------------------------------------------------------------
+    def act(self, annotator: str, st: dict[str, Any] | None, evt: gr.SelectData):
+        """One press from the board's queue: evt.index is the photo it is for (0: none), evt.value
+        {action: 1 | 0 | s | next | prev | goto | unjudged | undo, seq}. Never raises: a problem is said in the
+        message, so the page's queue goes on."""
         st = dict(st or new_label_state())
-        if not st["items"]:
-            raise InputError(S.LABEL_NOTHING, "type a query and press Load photos")
-        hit = st["items"][st["pos"]]
+        data = evt.value if isinstance(evt.value, dict) else {}
+        st["seq"] = max(int(st.get("seq") or 0), int(data.get("seq") or 0))
+        action, pid = str(data.get("action", "")), int(evt.index or 0)
+        try:
+            if not st["items"]:
+                raise InputError(S.LABEL_NOTHING.rstrip("."), "")
+            at = next((i for i, h in enumerate(st["items"]) if int(h["id"]) == pid), None)
+            if action in KEY_VALUES:
+                return self._judge(st, annotator, at, KEY_VALUES[action])
+            if action == "undo":
+                return self._undo(st, annotator)
+            last = len(st["items"]) - 1
+            if action in ("next", "prev"):
+                step = 1 if action == "next" else -1
+                base = at if at is not None else (-1 if step == 1 else last + 1)
+                st["pos"] = max(0, min(base + step, last))
+            elif action == "goto" and at is not None:
+                st["pos"] = at
+            elif action == "unjudged":
+                st["pos"] = self._next_unjudged(st, at if at is not None else -1)
+                return self.outputs(st, S.LABEL_NONE_LEFT if st["pos"] is None else "")
+            return self.outputs(st)
+        except EcoLensError as exc:
+            gr.Warning(user_message(exc))
+            return self.outputs(st, user_message(exc))
+
+    def _judge(self, st: dict[str, Any], annotator: str, at: int | None, value: int):
+        if at is None:  # every photo judged and none picked: a key must not overwrite anything
+            return self.outputs(st, S.LABEL_ALL_DONE)
+        name = _name(annotator)
+        if not name:
+            raise InputError("The annotator name is empty", "type your name before judging")
+        hit = st["items"][at]
         seconds = max(0.0, self.clock() - float(st.get("shown_at") or self.clock()))
-        value = int(value)
-        self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(hit["id"]),
-                                 label=value, annotator=annotator, seconds=seconds))
+        if st["session_id"] is None:
+            st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({name})")
+        lid = self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(hit["id"]),
+                                       label=value, annotator=name, seconds=seconds))
+        st["undo"] = [*st.get("undo", []), {"label_id": lid, "photo": int(hit["id"])}]
         st["done"] = {**st["done"], str(hit["id"]): value}
-        st["pos"] = min(st["pos"] + 1, len(st["items"]) - 1)
-        return self.outputs(st, S.LABEL_SAVED.format(photo=hit["id"], label=S.LABEL_NAMES[value], seconds=seconds))
+        st["pos"] = self._next_unjudged(st, at)
+        return self.outputs(st, S.LABEL_SAVED.format(pos=at + 1, label=S.LABEL_NAMES[value], seconds=seconds))
+
+    def _undo(self, st: dict[str, Any], annotator: str):
+        if not st.get("undo"):
+            return self.outputs(st, S.LABEL_NOTHING_TO_UNDO)
+        last = st["undo"][-1]
+        st["undo"] = st["undo"][:-1]
+        removed = self.log.remove_label(int(last["label_id"]))
+        before = [lb for lb in self.log.labels(query=st["query"])
+                  if lb.annotator == removed.annotator and lb.photo_id == removed.photo_id]
+        done = dict(st["done"])
+        if before:
+            done[str(removed.photo_id)] = before[-1].label
+        else:
+            done.pop(str(removed.photo_id), None)
+        st["done"] = done
+        at = next((i for i, h in enumerate(st["items"]) if int(h["id"]) == removed.photo_id), 0)
+        st["pos"] = at
+        if before:
+            return self.outputs(st, S.LABEL_UNDONE.format(pos=at + 1, label=S.LABEL_NAMES[before[-1].label]))
+        return self.outputs(st, S.LABEL_UNDONE_NONE.format(pos=at + 1))
 
     @shows_errors
     def label_photo(self, query: str, photo_id: int, label: int, annotator: str, seconds: float = 0.0) -> int:
@@ -95,33 +205,80 @@ class LabelHandlers:
         return self.log.add_label(Label(session_id=sid, query=query, photo_id=int(photo_id), label=int(label),
                                         annotator=annotator, seconds=float(seconds or 0.0)))
 
-    def move(self, delta: int, st: dict[str, Any]):
-        st = dict(st or new_label_state())
-        st["pos"] = st["pos"] + int(delta)
-        return self.outputs(st)
-
-    def jump(self, st: dict[str, Any], index: int):
-        st = dict(st or new_label_state())
-        st["pos"] = int(index)
-        return self.outputs(st)
+    # ---- instructions, export, agreement ---------------------------------------------------------
+    @shows_errors
+    def save_instructions(self, text: str, st: dict[str, Any] | None) -> str:
+        st = st or new_label_state()
+        if not st.get("query"):
+            return ""
+        if (text or "").strip() == self.log.instructions(st["query"]):
+            return ""
+        self.log.set_instructions(st["query"], text or "")
+        return S.INSTRUCTIONS_SAVED.format(query=present.md_cell(st["query"]))
 
     @shows_errors
-    def export(self, fmt: str, st: dict[str, Any]) -> str:
-        """Write every label of the current query to a file under data/exports; returns its path."""
+    def export(self, fmt: str = "csv", query: str | None = None, annotator: str | None = None,
+               st: dict[str, Any] | None = None) -> str:
+        """Write the labels of `query` (default: the loaded one), everyone's or one annotator's, to a file
+        under data/exports; returns the path of a copy to download."""
         st = st or new_label_state()
-        if not st.get("query"):
-            raise InputError(S.LABEL_NOTHING, "load a query's photos first")
-        labels = self.log.labels(query=st["query"])
+        query = clean_query(query) if (query or "").strip() else st.get("query", "")
+        if not query:
+            raise InputError("No query to export", "type the query whose labels you want, or load its photos")
+        fmt = (fmt or "csv").strip().lower()
+        if fmt not in EXPORT_SUFFIX:
+            raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_SUFFIX))
+        labels = self.log.labels(query=query)
+        if _name(annotator):
+            labels = [lb for lb in labels if lb.annotator == _name(annotator)]
+        if not labels:
+            raise InputError(f"No labels for “{query}”" + (f" by {_name(annotator)}" if _name(annotator) else ""),
+                             "judge some photos of this query first")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-        path = self.engine.settings.path("exports", f"labels-{st['session_id']}-{stamp}.{EXPORT_SUFFIX[fmt]}")
-        photos = {p.id: p for p in self.engine.search.photos(sorted({lb.photo_id for lb in labels}))}
-        scores = {h["id"]: h["score"] for h in st["items"]}
-        rows = export_labels(labels, fmt, path, photos=photos, scores=scores)
-        self.log.log_export(ExportRecord(session_id=st["session_id"], format=fmt, path=str(path), rows=rows))
-        return str(path)
+        path = self.engine.settings.path("exports", f"labels-{stamp}.{EXPORT_SUFFIX[fmt]}")
+        photos = {p.id: p for p in self.engine.corpus.photos(sorted({lb.photo_id for lb in labels}))}
+        scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
+        rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
+                             roots=collection_roots(self.engine.settings))
+        self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
+        # the download is a copy in a fresh temporary folder: the data directory itself is never served
+        download = Path(tempfile.mkdtemp(prefix="ecolens-export-")) / path.name
+        shutil.copyfile(path, download)
+        return str(download)
 
-    def kappa(self, st: dict[str, Any]) -> str:
-        st = st or new_label_state()
+    def kappa(self, st: dict[str, Any] | None):
+        """(agreement table, disagreements gallery, note, state): kappa per pair of annotators, then the photos
+        they disagree on, each with every annotator's label and the final word if given."""
+        st = dict(st or new_label_state())
         if not st.get("query"):
-            return S.LABEL_NOTHING
-        return present.kappa_md(agreement(self.log.labels(query=st["query"])))
+            return S.LABEL_NOTHING, [], "", st
+        labels = self.log.labels(query=st["query"])
+        found = disagreements(labels)
+        st["disagreements"] = [d.photo_id for d in found]
+        paths, _ = self.photos.files(st["disagreements"])
+        items = []
+        for path, d in zip(paths, found):
+            who = ", ".join(f"{a}: {S.LABEL_NAMES[v]}" for a, v in d.labels.items())
+            final = S.LABEL_NAMES[d.adjudicated] if d.adjudicated is not None else S.NOT_DECIDED
+            items.append((path, S.DISAGREEMENT_CAPTION.format(photo=d.photo_id, who=who, final=final)))
+        note = S.DISAGREEMENTS if found else (S.DISAGREEMENTS_NONE if agreement(labels) else "")
+        return present.kappa_md(agreement(labels)), items, note, st
+
+    def pick(self, st: dict[str, Any] | None, evt: gr.SelectData) -> dict[str, Any]:
+        st = dict(st or new_label_state())
+        found = st.get("disagreements") or []
+        st["pick"] = found[evt.index] if isinstance(evt.index, int) and evt.index < len(found) else None
+        return st
+
+    @shows_errors
+    def adjudicate(self, value: int, annotator: str, st: dict[str, Any] | None):
+        """The final word on the picked disagreement, saved as a label by 'adjudicated' (core.labels)."""
+        st = dict(st or new_label_state())
+        if not st.get("pick"):
+            raise InputError(S.ADJUDICATE_PICK.rstrip("."), "")
+        if st["session_id"] is None:
+            st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({_name(annotator) or '?'})")
+        self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(st["pick"]),
+                                 label=int(value), annotator=ADJUDICATED))
+        table, items, _, st = self.kappa(st)
+        return table, items, S.ADJUDICATED.format(photo=st["pick"], label=S.LABEL_NAMES[int(value)]), st

@@ -1,27 +1,111 @@
 """Turning results, stages and log records into what the views show: gallery items, escaped HTML panels and
-Markdown tables. Pure functions of plain data (no gradio), so the handlers stay thin and testable."""
+Markdown tables. Pure functions of plain data (no gradio), so the handlers stay thin and testable.
+
+Scores: each view shows one scale with a stated meaning (ui.strings.SCALES): 'similarity' (the photo's
+cosine with the query's words, every preset has it) or, once photos were checked with yes/no questions
+(Verify), 'checks passed, %' (the judge's mean confidence over the checks)."""
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any, Iterable, Sequence
 
 from ui import strings as S
 
 
-def gallery_items(hits: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(path, caption) per hit; the caption carries rank and score. Gradio shows captions as text."""
+# ---- scores ---------------------------------------------------------------------------------------
+def scale_of(stages: dict[str, Any] | None) -> str:
+    """'checks' when the photos were checked with yes/no questions; 'pictures' when they were found by the
+    pictures searched with (VisRet drew some, or the user gave an example); else 'similarity' (to the words)."""
+    stages = stages or {}
+    if (stages.get("rerank") or {}).get("photos"):
+        return "checks"
+    return "pictures" if searched_by_pictures(stages) else "similarity"
+
+
+def searched_by_pictures(stages: dict[str, Any] | None) -> bool:
+    vis = (stages or {}).get("visret") or {}
+    return bool(vis) and not vis.get("fallback") and bool(vis.get("visualizations") or vis.get("examples"))
+
+
+def scale_line(scale: str) -> str:
+    name, meaning = S.SCALES[scale]
+    return S.SCORE_LINE.format(scale=name, meaning=meaning)
+
+
+def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
+    """photo id -> its checks score (0-100) for every photo the judge checked."""
+    return {int(p["id"]): float(p.get("score", 0.0)) for p in ((stages or {}).get("rerank") or {}).get("photos") or []
+            if "id" in p}
+
+
+def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None = None,
+               similarity_is_score: bool = False) -> str:
+    """The hit's score on `scale`, as the page writes it: '0.83' (similarity) or '83%' (checks passed, from the
+    judge's own score of the photo when `checked` has it). `similarity_is_score`: rankings by similarity
+    itself (the dialogue's candidates), whose hits carry no separate similarity."""
+    if scale == "checks":
+        if checked is not None and int(hit["id"]) not in checked:
+            return S.NOT_CHECKED
+        return f"{float((checked or {}).get(int(hit['id']), hit.get('score', 0.0))):.0f}%"
+    sim = hit.get("similarity", hit.get("score") if similarity_is_score else None)
+    return "–" if sim is None else f"{float(sim):.2f}"
+
+
+def name_of(hit: dict[str, Any]) -> str:
+    return hit.get("common_name") or hit.get("taxon") or f"photo {hit['id']}"
+
+
+# ---- galleries ------------------------------------------------------------------------------------
+def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
+                  paths: Sequence[str], scale: str | None = None) -> list[tuple[str, str]]:
+    """(file, caption) per hit, the file being the served copy in `paths` (ui.photos makes them). The caption
+    starts with the species (so a narrow screen still shows it), then rank and score on the view's one scale
+    (scale 'rank': no score, for views that set rankings with different scales side by side; no `stages` at
+    all: a ranking by similarity itself, the dialogue's), and for a photo that covers parts of the query (Cover)
+    how many. Gradio shows captions as text."""
+    scale = scale or scale_of(stages)
+    checked = checked_ids(stages) if scale == "checks" else None
+    parts = len(((stages or {}).get("coverage") or {}).get("subqueries") or [])
     out = []
-    for h in hits:
-        name = h.get("common_name") or h.get("taxon") or f"photo {h['id']}"
-        out.append((h.get("path") or "", f"#{h['rank']} · {float(h['score']):.3f} · {name}"))
+    for h, path in zip(hits, paths):
+        cover = ""
+        if h.get("covers") is not None:
+            cover = " · " + S.COVERS.format(n=len(h["covers"]), of=parts or len(h["covers"]))
+        score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None)}"
+        out.append((path, f"{name_of(h)} · #{h['rank']}{score}{cover}"))
     return out
 
 
+def visualization_items(stages: dict[str, Any]) -> list[tuple[str, str]]:
+    """Generated pictures (VisRet and the coverage reference), each captioned as drawn, with its variant."""
+    vis = list((stages.get("visret") or {}).get("visualizations") or [])
+    ref = (stages.get("coverage") or {}).get("reference")
+    if ref:
+        vis.append(ref)
+    return [(v["path"], f"{S.GENERATED} · {S.SEED.format(seed=v.get('seed', '?'))}") for v in vis if v.get("path")]
+
+
+# ---- the photo's explanation ---------------------------------------------------------------------
 def _stage_photo(stages: dict[str, Any], stage: str, photo_id: int) -> dict[str, Any] | None:
     for p in (stages.get(stage) or {}).get("photos") or []:
         if int(p.get("id", -1)) == int(photo_id):
             return p
     return None
+
+
+def answers_of(stages: dict[str, Any] | None, photo_id: int) -> list[dict[str, Any]]:
+    """The yes/no answers the judge gave for this photo (empty when it was not checked)."""
+    found = _stage_photo(stages or {}, "rerank", photo_id)
+    return list(found.get("answers") or []) if found else []
+
+
+def reason_text(reason: str) -> str:
+    """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings.REASON_WORDS)."""
+    text = str(reason or "").strip()
+    for pattern, replacement in S.REASON_WORDS:
+        text = re.sub(pattern, replacement, text)
+    return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
 
 
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
@@ -31,12 +115,12 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
         ans = str(a.get("answer", "")).strip()
         yes = ans.lower().startswith("y")
         p_yes = a.get("p_yes")
-        conf = f"{float(p_yes):.0%} yes" if isinstance(p_yes, (int, float)) else ""
+        conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
         parts.append(
             f'<div class="ecolens-badge {"badge-yes" if yes else "badge-no"}">'
             f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
             f" <span class='badge-conf'>{escape(conf)}</span>"
-            f"<div class='badge-reason'>{escape(str(a.get('reason', '') or ''))}</div></div>")
+            f"<div class='badge-reason'>{escape(reason_text(a.get('reason', '')))}</div></div>")
     return "".join(parts)
 
 
@@ -45,44 +129,74 @@ def _place(h: dict[str, Any]) -> str:
     return "" if lat is None or lon is None else f"{float(lat):.4f}, {float(lon):.4f}"
 
 
-def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool = True) -> str:
-    """The explanation panel of one photo: sub-question badges, coverage, metadata and licence (escaped)."""
+def attribution(hit: dict[str, Any]) -> str:
+    return S.ATTRIBUTION.format(who=hit.get("rights_holder") or S.UNKNOWN_HOLDER,
+                                license=hit.get("license") or S.UNKNOWN_LICENSE)
+
+
+def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool = True,
+                     scale: str | None = None) -> str:
+    """The explanation panel of one photo: the score on the view's scale (default: what the stages call for)
+    with its meaning, sub-question badges, coverage, metadata, licence and attribution (all escaped)."""
     html = []
+    scale = scale or scale_of(stages)
+    checked = checked_ids(stages) if scale == "checks" else None
     if badges:
-        rr = _stage_photo(stages, "rerank", hit["id"])
-        inner = badges_html(rr.get("answers") or []) if rr else ""
-        html.append(f"<div id='explanation-badges' class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
+        name, meaning = S.SCALES[scale]
+        html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
+                    f"{escape(score_text(hit, scale, checked))}</b><br><span class='ecolens-scale'>"
+                    f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
+        inner = badges_html(answers_of(stages, hit["id"]))
+        html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
     if cov is not None:
         subqueries = (stages.get("coverage") or {}).get("subqueries") or []
-        names = [_subquery_text(subqueries, i) for i in cov.get("satisfies", [])]
-        html.append("<p class='ecolens-cover'>covers: " + escape("; ".join(names) or "-") + "</p>")
-    rows = [("rank", hit.get("rank")), ("score", f"{float(hit.get('score', 0)):.4f}"), ("id", hit.get("id")),
-            ("scientific_name", hit.get("taxon")), ("common_name", hit.get("common_name")),
+        names = [subquery_text(subqueries, i) for i in cov.get("satisfies", [])]
+        html.append("<p class='ecolens-cover'>" + escape(S.COVERS_LIST.format(parts="; ".join(names) or "-"))
+                    + "</p>")
+    rows = [("scientific_name", hit.get("taxon")), ("common_name", hit.get("common_name")),
             ("observed_on", hit.get("observed_on")), ("place", _place(hit)), ("license", hit.get("license")),
-            ("rights_holder", hit.get("rights_holder")), ("caption", hit.get("caption"))]
+            ("rights_holder", hit.get("rights_holder")), ("id", hit.get("id")), ("rank", hit.get("rank")),
+            ("caption", hit.get("caption"))]
     body = "".join(f"<tr><th>{escape(S.META[k])}</th><td>{escape(str(v))}</td></tr>"
                    for k, v in rows if v not in (None, ""))
     html.append(f"<table class='ecolens-meta'>{body}</table>")
+    html.append(f"<p class='ecolens-attribution'>{escape(attribution(hit))}</p>")
     return "".join(html)
 
 
-def _subquery_text(subqueries: Sequence[Any], i: Any) -> str:
+def subquery_text(subqueries: Sequence[Any], i: Any) -> str:
     if not 0 <= int(i) < len(subqueries):
         return str(i)
     q = subqueries[int(i)]
     return str(q.get("text", q)) if isinstance(q, dict) else str(q)
 
 
-def visualization_items(stages: dict[str, Any]) -> list[tuple[str, str]]:
-    """Generated pictures (VisRet and the coverage reference), each captioned as generated with its seed."""
-    vis = list((stages.get("visret") or {}).get("visualizations") or [])
-    ref = (stages.get("coverage") or {}).get("reference")
-    if ref:
-        vis.append(ref)
-    return [(v["path"], f"{S.GENERATED} · seed {v.get('seed', '?')}") for v in vis if v.get("path")]
+# ---- what scripts get -----------------------------------------------------------------------------
+def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> dict[str, Any]:
+    """The search as the API returns it: photo ids, ranks, scores on the stated scale, similarity, the
+    yes/no answers (badges), coverage, metadata and notices. No server paths."""
+    stages = state.get("stages") or {}
+    scale = state.get("scale") or scale_of(stages)
+    checked = checked_ids(stages)
+    results = []
+    for h in state.get("hits") or []:
+        row = {k: h.get(k) for k in ("rank", "id", "score", "similarity", "taxon", "common_name", "observed_on",
+                                     "latitude", "longitude", "license", "rights_holder") if k in h}
+        row["checked"] = int(h["id"]) in checked
+        row["badges"] = [{k: a.get(k) for k in ("question", "answer", "p_yes", "reason")}
+                         for a in answers_of(stages, h["id"])]
+        if h.get("covers") is not None:
+            row["covers"] = list(h["covers"])
+        results.append(row)
+    name, meaning = S.SCALES[scale]
+    return {"session_id": state.get("session_id"), "query": state.get("query", ""),
+            "preset": state.get("preset", ""), "method": state.get("method", ""),
+            "score": {"scale": name, "meaning": meaning}, "results": results, "notices": list(notices),
+            "status": status}
 
 
+# ---- other panels ---------------------------------------------------------------------------------
 def evidence_md(stages: dict[str, Any]) -> str:
     """The evidence answer with its cited photo ids, and the coverage report (sub-queries nobody covers)."""
     parts = []
@@ -94,9 +208,9 @@ def evidence_md(stages: dict[str, Any]) -> str:
     cov = stages.get("coverage") or {}
     if cov.get("subqueries"):
         subs = cov["subqueries"]
-        parts.append(f"**{S.SUBQUERIES}:** " + "; ".join(escape(_subquery_text(subs, i)) for i in range(len(subs))))
+        parts.append(f"**{S.SUBQUERIES}:** " + "; ".join(escape(subquery_text(subs, i)) for i in range(len(subs))))
         if cov.get("uncovered"):
-            parts.append(f"**{S.UNCOVERED}:** " + "; ".join(escape(_subquery_text(subs, i)) for i in cov["uncovered"]))
+            parts.append(f"**{S.UNCOVERED}:** " + "; ".join(escape(subquery_text(subs, i)) for i in cov["uncovered"]))
     return "\n\n".join(parts)
 
 

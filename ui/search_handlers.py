@@ -1,32 +1,54 @@
-"""Handlers of the search view: search (first results at once, later stages streamed), photo selection,
-more like this, and refining with the user's labels. Thin: they call core and log what happened."""
+"""Handlers of the search view. One search = one stream of engine events: a quick preview, the preset's own
+first results, each generated picture, judging progress, notices, and the final ranking (the same one the
+CLI prints and the evaluation scores). A new search from the same page cancels the one still running; Stop
+and a closed page cancel it too. Thin: they call core and log what happened."""
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Iterator
 
 import gradio as gr
 
+from core.cancel import REPLACED, LatestSearches
 from core.errors import EcoLensError, InputError
+from core.events import Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent, Visualization
 from core.labels import latest
+from core.presets import request_for
 from core.records import Filters
-from core.search import clean_query
+from core.request import clean_query
 from core.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
 from core.settings import masked
 from ui import present
 from ui import strings as S
-from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn
-from ui.methods import Knobs, Methods, request_for
+from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
+from ui.forms import photo_id as read_photo_id
+from ui.photos import PhotoFiles
+from ui.taxa import choices as taxon_labels
+from ui.taxa import named_taxa
+
+log = logging.getLogger(__name__)
+REPLACED_WAIT_S = 3.0  # how long a new search waits for the one it replaced to stop showing updates
 
 
 def new_state() -> dict[str, Any]:
-    return {"session_id": None, "query": "", "method": "", "hits": [], "stages": {}, "selected": None,
-            "filters": Filters(), "k": 20}
+    return {"session_id": None, "query": "", "method": "", "preset": "", "hits": [], "stages": {},
+            "filters": Filters(), "k": 20, "notices": [], "example": None}
+
+
+def session_key(request: gr.Request | None) -> str:
+    """Which browser page a call comes from (the API without a session shares one key)."""
+    return getattr(request, "session_hash", None) or "api"
 
 
 class SearchHandlers:
-    def __init__(self, engine: Any, log: SessionLog, methods: Methods):
-        self.engine, self.log, self.methods, self.settings = engine, log, methods, engine.settings
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
+        """`engine`: core.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
+        self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
+        self.running = LatestSearches()
+        self.photos = PhotoFiles(engine)
+        # the photo each page has selected (its hit as clicked): kept while a search streams in
+        self.selected: dict[str, dict[str, Any]] = {}
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
@@ -34,120 +56,202 @@ class SearchHandlers:
             state["session_id"] = self.log.start_session(kind, title[:80])
         return state["session_id"]
 
-    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any]) -> None:
+    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str = "") -> None:
+        similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
         stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
-                                                                 "notices": result.notices})]
+                                                                 "notices": result.notices,
+                                                                 "similarity": similarity})]
         stages += [StageRecord(name, [], art if isinstance(art, dict) else {"value": art})
                    for name, art in (result.stages or {}).items()]
         self.log.log_request(RequestRecord(
-            session_id=self._session(state, "search", result.query), query=result.query, method=result.method,
+            session_id=self._session(state, "search", result.query), query=result.query,
+            method=method or result.method,
             settings={**masked(self.settings), **knobs}, models=result.backends, filters=result.filters,
             stages=stages))
+
+    def _log_unfinished(self, state: dict[str, Any], request: Any, note: str, knobs: dict[str, Any]) -> None:
+        """A search that was cancelled or failed is kept in the log too, with why."""
+        self.log.log_request(RequestRecord(
+            session_id=self._session(state, "search", request.query or "(example photo)"),
+            query=request.query or "(example photo)", method=request.name, settings={**masked(self.settings), **knobs},
+            models={}, filters=request.filters.to_json() if request.filters else {},
+            stages=[StageRecord("final", [], {"notices": [note], "finished": False})]))
 
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
-                     stages=dict(result.stages or {}), selected=None)
+                     stages=dict(result.stages or {}), notices=list(result.notices), scale=None)
 
-    @staticmethod
-    def outputs(state: dict[str, Any], status: str):
-        """(gallery, status, visualizations, evidence, explanation, state): the search view's outputs."""
+    def explanation(self, state: dict[str, Any], key: str) -> str:
+        """The explanation of the photo this page selected: as it is in the results on screen now (a later
+        stage may have added its badges), or, if a later stage dropped it, as it was when clicked."""
+        picked = self.selected.get(key)
+        if picked is None:
+            return S.SELECT_HINT
+        stages = state.get("stages") or {}
+        hit = next((h for h in state.get("hits") or [] if int(h["id"]) == int(picked["id"])), None)
+        scale = state.get("scale")
+        if hit is None:
+            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(picked, stages,
+                                                                                             scale=scale)
+        return present.explanation_html(hit, stages, scale=scale)
+
+    def outputs(self, state: dict[str, Any], status: str, key: str = "api"):
+        """(gallery, status, notices, score scale, pictures, evidence, explanation, result JSON, state): the view's
+        outputs, plain values (so scripts get files and text, not page updates). Photos and pictures are served
+        copies (ui.photos); photos that cannot be shown are named in the notices; the explanation stays on the
+        photo this page selected (`key`)."""
         stages = state.get("stages") or {}
         if state.get("searches"):
             status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
-        return (present.gallery_items(state["hits"]), status, present.visualization_items(stages),
-                present.evidence_md(stages), S.SELECT_HINT, state)
+        scale = state.get("scale") or present.scale_of(stages)
+        gallery, missing = self.photos.gallery(state["hits"], stages, scale)
+        notices = web_notices(list(state.get("notices") or []) + list(missing))
+        pictures = self.photos.pictures(present.visualization_items(stages))
+        if state.get("example"):
+            pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
+        scale_md = present.scale_line(scale) if state["hits"] else ""
+        return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
+                self.explanation(state, key), present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
-    def search(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
-               want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
-               license: str, example: str | None, state: dict[str, Any] | None) -> Iterator[tuple]:
-        """First results (baseline) at once, then the preset's later stages as they finish."""
+    def search(self, query: str, preset: str = "Fast", k: float | None = None, m: float | None = None,
+               rerank_k: float | None = None, rerank_mode: str | None = None, want_answer: bool = False,
+               taxon: str | None = None, date_from: str | None = None, date_to: str | None = None,
+               months: list[str] | None = None, bbox: str | None = None, license: str | None = None,
+               example: str | None = None, state: dict[str, Any] | None = None,
+               request: gr.Request = None) -> Iterator[tuple]:
+        """Run the preset's search and stream what it does; the final ranking replaces the first results.
+        Every argument but the query may be left out (scripts): the settings' defaults apply."""
+        self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb, self.settings.max_image_pixels)
         if image is None or (query or "").strip():
             query = clean_query(query)
+        else:
+            query = ""
         filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
         if query != state.get("query"):
             state["seeds"] = None  # a new query starts from the default seeds
-        knobs = Knobs(k=int(k or self.settings.k), m=int(m or 1), rerank_k=int(rerank_k or 1),
-                      rerank_mode=rerank_mode or "full", answer=bool(want_answer), seeds=state.get("seeds"),
-                      examples=[image] if image is not None and preset != "Fast" else [])
-        state.update(filters=filters, k=knobs.k, preset=preset, searches=state.get("searches", 0) + 1)
-        t0 = time.perf_counter()
-        first = self.engine.search.search(query, k=knobs.k, filters=filters,
-                                          image=image if preset == "Fast" or not query else None)
-        self._take(state, first)
-        warn(first.notices)
-        later = preset != "Fast" and bool(query)
-        status = S.FIRST_RESULTS.format(n=len(first.hits), ms=(time.perf_counter() - t0) * 1000,
-                                        method=first.method, more=S.MORE_COMING if later else S.DONE)
-        yield self.outputs(state, status)
-        if not later:
-            self._log(state, first, {"preset": preset})
-            return
-        yield from self._later(state, request_for(preset, query, knobs, filters), knobs)
+        options = dict(k=k or self.settings.k, m=m or self.settings.visret_m,
+                       rerank_k=rerank_k or self.settings.rerank_k, answer=bool(want_answer),
+                       seeds=state.get("seeds"), filters=filters, examples=[image] if image is not None else [])
+        req = request_for(preset, query, rerank_mode=rerank_mode or "full", preview=True, **options)
+        req.validate()
+        knobs = {"preset": preset, "m": req.m, "rerank_k": req.rerank_k, "rerank": req.rerank, "seeds": req.seeds,
+                 "examples": len(req.examples), "answer": req.answer}
+        state.update(filters=filters, k=req.k, preset=preset, searches=state.get("searches", 0) + 1, notices=[],
+                     example=self.photos.example(example) if image is not None else None)
+        self._session(state, "search", query or "(example photo)")  # the page's first update carries it
+        key = session_key(request)
+        self.selected.pop(key, None)  # a new search starts with nothing selected
+        token, replaced = self.running.start(key)
+        if replaced is not None:
+            state["notices"].append(S.PREVIOUS_CANCELLED)
+            # the stopped search stops within a fraction of a second; until it has, it could still show an
+            # update after this search's first one
+            if not replaced.wait(REPLACED_WAIT_S):
+                log.warning("the replaced search of %s did not stop within %s s", key, REPLACED_WAIT_S)
+        try:
+            yield from self._stream(state, req, token, knobs, key)
+        finally:
+            self.running.finish(key, token)
 
-    def _later(self, state: dict[str, Any], request: Any, knobs: Knobs) -> Iterator[tuple]:
+    def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any],
+                key: str) -> Iterator[tuple]:
+        t0 = time.perf_counter()
         lines: list[str] = []
-        for event in self.methods.stream(request):
-            kind = event.get("type")
-            if kind == "stage" and event.get("status") == "done":
-                lines.append(S.STAGE_DONE.format(stage=event.get("stage"), ms=float(event.get("ms", 0))))
-                yield self.outputs(state, " · ".join(lines + [S.MORE_COMING]))
-            elif kind == "hits" and event.get("stage") == "first":
-                state["hits"] = list(event.get("hits") or state["hits"])  # the preset's own first stage
-                yield self.outputs(state, " · ".join(lines + [S.MORE_COMING]))
-            elif kind == "visualization" and event.get("ok"):
-                vis = state["stages"].setdefault("visret", {}).setdefault("visualizations", [])
-                vis.append({"path": event["path"], "seed": event.get("seed")})
-                yield self.outputs(state, " · ".join(lines + [S.MORE_COMING]))
-            elif kind == "error":
-                # a failed later stage keeps the first results on screen and says why
-                exc = event.get("error")
-                gr.Warning(user_message(exc) if isinstance(exc, EcoLensError) else f"{request.method}: {exc}")
-                yield self.outputs(state, " · ".join(lines + [S.DONE]))
+        heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
+
+        def status(*extra: str) -> str:
+            return " · ".join([*lines, *extra])
+
+        for event in self.engine.stream(req, cancel=token):
+            if token.cancelled and not isinstance(event, (Done, Cancelled)):
+                continue  # stopped or replaced: show nothing more of this one
+            if isinstance(event, FirstResults) and heavy:
+                state["hits"] = list(event.hits)
+                state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
+                what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
+                lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
+                                                    what=what))
+                yield self.outputs(state, status(S.MORE_COMING), key)
+            elif isinstance(event, Visualization) and event.ok:
+                vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
+                vis.append({"path": event.path, "seed": event.seed})
+                yield self.outputs(state, status(S.MORE_COMING), key)
+            elif isinstance(event, PhotoJudged) and (event.done % 10 == 0 or event.done == event.total):
+                yield self.outputs(state, status(S.JUDGED.format(done=event.done, total=event.total)), key)
+            elif isinstance(event, StageEvent) and event.status == "done" and heavy and event.stage in S.STAGE_NAMES:
+                lines.append(S.STAGE_DONE.format(stage=S.STAGE_NAMES[event.stage], ms=float(event.ms or 0)))
+            elif isinstance(event, Notice) and heavy:
+                state["notices"] = state.get("notices", []) + [event.text]
+            elif isinstance(event, Failed):
+                # a failed later stage keeps the results on screen and says why
+                exc = event.error
+                message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
+                self._log_unfinished(state, req, f"failed: {message}", knobs)
+                gr.Warning(message)
+                yield self.outputs(state, status(S.DONE), key)
                 return
-            elif kind == "result":
-                result = event["result"]
+            elif isinstance(event, Cancelled):
+                self._log_unfinished(state, req, f"cancelled: {event.reason}", knobs)
+                if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
+                    yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)), key)
+                return
+            elif isinstance(event, Done):
+                result = event.result
+                previous = [n for n in state.get("notices", []) if n == S.PREVIOUS_CANCELLED]
                 self._take(state, result)
-                warn(result.notices)
+                state["notices"] = previous + state["notices"]
                 state["seeds"] = [v["seed"] for v in (result.stages.get("visret") or {}).get("visualizations", [])
                                   if v.get("organism", 0) == 0] or None
-                self._log(state, result, {"preset": state.get("preset"), "m": knobs.m, "rerank_k": knobs.rerank_k,
-                                          "rerank": request.rerank, "seeds": knobs.seeds,
-                                          "examples": len(knobs.examples), "answer": knobs.answer})
-                yield self.outputs(state, " · ".join(lines + [S.DONE]))
+                self._log(state, result, knobs)
+                done = S.RESULTS_DONE.format(n=len(result.hits), ms=result.timings_ms.get("total", 0.0),
+                                             method=S.method_name(result.method))
+                lines.append(done)
+                yield self.outputs(state, status(S.DONE), key)
+
+    def stop(self, request: gr.Request = None) -> str:
+        """Stop this page's running search."""
+        stopped = self.running.cancel(session_key(request), "you pressed Stop")
+        return S.STOPPED if stopped else S.NOTHING_TO_STOP
+
+    def page_closed(self, request: gr.Request = None) -> None:
+        """The page was closed or reloaded: its search is no longer wanted."""
+        self.running.cancel(session_key(request), "the page was closed")
+        self.selected.pop(session_key(request), None)
 
     @shows_errors
-    def regenerate(self, *args):
+    def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
+                   want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
+                   license: str, example: str | None, state: dict[str, Any] | None, request: gr.Request = None):
         """Search again with new VisRet seeds (fresh pictures)."""
-        *form, state = args
         state = dict(state or new_state())
-        m = int(form[3] or 1)
-        seeds = state.get("seeds") or list(range(m))
-        state["seeds"] = [max(seeds) + 1 + i for i in range(m)]
-        yield from self._again(form, state)
+        seeds = state.get("seeds") or list(range(int(m or 1)))
+        state["seeds"] = [max(seeds) + 1 + i for i in range(int(m or 1))]
+        state["query"] = clean_query(query)  # the same query keeps the seeds just chosen
+        yield from self.search(query, preset, k, m, rerank_k, rerank_mode, want_answer, taxon, date_from, date_to,
+                               months, bbox, license, example, state, request)
 
     @shows_errors
-    def drop_visualization(self, *args):
+    def drop_visualization(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
+                           want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str],
+                           bbox: str, license: str, example: str | None, state: dict[str, Any] | None,
+                           request: gr.Request = None):
         """Search again without the selected generated picture."""
-        *form, state = args
         state = dict(state or new_state())
         seeds = list(state.get("seeds") or [])
         sel = state.get("selected_vis")
         if sel is None or not 0 <= sel < len(seeds) or len(seeds) < 2:
             gr.Warning(S.SELECT_VIS_HINT)
-            yield self.outputs(state, S.SELECT_VIS_HINT)
+            yield self.outputs(state, S.SELECT_VIS_HINT, session_key(request))
             return
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
-        form[3] = len(state["seeds"])
-        yield from self._again(form, state)
-
-    def _again(self, form: list, state: dict[str, Any]):
-        state["query"] = clean_query(form[0])  # the same query keeps the seeds just chosen
-        yield from self.search(*form, state)
+        state["query"] = clean_query(query)
+        yield from self.search(query, preset, k, len(state["seeds"]), rerank_k, rerank_mode, want_answer, taxon,
+                               date_from, date_to, months, bbox, license, example, state, request)
 
     def select_visualization(self, state: dict[str, Any], evt: gr.SelectData) -> dict[str, Any]:
         state = dict(state or new_state())
@@ -155,46 +259,83 @@ class SearchHandlers:
         return state
 
     # ---- selection, more like this, feedback -------------------------------------------------------
-    def select(self, state: dict[str, Any], evt: gr.SelectData) -> tuple[str, dict[str, Any]]:
-        state = dict(state or new_state())
+    def select(self, state: dict[str, Any], evt: gr.SelectData, request: gr.Request = None):
+        """A click on a result: remember it for this page (kept while later stages stream in) and explain it.
+        Outputs: (explanation, selected photo id)."""
+        state = state or new_state()
         index = evt.index if isinstance(evt.index, int) else (evt.index or [0])[0]
-        if not state["hits"] or index is None or index >= len(state["hits"]):
-            return S.SELECT_HINT, state
-        state["selected"] = index
-        return present.explanation_html(state["hits"][index], state.get("stages") or {}), state
+        if not state.get("hits") or index is None or index >= len(state["hits"]):
+            return S.SELECT_HINT, None
+        key = session_key(request)
+        self.selected[key] = dict(state["hits"][index])
+        return self.explanation(state, key), int(self.selected[key]["id"])
 
-    def _show(self, state: dict[str, Any], result: Any, preset: str):
+    def _show(self, state: dict[str, Any], req: Any, method: str, key: str):
+        """Run a short search to the end and show it (more like this, refine with labels); it is logged under
+        the method it really is (e.g. baseline+feedback)."""
+        result = self.engine.search(req)
         state["searches"] = state.get("searches", 0) + 1
         self._take(state, result)
+        state["preset"], state["method"], state["example"] = S.method_name(method), method, None
         warn(result.notices)
-        self._log(state, result, {"preset": preset})
+        self._log(state, result, {"preset": method}, method=method)
+        self.selected.pop(key, None)
         ms = result.timings_ms.get("total", 0.0)
-        return self.outputs(state, S.FIRST_RESULTS.format(n=len(result.hits), ms=ms, method=result.method,
-                                                          more=S.DONE))
+        return self.outputs(state, S.RESULTS_DONE.format(n=len(result.hits), ms=ms, method=S.method_name(method)),
+                            key)
 
     @shows_errors
-    def more_like_this(self, state: dict[str, Any]):
+    def more_like_this(self, photo: Any = None, state: dict[str, Any] | None = None, request: gr.Request = None):
+        """Photos like `photo` (a photo id: the selected one on the page, or any id a script sends)."""
+        self.ready()
         state = dict(state or new_state())
-        if state.get("selected") is None:
+        pid = read_photo_id(photo)
+        key = session_key(request)
+        if pid is None:
             gr.Warning(S.SELECT_HINT)
-            return self.outputs(state, S.SELECT_HINT)
-        hit = state["hits"][state["selected"]]
-        photo = self.engine.search.photos([hit["id"]])[0]
-        result = self.engine.search.search(k=state.get("k", 20), filters=state.get("filters"),
-                                           image=self.engine.search.load_image(photo))
-        result.method, result.query = "more-like-this", f"like photo {hit['id']}"
-        return self._show(state, result, "more-like-this")
+            return self.outputs(state, S.SELECT_HINT, key)
+        req = request_for("Fast", "", k=state.get("k", 20), filters=state.get("filters"), example_ids=[pid])
+        return self._show(state, req, "baseline+more-like-this", key)
 
     @shows_errors
-    def refine_with_labels(self, state: dict[str, Any]):
+    def refine_with_labels(self, state: dict[str, Any] | None = None, request: gr.Request = None):
         """Relevance feedback: the labels given to this query move the query vector (Rocchio, in core)."""
+        self.ready()
         state = dict(state or new_state())
-        if not state.get("hits") or state.get("method") == "more-like-this":
+        if not state.get("hits") or not state.get("query") or state.get("query") == "(example photo)":
             raise InputError(S.NO_RESULTS, "search with words first")
         labels = self.log.labels(query=state["query"])
         rel = sorted({lb.photo_id for lb in latest(labels) if lb.label == RELEVANT})
         non = sorted({lb.photo_id for lb in latest(labels) if lb.label == NOT_RELEVANT} - set(rel))
         if not rel and not non:
             raise InputError(S.NO_LABELS_YET, "label photos in the Label tab, then come back")
-        request = request_for("Fast", state["query"], Knobs(k=state.get("k", 20)), state.get("filters"), rel, non)
-        return self._show(state, self.methods.run(request), "feedback")
+        req = request_for("Fast", state["query"], k=state.get("k", 20), filters=state.get("filters"),
+                          relevant_ids=rel, nonrelevant_ids=non)
+        return self._show(state, req, "baseline+feedback", session_key(request))
+
+    # ---- taxa ---------------------------------------------------------------------------------------
+    def taxon_choices(self):
+        """The taxon box's choices: the catalog's names (asked on every page load, so a collection built after
+        the server started is offered too)."""
+        try:
+            names = self.engine.corpus.taxon_names()
+        except Exception:  # the catalog is still being built: offer nothing rather than fail the page
+            log.exception("taxon names could not be read from the catalog")
+            names = []
+        return gr.update(choices=[(S.TAXON_ANY, "")] + taxon_labels(names))
+
+    def suggest_taxon(self, query: str, taxon: str):
+        """A button offering the species (or other taxon) the query names as a filter, if it is not set yet."""
+        try:
+            found = named_taxa(query or "", self.engine.corpus.taxon_names())
+        except Exception:
+            log.exception("taxon names could not be read from the catalog")
+            found = []
+        name = found[0] if found else ""
+        show = bool(name) and name.lower() != (taxon or "").strip().lower()
+        return gr.update(value=S.TAXON_SUGGEST.format(name=name) if show else "", visible=show), name
+
+    @staticmethod
+    def take_taxon(name: str):
+        """The suggested taxon becomes the filter (the suggestion button goes away)."""
+        return gr.update(value=name), gr.update(visible=False)

@@ -1,16 +1,21 @@
-"""Search view layout and event wiring: query, presets, advanced knobs, filters, results gallery, generated
-pictures strip, explanation panel, more like this, refine with labels, answer with evidence."""
+"""Search view layout and event wiring: query, presets, advanced knobs, filters (taxon names from the catalog,
+calendar dates, months, place, licence), results gallery (a click opens the photo view), the pictures searched
+with (the user's own example photo first), explanation panel, more like this, refine with labels, answer with
+evidence, and the JSON the API returns."""
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import gradio as gr
 
+from core.presets import PRESET_NAMES
 from ui import strings as S
-from ui.methods import PRESET_NAMES
 from ui.search_handlers import SearchHandlers, new_state
 
 
-def build(h: SearchHandlers) -> gr.State:
-    """Lay out the search tab inside the current Blocks; returns the search state (shared with Label)."""
+def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
+    """Lay out the search tab inside the current Blocks. Returns its state (shared with Label), the taxon box
+    (its choices come from the catalog on page load) and the outputs a search writes."""
     s = h.settings
     state = gr.State(new_state())
     with gr.Row():
@@ -18,53 +23,73 @@ def build(h: SearchHandlers) -> gr.State:
                            max_lines=3)
         preset = gr.Radio(list(PRESET_NAMES), value="Fast", label=S.PRESET_LABEL, elem_id="search-preset",
                           info=" · ".join(S.PRESETS.values()), scale=4)
-        go = gr.Button(S.SEARCH, variant="primary", elem_id="search-button", scale=1)
+        with gr.Column(scale=1, min_width=120):
+            go = gr.Button(S.SEARCH, variant="primary", elem_id="search-button")
+            stop = gr.Button(S.STOP, variant="stop", elem_id="search-stop", size="sm")
+    with gr.Row():
+        suggestion = gr.Button("", visible=False, elem_id="search-taxon-suggestion", size="sm", scale=0)
+        suggested = gr.State("")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
             m = gr.Slider(1, 8, value=s.visret_m, step=1, label=S.VISRET_M, elem_id="search-m")
             rerank_k = gr.Slider(5, 200, value=s.rerank_k, step=5, label=S.RERANK_K, elem_id="search-rerank-k")
-            rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode")
+            rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode",
+                                      scale=2)
             answer = gr.Checkbox(False, label=S.WANT_ANSWER, elem_id="search-answer")
         example = gr.Image(type="filepath", label=S.EXAMPLE_PHOTO, elem_id="search-example", height=160,
                            sources=["upload", "clipboard"])
     with gr.Accordion(S.FILTERS, open=False, elem_id="search-filters"):
         with gr.Row():
-            taxon = gr.Textbox(label=S.TAXON, elem_id="filter-taxon")
-            date_from = gr.Textbox(label=S.DATE_FROM, elem_id="filter-date-from")
-            date_to = gr.Textbox(label=S.DATE_TO, elem_id="filter-date-to")
+            taxon = gr.Dropdown([(S.TAXON_ANY, "")], value="", label=S.TAXON, elem_id="filter-taxon",
+                                allow_custom_value=True, filterable=True, scale=2)
+            date_from = gr.DateTime(None, include_time=False, type="string", label=S.DATE_FROM,
+                                    elem_id="filter-date-from")
+            date_to = gr.DateTime(None, include_time=False, type="string", label=S.DATE_TO, elem_id="filter-date-to")
         with gr.Row():
             months = gr.CheckboxGroup(S.MONTH_NAMES, label=S.MONTHS, elem_id="filter-months")
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
-    status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status")
-    with gr.Row():
-        with gr.Column(scale=3):
+    status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
+    notices = gr.Markdown("", elem_id="search-notices", label=S.NOTICES)
+    with gr.Row(elem_id="search-results-row"):
+        with gr.Column(scale=3, min_width=300):
+            scale = gr.Markdown("", elem_id="search-scale", label=S.SCALE)
             gallery = gr.Gallery(label=S.RESULTS, elem_id="search-gallery", columns=5, height=560,
-                                 allow_preview=False, object_fit="cover")
+                                 allow_preview=False, object_fit="cover", buttons=["download_all"])
             with gr.Row():
                 more = gr.Button(S.MORE_LIKE_THIS, elem_id="search-more-like-this", size="sm")
                 refine = gr.Button(S.USE_LABELS, elem_id="search-refine", size="sm")
-        with gr.Column(scale=2):
+        with gr.Column(scale=2, min_width=280):
             explanation = gr.HTML(S.SELECT_HINT, label=S.EXPLANATION, elem_id="search-explanation")
             evidence = gr.Markdown("", label=S.EVIDENCE, elem_id="search-evidence")
-    with gr.Row():
-        visualizations = gr.Gallery(label=S.VISUALIZATIONS, elem_id="search-visualizations", columns=6, height=180,
-                                    allow_preview=False, scale=5)
+    with gr.Row(elem_id="search-pictures-row"):  # hidden by the page's CSS while it holds no picture
+        visualizations = gr.Gallery(label=S.VISUALIZATIONS, elem_id="search-visualizations", columns=6,
+                                    height=260, allow_preview=False, object_fit="contain", scale=5,
+                                    buttons=["download"])
         with gr.Column(scale=1, min_width=160):
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
-    outputs = [gallery, status, visualizations, evidence, explanation, state]
+    result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
+    selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
+    outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
               license_, example, state]
-    go.click(h.search, inputs, outputs, api_name="search", show_progress="minimal", concurrency_id="search",
-             concurrency_limit=4)
-    query.submit(h.search, inputs, outputs, api_visibility="private", show_progress="minimal",
-                 concurrency_id="search")
-    regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", concurrency_id="search")
-    drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", concurrency_id="search")
+    # every search may run while another one from this page is still running: the handler cancels the older
+    # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
+    run = dict(concurrency_id="search", concurrency_limit=16, trigger_mode="multiple", show_progress="minimal")
+    searches = [go.click(h.search, inputs, outputs, api_name="search", **run),
+                query.submit(h.search, inputs, outputs, api_visibility="private", **run),
+                regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),
+                drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
+    searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
+                    .then(h.search, inputs, outputs, api_visibility="private", **run))
+    stop.click(h.stop, None, status, cancels=searches, api_name="stop", concurrency_limit=None)
+    query.change(h.suggest_taxon, [query, taxon], [suggestion, suggested], api_visibility="private",
+                 trigger_mode="always_last", show_progress="hidden", concurrency_limit=None)
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
-    gallery.select(h.select, [state], [explanation, state], api_visibility="private")
-    more.click(h.more_like_this, [state], outputs, api_name="more_like_this")
+    gallery.select(h.select, [state], [explanation, selected], api_visibility="private", show_progress="hidden")
+    lightbox.opens_from(gallery, state)
+    more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
     refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")
-    return state
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs)

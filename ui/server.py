@@ -1,31 +1,29 @@
-"""Building the Gradio app from its collaborators (engine, session log, banner) and serving it safely:
-host by environment, only the data / corpus / asset folders served, upload limit, optional password."""
+"""Building the Gradio app from its collaborators (the search engine, session log, banner, the preparation of
+the photo collection) and serving it safely: host by environment, only the served copies (data_dir/served)
+reachable, the rest of the data directory blocked, upload limit, optional password."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
+from core.errors import InputError
 from core.sessionlog import MemorySessionLog, SessionLog
-from ui import compare_view, dialogue_view, history_view, label_view, search_view
+from core.startup import Preparation
+from ui import compare_view, dialogue_view, history_view, label_view, marks, search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
-from ui.methods import Methods
+from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
+from ui.lightbox import LightboxHandlers, LightboxView
+from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.style import CSS, theme
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
-CSS = """
-#standin-banner { background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px; }
-.ecolens-badge { border-radius: 6px; padding: 4px 8px; margin: 3px 0; border: 1px solid #ccc; }
-.badge-yes { background: #e3f6e5; } .badge-no { background: #fbe4e4; }
-.badge-reason { font-size: 0.85em; color: #555; } .badge-conf { font-size: 0.85em; color: #333; }
-.ecolens-meta th { text-align: left; padding-right: 10px; }
-"""
+HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
 
 
 def oauth_enabled(environ=os.environ) -> bool:
@@ -37,64 +35,106 @@ def annotator_name(profile: gr.OAuthProfile | None) -> str:
     return profile.username if profile is not None else ""
 
 
-def build_app(engine: Any, session_log: SessionLog, banner: str = "") -> gr.Blocks:
-    """The whole app as gr.Blocks; `banner` is shown (elem_id standin-banner) when stand-ins are in use."""
-    notices = engine.ensure_corpus()
-    standin = banner in notices or engine.standin_in_use()
-    methods = Methods(engine)
+def _gate(preparation: Preparation | None):
+    """ready(): raises InputError while the photo collection is still being prepared (or failed)."""
+    def ready() -> None:
+        if preparation is not None and not preparation.ready:
+            raise InputError(preparation.status() or S.PREPARING, S.PREPARING_HINT)
+    return ready
+
+
+def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=None) -> gr.Blocks:
+    """The whole app as gr.Blocks on `engine` (core.engine.SearchEngine). `banner` (elem_id standin-banner)
+    says which stand-ins are in use; `prepare(progress) -> notices` builds the photo collection on first use:
+    it runs in the background and the page shows its progress until it is done."""
+    preparation = Preparation(prepare).start() if prepare is not None else None
+    ready = _gate(preparation)
     with gr.Blocks(title=S.TITLE) as app:
         with gr.Row():
             gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
             if oauth_enabled():
                 gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
-        gr.Markdown(f"**{banner}**" if standin and banner else "", elem_id="standin-banner", visible=standin)
+        gr.Markdown(f"**{banner}**" if banner else "", elem_id="standin-banner", visible=bool(banner))
+        progress = gr.Markdown(preparation.status() if preparation else "", elem_id="prepare-status",
+                               visible=bool(preparation and not preparation.ready))
         if isinstance(session_log, MemorySessionLog):
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
-        with gr.Tabs(elem_id="tabs"):
+        marked = gr.State([])  # the photos this page marked, from any gallery
+        lightbox = LightboxView(LightboxHandlers(engine), marked)
+        marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
+        search = SearchHandlers(engine, session_log, ready)
+        with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
-                search_state = search_view.build(SearchHandlers(engine, session_log, methods))
+                search_ui = search_view.build(search, lightbox)
             with gr.Tab(S.TAB_DIALOGUE, id="dialogue", elem_id="tab-dialogue"):
-                dialogue_view.build(DialogueHandlers(engine, session_log, methods))
+                dialogue_view.build(DialogueHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
-                compare_view.build(CompareHandlers(engine, session_log, methods))
+                compare_view.build(CompareHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
-                annotator = label_view.build(LabelHandlers(engine, session_log), search_state)
+                annotator = label_view.build(LabelHandlers(engine, session_log, ready=ready), search_ui.state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
-                _, sessions = history_view.build(history)
-        history_tab.select(history.refresh, None, sessions, api_visibility="private")
+                history_ui = history_view.build(history, lightbox)
+        history_tab.select(history.refresh, None, history_ui.sessions, api_visibility="private")
+        # "More like this" in the photo view searches in the Search tab, whichever gallery the photo came from
+        lightbox.more.click(search.more_like_this, [lightbox.photo_id, search_ui.state], search_ui.outputs,
+                            api_visibility="private") \
+            .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
+                  api_visibility="private")
+        app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
+        if preparation is not None and not preparation.finished:
+            timer = gr.Timer(1.0)
+
+            def poll():
+                text = preparation.status()
+                taxa = search.taxon_choices() if preparation.finished else gr.update()
+                return gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa
+            timer.tick(poll, None, [progress, timer, search_ui.taxon], api_visibility="private",
+                       concurrency_limit=None, show_progress="hidden")
+        app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
     return app
 
 
+# everything the data directory holds besides the served copies: never reachable over HTTP, whatever Gradio's
+# own rules would allow (blocked paths win over every allowed one)
+PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
+           "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
+           "generated", "fieldguide", "uploads")
+
+
 def served_folders(settings: Any) -> list[str]:
-    """The only folders whose files the app may serve: data dir (catalog world, caches, pictures, exports),
-    the configured corpus, and the bundled assets."""
-    folders = [settings.path()]
-    if settings.corpus and not str(settings.corpus).startswith(("http://", "https://")):
-        corpus = Path(settings.corpus).expanduser().resolve()
-        folders.append(corpus if corpus.is_dir() else corpus.parent)
-    if ASSETS.is_dir():
-        folders.append(ASSETS)
-    return [str(Path(f).resolve()) for f in folders]
+    """The only folder whose files the app may serve: the served copies (data_dir/served: thumbnails and
+    views of catalog photos, generated pictures, made by ui.photos). Originals, the database, the index and
+    the model files under assets/ are never among them."""
+    return [str(served_files(settings).folder)]
+
+
+def blocked_folders(settings: Any) -> list[str]:
+    """Files and folders of the data directory that no route may serve, even when they happen to lie inside
+    a folder Gradio allows by itself (its upload folder, the working directory)."""
+    data = settings.path().expanduser().resolve()
+    return [str(data / name) for name in PRIVATE]
 
 
 def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
-                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=label_view.HOTKEYS_JS,
-                                footer_links=["api"], show_error=True)
+                                blocked_paths=blocked_folders(settings),
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
+                                footer_links=["api"], show_error=True,
+                                run_history=False)  # queries stay out of browser storage; no bucket routes
     if settings.password:
         opts["auth"] = ("ecolens", settings.password)
         opts["auth_message"] = "EcoLens: user ecolens"
     return opts
 
 
-def launch(engine: Any, banner_text: str, session_log: SessionLog | None = None) -> int:
-    """Serve the app until interrupted; returns the exit code. Without a session log (app.py not yet passing
-    storage.sessionlog.SqlSessionLog) the log lives in memory and the page says that nothing is saved."""
-    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner_text)
+def launch(engine: Any, session_log: SessionLog | None = None, banner: str = "", prepare=None) -> int:
+    """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
+    and the page says that nothing is saved."""
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
     app.queue(default_concurrency_limit=8)
     app.launch(**launch_options(engine.settings))
     return 0

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 TITLE = "EcoLens"
+PREPARING = "The photo collection is still being prepared."
+PREPARING_HINT = "wait until the progress note at the top of the page disappears, then try again"
 MEMORY_LOG = "The session log is kept in memory: searches and labels of this run are not saved."
 SUBTITLE = "Expert search of nature photos: describe what you need to see, the way you would tell a colleague."
 
@@ -10,10 +12,10 @@ TAB_SEARCH, TAB_DIALOGUE, TAB_COMPARE, TAB_LABEL, TAB_HISTORY = "Search", "Dialo
 
 # ---- presets: name -> what it does -------------------------------------------------------------------
 PRESETS = {
-    "Fast": "Fast: embedding similarity only (baseline)",
-    "Visualize": "Visualize: draw what you describe, then search with the pictures (VisRet)",
-    "Verify": "Visualize, then check each candidate with yes/no sub-questions (VisRet + full rerank)",
-    "Cover": "Cover: photos that together satisfy every part of the query (Pareto coverage)",
+    "Fast": "Fast: compares your words with every photo",
+    "Visualize": "Visualize: draws what you describe, then finds photos like the drawings",
+    "Verify": "Verify: also checks each top photo with yes/no questions",
+    "Cover": "Cover: first the photos that together show every part of your query",
 }
 PRESET_LABEL = "How to search"
 
@@ -21,36 +23,76 @@ PRESET_LABEL = "How to search"
 QUERY = "What are you looking for?"
 QUERY_PLACEHOLDER = "e.g. a heron holding a fish in its bill, in flight"
 SEARCH = "Search"
-EXAMPLE_PHOTO = ("Add my own example photo: alone it is the query (Fast); with words it joins the generated "
-                 "pictures (Visualize, Verify)")
+EXAMPLE_PHOTO = ("Add my own example photo: alone it is the query (Fast); with words it joins the drawings "
+                 "(Visualize, Verify)")
 ADVANCED = "Advanced settings"
 FILTERS = "Filters"
 K = "Results"
-VISRET_M = "Pictures to draw (m)"
-RERANK_K = "Candidates to verify (K)"
-RERANK_MODE = "Verification"
-RERANK_MODES = ["full", "subq", "context", "direct"]
+VISRET_M = "Pictures to draw"
+RERANK_K = "Photos to check"
+RERANK_MODE = "Checks"
+RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questions only", "subq"),
+                ("expert context only", "context"), ("one direct question", "direct")]
 WANT_ANSWER = "Also write an answer with evidence"
-TAXON = "Taxon (any rank or common name)"
-DATE_FROM, DATE_TO = "Observed from (YYYY-MM-DD)", "Observed until (YYYY-MM-DD)"
-MONTHS = "Months"
+TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
+TAXON_ANY = "any taxon"
+TAXON_SUGGEST = "Only show {name} (named in your query)"
+DATE_FROM, DATE_TO = "Observed from", "Observed until"
+MONTHS = "Months (any year)"
 BBOX = "Place box: west, south, east, north (degrees)"
 LICENSE = "Licence contains (e.g. cc0, cc-by)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
-VISUALIZATIONS = "Visualizations (generated, not real photos)"
-REGENERATE, DROP_VIS = "Regenerate pictures", "Drop selected picture"
-SELECT_VIS_HINT = "Select one of two or more generated pictures first."
+VISUALIZATIONS = "Pictures searched with: drawings made by EcoLens (not real photos), and your example photo"
+YOUR_EXAMPLE = "your example photo"
+REGENERATE, DROP_VIS = "Draw new pictures", "Drop the selected picture"
+SELECT_VIS_HINT = "Select one of two or more drawn pictures first."
 EXPLANATION = "Why this photo"
-SELECT_HINT = "Select a photo to see why it was returned."
+SELECT_HINT = "Click a photo to see it large, with why it was returned."
+SELECTED_GONE = "The photo you picked is no longer among the results; this is what was known about it."
 MORE_LIKE_THIS = "More like this"
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
-NO_BADGES = "No sub-question checks for this result: choose Verify to check each photo."
-GENERATED = "generated"
+COVERS = "covers {n} of {of} parts"
+COVERS_LIST = "Covers: {parts}"
+NO_BADGES = "No yes/no checks for this photo: choose Verify to check each photo."
+GENERATED = "drawn"
+SEED = "variant {seed}"
+
+# ---- scores: one scale per view, with what it means --------------------------------------------------
+SCALES = {
+    "similarity": ("similarity", "how close each photo is to your words (or to your example photo), from 0 "
+                                 "(unrelated) to 1 (the closest possible)"),
+    "pictures": ("similarity", "how close each photo is to the closest picture searched with (a drawing, or your "
+                               "example photo), from 0 (unrelated) to 1 (the closest possible)"),
+    "checks": ("checks passed", "how sure the photo checker is, on average, that the photo passes each yes/no "
+                                "check; 100% means sure of every one"),
+}
+SCORE_LINE = "Scores: {scale}, that is {meaning}."
+NOT_CHECKED = "not checked"
+
+# ---- photo view (lightbox) ---------------------------------------------------------------------------
+LIGHTBOX_TITLE = "Photo {pos} of {n}"
+LIGHTBOX_PREV, LIGHTBOX_NEXT = "◀ Previous", "Next ▶"
+LIGHTBOX_CLOSE = "Close ✕"
+LIGHTBOX_KEYS = "Keys: ← → previous / next photo · m mark · Esc close"
+MARK, MARKED_ON = "☆ Mark (m)", "★ Marked (m)"
+ATTRIBUTION = "Photo: {who} · licence {license}"
+UNKNOWN_HOLDER = "rights holder not recorded"
+UNKNOWN_LICENSE = "not recorded"
+VIEW_PHOTO = "Open the clicked photo large"
+
+# ---- marked photos -----------------------------------------------------------------------------------
+MARKS_PANEL = "Marked photos: {n}"
+MARKS_EMPTY = "No photo is marked yet. Open a photo from any gallery and press Mark."
+MARKS_FORMAT = "File format"
+MARKS_EXPORT = "Export marked photos"
+MARKS_CLEAR = "Unmark all"
+MARKS_FILE = "Marked photos file"
+MARK_CAPTION = "{name} · for “{query}”"
 
 # ---- dialogue view -----------------------------------------------------------------------------------
 DIALOGUE_START = "Describe what you are looking for"
@@ -70,53 +112,174 @@ CHAT = "Conversation"
 COMPARE_METHODS = "Methods to compare (2 to 4)"
 COMPARE = "Compare"
 OVERLAP = "Overlap of the top results"
+COMPARE_SCALE = ("Each column is one method's ranking, best first. Their scores are on different scales (similarity "
+                 "to your words, to the drawings, checks passed), so only the ranks are shown; click a photo to see "
+                 "its score.")
 
 # ---- label view --------------------------------------------------------------------------------------
 ANNOTATOR = "Your name (annotator)"
-LABEL_QUERY = "Query to judge"
+LABEL_QUERY = "Query to judge (Enter loads its photos)"
 LABEL_LOAD = "Load photos"
 LABEL_FROM_SEARCH = "Use the Search tab's results"
+INSTRUCTIONS = "Instructions for everyone judging this query (saved when you leave the box)"
+INSTRUCTIONS_PLACEHOLDER = "e.g. relevant only if the crest is clearly visible; juveniles count"
+INSTRUCTIONS_SAVED = "Instructions saved for “{query}”."
 RELEVANT, NOT_RELEVANT, SKIP = "Relevant (1)", "Not relevant (0)", "Skip (s)"
-PREV, NEXT = "< Previous", "Next >"
-GRID = "Show as grid"
-HOTKEYS = "Keys: 1 relevant, 0 not relevant, s skip, left / right arrows to move."
+PREV, NEXT = "◀ Previous", "Next ▶"
+UNDO, NEXT_UNLABELLED = "Undo (u)", "Next unjudged (n)"
+HOTKEYS = ("Keys: 1 relevant · 0 not relevant · s skip · u undo · n next unjudged · ← → move. "
+           "Or click a photo in the grid to move there, and its ✓ or ✗ to judge it.")
 EXPORT, EXPORT_FORMAT = "Export labels", "Format (csv, jsonl, or the INQUIRE-Rerank columns)"
+EXPORT_WHO = "Only this annotator's labels (empty: everyone's)"
 EXPORT_FILE = "Exported file"
 AGREEMENT = "Agreement between annotators"
-LABEL_PROGRESS = "{done} of {total} labelled ({relevant} relevant) for “{query}”"
-LABEL_NOTHING = "Load photos for a query first."
-LABEL_SAVED = "Saved: photo {photo} = {label} in {seconds:.1f} s"
+LABEL_PROGRESS = ("{judged} of {total} judged for “{query}”: {relevant} relevant, {not_relevant} not relevant"
+                  "{skipped}")
+LABEL_SKIPPED = " ({n} skipped: not counted as judged)"
+LABEL_DONE = "All {total} photos judged for “{query}”: {relevant} relevant, {not_relevant} not relevant."
+LABEL_DONE_HINT = "Export the labels below, or compare annotators."
+LABEL_DONE_INFO = "Done: every photo is judged. Click a photo in the grid (or use the arrows) to change its label."
+LABEL_NOTHING = "Type a query and press Enter (or Load photos) to judge its photos."
+LABEL_SAVED = "Saved: photo {pos} = {label} ({seconds:.1f} s)."
+LABEL_UNDONE = "Undone: photo {pos} is {label} again."
+LABEL_UNDONE_NONE = "Undone: photo {pos} is not judged any more."
+LABEL_NOTHING_TO_UNDO = "Nothing to undo."
+LABEL_ALL_DONE = "Every photo is judged; click a photo in the grid (or use the arrows) to change a label."
+LABEL_NONE_LEFT = "No unjudged photo is left."
 LABEL_NAMES = {1: "relevant", 0: "not relevant", -1: "skipped"}
-KAPPA_NONE = "No two annotators have labelled the same photos for this query yet."
+UNJUDGED = "not judged yet"
+KAPPA_NONE = "No two annotators have judged the same photos for this query yet."
 KAPPA_ROW = "| {a} | {b} | {pairs} | {observed:.0%} | {kappa} |"
-KAPPA_HEAD = "| annotator | annotator | shared pairs | agree | Cohen's kappa |\n|---|---|---|---|---|"
+KAPPA_HEAD = "| annotator | annotator | photos both judged | agree | Cohen's kappa |\n|---|---|---|---|---|"
+DISAGREEMENTS = "Photos the annotators disagree on (click one, then give the final word)"
+DISAGREEMENT_CAPTION = "photo {photo} · {who} · final word: {final}"
+NOT_DECIDED = "not given yet"
+DISAGREEMENTS_NONE = "The annotators agree on every photo they both judged."
+ADJUDICATE_REL, ADJUDICATE_NON = "Final word: relevant", "Final word: not relevant"
+ADJUDICATE_PICK = "Click a photo in the disagreements first."
+ADJUDICATED = "Final word saved: photo {photo} is {label}."
 
 # ---- history view ------------------------------------------------------------------------------------
-HISTORY_SESSIONS = "Past sessions"
+HISTORY_SESSIONS = "Past sessions (or type a session number)"
 HISTORY_REFRESH = "Refresh"
 HISTORY_OPEN = "Reopen"
 HISTORY_EMPTY = "No sessions yet."
+HISTORY_PICK = "Choose a session, then Reopen."
 HISTORY_REQUESTS = "Searches"
+HISTORY_REQUEST = "Search shown"
 HISTORY_LABELS = "Labels"
+HISTORY_CHAT = "Dialogue turns"
+HISTORY_SESSION = "Session {id} ({kind}, {when}): {title}"
+HISTORY_BAD_ID = "{value!r} is not a session number"
+HISTORY_BAD_ID_HINT = "pick a session from the list or type its number, e.g. 12"
+KINDS = {"search": "search", "dialogue": "dialogue", "compare": "comparison", "label": "labelling"}
 
 # ---- messages ----------------------------------------------------------------------------------------
 SEARCH_NO = "Search {n}"
-FIRST_RESULTS = "{n} photos in {ms:.0f} ms ({method}); {more}"
-MORE_COMING = "later stages are running…"
+PREVIEW = "plain similarity, shown while the rest runs"
+FIRST_STAGE = "before the checks"
+FIRST_RESULTS = "{n} photos in {ms:.0f} ms ({what})"
+MORE_COMING = "still working…"
 DONE = "done"
-STAGE_DONE = "{stage} finished in {ms:.0f} ms"
+RESULTS_DONE = "{n} photos in {ms:.0f} ms ({method})"
+STAGE_DONE = "{stage} took {ms:.0f} ms"
+STAGE_NAMES = {"instruction": "describing the picture", "generate": "drawing", "image_search": "searching by the pictures",
+               "rewrite": "rewriting the query", "rerank_plan": "writing the checks", "rerank": "checking each photo",
+               "decompose": "splitting the query into parts", "coverage": "finding photos for every part",
+               "answer": "writing the answer"}
+JUDGED = "checked {done} of {total} photos"
+STAGE_FAILED = "A later step failed; the results so far are shown."
+CANCELLED = "stopped ({reason})"
+PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."
+STOP = "Stop"
+STOPPED = "Search stopped."
+NOTHING_TO_STOP = "No search is running."
+NOTICES = "Notes about this search"
+STATUS, SCALE, RESULT_JSON = "Status", "Score scale", "Results as data"
+METHOD_NAMES = {"baseline": "plain similarity", "rewrite": "rewritten query", "visret": "searched with drawings",
+                "rerank": "checked", "coverage": "every part covered first", "more-like-this": "more like this photo",
+                "feedback": "refined with your labels", "plugir": "dialogue"}
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """'1 search', '3 searches'."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def method_name(method: str) -> str:
+    """A search's technical name ("visret+rerank:full+coverage") in the app's words."""
+    parts = []
+    for part in method.split("+"):
+        parts.append(METHOD_NAMES.get(part.split(":")[0], part))
+    return ", ".join(parts)
+
+
 UPLOAD_TOO_BIG = "The photo is {mb:.1f} MB, more than the {limit:.0f} MB allowed"
 UPLOAD_TOO_BIG_HINT = "upload a smaller photo (resize it first)"
 UPLOAD_BAD_TYPE = "The file {name} is not a photo EcoLens can read"
 UPLOAD_BAD_TYPE_HINT = "upload a JPEG, PNG, WebP, GIF, BMP or TIFF file"
-NO_RESULTS = "Search first."
-NO_LABELS_YET = "Label some photos of this query first (Label tab)."
+NO_RESULTS = "Search first"
+NO_LABELS_YET = "Label some photos of this query first (Label tab)"
 BAD_DATE = "{value!r} is not a date"
-BAD_DATE_HINT = "write dates as YYYY-MM-DD"
+BAD_DATE_HINT = "pick the date in the calendar or write it as YYYY-MM-DD"
 BAD_BBOX = "{value!r} is not four numbers"
 BAD_BBOX_HINT = "write the box as west, south, east, north, e.g. -10.5, 35, 30, 60"
+BAD_PHOTO_ID = "{value!r} is not a photo number"
+BAD_PHOTO_ID_HINT = "click a photo first, or give a photo id shown in the results"
 MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 META = {"scientific_name": "Taxon", "common_name": "Common name", "observed_on": "Observed",
-        "place": "Place", "license": "Licence", "rights_holder": "Rights holder", "caption": "Caption",
-        "id": "Photo id", "score": "Score", "rank": "Rank"}
+        "place": "Place (latitude, longitude)", "license": "Licence", "rights_holder": "Rights holder",
+        "caption": "Caption", "id": "Photo id", "score": "Score", "rank": "Rank"}
 MARKED = "Marked as looking right: photos {ids}"
+PICTURE_GONE = "picture unavailable"
+PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
+
+# ---- the web app's words for messages written for the command line or for developers ------------------
+# (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
+WEB_WORDS = (
+    ("e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)",
+     "e.g. -10.5, 35, 30, 60 (longitudes from -180 to 180, latitudes from -90 to 90, south below north)"),
+    ("swap --date-from and --date-to", "swap the two dates"),
+    ("Bounding box ", "The place box "), ("is not west,south,east,north in degrees", "is not west, south, east, north"),
+    ("run `python app.py ingest PATH` again to embed the catalog with this model",
+     "ask whoever runs EcoLens to add the photos again for this model"),
+    ("coverage: the dense score uses each photo's global image embedding (no sub-query-specific adaptor as in "
+     "the paper)", "Cover judges each part of your query from the whole photo, not from a close-up of that part"),
+    ("used the rewrite baseline (retrieval with the instruction text) instead",
+     "searched with the written description instead"),
+    ("the first-stage order was kept", "the order before the checks was kept"),
+    ("follow them in first-stage order", "follow them in the order before the checks"),
+    ("photos with the best dense score", "photos closest to the query"),
+    ("coverage: pareto_beta = ", "Cover: the likeness weight "),
+    (" is not below this query's beta_max = ", " is not below this query's limit of "),
+    (", so the alpha-grid argmax was taken literally: a photo with a higher dense score can displace one that "
+     "covers more parts", ", so a photo closer to the whole query can come before one that covers more parts"),
+    ("used the offline rule instead", "used a simple built-in rule instead"),
+    ("query decomposition:", "splitting the query into parts:"),
+    ("visualization instruction:", "describing the picture:"),
+    ("is longer than the text encoder's ", "is longer than the model reads: only its first "),
+    (" tokens; the rest was ignored", " word pieces were read"),
+    ("k (results)", "Results"),
+    ("rerank_k (candidates to verify)", "Photos to check"),
+    ("m (pictures to draw)", "Pictures to draw"),
+    ("sub-questions:", "writing the yes/no checks:"),
+    ("visualization ", "drawing "),
+)
+# command-line options that may remain in a message, and the field of the page that does the same
+WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
+              "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
+              "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
+              "--preset": "How to search"}
+
+# the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
+REASON_WORDS = (
+    (r"^read from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
+    (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
+     r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
+     r"nothing in this question the checker can look for; it compared the photo with the question and with its "
+     r"opposite (\1 vs \2)"),
+    (r"\bplan (\w+)", r"body shape: \1"),
+    (r"\bspecies ", ""),
+    (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
+)
+SURE = "{p:.0%} sure"

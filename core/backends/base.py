@@ -1,4 +1,5 @@
-"""The backend interfaces: embedder, text LLM, vision-language judge, image generator, captioner.
+"""The backend interfaces: embedder, text LLM, vision-language judge, image generator (optionally composing
+from reference pictures), photo reader (answers from photos), captioner.
 
 Each is a small Protocol; real implementations import their heavy packages lazily, offline ones run here.
 Every backend exposes `model_id` (stored with what it produced) and `is_standin` (True for offline
@@ -92,6 +93,38 @@ class ImageGenerator(Protocol):
     is_standin: bool
 
     def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage: ...
+
+
+@dataclass
+class ReferenceImage:
+    """A picture a generator should draw from, and what to take from it (Cross-modal RAG: a Pareto photo and
+    the sub-queries it satisfies)."""
+
+    image: Image.Image
+    instruction: str  # e.g. "use only: a red crest; a perched bird"
+    photo_id: int | None = None
+
+
+@runtime_checkable
+class ReferenceGenerator(Protocol):
+    """An ImageGenerator that can also compose from reference pictures (an optional capability: callers check
+    for it and fall back to text-only generation with a notice)."""
+
+    model_id: str
+    is_standin: bool
+
+    def generate_from_references(self, prompt: str, references: Sequence[ReferenceImage], *, seed: int,
+                                 size: int = 224) -> GeneratedImage: ...
+
+
+@runtime_checkable
+class PhotoReader(Protocol):
+    """A vision-language model that answers a question from several photos, citing them by id as [id]."""
+
+    model_id: str
+    is_standin: bool
+
+    def read(self, question: str, photos: Sequence[tuple[int, Image.Image]]) -> str: ...
 
 
 @runtime_checkable

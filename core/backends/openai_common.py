@@ -3,7 +3,7 @@ errors into BackendError, and packing a picture as a data URL.
 
 The server may be api.openai.com or any compatible one (vLLM, Ollama, llama.cpp's server) at
 `openai_base_url`. Retries are the client's own (`backend_retries`), with `backend_timeout_s` per call.
-Error messages never contain the API key."""
+Error messages and model ids never contain the API key or credentials inside the base URL (core.redact)."""
 from __future__ import annotations
 
 import base64
@@ -15,6 +15,7 @@ from typing import Any, Iterator
 from PIL import Image
 
 from core.errors import BackendError
+from core.redact import mask_url, mask_urls_in
 
 INSTALL_HINT = "pip install openai"
 PLACEHOLDER_KEY = "not-needed"  # local servers such as llama.cpp accept any key
@@ -52,14 +53,15 @@ def make_client(settings: Any, setting: str) -> Any:
 
 
 def server_name(client: Any) -> str:
-    return str(getattr(client, "base_url", "") or "the OpenAI API").rstrip("/")
+    """The server's base URL for messages and model ids, credentials masked."""
+    return mask_url(str(getattr(client, "base_url", "") or "the OpenAI API").rstrip("/"))
 
 
 def _scrub(text: str, client: Any) -> str:
     key = getattr(client, "api_key", "") or ""
     if key and key != PLACEHOLDER_KEY:
         text = text.replace(key, "***")
-    return text
+    return mask_urls_in(text)
 
 
 def translate_error(exc: BaseException, what: str, client: Any) -> BackendError:

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import base64
 import io
-from typing import Any
+from typing import Any, Sequence
 
 from PIL import Image
 
 from core.backends import openai_common as oc
-from core.backends.base import GeneratedImage
+from core.backends.base import GeneratedImage, ReferenceImage
+from core.backends.reference_collage import instructions_text
 from core.errors import BackendError
 
 
@@ -46,6 +47,27 @@ class OpenAIGenerator:
             kwargs["response_format"] = "b64_json"  # newer models always answer in base64
         with oc.calling("The image generation request", self.client):
             response = self.client.images.generate(**kwargs)
+        return self._picture(response, prompt, seed, size)
+
+    def generate_from_references(self, prompt: str, references: Sequence[ReferenceImage], *, seed: int,
+                                 size: int = 224) -> GeneratedImage:
+        """Multi-image input through the images edit endpoint (gpt-image-1 takes several pictures): the
+        references as PNG files, the prompt followed by each picture's instruction in the same order."""
+        if self.model.startswith("dall-e"):
+            raise BackendError(f"{self.model} takes at most one picture to edit, not several references",
+                               "use generator=openai:gpt-image-1 for reference-guided generation")
+        files = []
+        for i, ref in enumerate(references, start=1):
+            buf = io.BytesIO()
+            ref.image.convert("RGB").save(buf, format="PNG")
+            files.append((f"reference-{i}.png", buf.getvalue(), "image/png"))
+        text = instructions_text(prompt, references)
+        with oc.calling("The image edit request", self.client):
+            response = self.client.images.edit(model=self.model, image=files, prompt=text,
+                                               size=api_size(self.model, size), n=1)
+        return self._picture(response, text, seed, size)
+
+    def _picture(self, response: Any, prompt: str, seed: int, size: int) -> GeneratedImage:
         data = getattr(response, "data", None) or []
         b64 = getattr(data[0], "b64_json", None) if data else None
         if not b64:

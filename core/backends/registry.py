@@ -1,13 +1,23 @@
 """Backends chosen by name from settings: create_embedder, create_llm, create_judge, create_generator,
-create_captioner and create_backends. Implementations are imported only when chosen."""
+create_captioner and the lazy Backends bundle. Implementations are imported only when chosen; what each
+model needs (steps, guidance, size, precision, context) is data in core/backends/model_facts.py.
+
+Backends builds each backend once, under a lock (two concurrent searches never load a model twice), and a
+load that failed is remembered for the process: it is logged once and the same error is raised again at
+once, instead of loading again for every photo or picture."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import threading
+from dataclasses import dataclass, field
 from typing import Callable
 
 from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
-from core.errors import ConfigError
+from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
+from core.errors import BackendError, ConfigError
 from core.settings import Settings
+
+log = logging.getLogger(__name__)
 
 # name (or "prefix:") -> "module:factory"; each factory takes (settings, spec[, embedder]).
 EMBEDDERS = {
@@ -31,6 +41,7 @@ GENERATORS = {
     "diffusers:": "core.backends.diffusers_generator:DiffusersGenerator.from_settings",
     "openai:": "core.backends.openai_generator:OpenAIGenerator.from_settings",
 }
+EMBEDDER_JUDGES = {"clip", "fieldguide"}  # judges built on the embedder (the field-guide one reads its heads)
 CAPTIONERS = {
     "metadata": "core.backends.metadata_captioner:MetadataCaptioner.from_settings",
     "fieldguide": "core.fieldguide.captioner:FieldGuideCaptioner.from_settings",
@@ -89,6 +100,24 @@ def create_captioner(settings: Settings) -> Captioner:
     return factory(settings, spec)
 
 
+# (backend kind, settings) -> the error its load raised; kept for the life of the process.
+_FAILED_LOADS: dict[tuple[str, Settings], BackendError] = {}
+_FAILED_LOCK = threading.Lock()
+
+
+def failed_load(kind: str, settings: Settings) -> BackendError | None:
+    """The remembered load error of backend `kind` under `settings`, if its load failed in this process."""
+    with _FAILED_LOCK:
+        return _FAILED_LOADS.get((kind, settings))
+
+
+def _remember_failure(kind: str, settings: Settings, exc: BackendError) -> None:
+    with _FAILED_LOCK:
+        _FAILED_LOADS[(kind, settings)] = exc
+    if exc.hint and "restart" not in exc.hint:
+        exc.hint = f"{exc.hint} (then restart EcoLens: a failed load is not retried)"
+
+
 @dataclass
 class Backends:
     """The five backends one engine uses. Built lazily so that a search that needs no judge never loads one."""
@@ -99,11 +128,26 @@ class Backends:
     _judge: Judge | None = None
     _generator: ImageGenerator | None = None
     _captioner: Captioner | None = None
+    _reader: object | None = None  # a PhotoReader, or None when answers read captions (core/backends/readers.py)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def _lazy(self, name: str, make: Callable[[], object]):
-        if getattr(self, "_" + name) is None:
-            setattr(self, "_" + name, make())
-        return getattr(self, "_" + name)
+        built = getattr(self, "_" + name)
+        if built is not None:
+            return built
+        with self._lock:  # re-entrant: the judge builds the embedder first
+            if getattr(self, "_" + name) is None:
+                remembered = failed_load(name, self.settings)
+                if remembered is not None:  # a fresh copy: re-raising one object would grow its traceback
+                    raise BackendError(remembered.message, remembered.hint)
+                try:
+                    setattr(self, "_" + name, make())
+                except BackendError as exc:
+                    log.exception("loading the %s backend %r failed; not retried in this process", name,
+                                  getattr(self.settings, name, name))
+                    _remember_failure(name, self.settings, exc)
+                    raise
+            return getattr(self, "_" + name)
 
     @property
     def embedder(self) -> Embedder:
@@ -115,7 +159,9 @@ class Backends:
 
     @property
     def judge(self) -> Judge:
-        return self._lazy("judge", lambda: create_judge(self.settings, self.embedder))
+        # only the judges that read the embedder get it: an OpenAI judge must not fail for a broken embedder
+        return self._lazy("judge", lambda: create_judge(
+            self.settings, self.embedder if self.settings.judge in EMBEDDER_JUDGES else None))
 
     @property
     def generator(self) -> ImageGenerator:
@@ -125,10 +171,17 @@ class Backends:
     def captioner(self) -> Captioner:
         return self._lazy("captioner", lambda: create_captioner(self.settings))
 
+    @property
+    def reader(self):
+        """The photo reader of the answer stage (setting answer_reader), or None: answers read captions."""
+        from core.backends.readers import create_reader
+
+        return self._lazy("reader", lambda: create_reader(self.settings, self.embedder))
+
     def describe(self) -> dict[str, dict[str, object]]:
         """Model id and stand-in flag of each backend built so far (for JSON output and banners)."""
         out = {}
-        for name in ("embedder", "llm", "judge", "generator", "captioner"):
+        for name in ("embedder", "llm", "judge", "generator", "captioner", "reader"):
             b = getattr(self, "_" + name)
             if b is not None:
                 out[name] = {"model_id": b.model_id, "standin": bool(b.is_standin)}

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from PIL import Image
 
-from core.backends.base import GeneratedImage
+from core.backends.base import GeneratedImage, ReferenceImage
+from core.backends.reference_collage import collage, instructions_text
 
 _GRID = 6  # coarse random grid, scaled up smoothly
 
@@ -43,3 +44,13 @@ class StandinGenerator:
         words = re.findall(r"[\w'-]+", prompt)
         return GeneratedImage(image=pattern(prompt, seed, size), prompt=prompt, seed=seed,
                               model_id=self.model_id, ignored_words=words)
+
+    def generate_from_references(self, prompt: str, references: Sequence[ReferenceImage], *, seed: int,
+                                 size: int = 224) -> GeneratedImage:
+        """The references side by side under a light veil of this (prompt, seed)'s pattern: a composition of the
+        given pictures, nothing drawn from the words (all listed as ignored)."""
+        size = max(1, int(size))
+        text = instructions_text(prompt, references)
+        image = Image.blend(collage(references, size), pattern(text, seed, size), 0.15)
+        return GeneratedImage(image=image, prompt=text, seed=seed, model_id=self.model_id,
+                              ignored_words=re.findall(r"[\w'-]+", text))

@@ -54,6 +54,28 @@ def choose_dtype(setting: str, device: str) -> Any:
     return getattr(torch, _DTYPES[setting])
 
 
+PRECISIONS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
+
+def precision_for(setting: str, device: str, model_precision: str | None) -> str:
+    """A precision name ('fp32', 'fp16', 'bf16') for libraries that take one (open_clip): float32 on the CPU
+    with dtype=auto, else the model's own GPU precision (model_facts), else the one the setting names."""
+    if setting == "auto":
+        if device == "cpu":
+            return "fp32"
+        wanted = model_precision or "fp16"
+        return "fp16" if device == "mps" and wanted == "bf16" else wanted
+    if setting not in PRECISIONS:
+        raise BackendError(f"Unknown dtype {setting!r}", "set dtype to auto, float32, float16 or bfloat16")
+    return PRECISIONS[setting]
+
+
+def dtype_of(precision: str) -> Any:
+    """The torch dtype of inputs for a precision name."""
+    torch = import_torch()
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
+
+
 def apply_threads(threads: int) -> None:
     """Limit torch's intra-op threads when the setting asks for it (0 leaves torch's default)."""
     if threads and threads > 0:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from core.errors import InputError
-from core.evaluation.benchmarks import DEFAULT_METRICS, load_benchmark, prepare_items
+from core.evaluation.benchmarks import DEFAULT_METRICS, PreparedItems, load_benchmark, prepare_items
 from core.evaluation.items import EvalItem
 from core.evaluation.report import write_report
 from core.evaluation.runner import DialogueResult, Method, evaluate
@@ -59,21 +59,49 @@ def load_items(args) -> list[EvalItem]:
     return load_benchmark(args.benchmark, args.data, args.limit)
 
 
+NO_IMAGES_HINT = ("point --images at the folder the benchmark's image paths are relative to (for VisRet's release: "
+                  "data/images/ with one folder per species, the iNaturalist 2021 photos), then run eval again")
+
+
+def prepare_or_fail(items: Sequence[EvalItem], images_root, in_catalog: set[str] | None = None) -> PreparedItems:
+    """prepare_items, or InputError listing every failed item when none is left to evaluate (the CLI exits 2)."""
+    prepared = prepare_items(list(items), images_root, in_catalog)
+    if not prepared.items:
+        raise InputError(prepared.nothing_to_evaluate(), NO_IMAGES_HINT)
+    return prepared
+
+
 def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem] | None = None,
-                  models: Mapping[str, str] | None = None, dialogue: DialogueResult | None = None,
-                  progress: Callable[[str, int, int], None] | None = None) -> dict:
-    """Load (unless `items` given), check images, run `methods`, write the report under args.out.
-    Returns {"report": path, "metrics": {method: {metric: mean}}, "images": {...}, "failures": {...}}."""
-    items = list(items) if items is not None else load_items(args)
-    prepared = prepare_items(items, args.images)
+                  models: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None, dialogue: DialogueResult | None = None,
+                  progress: Callable[[str, int, int], None] | None = None, prepared: PreparedItems | None = None,
+                  notes: Mapping | None = None, answers: Callable | None = None) -> dict:
+    """Load (unless `items` or `prepared` given), check images, run `methods`, write the report under args.out.
+    Items left without images are failed items: listed, excluded from every mean, counted; with none left,
+    InputError. `methods` may be empty when only a dialogue system is evaluated. `notes` adds data notes (the
+    evaluation catalog); `answers(result)` returns the answer-accuracy block (eval --answers).
+    Returns {"report", "metrics": {method: {metric: mean}}, "images", "failures", "failed_items", ...}."""
+    if prepared is None:
+        items = list(items) if items is not None else load_items(args)
+        prepared = prepare_or_fail(items, args.images)
     metrics = args.metrics or ",".join(DEFAULT_METRICS.get(args.benchmark, DEFAULT_METRICS["visual-rag"]))
-    result = evaluate(prepared.items, methods, metrics, progress=progress)
+    result = evaluate(prepared.items, methods, metrics, progress=progress) if methods else None
+    answer_block = answers(result) if (answers is not None and result is not None) else None
+    if callable(models):  # described after the run, so every backend the run built is listed
+        models = models()
+    data_notes = {**prepared.to_json(), **dict(notes or {})}
     paths = write_report(args.out, result, benchmark=args.benchmark, baseline=args.baseline, models=models,
-                         data_notes=prepared.to_json(), dialogue=dialogue, test=args.test,
-                         n_permutations=args.permutations, seed=args.seed)
-    summary = json.loads(Path(paths["metrics"]).read_text(encoding="utf-8"))["summary"]
-    return {"report": str(paths["report"]), "metrics": summary["overall"],
-            "images": prepared.to_json()["images"], "failures": result.failures}
+                         data_notes=data_notes, dialogue=dialogue, test=args.test, n_permutations=args.permutations,
+                         seed=args.seed, items=prepared.items, limited=bool(getattr(args, "limit", None)),
+                         answers=answer_block)
+    saved = json.loads(Path(paths["metrics"]).read_text(encoding="utf-8"))
+    out = {"report": str(paths["report"]), "metrics": saved.get("summary", {}).get("overall", {}),
+           "images": prepared.to_json()["images"], "failures": result.failures if result else {},
+           "items_evaluated": len(prepared.items), "failed_items": prepared.failed}
+    if dialogue is not None:
+        out["dialogue"] = saved.get("dialogue", {})
+    if answer_block is not None:
+        out["answer_accuracy"] = {m: v["accuracy"] for m, v in answer_block["methods"].items()}
+    return out
 
 
 def parse_methods(text: str, known: Sequence[str]) -> list[str]:

@@ -1,7 +1,9 @@
-"""INQUIRE readers: the Rerank task (parquet, 100 fixed candidates per query) and full-rank (two CSVs)."""
+"""INQUIRE readers: the Rerank task (parquet, 100 fixed candidates per query), VisRet's INQUIRE-Rerank-Hard
+subset (a JSON list) and full-rank (two CSVs)."""
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 
@@ -136,6 +138,46 @@ def load_inquire_fullrank(queries_csv: str | Path, annotations_csv: str | Path,
                               relevant=rel.get(qid, {}),
                               extra={"category": r.get("category", ""), "iconic_group": r.get("iconic_group", ""),
                                      "image_ids": ids.get(qid, {})}))
+        if limit and len(items) >= limit:
+            break
+    return items
+
+
+HARD_FILE = "inquire_rerank_hard_final.json"
+
+
+def load_inquire_rerank_hard(path: str | Path, limit: int | None = None) -> list[EvalItem]:
+    """INQUIRE-Rerank-Hard as VisRet's authors release it (data/inquire_rerank_hard_final.json): a JSON list of
+    {"query": text, "images": {relative image path: 0/1}}, 59 queries x 100 candidates; the images are
+    iNaturalist 2021 photos the user collects under data/images/<species folder>/. `path` is the file or the
+    folder holding it. pool = the candidates in file order (the release gives no first-stage order: VisRet
+    ranks all 100 itself); qid "hard-<n>" (1-based position in the list); no supercategory is given."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / HARD_FILE if (p / HARD_FILE).is_file() else p / "data" / HARD_FILE
+    if not p.is_file():
+        raise NotFoundError(f"benchmark file not found: {p}", f"point --data at {HARD_FILE} (or its folder)")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{p}: not valid JSON ({e.msg})", f"expected VisRet's {HARD_FILE}") from e
+    if not isinstance(data, list) or not data:
+        raise InputError(f"{p}: expected a non-empty JSON list of {{\"query\", \"images\"}} objects",
+                         "INQUIRE-Rerank-Hard is a JSON list; the INQUIRE-Rerank parquet is --benchmark inquire-rerank")
+    items = []
+    for n, row in enumerate(data, start=1):
+        if not isinstance(row, dict) or "query" not in row or "images" not in row:
+            raise InputError(f"{p}: entry {n} lacks 'query' or 'images'", "each entry is {\"query\", \"images\"}")
+        images = row["images"]
+        if not isinstance(images, dict) or not images:
+            raise InputError(f"{p}: entry {n}: 'images' must be a non-empty object {{path: 0/1}}",
+                             "check that the file is VisRet's release")
+        try:
+            labels = {str(k): int(v) for k, v in images.items()}
+        except (TypeError, ValueError) as e:
+            raise InputError(f"{p}: entry {n} has a label that is not 0/1", "labels must be 0 or 1") from e
+        items.append(EvalItem(qid=f"hard-{n}", query=str(row["query"]).strip(), pool=list(labels),
+                              relevant=labels, extra={"entry": n}))
         if limit and len(items) >= limit:
             break
     return items

@@ -4,6 +4,14 @@ A ranking is a sequence of pool keys, best first; `relevant` maps keys to graded
 Where ranx computes exactly our definition (standard nDCG, true recall, hit rate, reciprocal rank) we call
 ranx; where a benchmark defines a metric differently (VisRet's nDCG, INQUIRE's AP@k) the function here says
 which definition it reproduces. Metric names: hit@k, recall@k, ndcg@k, ndcg_visret@k, ap@k, mrr, mrr@k.
+
+Ties. A method's ranking is scored in the order it returns (its own deterministic tie-breaking: FAISS order,
+RRF's best single rank then id, the judge's first-stage order). When the scores are given too, tied scores
+are treated as the benchmarks' scikit-learn-based scorers treat them, where those are deterministic: INQUIRE's
+AP@k (average_precision_score: a run of equal scores is one threshold) and nDCG@k (ndcg_score: a run of equal
+scores shares the mean gain of its members). Hit@k, MRR and which items enter a top k when a tie group
+straddles position k follow the ranking's order: the authors' scorers take those from numpy's argsort, whose
+order among equal scores is not specified (not deterministic), so no rule could match them.
 """
 from __future__ import annotations
 
@@ -154,45 +162,92 @@ def ndcg_visret_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int
     return _tie_averaged_dcg(ideal, labels) / idcg
 
 
-def ap_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int, n_pos: int | None = None) -> float:
+def tie_groups(ranking: Sequence[str], scores: Mapping[str, float] | None) -> list[tuple[int, int]]:
+    """(start, end) 0-based half-open spans of runs of adjacent keys with equal scores; singletons without
+    scores (a score missing for a key breaks the run)."""
+    groups: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(ranking) + 1):
+        same = (i < len(ranking) and scores is not None and ranking[i] in scores and ranking[start] in scores
+                and float(scores[ranking[i]]) == float(scores[ranking[start]]))
+        if not same:
+            groups.append((start, i))
+            start = i
+    return groups
+
+
+def ap_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int, n_pos: int | None = None,
+            scores: Mapping[str, float] | None = None) -> float:
     """AP@k as INQUIRE's scorer defines it: (1 / min(N_pos, k)) * sum over relevant positions i <= k of
     precision@i. N_pos = number of positives in the candidate pool (for INQUIRE-Rerank, among the 100
     candidates); by default the positives of `relevant`. 0 when N_pos is 0. (ranx's map@k divides by
-    N_pos instead, so it differs whenever N_pos > k.)
+    N_pos instead, so it differs whenever N_pos > k.) With `scores`, a run of equal scores in the top k is one
+    threshold, as scikit-learn's average_precision_score (INQUIRE's scorer) counts it: each positive of the
+    run gets the precision at the run's end.
     """
     pos = _positives(relevant)
     n = len(pos) if n_pos is None else int(n_pos)
     if n <= 0:
         return 0.0
+    top = _dedupe(ranking)[:k]
     hits, total = 0, 0.0
-    for i, d in enumerate(_dedupe(ranking)[:k], start=1):
-        if d in pos:
-            hits += 1
-            total += hits / i
+    for a, b in tie_groups(top, scores):
+        found = sum(1 for d in top[a:b] if d in pos)
+        hits += found
+        total += found * hits / b
     return total / min(n, k)
+
+
+def ndcg_tied_at_k(ranking: Sequence[str], relevant: Mapping[str, int], k: int,
+                   scores: Mapping[str, float]) -> float:
+    """Standard nDCG@k where a run of equal scores shares the mean gain of its members at its positions (as
+    scikit-learn's ndcg_score, INQUIRE's scorer, does); ideal DCG from all of `relevant`. Equals ndcg_at_k
+    when no two adjacent scores are equal."""
+    ranked = _dedupe(ranking)
+    gains = [float(relevant.get(d, 0)) if relevant.get(d, 0) > 0 else 0.0 for d in ranked]
+    ideal = sorted((float(r) for r in relevant.values() if r > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(p + 1) for p, g in enumerate(ideal, start=1))
+    if idcg <= 0:
+        return 0.0
+    dcg = 0.0
+    for a, b in tie_groups(ranked, scores):
+        if a >= k:
+            break
+        mean = sum(gains[a:b]) / (b - a)
+        dcg += mean * sum(1.0 / math.log2(p + 2) for p in range(a, min(b, k)))
+    return dcg / idcg
 
 
 _OWN = {"ndcg_visret": ndcg_visret_at_k, "ap": ap_at_k}
 
 
+def _has_ties(ranking: Sequence[str], scores: Mapping[str, float] | None) -> bool:
+    return scores is not None and any(b - a > 1 for a, b in tie_groups(_dedupe(ranking), scores))
+
+
 def score_rankings(rankings: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
-                   metrics: Sequence[str], n_pos: Mapping[str, int] | None = None
-                   ) -> dict[str, dict[str, float]]:
+                   metrics: Sequence[str], n_pos: Mapping[str, int] | None = None,
+                   scores: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, float]]:
     """Per-query values {qid: {metric: value}} for every query of `qrels`, metrics in the given order.
 
     One ranx call covers the standard metrics; VisRet nDCG and INQUIRE AP use the functions above.
-    `n_pos` optionally overrides N_pos per query for ap@k.
+    `n_pos` optionally overrides N_pos per query for ap@k. `scores` (qid -> key -> score), when given, makes
+    ap@k and ndcg@k treat runs of equal scores as INQUIRE's scikit-learn scorer does (see the module note).
     """
     metrics = parse_metrics(metrics)
     std = score_with_ranx(rankings, qrels, metrics)
     out: dict[str, dict[str, float]] = {}
     for q, rel in qrels.items():
         ranked = rankings.get(q, ())
+        sc = scores.get(q) if scores else None
+        tied = _has_ties(ranked, sc)
         row: dict[str, float] = {}
         for m in metrics:
             base, k = parse_metric(m)
             if base == "ap":
-                row[m] = ap_at_k(ranked, rel, k, None if n_pos is None else n_pos.get(q))
+                row[m] = ap_at_k(ranked, rel, k, None if n_pos is None else n_pos.get(q), sc)
+            elif base == "ndcg" and tied:
+                row[m] = ndcg_tied_at_k(ranked, rel, k, sc)
             elif base in _OWN:
                 row[m] = _OWN[base](ranked, rel, k)
             else:

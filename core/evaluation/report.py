@@ -5,6 +5,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from core.evaluation import deviations
 from core.evaluation.plots import bar_charts, dialogue_curves
 from core.evaluation.references import Reference, references_for
 from core.evaluation.runner import COST_KEYS, DialogueResult, EvalResult
@@ -63,33 +64,64 @@ def _dialogue_lines(dialogue: DialogueResult, k: int) -> list[str]:
     return lines
 
 
+def _answer_lines(answers: Mapping) -> list[str]:
+    lines = ["## Answer accuracy", "",
+             f"Each question answered from the top {answers['k']} photos of each ranking "
+             f"({answers.get('unit_note', '')}) by `{answers.get('reader', '?')}`; scored 0-1 by "
+             f"`{answers.get('judge', '?')}` against the benchmark's answers; mean x 100.", ""]
+    rows = [[m, f"{100 * v['accuracy']:.1f}", str(v["n"]), str(v.get("failed", 0))]
+            for m, v in answers["methods"].items()]
+    lines += _table(rows, ["method", "accuracy (x100)", "questions", "failed"]) + [""]
+    lines += [f"- {n}" for n in answers.get("notes", [])] + ([""] if answers.get("notes") else [])
+    return lines
+
+
 def write_report(out_dir: str | Path, result: EvalResult | None = None, *, benchmark: str = "",
                  baseline: str | None = None, models: Mapping[str, str] | None = None,
                  references: Sequence[Reference] | None = None, data_notes: Mapping | None = None,
                  dialogue: DialogueResult | None = None, test: str = "randomization",
                  n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05, dialogue_k: int = 10,
-                 title: str = "") -> dict[str, Path]:
+                 title: str = "", items=None, limited: bool = False, answers: Mapping | None = None
+                 ) -> dict[str, Path]:
     """Write the report files and return their paths {"report", "metrics", "per_query", "plots": dir}.
 
     `models`: role -> model name (embedder, llm, judge, generator, ...). `references` defaults to the
-    published rows for `benchmark`. `data_notes`: e.g. PreparedItems.to_json() (missing images etc.).
+    published rows for `benchmark` that were computed on the same set as `items` (the evaluated items; the
+    result's own when not given; `limited` = --limit was used). `data_notes`: e.g. PreparedItems.to_json()
+    (missing images, failed items, the evaluation catalog). `answers`: the answer-accuracy block.
     """
     out = Path(out_dir)
     plots = out / "plots"
     out.mkdir(parents=True, exist_ok=True)
     (out / "per_query.jsonl").write_text("", encoding="utf-8")  # this run's rows only
-    refs = list(references) if references is not None else references_for(benchmark)
+    withheld: list[str] = []
+    if references is not None:
+        refs = list(references)
+    else:
+        evaluated = items if items is not None else (result.items if result is not None else None)
+        refs, withheld = references_for(benchmark, evaluated, limited)
     lines = [f"# {title or 'EcoLens evaluation'}" + (f": {benchmark}" if benchmark else ""), ""]
     metrics_json: dict = {"benchmark": benchmark, "models": dict(models or {}), "data": dict(data_notes or {}),
-                          "references": [r.to_json() for r in refs]}
+                          "references": [r.to_json() for r in refs], "references_withheld": withheld,
+                          "deviations": [d.to_json() for d in deviations.DEVIATIONS]}
     if data_notes:
         img = data_notes.get("images")
-        lines.append(f"- Queries: {data_notes.get('queries', '?')}")
+        failed = data_notes.get("failed_items") or []
+        lines.append(f"- Queries: {data_notes.get('queries', '?')} evaluated"
+                     + (f" of {data_notes['items_total']}" if data_notes.get("items_total") else ""))
+        if data_notes.get("catalog"):
+            lines.append(f"- Evaluation catalog: {data_notes['catalog']}")
         if img:
             lines.append(f"- Images checked under `{img['root']}`: {img['checked']}; missing: "
                          f"{img['missing_count']} (removed from pools and labels; {len(img['items_affected'])} "
                          "queries affected; full list in metrics.json)")
             lines += [f"  - missing: `{p}`" for p in img["missing"][:20]]
+        if data_notes.get("not_ingested"):
+            lines.append(f"- Images present but not in the evaluation catalog (unreadable at ingest or duplicates): "
+                         f"{len(data_notes['not_ingested'])} (removed from pools and labels)")
+        if failed:
+            lines.append(f"- Failed items: {len(failed)} (no image left; excluded from every mean):")
+            lines += [f"  - {f['qid']}: {f['reason']}" for f in failed]
         if data_notes.get("queries_without_positive"):
             lines.append(f"- Queries with no relevant image left: {len(data_notes['queries_without_positive'])} "
                          "(they score 0 for every method)")
@@ -136,12 +168,21 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
             for n, s in dialogue.summaries.items():
                 for q, pq in (s or {}).get("per_query", {}).items():
                     fh.write(json.dumps({"method": n, "qid": q, "dialogue": pq}) + "\n")
+    if answers:
+        metrics_json["answers"] = dict(answers)
+        lines += _answer_lines(answers)
     lines += ["## Models", ""] + ([f"- {role}: `{name}`" for role, name in (models or {}).items()] or ["- (none given)"])
     lines.append("")
+    if refs or withheld:
+        lines += ["## Published reference numbers", ""]
     if refs:
-        lines += ["## Published reference numbers", "",
-                  "From the papers, for orientation only: their data splits, models and budgets differ from ours.", ""]
+        lines += ["From the papers, on the same set and split as this run; their models and budgets differ from "
+                  "ours.", ""]
         lines += _references(refs, metrics_json.get("summary", {}).get("overall", {})) + [""]
+    lines += [f"- {w}" for w in withheld] + ([""] if withheld else [])
+    lines += ["## Deviations from the papers", "",
+              "What this implementation does differently from the papers, and why (PlugIR's are listed in "
+              "docs/methods.md).", ""] + deviations.markdown_lines()
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     (out / "metrics.json").write_text(json.dumps(metrics_json, indent=2, ensure_ascii=False, default=str),
                                       encoding="utf-8")

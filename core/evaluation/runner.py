@@ -22,11 +22,15 @@ COST_KEYS = ("llm_calls", "judge_calls", "generator_calls", "cache_hits")
 @dataclass
 class MethodOutput:
     """What a method returns for one item: pool keys best first, its costs (COST_KEYS and any other
-    counters), optional notes (e.g. "fell back to the rewrite baseline")."""
+    counters), optional notes (e.g. "fell back to the rewrite baseline"), optional scores (key -> the score
+    the ranking was sorted by; tied scores are then scored as INQUIRE's scorer does, see metrics.py) and the
+    photo ids behind the keys (for the answer stage)."""
 
     ranking: list[str]
     cost: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    scores: dict[str, float] | None = None
+    ids: list[int] = field(default_factory=list)
 
 
 Method = Callable[[EvalItem], Any]
@@ -62,6 +66,7 @@ class EvalResult:
     items: list[EvalItem]
     per_query: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # method -> qid -> metric
     rankings: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # method -> qid -> top keys
+    photo_ids: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # method -> qid -> top photo ids
     item_costs: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # method -> qid -> cost
     notes: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # method -> qid -> notes
     failures: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # method -> [{qid, error}]
@@ -101,6 +106,8 @@ def evaluate(items: Sequence[EvalItem], methods: Mapping[str, Method], metrics: 
     n_pos = {it.qid: it.n_pos for it in items}
     for mname, fn in methods.items():
         rankings: dict[str, list[str]] = {}
+        scores: dict[str, dict[str, float]] = {}
+        ids: dict[str, list[int]] = {}
         costs, notes, fails, dropped = {}, {}, [], 0
         for i, it in enumerate(items, start=1):
             t0 = time.perf_counter()
@@ -118,12 +125,16 @@ def evaluate(items: Sequence[EvalItem], methods: Mapping[str, Method], metrics: 
                 dropped += len(ranking) - len(kept)
                 ranking = kept
             rankings[it.qid], costs[it.qid] = ranking, cost
+            if out.scores is not None:
+                scores[it.qid] = {str(k): float(v) for k, v in out.scores.items()}
+            ids[it.qid] = list(out.ids)[:keep_top]
             if out.notes:
                 notes[it.qid] = list(out.notes)
             if progress:
                 progress(mname, i, len(items))
-        res.per_query[mname] = score_rankings(rankings, qrels, names, n_pos=n_pos)
+        res.per_query[mname] = score_rankings(rankings, qrels, names, n_pos=n_pos, scores=scores or None)
         res.rankings[mname] = {q: r[:keep_top] for q, r in rankings.items()}
+        res.photo_ids[mname] = ids
         res.item_costs[mname], res.notes[mname], res.failures[mname] = costs, notes, fails
         res.outside_pool[mname] = dropped
     return res

@@ -54,17 +54,18 @@ def target_rank(session: DialogueSession, target_id: int, depth: int | None = No
     return depth + 1
 
 
-def plugir_ranks(search, item: EvalItem, rounds: int, id_of: Mapping[str, int]) -> list[int]:
-    """Ranks of the item's first relevant photo at rounds 0..rounds of a simulated dialogue."""
+def plugir_ranks(engine, item: EvalItem, rounds: int, id_of: Mapping[str, int]) -> list[int]:
+    """Ranks of the item's first relevant photo at rounds 0..rounds of a simulated dialogue run by `engine`
+    (core.engine.SearchEngine: the same dialogue sessions as the web app)."""
     targets = [k for k, rel in item.relevant.items() if rel > 0 and k in id_of]
     if not targets:
         raise InputError(f"query {item.qid} has no relevant photo in the catalog", "ingest the benchmark's images")
     target_id = id_of[targets[0]]
     ids = tuple(id_of[k] for k in item.pool if k in id_of)
-    session = DialogueSession(search, item.query, filters=Filters(ids=ids) if ids else None)
+    session: DialogueSession = engine.dialogue(item.query, filters=Filters(ids=ids) if ids else None)
     depth = session.pool_size()
-    target_photo = search.photos([target_id])[0]
-    image = search.load_image(target_photo)
+    target_photo = engine.corpus.photos([target_id])[0]
+    image = engine.corpus.load_image(target_photo)
     judge = session.backends.judge
     ranks = [target_rank(session, target_id, depth)]
     for _ in range(rounds):

@@ -6,7 +6,7 @@ import random
 
 from PIL import Image
 
-from core.backends.base import GeneratedImage
+from core.backends.base import GeneratedImage, ReferenceImage
 from core.fieldguide.reading import Reading, read_text
 from core.fieldguide.render import SIZE, render
 from core.fieldguide.scene import DEFAULT_COLOURS, Scene, sample_scene, visible_parts
@@ -160,3 +160,18 @@ class FieldGuideGenerator:
             if w not in seen:
                 seen.append(w)
         return GeneratedImage(image=img, prompt=prompt, seed=seed, model_id=self.model_id, ignored_words=seen)
+
+    def generate_from_references(self, prompt: str, references: list[ReferenceImage], *, seed: int,
+                                 size: int = 224) -> GeneratedImage:
+        """Compose from reference photos: draw the scene the request and every reference's instruction (the
+        parts that photo contributes) describe, and inset the references along the bottom edge, so the picture
+        shows what it was composed from. Words the painter cannot draw are listed as ignored."""
+        text = "; ".join([prompt.strip()] + [r.instruction.strip() for r in references if r.instruction.strip()])
+        out = self.generate(text, seed=seed, size=size)
+        img = out.image.copy()
+        if references:
+            side = max(1, img.width // max(4, len(references)))
+            for i, ref in enumerate(references):
+                img.paste(ref.image.convert("RGB").resize((side, side), Image.BILINEAR), (i * side, img.height - side))
+        return GeneratedImage(image=img, prompt=text, seed=seed, model_id=self.model_id,
+                              ignored_words=out.ignored_words)

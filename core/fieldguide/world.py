@@ -8,6 +8,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Callable
 
 from core.fieldguide.render import render
 from core.fieldguide.scene import Scene, caption, sample_scene
@@ -77,15 +78,19 @@ def _write_readme(out_dir: Path, seed: int, per_species: int, n: int) -> None:
         "- benchmark/: queries with relevance taken from the ground truth (see queries.json)\n")
 
 
-def build_world(out_dir: Path, seed: int = 0, per_species: int = 40, benchmark: bool = True) -> Path:
+def build_world(out_dir: Path, seed: int = 0, per_species: int = 40, benchmark: bool = True,
+                progress: Callable[[int, int], None] | None = None) -> Path:
     """Write the world (pictures, observations.csv, WORLD.md, manifest.json, benchmark/) and return the CSV path.
+    `progress(done, total)` is called after each picture.
 
     Same seed and size -> byte-identical files."""
     out_dir = Path(out_dir)
     (out_dir / "images").mkdir(parents=True, exist_ok=True)
     observations = sample_observations(seed, per_species)
-    for ob in observations:
+    for n, ob in enumerate(observations, start=1):
         render(ob.scene).save(out_dir / ob.path, format="PNG", compress_level=1)
+        if progress is not None:
+            progress(n, len(observations))
     csv_path = out_dir / "observations.csv"
     with open(csv_path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(CSV_COLUMNS))

@@ -36,6 +36,7 @@ class BudgetedJudge:
     def __init__(self, judge, budget: Budget):
         self.inner, self.budget = judge, budget
         self.model_id, self.is_standin = judge.model_id, judge.is_standin
+        self.prompt_id = getattr(judge, "prompt_id", "")
 
     def ask(self, request):
         self.budget.take("judge")
@@ -50,3 +51,12 @@ class BudgetedGenerator:
     def generate(self, prompt: str, *, seed: int, size: int = 224):
         self.budget.take("generated")
         return self.inner.generate(prompt, seed=seed, size=size)
+
+    @property
+    def supports_references(self) -> bool:
+        """Whether the generator can compose from reference pictures (checked before spending the budget)."""
+        return callable(getattr(self.inner, "generate_from_references", None))
+
+    def generate_from_references(self, prompt: str, references, *, seed: int, size: int = 224):
+        self.budget.take("generated")
+        return self.inner.generate_from_references(prompt, references, seed=seed, size=size)

@@ -17,6 +17,7 @@ import numpy as np
 from PIL import Image
 
 from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest
+from core.prompts import judge as judge_prompts
 
 
 def key_of(*parts: Any) -> str:
@@ -137,6 +138,7 @@ class CachedLLM:
     def __init__(self, inner, cache: DiskCache):
         self.inner, self.cache = inner, cache
         self.model_id, self.is_standin = inner.model_id, inner.is_standin
+        self.notice = getattr(inner, "notice", "")  # the model's caveat (tiny SmolLM2), shown with its answers
 
     def chat(self, messages, *, temperature: float = 0.0, seed: int = 0, max_tokens: int = 256,
              json_schema: dict | None = None) -> str:
@@ -148,6 +150,15 @@ class CachedLLM:
                                json_schema=json_schema)
         self.cache.put_json("llm", key, {"text": text})
         return text
+
+
+_SAMPLE = JudgeRequest(image=None, question="Q?", query="q", context="c", history=(("a?", "yes"),))
+
+
+def judge_prompt_version(judge) -> str:
+    """A hash of what the judge's prompt template makes of a fixed sample request, plus the backend's own
+    prompt version: part of every key that caches judge answers, so editing a prompt is a cache miss."""
+    return key_of(getattr(judge, "prompt_id", ""), judge_prompts.SYSTEM, judge_prompts.user_text(_SAMPLE))
 
 
 class CacheMiss(Exception):
@@ -162,14 +173,20 @@ class CachedJudge:
         self.inner, self.cache = inner, cache
         self.model_id, self.is_standin = inner.model_id, inner.is_standin
 
+    @property
+    def prompt_id(self) -> str:
+        return getattr(self.inner, "prompt_id", "")
+
     def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int | None = None,
             cache_only: bool = False) -> JudgeAnswer:
         """`vote`, when given, overrides request.vote; the inner judge receives the vote in the request."""
         if vote is not None and vote != request.vote:
             request = dataclasses.replace(request, vote=int(vote))
         who = photo_key(request.photo) if request.photo is not None else request.image
-        key = key_of(self.model_id, who, request.question, request.query, request.context,
-                     [list(h) for h in request.history], request.vote)
+        # the key holds everything that decides the answer: model, photo, the rendered prompt (so an edited
+        # prompt template is a miss), the backend's own prompt version if it has one, and the vote
+        key = key_of(self.model_id, getattr(self.inner, "prompt_id", ""), who, judge_prompts.SYSTEM,
+                     judge_prompts.user_text(request), request.vote)
         hit = self.cache.get_json("judge", key, count_miss=not cache_only)
         if hit is not None:
             return JudgeAnswer(hit["answer"], hit["top_logprobs"], hit.get("reason", ""))
@@ -211,6 +228,39 @@ class CachedGenerator:
     def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage:
         return self.generate_to_file(prompt, seed=seed, size=size)[0]
 
+    @property
+    def supports_references(self) -> bool:
+        inner = self.inner
+        if hasattr(inner, "supports_references"):
+            return bool(inner.supports_references)
+        return callable(getattr(inner, "generate_from_references", None))
+
+    def generate_from_references_to_file(self, prompt: str, references, *, seed: int,
+                                         size: int = 224) -> tuple[GeneratedImage, Path]:
+        """Like generate_to_file, composing from reference pictures; keyed also by each reference's pixels and
+        instruction."""
+        refs = [(image_hash(r.image), r.instruction, r.photo_id) for r in references]
+        key = key_of(self.model_id, "references", prompt, refs, seed, size)
+        return self._stored(key, lambda: self.inner.generate_from_references(prompt, list(references), seed=seed,
+                                                                              size=size))
+
+    def _stored(self, key: str, make) -> tuple[GeneratedImage, Path]:
+        png = self.out_dir / f"{key[:24]}.png"
+        meta = self.cache.get_json("generated", key)
+        if meta is not None and png.is_file():
+            with Image.open(png) as im:
+                image = im.convert("RGB")
+            return GeneratedImage(image, meta.get("prompt", ""), meta.get("seed", 0), meta["model_id"],
+                                  meta.get("ignored_words", [])), png
+        out = make()
+        png.parent.mkdir(parents=True, exist_ok=True)
+        tmp = png.with_name(f".{png.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        out.image.convert("RGB").save(tmp, format="PNG")
+        os.replace(tmp, png)
+        self.cache.put_json("generated", key, {"model_id": out.model_id, "ignored_words": list(out.ignored_words),
+                                               "prompt": out.prompt, "seed": out.seed})
+        return out, png
+
 
 class CachedCaptioner:
     def __init__(self, inner, cache: DiskCache):
@@ -220,7 +270,9 @@ class CachedCaptioner:
     def caption(self, image: Image.Image | None, photo=None, load: Callable[[], Image.Image] | None = None) -> str:
         who = [photo_key(photo), photo.caption, photo.scientific_name, photo.common_name] if photo is not None \
             else image
-        key = key_of(self.model_id, who)
+        hint = " / ".join(n for n in (photo.common_name, photo.scientific_name) if n) if photo is not None else ""
+        key = key_of(self.model_id, getattr(self.inner, "prompt_id", ""), who, judge_prompts.CAPTION_SYSTEM,
+                     judge_prompts.caption_text(hint))
         hit = self.cache.get_json("caption", key)
         if hit is not None:
             return hit["text"]
@@ -228,4 +280,26 @@ class CachedCaptioner:
             image = load() if load is not None else None
         text = self.inner.caption(image, photo)
         self.cache.put_json("caption", key, {"text": text})
+        return text
+
+
+class CachedReader:
+    """Caches a photo reader's answers by (model, question, the photos' identities); `read` takes photos with
+    loaders, so cached answers never read a picture."""
+
+    def __init__(self, inner, cache: DiskCache):
+        self.inner, self.cache = inner, cache
+        self.model_id, self.is_standin = inner.model_id, inner.is_standin
+
+    def read(self, question: str, photos: Sequence[tuple[Any, Callable[[], Image.Image]]]) -> str:
+        """`photos`: (photo, load) pairs in the order the reader should see them."""
+        from core.prompts import answer as answer_prompts
+
+        key = key_of(self.model_id, answer_prompts.READER_SYSTEM, answer_prompts.reader_intro(question),
+                     [(int(p.id), photo_key(p)) for p, _ in photos])
+        hit = self.cache.get_json("reader", key)
+        if hit is not None:
+            return hit["text"]
+        text = self.inner.read(question, [(int(p.id), load()) for p, load in photos])
+        self.cache.put_json("reader", key, {"text": text})
         return text

@@ -4,14 +4,17 @@
 count hits and misses. One CachedBackends lives as long as its pipeline; budgets are applied per query."""
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
 
 from core.methods.cache import (CachedCaptioner, CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM,
-                                DiskCache)
+                                CachedReader, DiskCache)
 
-_COUNTED = {"embed_images", "embed_texts", "chat", "ask", "generate", "caption"}
+log = logging.getLogger(__name__)
+_COUNTED = {"embed_images", "embed_texts", "chat", "ask", "generate", "caption", "read",
+            "generate_from_references"}
 
 
 class Counted:
@@ -46,7 +49,7 @@ class Unavailable:
 
         raise BackendError(f"the {self.name} backend is unavailable: {self.reason}", "check its settings")
 
-    embed_images = embed_texts = chat = ask = generate = caption = _fail
+    embed_images = embed_texts = chat = ask = generate = caption = read = generate_from_references = _fail
     dim = 0
     max_text_tokens = None
 
@@ -59,7 +62,8 @@ def _raw(backends: Any, name: str) -> Any:
         return backends.embedder
     try:
         return getattr(backends, name)
-    except Exception as exc:  # a missing package, a bad model name, no API key ...
+    except Exception as exc:  # a missing package, a bad model name, no API key ...: every call reports it
+        log.exception("the %s backend could not be built; its stages will degrade", name)
         return Unavailable(name, exc)
 
 
@@ -101,6 +105,21 @@ class CachedBackends:
     @property
     def captioner(self) -> CachedCaptioner:
         return self._wrap("captioner", lambda b: CachedCaptioner(b, self.cache))
+
+    @property
+    def reader(self) -> CachedReader | None:
+        """The cached photo reader of the answer stage, or None when answers read captions."""
+        with self._lock:
+            if "reader" not in self._made:
+                try:
+                    raw = getattr(self.raw, "reader", None)
+                except Exception as exc:  # the reader could not be built: every answer reports it
+                    log.exception("the reader backend could not be built; answers will read captions")
+                    raw = Unavailable("reader", exc)
+                    self.unavailable["reader"] = raw.reason
+                self._made["reader"] = None if raw is None else CachedReader(
+                    Counted(raw, "reader", self.calls, self._lock), self.cache)
+            return self._made["reader"]
 
     def counted(self, name: str) -> Counted:
         """The real backend `name`, counted but not cached."""

@@ -3,6 +3,7 @@ the search. The call itself cannot be killed; it runs on in a daemon thread and 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable, TypeVar
 
 from core.errors import BackendError
@@ -10,8 +11,9 @@ from core.errors import BackendError
 T = TypeVar("T")
 
 
-def call_with_deadline(fn: Callable[[], T], timeout_s: float, what: str) -> T:
-    """fn()'s result, its exception, or BackendError when it has not returned within `timeout_s` seconds."""
+def call_with_deadline(fn: Callable[[], T], timeout_s: float, what: str, cancel=None) -> T:
+    """fn()'s result, its exception, or BackendError when it has not returned within `timeout_s` seconds.
+    With a `cancel` token (core.cancel.CancelToken), stop waiting as soon as it is cancelled (SearchCancelled)."""
     box: dict[str, object] = {}
     done = threading.Event()
 
@@ -24,7 +26,13 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float, what: str) -> T:
             done.set()
 
     threading.Thread(target=work, daemon=True, name=f"deadline:{what}").start()
-    if not done.wait(timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while not done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
+        if cancel is not None:
+            cancel.check()
+        if time.monotonic() >= deadline:
+            break
+    if not done.is_set():
         raise BackendError(f"{what} did not answer within {timeout_s:g} s",
                            "check the backend, or raise the backend_timeout_s setting")
     if "error" in box:

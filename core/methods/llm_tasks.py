@@ -2,16 +2,19 @@
 
 Each task returns (value, source) with source "llm" or "rule". An LLM that fails, returns nothing or
 returns something unusable is replaced by the rule and a notice is added; the offline 'rule' LLM (a stand-in
-that always answers "") means "use the rule" and adds no notice."""
+that always answers "") means "use the rule" and adds no notice. JSON tasks send a real JSON Schema
+(llm_schemas.py) and every answer is checked for shape and meaning (llm_checks.py) before it is used; a
+backend with a `notice` (the tiny SmolLM2 model) adds it once to the notices."""
 from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from core.backends.base import ChatMessage
+from core.methods import llm_checks as checks
+from core.methods import llm_schemas as schemas
 from core.methods import rules
 from core.methods.decompose import MAX_SUBQUERIES, SubQuery, core_concept
 from core.prompts import answer as answer_prompts
@@ -21,6 +24,7 @@ from core.prompts import rerank as rerank_prompts
 from core.prompts import visret as visret_prompts
 
 log = logging.getLogger(__name__)
+MAX_ANSWER_CHARS = 4000  # a free-text answer longer than this is not an answer (max_tokens is far lower)
 
 
 @dataclass
@@ -48,11 +52,13 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
     try:
         text = llm.chat([ChatMessage("system", system), ChatMessage("user", user)], temperature=temperature,
                         max_tokens=max_tokens, json_schema=json_schema)
-    except Exception as exc:  # any backend failure downgrades to the rule
+    except Exception as exc:  # any backend failure downgrades to the rule: notice + log line
+        log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
         notices.append(f"{task}: the language model failed ({short_error(exc)}); used the offline rule instead")
         return rule(), "rule"
     if not (text or "").strip():
         if not llm.is_standin:
+            log.warning("%s: LLM %s returned nothing; using the offline rule", task, llm.model_id)
             notices.append(f"{task}: the language model returned nothing; used the offline rule instead")
         return rule(), "rule"
     try:
@@ -60,6 +66,7 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
     except (ValueError, KeyError, TypeError, AttributeError):
         value = None
     if value is None:
+        log.warning("%s: LLM %s answered unusably (%r); using the offline rule", task, llm.model_id, text[:200])
         notices.append(f"{task}: the language model's answer was unusable; used the offline rule instead")
         return rule(), "rule"
     return value, "llm"
@@ -96,104 +103,182 @@ def _strings(value: Any, lo: int, hi: int, max_words: int = 80) -> list[str] | N
     return out[:hi] if len(out) >= lo else None
 
 
+def note_model(llm, notices: list[str]) -> None:
+    """The backend's own caveat (e.g. the tiny-model notice), once per list of notices."""
+    note = getattr(llm, "notice", "") or ""
+    if note and note not in notices:
+        notices.append(note)
+
+
+def checked(task: str, parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`parse` whose meaning failures (llm_checks.Unusable) are logged with their reason and make the answer
+    unusable (ask() then uses the rule and says so)."""
+    def run(text: str) -> Any:
+        try:
+            return parse(text)
+        except checks.Unusable as exc:
+            log.warning("%s: answer rejected: %s", task, exc)
+            return None
+    return run
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
 # ---- VisRet instruction (also the rewrite baseline's text) -------------------------------------------------
 def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
     def parse(text: str) -> Instruction | None:
-        data = parse_json(text)
-        kind = str(data.get("kind", "scene")).lower()
-        descs = _strings(data.get("descriptions"), 1, 2, max_words=60)
-        if not descs or kind not in ("feature", "comparison", "scene"):
+        reply = schemas.VisualInstructionReply.model_validate(parse_json(text))
+        descs = [_one_line(d) for d in reply.descriptions]
+        if any(len(d.split()) > 60 for d in descs):
             return None
-        if kind == "comparison" and len(descs) != 2:
-            return None
-        organisms = (rules.comparison_organisms(query) or []) if kind == "comparison" else []
-        return Instruction(kind, descs if kind == "comparison" else descs[:1], organisms, "llm")
+        organisms = (rules.comparison_organisms(query) or []) if reply.kind == "comparison" else []
+        descs = descs if reply.kind == "comparison" else descs[:1]
+        checks.check_instruction(query, reply.kind, descs, organisms)
+        return Instruction(reply.kind, descs, organisms, "llm")
 
     def rule() -> Instruction:
         v = rules.instruction(query)
         reply = json.dumps({"kind": v.kind, "descriptions": v.descriptions})
-        out = checked_rule("visualization instruction", v, reply, parse, notices)
+        out = checked_rule("visualization instruction", v, reply, checked("visualization instruction", parse),
+                           notices)
         return Instruction(out.kind, out.descriptions, v.organisms, "rule")
 
+    note_model(llm, notices)
     value, _ = ask(llm, "visualization instruction", visret_prompts.INSTRUCTION_SYSTEM,
-                   visret_prompts.instruction_user(query), parse, rule, notices,
-                   json_schema={"type": "object"})
+                   visret_prompts.instruction_user(query), checked("visualization instruction", parse), rule,
+                   notices, json_schema=schemas.schema_for(schemas.VisualInstructionReply))
     return value
 
 
 # ---- structured rerank --------------------------------------------------------------------------------------
 def expert_context(llm, query: str, notices: list[str]) -> str:
     def parse(text: str) -> str | None:
-        t = " ".join(text.split())
-        return t if 3 <= len(t.split()) <= 200 else None
+        t = _one_line(text)
+        if not 3 <= len(t.split()) <= 200:
+            return None
+        checks.require_subject("expert context", query, t)
+        return t
 
     def rule() -> str:
         v = rules.context(query)
-        return checked_rule("expert context", v, v, parse, notices)
+        return checked_rule("expert context", v, v, checked("expert context", parse), notices)
 
-    value, _ = ask(llm, "expert context", rerank_prompts.CONTEXT_SYSTEM, rerank_prompts.context_user(query), parse,
-                   rule, notices, max_tokens=200)
+    note_model(llm, notices)
+    value, _ = ask(llm, "expert context", rerank_prompts.CONTEXT_SYSTEM, rerank_prompts.context_user(query),
+                   checked("expert context", parse), rule, notices, max_tokens=200)
     return value
 
 
 def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> list[str]:
+    """n yes/no questions, the first about the subject. A model that gives fewer usable different questions
+    (a small one often repeats itself) keeps those, and the rule adds the rest, with a notice."""
     n = max(2, min(3, int(n)))
+    short: list[int] = []
 
-    def parse(text: str) -> list[str] | None:
-        qs = _strings(parse_json(text).get("questions"), 2, n, max_words=30)
-        return [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs] if qs else None
+    def parse(text: str, strict: bool = True) -> list[str] | None:
+        reply = schemas.SubQuestionsReply.model_validate(parse_json(text))
+        qs = _strings(reply.questions, 1, 10 * n, max_words=30)
+        if not qs:
+            return None
+        qs = [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs]
+        qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])][:n]  # no repeats
+        if strict:
+            checks.check_subquestions(query, context, qs)
+        if len(qs) < n:
+            short.append(len(qs))
+            seen = {q.lower() for q in qs}
+            qs += [q for q in rules.subquestions(query, n + len(qs)) if q.lower() not in seen][:n - len(qs)]
+        return qs
 
     def rule() -> list[str]:
         v = rules.subquestions(query, n)
-        return checked_rule("sub-questions", v, json.dumps({"questions": v}), parse, notices)
+        # the rule words questions from the field guide's lexicon ("Is it flying?" for "in flight"), so they are
+        # checked for shape, not for the request's own words
+        return checked_rule("sub-questions", v, json.dumps({"questions": v}),
+                            checked("sub-questions", lambda text: parse(text, strict=False)), notices)
 
-    value, _ = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
-                   rerank_prompts.subq_user(query, context), parse, rule, notices,
-                   json_schema={"type": "object"})
+    note_model(llm, notices)
+    value, source = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
+                        rerank_prompts.subq_user(query, context), checked("sub-questions", parse), rule, notices,
+                        json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)},
+                                                       echo=" ".join(query.split())))
+    if source == "llm" and short:
+        notices.append(f"sub-questions: the language model gave {short[0]} usable different question(s); the "
+                       "offline rule added the rest")
     return value
 
 
 # ---- Pareto coverage ------------------------------------------------------------------------------------------
 def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) -> list[SubQuery]:
-    def parse(text: str) -> list[SubQuery] | None:
-        parts = parse_json(text).get("parts")
+    invented: list[str] = []
+
+    def parse(text: str, strict: bool = True) -> list[SubQuery] | None:
+        reply = schemas.DecompositionReply.model_validate(parse_json(text))
         out = []
-        for p in parts if isinstance(parts, list) else []:
-            t = " ".join(str(p.get("text", "") if isinstance(p, dict) else p).split())
-            if t:
-                core = " ".join(str(p.get("core", "")).split()) if isinstance(p, dict) else ""
-                out.append(SubQuery(t, core or core_concept(t)))
-        return out[:limit] or None
+        for p in reply.parts:
+            t = _one_line(p.text)
+            if strict and not checks.from_request_words(t, query):  # a part the user never asked for
+                invented.append(t)
+                continue
+            core = _one_line(p.core)
+            core = core if core and checks.from_request_words(core, t) else core_concept(t)
+            if t.lower() not in (s.text.lower() for s in out):
+                out.append(SubQuery(t, core))
+        if not out:
+            raise checks.Unusable(f"no part uses the request's words ({'; '.join(invented)})")
+        return out[:limit]
 
     def rule() -> list[SubQuery]:
         subs, split = rules.decomposition(query, limit)
         if not split:
             notices.append(rules.CANNOT_SPLIT)
         reply = json.dumps({"parts": [{"text": q.text, "core": q.core} for q in subs]})
-        return checked_rule("query decomposition", subs, reply, parse, notices)
+        # the rule may add the field guide's words ("Ember-crested Tuftling with a red crest" for a comparison of
+        # crests), so its parts are checked for shape, not for words outside the request
+        return checked_rule("query decomposition", subs, reply,
+                            checked("query decomposition", lambda text: parse(text, strict=False)), notices)
 
-    value, _ = ask(llm, "query decomposition", coverage_prompts.DECOMPOSE_SYSTEM.format(limit=limit),
-                   coverage_prompts.decompose_user(query), parse, rule, notices,
-                   json_schema={"type": "object"})
+    note_model(llm, notices)
+    value, source = ask(llm, "query decomposition", coverage_prompts.DECOMPOSE_SYSTEM.format(limit=limit),
+                        coverage_prompts.decompose_user(query), checked("query decomposition", parse), rule,
+                        notices,
+                        json_schema=schemas.schema_for(schemas.DecompositionReply, items={"parts": (1, limit)}))
+    if source == "llm" and invented:
+        notices.append("query decomposition: left out parts that are not in the request: " + "; ".join(invented))
     return value
 
 
 # ---- answer with evidence -------------------------------------------------------------------------------------
 def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: list[str]) -> dict:
+    """{"text", "cited_ids", "verified"}: verified only when the answer cites at least one photo it was shown
+    and none it was not; otherwise it is kept but marked unverified, with a notice."""
     ids = {pid for pid, _ in notes}
 
     def parse(text: str) -> dict | None:
         text = text.strip()
-        cited = [int(x) for x in re.findall(r"\[(\d+)\]", text) if int(x) in ids]
-        return {"text": text, "cited_ids": sorted(set(cited), key=cited.index), "verified": True} if text else None
+        if not text or len(text) > MAX_ANSWER_CHARS:
+            return None
+        cited, foreign = checks.cited_ids(text, ids)
+        return {"text": text, "cited_ids": cited, "verified": bool(cited) and not foreign, "foreign_ids": foreign}
 
     def rule() -> dict:
         v = rules.answer(question, notes)
-        out = checked_rule("answer", v, v["text"], parse, notices)
+        out = dict(checked_rule("answer", v, v["text"], parse, notices))
+        out.pop("foreign_ids", None)
         return {**out, "verified": False}
 
-    value, _ = ask(llm, "answer", answer_prompts.ANSWER_SYSTEM, answer_prompts.answer_user(question, notes), parse,
-                   rule, notices, max_tokens=250)
+    note_model(llm, notices)
+    value, source = ask(llm, "answer", answer_prompts.ANSWER_SYSTEM, answer_prompts.answer_user(question, notes),
+                        parse, rule, notices, max_tokens=250)
+    if source == "llm":
+        foreign = value.pop("foreign_ids")
+        if foreign:
+            notices.append("answer: the language model cited photos it was not shown ("
+                           + ", ".join(map(str, foreign)) + "); the answer is marked unverified")
+        elif not value["verified"]:
+            notices.append("answer: the language model's answer cites none of the photos; it is marked unverified")
     return value
 
 
@@ -203,31 +288,49 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
 
     def parse(text: str) -> str | None:
         t = " ".join(text.strip().strip('"').split())
-        return t if t and len(t.split()) <= 80 else None
+        if not t or len(t.split()) > 80:
+            return None
+        checks.keeps_subject(description, t)
+        return t
 
     def rule() -> str:
         v = rules.reformulate(description, turns)
-        return checked_rule("reformulation", v, v, parse, notices)
+        return checked_rule("reformulation", v, v, checked("reformulation", parse), notices)
 
-    value, source = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM, user, parse, rule, notices)
+    note_model(llm, notices)
+    value, source = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM, user,
+                        checked("reformulation", parse), rule, notices)
     if source == "llm" and turns and value.strip().lower() == caption.strip().lower():
         value, _ = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM,
-                       user + "\n" + plugir_prompts.PARAPHRASE_HINT, parse, rule, notices)
+                       user + "\n" + plugir_prompts.PARAPHRASE_HINT, checked("reformulation", parse), rule, notices)
     return value
 
 
 def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, notices: list[str],
                       temperature: float = 0.7) -> list[str]:
+    asked = {q.strip().lower() for q, _ in turns}
+
     def parse(text: str) -> list[str] | None:
-        return _strings(parse_json(text).get("questions"), 1, n, max_words=30)
+        reply = schemas.QuestionsReply.model_validate(parse_json(text))
+        qs = _strings(reply.questions, 1, 10 * n, max_words=30) or []
+        fresh: list[str] = []
+        for q in (q if q.endswith("?") else q.rstrip(".") + "?" for q in qs):
+            if q.strip().lower() not in asked and q.lower() not in (f.lower() for f in fresh):
+                fresh.append(q)
+        if not fresh:
+            raise checks.Unusable("every proposed question was asked already")
+        return fresh[:n]
 
     def rule() -> list[str]:
         v = rules.questions(caption, turns, candidates, n)
-        return checked_rule("questioner", v, json.dumps({"questions": v}), parse, notices)
+        return checked_rule("questioner", v, json.dumps({"questions": v}), checked("questioner", parse), notices)
 
+    note_model(llm, notices)
     value, _ = ask(llm, "questioner", plugir_prompts.questioner_system(n),
-                   plugir_prompts.questioner_user(caption, turns, candidates), parse, rule, notices,
-                   json_schema={"type": "object"}, temperature=temperature, max_tokens=64 + 32 * max(1, n))
+                   plugir_prompts.questioner_user(caption, turns, candidates), checked("questioner", parse), rule,
+                   notices,
+                   json_schema=schemas.schema_for(schemas.QuestionsReply, items={"questions": (1, max(1, n))}),
+                   temperature=temperature, max_tokens=64 + 32 * max(1, n))
     return value
 
 
@@ -237,8 +340,8 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
     is left, the deterministic rule's questions (about the retrieval `candidates`) that were neither asked nor
     proposed, with a notice; empty only when the rule has nothing new either."""
     def parse(text: str) -> list[str] | None:
-        answers = parse_json(text).get("answers")
-        if not isinstance(answers, list) or len(answers) != len(questions):
+        answers = schemas.FilterReply.model_validate(parse_json(text)).answers
+        if len(answers) != len(questions):
             return None
         return [q for q, a in zip(questions, answers) if "uncertain" in str(a).lower()]
 
@@ -247,9 +350,11 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
         return checked_rule("question filter", [q for q, a in zip(questions, said) if a == "uncertain"],
                             json.dumps({"answers": said}), parse, notices)
 
+    note_model(llm, notices)
+    count = max(1, len(questions))
     kept, _ = ask(llm, "question filter", plugir_prompts.FILTER_SYSTEM,
                   plugir_prompts.filter_user(caption, turns, questions), parse, rule, notices,
-                  json_schema={"type": "object"})
+                  json_schema=schemas.schema_for(schemas.FilterReply, items={"answers": (count, count)}))
     asked = {q.strip().lower() for q, _ in turns}
     kept = [q for q in kept if q.strip().lower() not in asked]
     if kept or not questions:

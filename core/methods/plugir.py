@@ -55,7 +55,7 @@ class Question:
 class DialogueSession:
     def __init__(self, search, description: str, *, settings=None, backends: CachedBackends | None = None,
                  filters: Filters | None = None, k: int | None = None):
-        from core.search import clean_query
+        from core.request import clean_query
 
         self.search = search
         self.settings = settings or search.settings

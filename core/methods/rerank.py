@@ -1,27 +1,35 @@
-"""Structured reranking (methods.md 3): expert context, yes/no sub-questions, chained judging of each
-candidate, confidence from Yes/No log-probabilities, mean score x 100.
+"""Structured reranking (methods.md 3): expert context, yes/no sub-questions, judging of each candidate,
+confidence from Yes/No log-probabilities, mean score x 100.
 
-Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order because each
-carries the earlier answers. Results stream as events. Photos the judge fails on follow the judged ones in
-first-stage order."""
+Modes as the paper compares them: "full" chains the sub-questions (each carries this photo's earlier answers),
+"subq" (sub-questions only) answers each one independently, "direct" and "context" ask one question. With
+several votes, the majority yes/no answer wins and its confidence is the mean p_yes of the votes that gave it.
+
+Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order. Results
+stream as events. Photos the judge fails on follow the judged ones in first-stage order."""
 from __future__ import annotations
 
+import logging
 import math
 import threading
+import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 from core.backends.base import JudgeRequest
+from core.cancel import SearchCancelled
 from core.errors import BudgetExceeded
-from core.methods.cache import CacheMiss, key_of
+from core.events import PhotoJudged
+from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.confidence import p_yes
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
 from core.prompts.rerank import direct_question
 
+log = logging.getLogger(__name__)
 MODES = ("direct", "subq", "context", "full")
+PASS = 0.5  # a photo passes a check when the judge's confidence in "yes" is at least this
 
 
 def plan(run: Run, query: str, mode: str) -> tuple[str, list[str]]:
@@ -42,35 +50,70 @@ class _Loader:
     def __call__(self):
         with self.lock:
             if self.image is None:
-                self.image = self.run.search.load_image(self.photo)
+                self.image = self.run.corpus.load_image(self.photo)
             return self.image
 
 
+def chained(mode: str) -> bool:
+    """Whether a mode carries each photo's earlier answers into its next question (only "full" does)."""
+    return mode == "full"
+
+
+def majority(words: Sequence[str], ps: Sequence[float]) -> tuple[str, float, int]:
+    """Majority vote of yes/no answers: (winning word, mean p_yes of the votes that gave it, index of its first
+    vote). A tie (even number of votes) goes to the side the mean p_yes of all votes favours."""
+    norm = [w.strip().lower() for w in words]
+    counts = Counter(norm)
+    top = max(counts.values())
+    leaders = sorted(w for w, c in counts.items() if c == top)
+    if len(leaders) > 1:
+        mean = sum(ps) / len(ps)
+        word = "yes" if mean >= PASS and "yes" in leaders else ("no" if "no" in leaders else leaders[0])
+    else:
+        word = leaders[0]
+    mine = [p for w, p in zip(norm, ps) if w == word]
+    return word, sum(mine) / len(mine), norm.index(word)
+
+
 def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Sequence[str],
-                votes: int, cache_only: bool = False) -> dict[str, Any]:
-    """Chained answers for one photo: each question sees this photo's earlier (question, answer) pairs."""
+                votes: int, cache_only: bool = False, chain: bool = True) -> dict[str, Any]:
+    """Answers for one photo. Chained (`chain`): each question sees this photo's earlier (question, answer)
+    pairs; else every question is asked on its own."""
     load = _Loader(run, photo)
     history: list[tuple[str, str]] = []
     answers = []
     for q in questions:
-        got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context, history=tuple(history),
-                                      photo=photo, vote=v), load=load, cache_only=cache_only)
+        run.check()
+        got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context,
+                                      history=tuple(history) if chain else (), photo=photo, vote=v),
+                         load=load, cache_only=cache_only)
                for v in range(votes)]
         ps = [p_yes(a.top_logprobs) for a in got]
-        word = Counter(a.answer.strip().lower() for a in got).most_common(1)[0][0]
-        answers.append({"question": q, "answer": word, "p_yes": round(sum(ps) / len(ps), 6),
-                        "reason": got[0].reason, **({"votes": [a.answer for a in got]} if votes > 1 else {})})
+        word, p, first = majority([a.answer for a in got], ps)
+        answers.append({"question": q, "answer": word, "p_yes": round(p, 6),
+                        "reason": got[first].reason, **({"votes": [a.answer for a in got]} if votes > 1 else {})})
         history.append((q, word))
     score = 100.0 * sum(a["p_yes"] for a in answers) / max(1, len(answers))
     return {"id": photo.id, "answers": answers, "score": round(score, 4)}
 
 
-def _completed(futures, timeout: float):
-    """Futures as they finish, stopping quietly at the timeout."""
-    try:
-        yield from as_completed(futures, timeout=timeout)
-    except FuturesTimeout:
-        return
+def _completed(run: Run, futures, timeout: float):
+    """Futures as they finish, stopping quietly at the timeout; SearchCancelled as soon as the run is."""
+    end = time.monotonic() + timeout
+    pending = set(futures)
+    while pending:
+        run.check()
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        done, pending = wait(pending, timeout=min(0.25, left), return_when=FIRST_COMPLETED)
+        yield from done
+
+
+def passed(photo: dict[str, Any]) -> bool:
+    """Every check of this photo answered yes (confidence at least PASS)."""
+    answers = photo.get("answers") or []
+    return bool(answers) and all(float(a.get("p_yes", 0.0)) >= PASS for a in answers)
 
 
 def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mode: str,
@@ -80,13 +123,15 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         context, questions = plan(run, query, mode)
     stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
                              "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0,
-                             "order": "judge"}
+                             "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
     judge = run.backends.judge_for(run.budget)
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
+    chain = chained(mode)
     # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
-    memo_key = key_of("rerank-stage", judge.model_id, [pid for pid, _ in candidates], *ask)
+    memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
+                      *ask, "chained" if chain else "independent", "majority-vote")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
     if all(str(pid) in memo for pid, _ in candidates):
         photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
@@ -100,16 +145,16 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     def take(pid: int, res: dict) -> None:
         res["first_rank"] = first_rank[pid] + 1
         results[pid] = res
-        run.emit("rerank_photo", done=len(results), total=len(order_ids), **res)
+        run.emit(PhotoJudged(dict(res), len(results), len(order_ids)))
 
     with run.timed("rerank"):
         for pid in order_ids:  # photos fully answered in the cache need no thread and no image
             try:
                 take(pid, memo[str(pid)] if str(pid) in memo else
-                     judge_photo(run, judge, photos[pid], *ask, cache_only=True))
+                     judge_photo(run, judge, photos[pid], *ask, cache_only=True, chain=chain))
             except CacheMiss:
                 todo.append(pid)
-        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage)
+        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage, chain)
     stage["judged"], stage["failed"] = len(results), len(errors)
     if not errors and not stage["skipped"] and len(results) == len(order_ids) and len(memo) != len(order_ids):
         run.backends.cache.put_json("rerank_stage", memo_key, {str(pid): r for pid, r in results.items()})
@@ -124,9 +169,14 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         ranked = list(candidates)
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
+    stage["passed"] = sum(1 for r in results.values() if passed(r))
+    if judged and not stage["passed"]:
+        run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
+                   "all of it, so the photos are ordered by how close they came")
     if errors:
         failed = max(1, len(order_ids) - len(results) - stage["skipped"])
         stage["failed"] = failed
+        log.warning("judge %s failed on %d of %d photos: %s", judge.model_id, failed, len(candidates), errors[0])
         run.notice(f"the judge failed on {failed} of {len(candidates)} photos ({errors[0]}); "
                    + ("the first-stage order was kept" if not judged else
                       f"the {len(judged)} judged photos are ranked by score and the failed ones follow them in "
@@ -136,7 +186,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
 
 
 def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tuple, take, errors: list[str],
-                        stage: dict[str, Any]) -> None:
+                        stage: dict[str, Any], chain: bool = True) -> None:
     """Judge `todo` photos with at most judge_concurrency in flight, streaming each as its chain finishes."""
     if not todo:
         return
@@ -146,16 +196,19 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
     deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask): pid for pid in todo}
+    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain): pid for pid in todo}
     finished = 0
     try:
-        for fut in _completed(futures, deadline):
+        for fut in _completed(run, futures, deadline):
             finished += 1
             try:
                 take(futures[fut], fut.result())
             except BudgetExceeded:
                 stage["skipped"] += 1
-            except Exception as exc:  # any judge failure: this photo stays unjudged
+            except SearchCancelled:
+                raise
+            except Exception as exc:  # any judge failure: this photo stays unjudged (reported by the caller)
+                log.error("judge %s failed on photo %s", judge.model_id, futures[fut], exc_info=exc)
                 errors.append(short_error(exc))
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

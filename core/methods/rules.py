@@ -170,11 +170,26 @@ def subquestions(query: str, n: int) -> list[str]:
     else:
         qs = [f"Is there {_a(head)} in the photo?"] if head else []
     qs += [f"{'Are' if number else 'Is'} the {head} {adj.lower()}?" for adj in adjectives if head]
+    rest = _after_head(q, head)
+    if rest:  # "a heron eating a fish" -> "Is the heron eating a fish?"
+        qs.append(f"{'Are' if number else 'Is'} the {head} {rest}?")
     if _YES_NO.match(q):
         qs.append(q[0].upper() + q[1:] + "?")
     elif len(tokens(q)) > len(tokens(" ".join(adjectives + [number or "", head]))) or len(qs) < 2:
         qs.append(f'Does the photo match the description "{q}"?')
     return list(dict.fromkeys(qs))[:n]
+
+
+def _after_head(query: str, head: str) -> str:
+    """What follows the head noun when it is an -ing phrase or a place ('eating a fish', 'in snow'), else ''."""
+    found = re.search(rf"\b{re.escape(head)}\b\s+(.+)$", query, flags=re.IGNORECASE) if head else None
+    if not found:
+        return ""
+    rest = " ".join(found.group(1).split())
+    first = rest.split()[0].lower()
+    if first.endswith("ing") or first in ("in", "on", "at", "near", "under", "among", "beside"):
+        return rest
+    return ""
 
 
 def decomposition(query: str, limit: int) -> tuple[list[SubQuery], bool]:

@@ -1,6 +1,8 @@
-"""What every stage of one search run shares: the corpus view, cached backends, budget, notices, events."""
+"""What every stage of one search run shares: the corpus view, cached backends, budget, notices, events and
+the cancel token."""
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -8,53 +10,62 @@ from typing import Any, Callable
 
 import numpy as np
 
+from core.cancel import CancelToken
+from core.events import Event, Notice, StageEvent
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
 from core.settings import Settings
 
-Event = dict[str, Any]
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class Run:
-    search: Any  # core.search.SearchService
+    corpus: Any  # core.corpus.Corpus
     backends: CachedBackends
     settings: Settings
     budget: Budget
     on_event: Callable[[Event], None] | None = None
+    cancel: CancelToken = field(default_factory=CancelToken)
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
-    def emit(self, kind: str, **data: Any) -> None:
+    def emit(self, event: Event) -> None:
         if self.on_event is not None:
             try:
-                self.on_event({"type": kind, **data})
+                self.on_event(event)
             except Exception as exc:  # a broken listener must not break the search
+                log.exception("an event listener failed on %s", event.kind)
                 self.notices.append(f"an event listener failed: {exc}")
                 self.on_event = None
 
     def notice(self, text: str) -> None:
         if text not in self.notices:
             self.notices.append(text)
-            self.emit("notice", text=text)
+            self.emit(Notice(text))
+
+    def check(self) -> None:
+        """Raise SearchCancelled when the search was cancelled."""
+        self.cancel.check()
 
     @contextmanager
     def timed(self, name: str):
         t0 = time.perf_counter()
-        self.emit("stage", stage=name, status="started")
+        self.check()
+        self.emit(StageEvent(name, "started"))
         try:
             yield
         finally:
             ms = (time.perf_counter() - t0) * 1000
             self.timings[name] = self.timings.get(name, 0.0) + ms
-            self.emit("stage", stage=name, status="done", ms=round(ms, 2))
+            self.emit(StageEvent(name, "done", round(ms, 2)))
 
     def photos(self, ids) -> list:
         """Catalog photos by id, remembered for the rest of the run (stages ask for the same ones)."""
         memo = self.__dict__.setdefault("_photos", {})
         missing = [int(i) for i in ids if int(i) not in memo]
         if missing:
-            for p in self.search.photos(missing):
+            for p in self.corpus.photos(missing):
                 memo[p.id] = p
         return [memo[int(i)] for i in ids if int(i) in memo]
 
@@ -73,13 +84,13 @@ class Run:
         return emb.embed_texts([text])[0]
 
     def rank_many(self, vectors: np.ndarray, depth: int, pool: np.ndarray | None) -> list[list[tuple[int, float]]]:
-        """Several query vectors ranked in one index call when the service's index allows it."""
+        """Several query vectors ranked in one index call when the corpus's index allows it."""
         vectors = np.asarray(vectors, dtype=np.float32)
-        index = getattr(self.search, "index", None)
+        index = getattr(self.corpus, "index", None)
         if len(vectors) > 1 and hasattr(index, "search") and len(index) > 0:
             scores, ids = index.search(vectors, depth, pool)
             return [[(int(i), float(s)) for i, s in zip(ir, sr) if i >= 0] for ir, sr in zip(ids, scores)]
         return [self.rank(v, depth, pool) for v in vectors]
 
     def rank(self, vector: np.ndarray, depth: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
-        return self.search.rank_vector(np.asarray(vector, dtype=np.float32), depth, pool)
+        return self.corpus.rank_vector(np.asarray(vector, dtype=np.float32), depth, pool)

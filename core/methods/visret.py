@@ -6,6 +6,7 @@ organism (Visual-RAG-ME scores each on its own) gets that organism's list alone.
 reported, never replaced by a blank one; when no picture is left the rewrite baseline is used."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -13,57 +14,60 @@ import numpy as np
 from PIL import Image
 
 from core.errors import BudgetExceeded
-from core.methods.deadline import call_with_deadline
+from core.events import Visualization
 from core.methods.cache import key_of
+from core.methods.deadline import call_with_deadline
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
+from core.methods.organisms import choose
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.prompts.visret import image_prompt
 
+log = logging.getLogger(__name__)
 Vec = Callable[[np.ndarray], np.ndarray]  # applies relevance feedback to a query vector
 
 
-def organism_indices(run: Run, instr: Instruction, organism: int | None) -> list[int]:
-    """The instruction descriptions to retrieve with: all of them (organism None), else the named organism's
-    own. A query not read as a comparison has one description, used for either organism with a notice."""
-    if organism is None:
-        return list(range(len(instr.descriptions)))
-    if organism < len(instr.descriptions):
-        return [organism]
-    run.notice(f"organism {organism + 1} was asked for, but the query was not read as a comparison of two "
-               "organisms; its single instruction was used")
-    return [0]
+def organism_indices(run: Run, instr: Instruction, organism: int | None, name: str = "",
+                     query: str = "") -> tuple[list[int], str]:
+    """The instruction descriptions to retrieve with: the one naming organism `name` (matched by name, see
+    core.methods.organisms; one is written for it when none names it), else the organism at index
+    `organism`, else all of them. A query not read as a comparison has one description, used for either
+    organism by position with a notice. Returns the indices and how they were chosen."""
+    return choose(instr, organism, name, query, run.backends.llm, run.notices, run.notice)
 
 
 def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec,
-                 organism: int | None = None) -> tuple[list[tuple[int, float]], list]:
-    """Baseline retrieval with the instruction text(s). With `organism` set, that organism's own list; else
-    comparisons fuse the per-organism lists (the UI's combined view)."""
+                 organism: int | None = None, organism_name: str = "",
+                 query: str = "") -> tuple[list[tuple[int, float]], list]:
+    """Baseline retrieval with the instruction text(s). With an organism named (or indexed), that organism's
+    own list; else comparisons fuse the per-organism lists (the UI's combined view)."""
     per = [run.rank(adjust(run.embed_text(instr.descriptions[o])), depth, pool)
-           for o in organism_indices(run, instr, organism)]
+           for o in organism_indices(run, instr, organism, organism_name, query)[0]]
     if len(per) == 1:
         return per[0], per
     return rrf([[i for i, _ in r] for r in per], run.settings.rrf_lambda)[:depth], per
 
 
-def _example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], depth: int, pool,
-                   adjust: Vec) -> list[list[int]]:
+def example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], depth: int, pool,
+                  adjust: Vec) -> list[list[tuple[int, float]]]:
+    """One ranked (id, cosine) list per example photo (uploaded images, then catalog ids)."""
     vecs = []
     if images:
         vecs += list(run.backends.embedder.embed_images(list(images)))
     if ids:
-        vecs += list(photo_vectors(run.search, ids))
-    return [[i for i, _ in run.rank(adjust(v), depth, pool)] for v in vecs]
+        vecs += list(photo_vectors(run.corpus, ids))
+    return [run.rank(adjust(v), depth, pool) for v in vecs]
 
 
 def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequence[int] | None = None,
                examples: Sequence[Image.Image] = (), example_ids: Sequence[int] = (),
-               adjust: Vec = lambda v: v, keep: int = 20,
-               organism: int | None = None) -> tuple[list[tuple[int, float]], dict[str, Any]]:
-    """Ranked (id, RRF score) and the stage's artefacts. With `organism` (0 or 1) set, only that organism of a
-    comparison is visualized and the ranking is its own fused list (each organism is retrieved on its own);
-    with None, a comparison's per-organism lists are fused once more for a combined view."""
+               adjust: Vec = lambda v: v, keep: int = 20, organism: int | None = None,
+               organism_name: str = "") -> tuple[list[tuple[int, float]], dict[str, Any]]:
+    """Ranked (id, RRF score) and the stage's artefacts. With an organism named (`organism_name`, matched by
+    name) or indexed (`organism`, 0 or 1), only that organism of a comparison is visualized and the ranking is
+    its own fused list (each organism is retrieved on its own); with neither, a comparison's per-organism lists
+    are fused once more for a combined view."""
     s = run.settings
     with run.timed("instruction"):
         instr = visual_instruction(run.backends.llm, query, run.notices)
@@ -71,12 +75,20 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         "instruction": " | ".join(instr.descriptions), "instructions": instr.descriptions, "kind": instr.kind,
         "organisms": instr.organisms, "source": instr.source, "prompts": [], "visualizations": [], "failed": [],
         "lists": [], "per_organism": [], "examples": len(examples) + len(example_ids), "fallback": False,
-        "organism": organism}
+        "organism": organism, "organism_name": organism_name}
     seeds = list(seeds) if seeds else list(range(m))
     generator = run.backends.generator_for(run.budget)
-    example_lists = _example_lists(run, examples, example_ids, depth, pool, adjust)
+    scored_examples = example_lists(run, examples, example_ids, depth, pool, adjust)
+    by_example = [[i for i, _ in r] for r in scored_examples]
+    # each photo's best cosine with a picture searched with (a drawing or an example photo): the similarity
+    # a page shows for a VisRet result (the engine moves it onto the hits and out of the stage)
+    closest: dict[int, float] = {}
+    for got in scored_examples:
+        _keep_best(closest, got)
     fused_per_organism: list[list[int]] = []
-    chosen = organism_indices(run, instr, organism)
+    chosen, stage["organism_match"] = organism_indices(run, instr, organism, organism_name, query)
+    stage["instructions"], stage["organisms"] = list(instr.descriptions), list(instr.organisms)
+    stage["instruction"] = " | ".join(instr.descriptions[o] for o in chosen)  # what this search drew from
     for o in chosen:
         description = instr.descriptions[o]
         prompt = image_prompt(description)
@@ -84,6 +96,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         images = []
         with run.timed("generate"):
             for j, seed in enumerate(seeds):
+                run.check()
                 vkey = key_of(generator.model_id, prompt, int(seed), s.image_size, run.backends.embedder.model_id)
                 known = run.backends.cache.get_json("visvec", vkey)
                 if known is not None and Path(known["path"]).is_file():  # picture and its vector both cached
@@ -91,29 +104,29 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                            "model": known["model"], "prompt": prompt, "ignored_words": known["ignored_words"]}
                     stage["visualizations"].append(vis)
                     images.append((vis, None, np.asarray(known["vector"], dtype=np.float32), vkey))
-                    run.emit("visualization", ok=True, **vis)
+                    run.emit(Visualization(ok=True, **vis))
                     continue
                 try:
                     out, path = call_with_deadline(
                         lambda: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
-                        s.backend_timeout_s, "the image generator")
-                except BudgetExceeded as exc:  # reported like any other failed picture
+                        s.backend_timeout_s, "the image generator", cancel=run.cancel)
+                except Exception as exc:  # the backend failed, hung or the budget is spent: drop this picture
                     err = short_error(exc)
-                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": "budget"})
+                    budget = isinstance(exc, BudgetExceeded)
+                    if not budget:
+                        log.warning("generator %s failed on seed %s: %s", generator.model_id, seed, err,
+                                    exc_info=exc)
+                    run.check()  # a cancelled search stops here rather than reporting a failed picture
+                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed),
+                                            "error": "budget" if budget else err})
                     run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
-                    run.emit("visualization", organism=o, index=j, seed=int(seed), ok=False, error=err)
-                    continue
-                except Exception as exc:  # the backend failed: drop this picture, say so
-                    err = short_error(exc)
-                    stage["failed"].append({"organism": o, "index": j, "seed": int(seed), "error": err})
-                    run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
-                    run.emit("visualization", organism=o, index=j, seed=int(seed), ok=False, error=err)
+                    run.emit(Visualization(ok=False, organism=o, index=j, seed=int(seed), error=err))
                     continue
                 vis = {"organism": o, "index": j, "path": str(path), "seed": int(seed), "model": out.model_id,
                        "prompt": prompt, "ignored_words": list(out.ignored_words)}
                 stage["visualizations"].append(vis)
                 images.append((vis, out.image, None, vkey))
-                run.emit("visualization", ok=True, **vis)
+                run.emit(Visualization(ok=True, **vis))
         lists: list[list[int]] = []
         with run.timed("image_search"):
             if images:
@@ -128,14 +141,16 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                             "vector": [float(x) for x in vec]})
                 all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
                 for (vis, _, vec, _), got in zip(images, all_ranked):
+                    _keep_best(closest, got)
                     ranked = [i for i, _ in got]
                     lists.append(ranked)
                     stage["lists"].append({"organism": o, "visualization": vis["index"], "seed": vis["seed"],
                                            "ids": ranked[:keep]})
-            for e, ranked in enumerate(example_lists):
+            for e, ranked in enumerate(by_example):
                 stage["lists"].append({"organism": o, "example": e, "ids": ranked[:keep]})
-            lists += example_lists
+            lists += by_example
         if not images:
+            log.warning("VisRet fell back to the rewrite baseline for %r: no picture was generated", description)
             stage["fallback"] = True
             run.notice(f"no visualization could be generated for '{description}'; used the rewrite baseline "
                        "(retrieval with the instruction text) instead")
@@ -145,5 +160,18 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         stage["per_organism"].append({"organism": instr.organisms[o] if o < len(instr.organisms) else description,
                                       "ids": [i for i, _ in fused][:keep]})
         if len(chosen) == 1:
+            stage["picture_similarity"] = _closest_of(closest, fused)
             return fused, stage
-    return rrf(fused_per_organism, s.rrf_lambda)[:depth], stage
+    fused = rrf(fused_per_organism, s.rrf_lambda)[:depth]
+    stage["picture_similarity"] = _closest_of(closest, fused)
+    return fused, stage
+
+
+def _keep_best(closest: dict[int, float], ranked: Sequence[tuple[int, float]]) -> None:
+    for i, score in ranked:
+        if score > closest.get(int(i), float("-inf")):
+            closest[int(i)] = float(score)
+
+
+def _closest_of(closest: dict[int, float], fused: Sequence[tuple[int, float]]) -> dict[int, float]:
+    return {int(i): closest[int(i)] for i, _ in fused if int(i) in closest}

@@ -19,3 +19,14 @@ def reference_prompt(query: str, pieces) -> str:
     for photo_id, parts in pieces:
         text += f" Take only {', '.join(parts)} from reference photo {photo_id}."
     return text
+
+
+def reference_request(query: str) -> str:
+    """The request that goes with the reference pictures (each picture brings its own instruction)."""
+    return (f"Make one realistic nature photograph of: {query.strip()}. Combine the reference pictures, taking "
+            "from each only what its instruction names.")
+
+
+def reference_instruction(parts) -> str:
+    """What to take from one reference picture: only the sub-queries it satisfies."""
+    return "use only " + "; ".join(p.strip() for p in parts if p.strip()) + " from this picture"

@@ -17,7 +17,8 @@ SUBQ_SYSTEM = (
     "You turn a photo search request into {n} short yes/no questions that someone looking only at a photo could "
     "answer. The first question asks whether the main subject (the organism or object) is in the photo. The "
     "next ones ask about the behaviour, attribute or setting the request needs. Use the background notes, when "
-    "given, to pick the cues that actually prove a match. Reply with JSON only: {{\"questions\": [...]}}."
+    "given, to pick the cues that actually prove a match. Reply with JSON only: first the search request exactly as "
+    "given, then the questions: {{\"request\": \"...\", \"questions\": [...]}}."
 )
 
 

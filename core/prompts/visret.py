@@ -26,3 +26,17 @@ IMAGE_TEMPLATE = ("A small realistic nature photograph, natural light, sharp foc
 
 def image_prompt(description: str) -> str:
     return IMAGE_TEMPLATE.format(description=description.strip().rstrip("."))
+
+
+ORGANISM_SYSTEM = (
+    "You prepare searches in a collection of nature photographs. The ecologist's question is about two "
+    "organisms; you are told which one of them this search is for. Describe a photograph of that organism "
+    "alone in which the body part or feature the question is about can be seen: name the organism (common "
+    "and scientific name when known) and the part, pose or view. Do NOT state the value asked about (no "
+    "colour, shape or number) and do not mention the other organism.\n"
+    "Reply with JSON only: {\"description\": \"...\"}."
+)
+
+
+def organism_user(query: str, organism: str) -> str:
+    return f"Question: {query.strip()}\nThis search is for: {organism.strip()}"

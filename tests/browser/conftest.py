@@ -1,5 +1,6 @@
-"""Browser tests: the real server (python app.py, or serve_app.py while app.py does not pass the session log)
-on a free port with a fresh data dir, and Debian's Chromium driven by Playwright with fresh profiles."""
+"""Browser tests: the real server (python app.py) on a free port with a fresh data dir, and Debian's Chromium
+driven by Playwright with fresh profiles. The server answers at once and prepares the photo collection in the
+background; pages wait for it unless a test asks to see that progress."""
 from __future__ import annotations
 
 import os
@@ -19,7 +20,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SHOTS = ROOT / "docs" / "screenshots"
-START_TIMEOUT_S = 300  # the first start builds the synthetic world
+START_TIMEOUT_S = 120  # the server answers before the synthetic world is built
+READY_TIMEOUT_MS = 300_000  # building and indexing the synthetic world
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
@@ -39,9 +41,7 @@ def _free_port() -> int:
 
 
 def _server_command(port: int) -> list[str]:
-    app_text = (ROOT / "app.py").read_text(encoding="utf-8")
-    script = "app.py" if "SqlSessionLog" in app_text else "tests/browser/serve_app.py"
-    return [sys.executable, script, "--port", str(port)]
+    return [sys.executable, "app.py", "--port", str(port)]
 
 
 def _backend_env() -> dict[str, str]:
@@ -98,12 +98,19 @@ def playwright():
         yield p
 
 
+def wait_until_ready(page) -> None:
+    """Wait until the page no longer shows the preparation of the photo collection."""
+    page.wait_for_function("() => { const el = document.querySelector('#prepare-status');"
+                           " return !el || el.offsetParent === null || !el.innerText.trim(); }",
+                           timeout=READY_TIMEOUT_MS)
+
+
 @pytest.fixture()
 def open_browser(playwright, server):
     """open_browser() -> a page on the app in a fresh Chromium profile (call twice for two browsers)."""
     contexts = []
 
-    def make():
+    def make(wait_ready: bool = True):
         ctx = playwright.chromium.launch_persistent_context(
             tempfile.mkdtemp(prefix="ecolens-chromium-"), executable_path=CHROMIUM, headless=True,
             args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 1000}, accept_downloads=True)
@@ -112,6 +119,8 @@ def open_browser(playwright, server):
         page.set_default_timeout(60_000)
         page.goto(server.url)
         page.wait_for_selector("#search-query textarea")
+        if wait_ready:
+            wait_until_ready(page)
         return page
 
     yield make
@@ -123,11 +132,11 @@ def open_browser(playwright, server):
 def shot():
     SHOTS.mkdir(parents=True, exist_ok=True)
 
-    def save(page, name: str) -> None:
+    def save(page, name: str, full_page: bool = True) -> None:
         for button in page.locator("button.toast-close").all():  # notices would cover the banner
             try:
                 button.click(timeout=1000)
             except playwright_api.Error:  # the toast went away by itself
                 pass
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
     return save

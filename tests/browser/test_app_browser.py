@@ -6,44 +6,29 @@ import csv
 import json
 import time
 
-QUERY = "a frog calling at night"
+from tests.browser.conftest import wait_until_ready
+from tests.browser.pages import QUERY, load_labels, press, search, tab
 
 
-def tab(page, name: str) -> None:
-    page.get_by_role("tab", name=name).click()
-
-
-def search(page, query: str = QUERY, preset: str = "Fast") -> float:
-    page.fill("#search-query textarea", query)
-    page.click(f"#search-preset label:has-text('{preset}')")
-    searches = page.evaluate("window.__searches = (window.__searches || 0) + 1")
-    t0 = time.perf_counter()
+def test_first_start_shows_the_preparation_and_then_searches(server, open_browser, shot):
+    """The server answers before the demo world is built: the page says how far the preparation is, a search
+    meanwhile says to wait, and once ready the note goes away and search works."""
+    page = open_browser(wait_ready=False)
+    page.fill("#search-query textarea", QUERY)
+    note = page.locator("#prepare-status").inner_text()
+    assert "Preparing the photo collection" in note
     page.click("#search-button")
-    page.wait_for_function("(n) => document.querySelector('#search-status').innerText.includes('Search ' + n)",
-                           arg=searches)
-    first = time.perf_counter() - t0
-    page.wait_for_selector("#search-gallery .thumbnail-item img")
-    page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
-    return first
-
-
-def load_labels(page, annotator: str, query: str = QUERY, k: int = 8) -> None:
-    tab(page, "Label")
-    page.fill("#label-annotator textarea, #label-annotator input", annotator)
-    page.fill("#label-query textarea, #label-query input", query)
-    page.fill("#label-k input[type=number]", str(k))
-    page.click("#label-load")
-    page.wait_for_selector("#label-photo img")
-    page.wait_for_function("document.querySelector('#label-progress').innerText.includes(' of ')")
-
-
-def press(page, key: str, expect_done: int | None = None) -> None:
-    page.locator("#label-hotkeys-help").click()  # focus the page, not a text box
-    page.keyboard.press(key)
-    if expect_done is not None:
-        page.wait_for_function(
-            f"document.querySelector('#label-progress').innerText.startsWith('{expect_done} of')")
+    refused = ".toast-item:has-text('still being prepared'), .toast-item:has-text('Preparing')"
+    page.wait_for_function("() => [...document.querySelectorAll('.toast-item')].some(t =>"
+                           " /Preparing|still being prepared/.test(t.innerText)) ||"
+                           " document.querySelector('#search-status').innerText.includes('done')")
+    # the note is refreshed every second: only while it still said "drawing" was the collection surely not ready
+    if "drawing the demo world" in note:
+        assert page.locator(refused).count() >= 1, "a search during the preparation must be refused with a message"
+    shot(page, "preparing")
+    wait_until_ready(page)
+    search(page, preset="Fast")
+    assert page.locator("#search-gallery .thumbnail-item").count() >= 5
 
 
 def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, shot):
@@ -55,13 +40,43 @@ def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, s
     print(f"\nfirst results of a Verify search on screen after {first:.2f} s")
     assert first < 1.5, f"first results took {first:.2f} s"
     page.locator("#search-gallery .thumbnail-item").first.click()
-    page.wait_for_selector("#explanation-badges .ecolens-badge")
-    assert page.locator("#explanation-badges .ecolens-badge").count() >= 2
+    page.wait_for_selector("#search-explanation .ecolens-badge")
+    assert page.locator("#search-explanation .ecolens-badge").count() >= 2
     assert "Licence" in page.locator("#search-explanation").inner_text()
+    page.locator("#lightbox-title").click()
+    page.keyboard.press("Escape")  # the photo view opened too; the explanation beside the gallery stays
     assert page.locator("#search-visualizations .thumbnail-item").count() >= 1
     shot(page, "search")
     rows = server.rows("SELECT method FROM requests WHERE method LIKE 'visret+rerank%'")
     assert rows, "the Verify search was not logged"
+
+
+def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
+    """Verify with many candidates, then at once Fast: Fast's results appear and the Verify search is stopped
+    (the page says so, and the session log keeps it with a 'cancelled' notice)."""
+    page = open_browser()
+    search(page, preset="Fast")  # warm-up
+    page.click("#search-advanced button, #search-advanced .label-wrap")
+    for slider, value in (("#search-rerank-k", "200"), ("#search-m", "8")):  # a long Verify search
+        page.fill(f"{slider} input[type=number]", value)
+        page.press(f"{slider} input[type=number]", "Enter")
+    page.fill("#search-query textarea", "a bird carrying a twig")
+    page.click("#search-preset label:has-text('Verify')")
+    page.click("#search-button")
+    page.wait_for_function("document.querySelector('#search-status').innerText.includes('still working')")
+    searches = page.evaluate("window.__searches = (window.__searches || 0) + 2")
+    page.click("#search-preset label:has-text('Fast')")
+    page.click("#search-button")
+    page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
+                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
+    assert "previous search was stopped" in page.locator("#search-notices").inner_text()
+    time.sleep(1.5)  # the stopped search must not write over the new results
+    status = page.locator("#search-status").inner_text()
+    assert f"Search {searches}" in status and "checked" not in status
+    shot(page, "search-cancelled")
+    rows = server.rows("SELECT s.artefacts FROM stages s JOIN requests r ON r.id = s.request_id "
+                       "WHERE r.method LIKE 'visret+rerank%' AND r.query = 'a bird carrying a twig'")
+    assert any("cancelled: a newer search replaced it" in a for (a,) in rows)
 
 
 def test_two_dialogue_turns_update_the_gallery(server, open_browser, shot):
@@ -90,10 +105,11 @@ def test_keyboard_labels_are_saved_and_export_parses(server, open_browser, shot,
     load_labels(page, "ada")
     press(page, "1", 1)
     press(page, "0", 2)
-    press(page, "s", 3)
+    press(page, "s")  # a skip is not a judgement: still two judged
+    page.wait_for_function("document.querySelector('#label-progress').innerText.includes('1 skipped')")
     press(page, "ArrowLeft")
-    press(page, "1", 3)  # relabel the skipped photo: still three photos labelled
-    shot(page, "label")
+    press(page, "1", 3)  # judge the skipped photo: now three photos judged
+    shot(page, "label-keys")
     rows = server.rows("SELECT photo_id, label, seconds FROM labels WHERE annotator = 'ada' ORDER BY id")
     assert [r[1] for r in rows] == [1, 0, -1, 1]
     assert rows[2][0] == rows[3][0] and all(r[2] >= 0 for r in rows)
@@ -156,4 +172,3 @@ def test_compare_and_history_views(server, open_browser, shot):
     page.click("#history-refresh")
     page.click("#history-open")
     page.wait_for_function("document.querySelector('#history-requests').innerText.includes('query')")
-    shot(page, "history")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import build_engine
+from app import build_services
 from core.settings import load_settings
 from tests.photos import make_photo_folder
 
@@ -26,24 +26,24 @@ def _settings(tmp_path, **kw):
 def test_200_photos_with_10_broken(tmp_path):
     folder = make_photo_folder(tmp_path / "photos", good=190, broken=10)
     (folder / "notes.txt").write_text("not a photo")
-    engine = build_engine(_settings(tmp_path))
+    engine = build_services(_settings(tmp_path))
     report = engine.ingestor().run(folder)
     assert report.added == 190
     assert len(report.skipped) == 10
     assert all(reason for _, reason in report.skipped)
     assert {Path(n).name.split(".")[0] for n, _ in report.skipped} == {f"broken{j:03d}" for j in range(10)}
     assert report.ignored == [str(folder / "notes.txt")]
-    engine.search.reload()
-    ids = engine.search.index.ids()
+    engine.corpus.reload()
+    ids = engine.corpus.index.ids()
     assert len(ids) == 190 and len(set(ids)) == 190
     # a second run adds nothing
-    again = build_engine(_settings(tmp_path)).ingestor().run(folder)
+    again = build_services(_settings(tmp_path)).ingestor().run(folder)
     assert again.added == 0 and again.already == 190
 
 
 def test_incremental_and_duplicates(tmp_path):
     folder = make_photo_folder(tmp_path / "photos", good=20, broken=0)
-    engine = build_engine(_settings(tmp_path))
+    engine = build_services(_settings(tmp_path))
     engine.ingestor().run(folder)
     make_photo_folder(folder, good=5, broken=0, start=20)  # five new photos
     (folder / "copy.jpg").write_bytes((folder / "p0000.jpg").read_bytes())  # same content, new name
@@ -55,16 +55,16 @@ def test_incremental_and_duplicates(tmp_path):
 def test_duplicates_within_one_run(tmp_path):
     folder = make_photo_folder(tmp_path / "photos", good=4, broken=0)
     (folder / "twin.jpg").write_bytes((folder / "p0000.jpg").read_bytes())
-    report = build_engine(_settings(tmp_path)).ingestor().run(folder)
+    report = build_services(_settings(tmp_path)).ingestor().run(folder)
     assert report.added == 4 and report.duplicates == 1
 
 
 def test_changing_the_embedder_reembeds_into_a_new_vector_set(tmp_path):
     folder = make_photo_folder(tmp_path / "photos", good=6, broken=0)
-    build_engine(_settings(tmp_path)).ingestor().run(folder)
+    build_services(_settings(tmp_path)).ingestor().run(folder)
     from core.backends.hash_embedder import HashEmbedder
 
-    engine = build_engine(_settings(tmp_path))
+    engine = build_services(_settings(tmp_path))
     engine.backends._embedder = HashEmbedder(dim=32)  # another model id and dimension
     report = engine.ingestor().run(folder)
     assert report.added == 0 and report.reembedded == 6
@@ -74,14 +74,14 @@ def test_changing_the_embedder_reembeds_into_a_new_vector_set(tmp_path):
 
 def test_index_and_catalog_are_reconciled_at_start(tmp_path):
     folder = make_photo_folder(tmp_path / "photos", good=10, broken=0)
-    engine = build_engine(_settings(tmp_path))
+    engine = build_services(_settings(tmp_path))
     engine.ingestor().run(folder)
     vs = engine.catalog.vector_sets()[0]
     engine.catalog.unmark_indexed(vs.id, [1, 2])  # a crash between index save and catalog commit
     index, rec = engine.index_store.open(vs, engine.catalog)
     assert rec.marked == [1, 2] and engine.catalog.indexed_ids(vs.id) == set(range(1, 11))
     index.remove([3])  # the index lost a vector
-    index.save(engine.index_store.path_for(vs))
+    engine.index_store.save(vs, index)
     _, rec = engine.index_store.open(vs, engine.catalog)
     assert rec.unmarked == [3]
     report = engine.ingestor().run(folder)
@@ -104,7 +104,7 @@ def test_killed_run_resumes_with_each_photo_exactly_once(tmp_path):
     while time.time() < deadline:  # kill it once some, but not all, photos are in
         time.sleep(0.3)
         if db.exists():
-            engine = engine or build_engine(_settings(tmp_path))
+            engine = engine or build_services(_settings(tmp_path))
             n = engine.catalog.count()
             if 20 <= n < 150:
                 break
@@ -114,9 +114,9 @@ def test_killed_run_resumes_with_each_photo_exactly_once(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "app.py"), "ingest", str(folder), "--json"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    final = build_engine(_settings(tmp_path))
+    final = build_services(_settings(tmp_path))
     assert final.catalog.count() == 150
-    ids = final.search.index.ids()
+    ids = final.corpus.index.ids()
     assert len(ids) == 150 and len(np.unique(ids)) == 150
     vs = final.catalog.vector_sets()[0]
     assert final.catalog.indexed_ids(vs.id) == set(int(i) for i in ids)
@@ -148,5 +148,5 @@ def test_a_second_ingest_at_the_same_time_is_refused_with_a_message(tmp_path):
         from core.errors import InputError
 
         with pytest.raises(InputError, match="Another ingest is running"):
-            build_engine(settings).ingestor().run(folder)
-    assert build_engine(settings).ingestor().run(folder).added == 3  # once it is free, it works
+            build_services(settings).ingestor().run(folder)
+    assert build_services(settings).ingestor().run(folder).added == 3  # once it is free, it works

@@ -9,7 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from app import build_engine
+from app import build_services
+from core.request import SearchRequest
 from core.settings import load_settings
 from tests.photos import colour_image, write_observations
 
@@ -37,7 +38,7 @@ def test_inquire_rerank_parquet(tmp_path):
                          "license": "cc-by-nc", "rights_holder": f"observer {i}"})
     path = tmp_path / "inquire.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
-    engine = build_engine(_settings(tmp_path))
+    engine = build_services(_settings(tmp_path))
     report = engine.ingestor().run(path)
     assert report.kind == "inquire-parquet" and report.added == 4 and report.duplicates == 2
     photos = sorted(engine.catalog.all_photos(), key=lambda p: p.extra["inat24_image_id"])
@@ -63,7 +64,7 @@ def test_csv_of_image_urls_from_a_local_server(tmp_path):
         rows = [{"image_url": f"{base}/{name}", "taxon_name": "Rana aurora", "observed_on": "2022-04-01",
                  "license": "CC0"} for name in ("0.png", "1.png", "2.png", "missing.png")]
         csv_path = write_observations(tmp_path, rows)
-        report = build_engine(_settings(tmp_path)).ingestor().run(csv_path)
+        report = build_services(_settings(tmp_path)).ingestor().run(csv_path)
     finally:
         server.shutdown()
     assert report.added == 3
@@ -76,12 +77,12 @@ def test_approximate_index_from_settings_is_built_saved_and_used(tmp_path):
 
     folder = make_photo_folder(tmp_path / "photos", good=40, broken=0)
     settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", index_type="hnsw")
-    report = build_engine(settings).ingestor().run(folder)
+    report = build_services(settings).ingestor().run(folder)
     assert report.index_kind == "hnsw"
-    engine = build_engine(settings)  # a new process: the saved twin is loaded and used
-    assert engine.search.index.approx_kind == "hnsw"
-    result = engine.search.search("anything", k=5)
+    engine = build_services(settings)  # a new process: the saved twin is loaded and used
+    assert engine.corpus.index.approx_kind == "hnsw"
+    result = engine.engine.search(SearchRequest("anything", k=5))
     assert len(result.hits) == 5
     small = load_settings(environ={}, data_dir=str(tmp_path / "data2"), embedder="hash", index_type="ivfpq")
-    report = build_engine(small).ingestor().run(folder)
+    report = build_services(small).ingestor().run(folder)
     assert report.index_kind == "flat" and any("too few photos" in n for n in report.notices)

@@ -30,7 +30,7 @@ def env_for(data_dir: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from app import build_engine
+    from app import build_services
     from core.fieldguide.world import build_world
     from core.settings import load_settings
 
@@ -38,9 +38,9 @@ def world(tmp_path_factory):
     csv_path = build_world(data / "world", seed=0, per_species=3, benchmark=False)
     settings = load_settings(environ={}, data_dir=str(data), llm="rule", captioner="metadata", rerank_k=12, k=8,
                              judge_concurrency=4, **BACKENDS)
-    engine = build_engine(settings)
+    engine = build_services(settings)
     engine.ingestor().run(str(csv_path), None)
-    engine.search.reload()
+    engine.corpus.reload()
     return engine, data
 
 
@@ -69,19 +69,38 @@ def check_stages(out: dict, method: str) -> None:
 
 @pytest.mark.parametrize("method", ["baseline", "rewrite", "visret"])
 def test_engine_runs_every_method(world, method):
-    from core.methods.pipeline import Pipeline, SearchRequest
+    from core.request import SearchRequest
 
     engine, _ = world
     events = []
-    res = Pipeline(engine.search).run(SearchRequest("a moth resting on bark with red hindwings", method=method, m=2,
-                                                    rerank="full", coverage=True, answer=True),
-                                      on_event=events.append)
+    res = engine.engine.search(SearchRequest("a moth resting on bark with red hindwings", method=method, m=2,
+                                             rerank="full", coverage=True, answer=True), on_event=events.append)
     out = json.loads(json.dumps(res.to_json(), default=str))
     check_stages(out, method)
-    kinds = {e["type"] for e in events}
-    assert {"hits", "rerank_photo", "done"} <= kinds
+    kinds = {e.kind for e in events}
+    assert {"first_results", "judged", "done"} <= kinds
+    judged = [e for e in events if e.kind == "judged"]
+    assert judged[-1].progress == f"judged {len(judged)}/{len(judged)}"
     if method == "visret":
         assert "visualization" in kinds
+
+
+def test_cli_coverage_json_puts_the_pareto_photos_first(world):
+    """`search --coverage --json`: the first len(stages.coverage.photos) results are the coverage photos, ordered
+    by parts covered then dense score, and each carries the parts it covers."""
+    _, data = world
+    proc = cli(data, "search", "a Slate Reedpiper with a black crest and a frog on a leaf", "--coverage", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    cover = out["stages"]["coverage"]["photos"]
+    assert cover, "the query should have covering photos in the world"
+    expected = [p["id"] for p in sorted(cover, key=lambda p: (-len(p["satisfies"]), -p["dense"], p["id"]))]
+    head = out["results"][:len(cover)]
+    assert [r["id"] for r in head] == expected
+    texts = [q["text"] for q in out["stages"]["coverage"]["subqueries"]]
+    for r, p in zip(head, sorted(cover, key=lambda p: (-len(p["satisfies"]), -p["dense"], p["id"]))):
+        assert r["covers"] == [texts[j] for j in p["satisfies"]]
+    assert all("covers" not in r for r in out["results"][len(cover):])
 
 
 def test_cli_search_visret_full_json_and_cache(world):

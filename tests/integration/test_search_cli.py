@@ -82,14 +82,14 @@ def test_search_by_example_photo(corpus):
 
 
 @pytest.mark.parametrize("args,words", [
-    (["search", ""], "No query given"),
+    (["search", ""], "The query is empty"),
     (["search", "x", "--taxon", "Unicornis"], "No photo in the catalog has the taxon"),
     (["search", "x", "--bbox", "1,2,3"], "not four numbers"),
     (["search", "x", "--bbox", "0,80,10,20"], "west,south,east,north"),
     (["search", "x", "--date-from", "May 3"], "YYYY-MM-DD"),
     (["search", "--image", "/nonexistent.jpg"], "does not exist"),
     (["ingest", "/nonexistent/folder"], "does not exist"),
-    (["search", "x", "--k", "0"], "at least 1"),
+    (["search", "x", "--k", "0"], "outside 1 to 1000"),
 ])
 def test_user_errors_are_messages_not_tracebacks(corpus, args, words):
     _, data = corpus

@@ -139,3 +139,33 @@ def test_metric_names():
     for bad in ("map@10", "ndcg", "hit@0", "ndcg@x"):
         with pytest.raises(InputError):
             parse_metric(bad)
+
+
+# ---- ties: INQUIRE's scikit-learn scorers (a run of equal scores is one threshold / shares its mean gain) ------
+TIED = ["a", "b", "c", "d"]
+TIED_SCORES = {"a": 3.0, "b": 2.0, "c": 2.0, "d": 1.0}
+
+
+def test_ap_with_tied_scores_counts_the_run_as_one_threshold():
+    rel = {"b": 1, "d": 1}
+    # thresholds 3, 2 (b and c together), 1: precision 0 at a; 1/3 at the end of {b, c}; 2/4 at d
+    # sklearn AP = 0.5 * 1/3 + 0.5 * 2/4 = 0.416667; times hits in top k (2) / min(N_pos, k) (2)
+    assert ap_at_k(TIED, rel, 4, scores=TIED_SCORES) == pytest.approx(0.5 * (1 / 3) + 0.5 * 0.5)
+    assert ap_at_k(TIED, rel, 4) == pytest.approx((1 / 2 + 2 / 4) / 2)  # without scores: b at rank 2
+    distinct = {"a": 3.0, "b": 2.5, "c": 2.0, "d": 1.0}
+    assert ap_at_k(TIED, rel, 4, scores=distinct) == ap_at_k(TIED, rel, 4)
+
+
+def test_ndcg_with_tied_scores_shares_the_mean_gain():
+    from core.evaluation.metrics import ndcg_tied_at_k, tie_groups
+
+    rel = {"b": 1, "d": 1, "f": 1}
+    assert tie_groups(TIED, TIED_SCORES) == [(0, 1), (1, 3), (3, 4)]
+    # {b, c} share gain 0.5 at positions 2 and 3; d at 4; ideal from the three positives of the pool
+    dcg = 0.5 * (1 / math.log2(3) + 1 / math.log2(4)) + 1 / math.log2(5)
+    assert ndcg_tied_at_k(TIED, rel, 4, TIED_SCORES) == pytest.approx(dcg / (1 + 1 / math.log2(3) + 0.5))
+    out = score_rankings({"q": TIED}, {"q": rel}, ["ndcg@4", "ap@4", "hit@1"], scores={"q": TIED_SCORES})
+    assert out["q"]["ndcg@4"] == pytest.approx(dcg / (1 + 1 / math.log2(3) + 0.5))
+    assert out["q"]["ap@4"] == pytest.approx(ap_at_k(TIED, rel, 4, scores=TIED_SCORES))
+    plain = score_rankings({"q": TIED}, {"q": rel}, ["ndcg@4"], scores={"q": {"a": 3, "b": 2.5, "c": 2, "d": 1}})
+    assert plain["q"]["ndcg@4"] == pytest.approx(ndcg_at_k(TIED, rel, 4))  # no ties: ranx's value

@@ -70,3 +70,65 @@ def test_ivfpq_on_too_few_vectors_stays_flat():
     index = VectorIndex(16)
     index.add(ids, x)
     assert index.build_approximate("ivfpq", pq_m=4) == "flat"
+
+
+def _clustered(n, d=32, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, d))
+    x = centres[rng.integers(0, 40, n)] + 0.3 * rng.standard_normal((n, d))
+    return l2_normalise(x), np.arange(1, n + 1)
+
+
+def test_ivfpq_is_trained_once_and_later_vectors_are_added_incrementally():
+    x, ids = _clustered(6000)
+    index = VectorIndex(32)
+    index.add(ids[:4000], x[:4000])
+    assert index.ensure_approximate("ivfpq", nlist=16, pq_m=8, nprobe=8) == "ivfpq"
+    import faiss
+
+    centroids = faiss.extract_index_ivf(index.approx).quantizer.reconstruct_n(0, 16).copy()
+    index.add(ids[4000:], x[4000:])  # a later ingest
+    assert index.approx.ntotal == 6000
+    assert index.ensure_approximate("ivfpq", nlist=16, pq_m=8, nprobe=8) == "ivfpq"
+    np.testing.assert_array_equal(faiss.extract_index_ivf(index.approx).quantizer.reconstruct_n(0, 16), centroids)
+    _, exact = index.flat.search(x[4000:4050], 10)
+    _, approx = index.search(x[4000:4050], 10)
+    assert np.mean([len(set(a) & set(e)) / 10 for a, e in zip(approx, exact)]) > 0.9
+
+
+def test_on_disk_lists_and_no_flat_copy_roundtrip(tmp_path):
+    x, ids = _clustered(5000)
+    index = VectorIndex(32)
+    index.add(ids, x)
+    lists = tmp_path / "v.faiss.ivfdata"
+    assert index.ensure_approximate("ivfpq", nlist=16, pq_m=16, nprobe=16, on_disk=lists, keep_flat=False) == "ivfpq"
+    assert lists.stat().st_size > 0 and not index.has_flat
+    index.save(tmp_path / "v.faiss")
+    assert not (tmp_path / "v.faiss").exists() and (tmp_path / "v.faiss.approx").exists()
+    again = VectorIndex.load(tmp_path / "v.faiss", 32)
+    assert len(again) == 5000 and sorted(again.ids()) == list(ids)
+    assert np.abs(again.vectors([7, 9]) - x[[6, 8]]).max() < 0.2  # PQ codes: close, not exact
+    _, found = again.search(x[:20], 5)  # PQ scores alone (no flat copy to re-score): near, not exact, order
+    exact = np.argsort(-(x[:20] @ x.T), axis=1)[:, :10] + 1
+    assert np.mean([row[0] in e for row, e in zip(found, exact)]) >= 0.7
+    pool = ids[::3]
+    _, small = again.search(x[:3], 5, pool)
+    assert set(small.ravel()) <= set(pool)
+
+
+def test_bitmap_and_hash_selectors_agree():
+    import core.index as module
+
+    x, ids = _data(3000)
+    index = VectorIndex(16)
+    index.add(ids, x)
+    pool = ids[::2]
+    module_max = module.BITMAP_MAX_ID
+    try:
+        module.SMALL_POOL, old = 0, module.SMALL_POOL
+        bitmap = index.search(x[:3], 10, pool)
+        module.BITMAP_MAX_ID = 0  # force the hash-set selector
+        hashed = index.search(x[:3], 10, pool)
+    finally:
+        module.BITMAP_MAX_ID, module.SMALL_POOL = module_max, old
+    assert (bitmap[1] == hashed[1]).all() and set(bitmap[1].ravel()) <= set(pool)

@@ -9,7 +9,7 @@ import pytest
 
 from core.methods.confidence import p_yes
 from core.methods.feedback import rocchio
-from core.methods.pareto import dominates, pareto_front, uncovered
+from core.methods.pareto import alpha_grid_front, beta_max, dominates, grid_steps, pareto_front, uncovered
 from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
                                             representatives)
 from core.methods.rrf import rrf
@@ -80,6 +80,27 @@ def test_pareto_equals_brute_force_on_random_instances(seed):
     sat = (rng.random((n_img, n_sub)) < rng.uniform(0.1, 0.7)).astype(np.int8)
     dense = np.round(rng.random(n_img), 2)  # rounding creates dense ties
     assert set(pareto_front(sat, dense)) == brute_force_front(sat, dense)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_alpha_grid_equals_the_pareto_set_below_beta_max(seed):
+    """Theorem 3.2: for 0 < beta < beta_max the union of the grid's argmaxes is the Pareto set."""
+    rng = np.random.default_rng(100 + seed)
+    n_img, n_sub = int(rng.integers(1, 40)), int(rng.integers(1, 6))
+    sat = (rng.random((n_img, n_sub)) < rng.uniform(0.1, 0.7)).astype(np.int8)
+    dense = np.round(rng.uniform(-0.2, 0.6, n_img), 2)
+    bound = beta_max(n_sub, dense)
+    for beta in (bound * 0.01, bound * 0.99):
+        assert alpha_grid_front(sat, dense, beta) == pareto_front(sat, dense), (seed, beta)
+
+
+def test_alpha_grid_above_beta_max_lets_the_dense_score_outweigh_a_part():
+    # row 1 covers both parts; row 0 covers one with a far better dense score; row 2 covers the other
+    sat = np.array([[1, 0], [1, 1], [0, 1]])
+    dense = np.array([0.9, 0.1, 0.1])
+    assert pareto_front(sat, dense) == [1] and grid_steps(2) == 3
+    assert alpha_grid_front(sat, dense, beta_max(2, dense) / 2) == [1]
+    assert alpha_grid_front(sat, dense, 10.0) == [0]  # beta far too large: the dense term decides alone
 
 
 def test_pareto_known_example_and_uncovered():

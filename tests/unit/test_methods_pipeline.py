@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from core.backends.base import JudgeRequest
-from core.methods.pipeline import Pipeline, SearchRequest
+from core.engine import SearchEngine
+from core.request import SearchRequest
 from core.records import Filters, Photo
 from core.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM, FakeSearch
@@ -36,11 +37,11 @@ def corpus(tmp_path, backends=None, n=12, **settings):
 def test_baseline_json_and_events(tmp_path):
     search = corpus(tmp_path)
     events = []
-    res = Pipeline(search).run(SearchRequest("red frog", k=3), on_event=events.append)
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", k=3), on_event=events.append)
     out = json.loads(json.dumps(res.to_json()))
     assert len(out["results"]) == 3 and out["stages"]["first"]["method"] == "baseline"
-    assert any(e["type"] == "hits" and e["stage"] == "first" for e in events)
-    assert events[-1]["type"] == "done"
+    assert any(e.kind == "first_results" and e.stage == "first" for e in events)
+    assert events[-1].kind == "done" and events[-1].result is res
 
 
 def test_visret_fuses_generated_images_and_drops_failures(tmp_path):
@@ -48,7 +49,7 @@ def test_visret_fuses_generated_images_and_drops_failures(tmp_path):
     gen = FakeGenerator(colours=COLOURS, fail_seeds=[1])
     search = corpus(tmp_path, FakeBackends(embedder=emb, generator=gen))
     events = []
-    res = Pipeline(search).run(SearchRequest("a blue beetle on a leaf", method="visret", m=3, k=4),
+    res = SearchEngine(search, search.backends).search(SearchRequest("a blue beetle on a leaf", method="visret", m=3, k=4),
                                on_event=events.append)
     v = res.stages["visret"]
     assert [x["seed"] for x in v["visualizations"]] == [0, 2]
@@ -59,19 +60,19 @@ def test_visret_fuses_generated_images_and_drops_failures(tmp_path):
     # photos 3 and 11 (e_2) and 4 and 12 (e_3) are the best of the two lists; RRF interleaves them
     assert {h.photo_id for h in res.hits[:2]} == {3, 4}
     assert len(v["lists"]) == 2 and v["instruction"]
-    assert sum(e["type"] == "visualization" for e in events) == 3
+    assert sum(e.kind == "visualization" for e in events) == 3
 
 
 def test_visret_all_failed_falls_back_to_rewrite(tmp_path):
     search = corpus(tmp_path, FakeBackends(generator=FakeGenerator(fail_all=True)))
-    res = Pipeline(search).run(SearchRequest("a red frog", method="visret", m=2))
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=2))
     assert res.stages["visret"]["fallback"] is True and res.stages["visret"]["visualizations"] == []
     assert any("rewrite baseline" in n for n in res.notices) and res.hits
 
 
 def test_visret_comparison_gives_one_list_per_organism(tmp_path):
     search = corpus(tmp_path)
-    res = Pipeline(search).run(SearchRequest("What is the difference between the red frog and the blue beetle?",
+    res = SearchEngine(search, search.backends).search(SearchRequest("What is the difference between the red frog and the blue beetle?",
                                              method="visret", m=1))
     v = res.stages["visret"]
     assert v["kind"] == "comparison" and v["organisms"] == ["red frog", "blue beetle"]
@@ -81,16 +82,16 @@ def test_visret_comparison_gives_one_list_per_organism(tmp_path):
 def test_rewrite_uses_the_instruction_text_and_llm_json(tmp_path):
     llm = FakeLLM({"ecologist's request": json.dumps({"kind": "scene", "descriptions": ["green frog on a leaf"]})})
     search = corpus(tmp_path, FakeBackends(llm=llm))
-    pipe = Pipeline(search)
-    res = pipe.run(SearchRequest("frog", method="rewrite"))
+    pipe = SearchEngine(search, search.backends)
+    res = pipe.search(SearchRequest("frog", method="rewrite"))
     assert res.stages["rewrite"]["text"] == "green frog on a leaf" and res.stages["rewrite"]["source"] == "llm"
-    res2 = pipe.run(SearchRequest("frog", method="visret", m=1))
+    res2 = pipe.search(SearchRequest("frog", method="visret", m=1))
     assert res2.stages["visret"]["instruction"] == "green frog on a leaf"  # the same LLM output
 
 
 def test_example_photos_join_the_fusion(tmp_path):
     search = corpus(tmp_path)
-    res = Pipeline(search).run(SearchRequest("zzz", method="visret", m=1, example_ids=[5]))
+    res = SearchEngine(search, search.backends).search(SearchRequest("zzz", method="visret", m=1, example_ids=[5]))
     assert res.stages["visret"]["examples"] == 1
     assert any("example" in x for x in res.stages["visret"]["lists"])
     assert 5 in [h.photo_id for h in res.hits[:2]]
@@ -99,7 +100,7 @@ def test_example_photos_join_the_fusion(tmp_path):
 def test_rerank_chains_earlier_answers_and_scores(tmp_path):
     judge = FakeJudge(lambda r: 0.9 if r.photo.id in (6, 2) else 0.2)
     search = corpus(tmp_path, FakeBackends(judge=judge), rerank_subquestions=3)
-    res = Pipeline(search).run(SearchRequest("a red frog on a leaf", rerank="full", rerank_k=12, k=6))
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog on a leaf", rerank="full", rerank_k=12, k=6))
     rr = res.stages["rerank"]
     assert len(rr["subquestions"]) >= 2 and rr["context"]
     by_photo: dict[int, list[JudgeRequest]] = {}
@@ -119,10 +120,10 @@ def test_rerank_chains_earlier_answers_and_scores(tmp_path):
 
 def test_rerank_ties_keep_first_stage_order_and_modes(tmp_path):
     search = corpus(tmp_path, FakeBackends(judge=FakeJudge(lambda r: 0.5)))
-    pipe = Pipeline(search)
-    base = [h.photo_id for h in pipe.run(SearchRequest("red frog", k=6)).hits]
+    pipe = SearchEngine(search, search.backends)
+    base = [h.photo_id for h in pipe.search(SearchRequest("red frog", k=6)).hits]
     for mode in ("direct", "subq", "context", "full"):
-        res = pipe.run(SearchRequest("red frog", k=6, rerank=mode, rerank_k=6))
+        res = pipe.search(SearchRequest("red frog", k=6, rerank=mode, rerank_k=6))
         assert [h.photo_id for h in res.hits] == base, mode
         rr = res.stages["rerank"]
         assert (rr["context"] != "") == (mode in ("context", "full"))
@@ -131,9 +132,9 @@ def test_rerank_ties_keep_first_stage_order_and_modes(tmp_path):
 
 def test_judge_failure_keeps_first_stage_order(tmp_path):
     search = corpus(tmp_path, FakeBackends(judge=FakeJudge(fail=True)))
-    pipe = Pipeline(search)
-    base = [h.photo_id for h in pipe.run(SearchRequest("red frog", k=6)).hits]
-    res = pipe.run(SearchRequest("red frog", k=6, rerank="direct"))
+    pipe = SearchEngine(search, search.backends)
+    base = [h.photo_id for h in pipe.search(SearchRequest("red frog", k=6)).hits]
+    res = pipe.search(SearchRequest("red frog", k=6, rerank="direct"))
     assert [h.photo_id for h in res.hits] == base
     assert res.stages["rerank"]["order"] == "first-stage" and any("judge failed" in n for n in res.notices)
 
@@ -141,12 +142,12 @@ def test_judge_failure_keeps_first_stage_order(tmp_path):
 def test_judge_budget_and_votes(tmp_path):
     judge = FakeJudge(lambda r: 0.8)
     search = corpus(tmp_path, FakeBackends(judge=judge), max_judge_calls=4)
-    res = Pipeline(search).run(SearchRequest("red frog", rerank="direct", rerank_k=6, votes=1))
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", rerank="direct", rerank_k=6, votes=1))
     assert len(judge.calls) == 4 and res.stages["rerank"]["judged"] == 4
     assert any("budget reached" in n for n in res.notices)
     judge2 = FakeJudge(lambda r: 0.8)
     s2 = corpus(tmp_path / "b", FakeBackends(judge=judge2))
-    res2 = Pipeline(s2).run(SearchRequest("red frog", rerank="direct", rerank_k=2, votes=3))
+    res2 = SearchEngine(s2, s2.backends).search(SearchRequest("red frog", rerank="direct", rerank_k=2, votes=3))
     assert len(judge2.calls) == 6 and res2.stages["rerank"]["photos"][0]["answers"][0]["votes"] == ["yes"] * 3
 
 
@@ -154,10 +155,10 @@ def test_repeated_query_makes_no_backend_call(tmp_path):
     b = FakeBackends(judge=FakeJudge(lambda r: 0.7))
     search = corpus(tmp_path, b)
     req = dict(query="a red frog", method="visret", m=2, rerank="full", coverage=True, answer=True)
-    first = Pipeline(search).run(SearchRequest(**req))
+    first = SearchEngine(search, search.backends).search(SearchRequest(**req))
     assert first.stages["cache"]["backend_calls_total"] > 0
     loads = search.loads
-    second = Pipeline(search).run(SearchRequest(**req))  # a new pipeline: only the disk cache is shared
+    second = SearchEngine(search, search.backends).search(SearchRequest(**req))  # a new pipeline: only the disk cache is shared
     assert second.stages["cache"]["backend_calls_total"] == 0 and second.stages["cache"]["cache_hits_total"] > 0
     assert search.loads == loads  # cached judge answers never read the photo
     assert [h.photo_id for h in first.hits] == [h.photo_id for h in second.hits]
@@ -165,7 +166,7 @@ def test_repeated_query_makes_no_backend_call(tmp_path):
 
 def test_coverage_and_answer(tmp_path):
     search = corpus(tmp_path)
-    res = Pipeline(search).run(SearchRequest("a red frog and a blue beetle and a snake", coverage=True,
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog and a blue beetle and a snake", coverage=True,
                                              answer=True, reference=True))
     cov = res.stages["coverage"]
     assert [q["text"] for q in cov["subqueries"]] == ["red frog", "blue beetle", "snake"]
@@ -181,35 +182,47 @@ def test_coverage_and_answer(tmp_path):
 def test_answer_cites_ids_from_llm(tmp_path):
     def reply(messages):
         first = re.search(r"\[(\d+)\]", messages[-1].content).group(1)
-        return f"It is red [{first}] and sits on a leaf [{first}] [999]."
+        return f"It is red [{first}] and sits on a leaf [{first}]."
 
     llm = FakeLLM({"Photo notes": reply})
     search = corpus(tmp_path, FakeBackends(llm=llm))
-    res = Pipeline(search).run(SearchRequest("red frog", answer=True))
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", answer=True))
     assert res.stages["answer"]["cited_ids"] == [res.hits[0].photo_id] and res.stages["answer"]["verified"]
+
+
+def test_answer_citing_photos_it_was_not_shown_is_unverified(tmp_path):
+    def reply(messages):
+        first = re.search(r"\[(\d+)\]", messages[-1].content).group(1)
+        return f"It is red [{first}] and sits on a leaf [999]."
+
+    search = corpus(tmp_path, FakeBackends(llm=FakeLLM({"Photo notes": reply})))
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", answer=True))
+    ans = res.stages["answer"]
+    assert ans["cited_ids"] == [res.hits[0].photo_id] and ans["verified"] is False
+    assert any("999" in n and "unverified" in n for n in res.notices)
 
 
 def test_feedback_moves_the_ranking(tmp_path):
     search = corpus(tmp_path)
-    pipe = Pipeline(search)
-    base = pipe.run(SearchRequest("zzz qqq", k=3))
-    moved = pipe.run(SearchRequest("zzz qqq", k=3, relevant_ids=[7, 15 - 8], nonrelevant_ids=[base.hits[0].photo_id]))
+    pipe = SearchEngine(search, search.backends)
+    base = pipe.search(SearchRequest("zzz qqq", k=3))
+    moved = pipe.search(SearchRequest("zzz qqq", k=3, relevant_ids=[7, 15 - 8], nonrelevant_ids=[base.hits[0].photo_id]))
     assert moved.hits[0].photo_id in (7, 15) and moved.stages["feedback"]["relevant"] == [7, 7]
 
 
 def test_pool_filter_and_stream(tmp_path):
     search = corpus(tmp_path)
-    events = list(Pipeline(search).stream(SearchRequest("red frog", filters=Filters(ids=(2, 3)), rerank="direct")))
-    assert events[-1]["type"] == "result"
-    res = events[-1]["result"]
+    events = list(SearchEngine(search, search.backends).stream(SearchRequest("red frog", filters=Filters(ids=(2, 3)), rerank="direct")))
+    assert events[-1].kind == "done"
+    res = events[-1].result
     assert {h.photo_id for h in res.hits} == {2, 3} and res.pool_size == 2
-    assert sum(e["type"] == "rerank_photo" for e in events) == 2
+    assert [e.progress for e in events if e.kind == "judged"] == ["judged 1/2", "judged 2/2"]
 
 
 def test_llm_failure_degrades_with_notice(tmp_path):
     llm = FakeLLM({"": RuntimeError("server down")})
     search = corpus(tmp_path, FakeBackends(llm=llm))
-    res = Pipeline(search).run(SearchRequest("a red frog", method="rewrite", rerank="full", coverage=True))
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="rewrite", rerank="full", coverage=True))
     assert any("language model failed" in n for n in res.notices) and res.hits
     assert not math.isnan(res.hits[0].score)
 
@@ -218,16 +231,16 @@ def test_hung_judge_times_out_and_keeps_first_stage_order(tmp_path):
     import time
 
     search = corpus(tmp_path, FakeBackends(judge=FakeJudge(delay=1.5)), backend_timeout_s=0.1, judge_concurrency=6)
-    base = [h.photo_id for h in Pipeline(search).run(SearchRequest("red frog", k=6)).hits]
+    base = [h.photo_id for h in SearchEngine(search, search.backends).search(SearchRequest("red frog", k=6)).hits]
     t0 = time.perf_counter()
-    res = Pipeline(search).run(SearchRequest("red frog", k=6, rerank="direct", rerank_k=6))
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", k=6, rerank="direct", rerank_k=6))
     assert time.perf_counter() - t0 < 1.2
     assert [h.photo_id for h in res.hits] == base and any("no answer within" in n for n in res.notices)
 
 
 def test_empty_pool_runs_every_stage_without_error(tmp_path):
     search = corpus(tmp_path)
-    res = Pipeline(search).run(SearchRequest("a red frog", method="visret", m=1, rerank="full", coverage=True,
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=1, rerank="full", coverage=True,
                                              answer=True, filters=Filters(ids=(999,))))
     assert res.hits == [] and "rerank" not in res.stages
     assert res.stages["coverage"]["uncovered"] == [0] and res.stages["coverage"]["photos"] == []
@@ -242,5 +255,5 @@ def test_unknown_photo_ids_are_input_errors(tmp_path, field, method):
     gen = FakeGenerator()
     search = corpus(tmp_path, FakeBackends(generator=gen))
     with pytest.raises(InputError, match="photo id 999 is not in the index") as info:
-        Pipeline(search).run(SearchRequest("red frog", method=method, m=1, **{field: [3, 999]}))
+        SearchEngine(search, search.backends).search(SearchRequest("red frog", method=method, m=1, **{field: [3, 999]}))
     assert info.value.hint == "use ids shown in the results" and gen.calls == []  # nothing costly ran first

@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 
+from core.engine import SearchEngine
 from core.methods.plugir import DialogueSession
 from core.records import Photo
 from core.settings import Settings
@@ -117,7 +118,7 @@ def test_simulated_user_answers_with_the_judges_reason(tmp_path):
     search.backends.judge = FakeJudge(lambda r: 0.9, reason=lambda r, p: "Yes - the wings are red.")
     key_of = {f"k{p}": p for p in search._photos}
     item = EvalItem(qid="q1", query="a small bird", pool=list(key_of), relevant={"k5": 1})
-    ranks = plugir_ranks(search, item, 2, key_of)
+    ranks = plugir_ranks(SearchEngine(search, search.backends), item, 2, key_of)
     assert len(ranks) == 3 and all(r >= 1 for r in ranks)
     assert dialogues and all("A: yes: the wings are red" in d for d in dialogues)
 

@@ -10,7 +10,8 @@ from PIL import Image
 from core.backends.base import JudgeRequest
 from core.backends.openai_judge import VOTE_TEMPERATURE, OpenAIJudge
 from core.methods.cache import CachedJudge, DiskCache
-from core.methods.pipeline import Pipeline, SearchRequest
+from core.engine import SearchEngine
+from core.request import SearchRequest
 from core.records import Photo
 from core.settings import Settings
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeJudge, FakeSearch
@@ -32,12 +33,13 @@ def test_each_vote_is_its_own_judge_request_and_cache_entry(tmp_path):
     judge = FakeJudge(lambda r: 0.9 if r.vote == 0 else 0.2)
     search = corpus(tmp_path, judge)
     request = dict(query="red frog", rerank="direct", rerank_k=2, votes=3)
-    res = Pipeline(search).run(SearchRequest(**request))
+    res = SearchEngine(search, search.backends).search(SearchRequest(**request))
     assert sorted(r.vote for r in judge.calls) == [0, 0, 1, 1, 2, 2]
     ans = res.stages["rerank"]["photos"][0]["answers"][0]
     assert ans["votes"] == ["yes", "no", "no"] and ans["answer"] == "no"
-    assert ans["p_yes"] == pytest.approx((0.9 + 0.2 + 0.2) / 3, abs=1e-6)
-    again = Pipeline(search).run(SearchRequest(**request))  # every vote answered from its own cache entry
+    # the confidence is the mean p_yes of the majority's votes (the two "no" draws), not of all three
+    assert ans["p_yes"] == pytest.approx(0.2, abs=1e-6)
+    again = SearchEngine(search, search.backends).search(SearchRequest(**request))  # every vote answered from its own cache entry
     assert len(judge.calls) == 6 and again.stages["cache"]["backend_calls_total"] == 0
     assert again.stages["rerank"]["photos"][0]["answers"][0]["votes"] == ["yes", "no", "no"]
 
@@ -65,13 +67,13 @@ def test_openai_judge_samples_votes_after_the_first():
 
 def test_one_failed_photo_keeps_the_other_judge_scores(tmp_path):
     base_search = corpus(tmp_path / "base", FakeJudge())
-    base = [h.photo_id for h in Pipeline(base_search).run(SearchRequest("red frog", k=6)).hits]
+    base = [h.photo_id for h in SearchEngine(base_search, base_search.backends).search(SearchRequest("red frog", k=6)).hits]
     failing = base[1]
     # the judge prefers the first-stage order reversed, and fails on the second photo
     score = {pid: 0.1 + 0.1 * r for r, pid in enumerate(base)}
     judge = FakeJudge(lambda r: score[r.photo.id], fail_when=lambda r: r.photo.id == failing)
     search = corpus(tmp_path / "run", judge)
-    res = Pipeline(search).run(SearchRequest("red frog", k=6, rerank="direct", rerank_k=6))
+    res = SearchEngine(search, search.backends).search(SearchRequest("red frog", k=6, rerank="direct", rerank_k=6))
     judged = [pid for pid in reversed(base) if pid != failing]
     assert [h.photo_id for h in res.hits] == judged + [failing]
     rr = res.stages["rerank"]
@@ -84,7 +86,29 @@ def test_default_budget_covers_three_votes_on_three_subquestions(tmp_path):
     assert s.max_judge_calls >= s.rerank_k * 3 * 3
     judge = FakeJudge(lambda r: 0.6)
     search = corpus(tmp_path, judge, n=100, k=10, rerank_k=100, rerank_subquestions=3, judge_concurrency=4)
-    res = Pipeline(search).run(SearchRequest("a red frog on a leaf", rerank="subq", votes=3))
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog on a leaf", rerank="subq", votes=3))
     rr = res.stages["rerank"]
     assert len(rr["subquestions"]) == 3 and rr["judged"] == 100 and rr["skipped"] == 0
     assert len(judge.calls) == 900 and not any("budget reached" in n for n in res.notices)
+
+
+def test_majority_vote_confidence_is_the_mean_of_the_majority():
+    from core.methods.rerank import majority
+
+    assert majority(["yes", "no", "yes"], [0.8, 0.3, 0.6]) == ("yes", pytest.approx(0.7), 0)
+    assert majority(["No", "no", "yes"], [0.2, 0.4, 0.9]) == ("no", pytest.approx(0.3), 0)
+    word, p, first = majority(["yes", "no"], [0.9, 0.4])  # a tie goes where the mean of all votes points
+    assert (word, first) == ("yes", 0) and p == pytest.approx(0.9)
+
+
+def test_subquestions_only_answers_each_question_independently(tmp_path):
+    judge = FakeJudge(lambda r: 0.7)
+    search = corpus(tmp_path, judge, rerank_subquestions=3)
+    engine = SearchEngine(search, search.backends)
+    res = engine.search(SearchRequest("a red frog on a leaf", rerank="subq", rerank_k=3))
+    rr = res.stages["rerank"]
+    assert len(rr["subquestions"]) >= 2 and rr["chained"] is False
+    assert judge.calls and all(r.history == () and r.context == "" for r in judge.calls)
+    judge.calls.clear()
+    full = engine.search(SearchRequest("a red frog on a leaf", rerank="full", rerank_k=3)).stages["rerank"]
+    assert full["chained"] is True and any(r.history for r in judge.calls)

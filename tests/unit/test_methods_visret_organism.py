@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from cli.evaluate import organism_of, request_for
+from core.evaluation.engine_methods import item_request, organism_of
 from core.errors import InputError
 from core.evaluation.loaders import load_visual_rag_me
-from core.methods.pipeline import Pipeline, SearchRequest
+from core.engine import SearchEngine
+from core.request import SearchRequest
 from core.methods.rules import instruction
 from core.records import Photo
 from core.settings import Settings
@@ -41,19 +42,19 @@ def own_ranking(search, axis: int) -> list[int]:
 @pytest.mark.parametrize("method", ["visret", "rewrite"])
 def test_named_organism_is_ranked_on_its_own(tmp_path, method):
     search = corpus(tmp_path)
-    pipe = Pipeline(search)
+    pipe = SearchEngine(search, search.backends)
     for organism, axis in ((0, 2), (1, 3)):
-        res = pipe.run(SearchRequest(QUERY, method=method, m=1, organism=organism))
+        res = pipe.search(SearchRequest(QUERY, method=method, m=1, organism=organism))
         ids = [h.photo_id for h in res.hits]
         # the whole list (30 > 20: never truncated to the stage's display length) is the organism's own ranking
         assert ids == own_ranking(search, axis), (method, organism)
-    fused = pipe.run(SearchRequest(QUERY, method=method, m=1))  # the UI's combined view is unchanged
+    fused = pipe.search(SearchRequest(QUERY, method=method, m=1))  # the UI's combined view is unchanged
     assert {h.photo_id for h in fused.hits[:2]} == {own_ranking(search, 2)[0], own_ranking(search, 3)[0]}
 
 
 def test_visret_with_organism_only_visualizes_that_organism(tmp_path):
     search = corpus(tmp_path)
-    res = Pipeline(search).run(SearchRequest(QUERY, method="visret", m=2, organism=1))
+    res = SearchEngine(search, search.backends).search(SearchRequest(QUERY, method="visret", m=2, organism=1))
     v = res.stages["visret"]
     assert v["organism"] == 1 and len(v["per_organism"]) == 1
     assert {x["organism"] for x in v["visualizations"]} == {1} and all("beetle" in p for p in v["prompts"])
@@ -61,10 +62,10 @@ def test_visret_with_organism_only_visualizes_that_organism(tmp_path):
 
 def test_organism_on_a_single_instruction_uses_it_with_a_notice(tmp_path):
     search = corpus(tmp_path)
-    res = Pipeline(search).run(SearchRequest("a red frog", method="rewrite", organism=1))
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="rewrite", organism=1))
     assert res.hits and any("not read as a comparison" in n for n in res.notices)
     with pytest.raises(InputError, match="organism=2"):
-        Pipeline(search).run(SearchRequest(QUERY, method="visret", organism=2))
+        SearchEngine(search, search.backends).search(SearchRequest(QUERY, method="visret", organism=2))
 
 
 def test_eval_requests_name_the_visual_rag_me_organism(tmp_path):
@@ -75,12 +76,12 @@ def test_eval_requests_name_the_visual_rag_me_organism(tmp_path):
     items = load_visual_rag_me(path)
     assert [it.qid[-3:] for it in items] == ["-e1", "-e2"] and [organism_of(it) for it in items] == [0, 1]
     id_of = {"a/1.jpg": 1, "a/2.jpg": 2, "b/1.jpg": 3}
-    first, second = (request_for(it, {"method": "visret"}, id_of) for it in items)
+    first, second = (item_request(it, "visret", id_of) for it in items)
     assert (first.organism, first.filters.ids) == (0, (1, 2)) and (second.organism, second.filters.ids) == (1, (3,))
     from core.evaluation.items import EvalItem
 
     plain = EvalItem(qid="q7", query="a frog", pool=["a/1.jpg"], relevant={"a/1.jpg": 1})
-    assert request_for(plain, {}, id_of).organism is None
+    assert item_request(plain, "baseline", id_of).organism is None
 
 
 def test_eval_item_scores_its_own_organism_end_to_end(tmp_path):
@@ -90,18 +91,18 @@ def test_eval_item_scores_its_own_organism_end_to_end(tmp_path):
 
     keys = {f"k{i}": i for i in range(1, 31)}
     item = EvalItem(qid="vrme-1-e2", query=QUERY, kind="entity_2", pool=list(keys), relevant={"k4": 1})
-    res = Pipeline(search).run(request_for(item, {"method": "visret", "m": 1}, keys))
+    res = SearchEngine(search, search.backends).search(item_request(item, "visret", keys))
     assert [h.photo_id for h in res.hits] == own_ranking(search, 3)
 
 
 def test_visret_budget_failures_are_reported_per_picture(tmp_path):
     search = corpus(tmp_path, max_generated=1)
     events = []
-    res = Pipeline(search).run(SearchRequest("a red frog", method="visret", m=3), on_event=events.append)
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=3), on_event=events.append)
     v = res.stages["visret"]
     assert len(v["visualizations"]) == 1 and [f["error"] for f in v["failed"]] == ["budget", "budget"]
-    failed_events = [e for e in events if e["type"] == "visualization" and not e["ok"]]
-    assert [e["seed"] for e in failed_events] == [1, 2] and all("budget" in e["error"] for e in failed_events)
+    failed_events = [e for e in events if e.kind == "visualization" and not e.ok]
+    assert [e.seed for e in failed_events] == [1, 2] and all("budget" in e.error for e in failed_events)
     dropped = [n for n in res.notices if "failed and was dropped" in n]
     assert len(dropped) == 2 and "seed 1" in dropped[0] and "seed 2" in dropped[1]
 
@@ -123,7 +124,7 @@ def test_a_hung_generator_is_dropped_after_the_timeout_and_search_falls_back(tmp
 
     search.backends.generator = HungGenerator()
     t0 = time.perf_counter()
-    res = Pipeline(search).run(SearchRequest("a red frog", method="visret", m=2))
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=2))
     release.set()
     assert time.perf_counter() - t0 < 3  # two pictures x 0.2 s, not two x 5 s
     v = res.stages["visret"]

@@ -22,7 +22,7 @@ def test_generic_sub_questions_are_grammatical_and_use_whole_phrases():
     assert rules.subquestions("albino American robin", 3) == ["Is there an American robin in the photo?",
                                                               "Is the American robin albino?"]
     assert rules.subquestions("a nest showing brood parasitism by a cowbird", 3) == [
-        "Is there a nest in the photo?",
+        "Is there a nest in the photo?", "Is the nest showing brood parasitism by a cowbird?",
         'Does the photo match the description "a nest showing brood parasitism by a cowbird"?']
     assert rules.subquestions("what colour is the underside of a tawny pipit's wings?", 3) == [
         "Is there a tawny pipit in the photo?", "Is the underside of a tawny pipit's wings clearly visible?"]

@@ -27,7 +27,7 @@ def test_unknown_environment_variable_fails():
 
 
 def test_bad_type_and_choice_are_explained():
-    with pytest.raises(ConfigError, match="not a valid int"):
+    with pytest.raises(ConfigError, match="not a whole number"):
         load_settings(environ={"ECOLENS_K": "many"})
     with pytest.raises(ConfigError, match="index_type"):
         load_settings(environ={"ECOLENS_INDEX_TYPE": "annoy"})
@@ -47,3 +47,82 @@ def test_every_field_documented_and_secrets_masked():
     shown = masked(load_settings(environ={"ECOLENS_OPENAI_API_KEY": "sk-secret", "ECOLENS_PASSWORD": ""}))
     assert shown["openai_api_key"] == "***"
     assert shown["password"] == ""  # unset secrets stay visibly empty
+
+
+# --- install-time variables, strict values, masked URLs ------------------------------------------------------
+
+
+def _dockerfile_environment() -> dict[str, str]:
+    """Every ENV KEY=VALUE of the Dockerfile's final stage (with $VAR references left as written)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "Dockerfile").read_text(encoding="utf-8")
+    final = text[text.rindex("\nFROM "):]
+    env: dict[str, str] = {}
+    for line in re.sub(r"\\\n", " ", final).splitlines():
+        if line.startswith("ENV "):
+            for pair in shlex.split(line[4:]):
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def test_settings_load_with_exactly_the_dockerfile_environment():
+    env = _dockerfile_environment()
+    assert any(k.startswith("ECOLENS_") for k in env)  # the test reads something real
+    s = load_settings(environ=env)
+    assert s.data_dir == env["ECOLENS_DATA_DIR"] and s.host == "0.0.0.0"
+
+
+def test_install_time_variables_are_not_settings():
+    s = load_settings(environ={"ECOLENS_VENV": "/x", "ECOLENS_CACHE": "/y", "ECOLENS_SETUP_LLAMA": "1",
+                               "ECOLENS_SETUP_VENV": "/v"})
+    assert s == Settings()
+    with pytest.raises(ConfigError) as err:
+        load_settings(environ={"ECOLENS_VNEV": "/x"})  # a typo is still caught
+    assert "ECOLENS_SETUP_" in err.value.hint
+
+
+@pytest.mark.parametrize("env, words", [
+    ({"ECOLENS_K": "2.9"}, "whole number"),
+    ({"ECOLENS_THREADS": "true"}, "whole number"),
+    ({"ECOLENS_THREADS": "100000"}, "between 0 and 1024"),
+    ({"ECOLENS_BACKEND_TIMEOUT_S": "nan"}, "number"),
+    ({"ECOLENS_BACKEND_TIMEOUT_S": "0"}, "between 0.1 and 3600"),
+    ({"ECOLENS_BACKEND_TIMEOUT_S": "inf"}, "number"),
+    ({"ECOLENS_MAX_UPLOAD_MB": "nan"}, "number"),
+    ({"ECOLENS_RERANK_VOTES": "-5"}, "between 1 and 9"),
+    ({"ECOLENS_K": ""}, "whole number"),
+])
+def test_bad_values_from_the_environment_are_refused_with_a_fix(env, words):
+    with pytest.raises(ConfigError) as err:
+        load_settings(environ=env)
+    name = next(iter(env))[len("ECOLENS_"):].lower()
+    assert name in err.value.message and words in err.value.hint
+
+
+def test_bad_values_from_toml_are_refused(tmp_path):
+    cfg = tmp_path / "eco.toml"
+    for line, name in (("k = 2.9", "k"), ("threads = true", "threads"), ("max_upload_mb = nan", "max_upload_mb"),
+                       ("llm = 3", "llm"), ("rerank_votes = -5", "rerank_votes"), ("batch_size = [1]", "batch_size")):
+        cfg.write_text(line + "\n")
+        with pytest.raises(ConfigError) as err:
+            load_settings(cfg, environ={})
+        assert name in err.value.message and err.value.hint
+    cfg.write_text("k = 7\nmax_upload_mb = 3\nbackend_timeout_s = 2.5\n")  # an integer is fine for a float
+    s = load_settings(cfg, environ={})
+    assert (s.k, s.max_upload_mb, s.backend_timeout_s) == (7, 3.0, 2.5) and isinstance(s.max_upload_mb, float)
+
+
+def test_credentials_in_urls_are_masked_when_settings_are_shown():
+    from core.redact import mask_url, mask_urls_in
+
+    shown = masked(load_settings(environ={"ECOLENS_OPENAI_BASE_URL": "https://user:s3cret@llm.example.org:8443/v1?key=abc123&api-version=2024"}))
+    assert shown["openai_base_url"] == "https://***@llm.example.org:8443/v1?key=***&api-version=2024"
+    assert mask_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"  # nothing to hide
+    assert mask_url("") == "" and mask_url("./data") == "./data"
+    assert "s3cret" not in mask_url("https://user:s3cret@host:notaport/v1")
+    text = "could not reach https://a:b@h/v1 (see https://docs.example/x?token=zz)"
+    assert mask_urls_in(text) == "could not reach https://***@h/v1 (see https://docs.example/x?token=***)"

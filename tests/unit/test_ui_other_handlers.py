@@ -1,13 +1,14 @@
 """Dialogue, compare and history handlers against fakes."""
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import gradio as gr
 import pytest
 
 from core.sessionlog import Label, MemorySessionLog
-from tests.unit.test_ui_fakes import FakeEngine, FakeMethods
+from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.history_handlers import HistoryHandlers
@@ -16,12 +17,12 @@ from ui.history_handlers import HistoryHandlers
 @pytest.fixture()
 def setup(tmp_path):
     engine = FakeEngine(tmp_path)
-    return engine, MemorySessionLog(), FakeMethods(engine)
+    return engine, MemorySessionLog(), engine
 
 
 def test_two_dialogue_turns_update_gallery_and_log(setup):
     engine, log, methods = setup
-    h = DialogueHandlers(engine, log, methods)
+    h = DialogueHandlers(engine, log)
     chat, _, gallery0, caption, _, answer, st = h.start("a frog on a leaf", None)
     assert chat[-1] == {"role": "assistant", "content": "Question 1?"} and answer == ""
     marked, st = h.mark(st, SimpleNamespace(index=1))
@@ -40,35 +41,61 @@ def test_two_dialogue_turns_update_gallery_and_log(setup):
         h.turn("yes", {"id": 999, "marked": [], "chat": [], "hits": []})
 
 
-def test_compare_shows_columns_and_overlap(setup):
+def test_compare_shows_ranks_side_by_side_and_overlap(setup):
     engine, log, methods = setup
-    h = CompareHandlers(engine, log, methods)
+    h = CompareHandlers(engine, log)
     out = h.compare("frogs", ["Fast", "Verify", "Cover"], 4)
-    galleries, titles, overlap = out[0:8:2], out[1:8:2], out[-1]
+    galleries, titles, overlap, state = out[0:8:2], out[1:8:2], out[-2], out[-1]
     assert [len(g["value"]) for g in galleries] == [4, 4, 4, 0] and titles[3] == ""
     assert [g["visible"] for g in galleries] == [True, True, True, False]
-    assert "| Fast | 4 (100%) |" in overlap
-    assert [r.method for r in methods.requests] == ["baseline", "visret", "baseline"]
-    assert methods.requests[2].coverage is True
+    assert "| Fast | 4 (100%) |" in overlap and "only the ranks are shown" in overlap
+    assert all(re.fullmatch(r"frog \d+ · #\d( · covers \d+ of \d+ parts)?", caption) for col in galleries[:3] for _, caption in col["value"])
+    assert [r.method for r in engine.requests] == ["baseline", "visret", "baseline"]
+    assert engine.requests[2].coverage is True and [r.label for r in engine.requests] == ["Fast", "Verify", "Cover"]
+    column = h.column(state, 1)
+    assert column["preset"] == "Verify" and column["scale"] == "checks" and column["stages"]["rerank"]
+    assert h.column(state, 0)["scale"] == "similarity"  # Fast: to the words
     with pytest.raises(gr.Error, match="two to four"):
         h.compare("frogs", ["Fast"], 4)
 
 
-def test_history_reopens_a_session_with_results_and_labels(setup, tmp_path):
+def test_history_reopens_a_search_with_badges_pictures_and_labels(setup, tmp_path):
     engine, log, methods = setup
     from ui.search_handlers import SearchHandlers
 
-    search = SearchHandlers(engine, log, methods)
-    list(search.search("frogs", "Fast", 3, 1, 10, "full", False, "", "", "", [], "", "", None, None))
+    search = SearchHandlers(engine, log)
+    list(search.search("frogs", "Verify", 3, 2, 10, "full", False, "", "", "", [], "", "", None, None, None))
     sid = log.sessions()[0].id
     log.add_label(Label(session_id=sid, query="frogs", photo_id=2, label=1, annotator="a|b", seconds=1.0))
     h = HistoryHandlers(engine, log)
     assert h.choices()[0][1] == sid
-    requests, gallery, labels = h.open(sid)
-    assert "frogs" in requests and len(gallery) == 3 and "a\\|b" in labels
+    table, gallery, pictures, chat, labels, hstate = h.open(f"#{sid} whatever the list says")
+    assert "frogs" in table and "checked" in table and len(gallery) == 3 and "a\\|b" in labels
+    assert len(pictures) == 2 and chat == []
+    assert hstate["stages"]["rerank"]["photos"] and "%" in gallery[0][1]  # the checks' scale, as when searched
+    assert h.open(sid)[1] == gallery and h.open(str(sid))[1] == gallery  # a number from a script works too
     assert h.open(None)[1] == []
     with pytest.raises(gr.Error):
         h.open(12345)
+    with pytest.raises(gr.Error, match="not a session number"):
+        h.open("yesterday")
+
+
+def test_history_lists_no_empty_sessions_and_reopens_dialogue_turns(setup):
+    engine, log, _ = setup
+    empty = log.start_session("label", "nothing happened")
+    dialogue = DialogueHandlers(engine, log)
+    *_, st = dialogue.start("a frog on a leaf", None)
+    dialogue.turn("yes", st)
+    h = HistoryHandlers(engine, log)
+    assert empty not in [sid for _, sid in h.choices()]
+    table, gallery, _, chat, _, hstate = h.open(st["id"])
+    assert [m["content"] for m in chat] == ["a frog on a leaf", "Question 1?", "yes"]
+    picker = h.requests_picker(hstate)
+    assert picker["visible"] and len(picker["choices"]) == 2 and gallery
+    first = picker["choices"][0][1]
+    other, _, hstate = h.show_request(first, hstate)
+    assert other and hstate["request_id"] == first
 
 
 def test_history_of_a_labelling_session_shows_the_judged_photos(setup):
@@ -76,5 +103,5 @@ def test_history_of_a_labelling_session_shows_the_judged_photos(setup):
     sid = log.start_session("label", "frogs (ada)")
     log.add_label(Label(session_id=sid, query="frogs", photo_id=5, label=1, annotator="ada"))
     log.add_label(Label(session_id=sid, query="frogs", photo_id=6, label=0, annotator="ada"))
-    _, gallery, labels = HistoryHandlers(engine, log).open(sid)
-    assert [c for _, c in gallery] == ["5 · relevant", "6 · not relevant"] and "ada" in labels
+    _, gallery, _, _, labels, _ = HistoryHandlers(engine, log).open(sid)
+    assert [c for _, c in gallery] == ["5 · relevant (ada)", "6 · not relevant (ada)"] and "ada" in labels

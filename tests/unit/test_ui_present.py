@@ -9,7 +9,7 @@ def test_explanation_shows_coverage_and_escapes_metadata():
     stages = {"coverage": {"subqueries": [{"text": "frog"}, {"text": "calling"}],
                            "photos": [{"id": 7, "satisfies": [1], "dense": 0.3}], "uncovered": [0]}}
     html = present.explanation_html(hit, stages)
-    assert "covers: calling" in html and "&lt;i&gt;Rana&lt;/i&gt;" in html and "a &amp; b" in html
+    assert "Covers: calling" in html and "&lt;i&gt;Rana&lt;/i&gt;" in html and "a &amp; b" in html
     md = present.evidence_md({**stages, "answer": {"text": "It calls <loudly>", "cited_ids": [7, 3]}})
     assert "&lt;loudly&gt;" in md and "photos 7, 3" in md and "Parts no photo covers:** frog" in md
 
@@ -22,4 +22,4 @@ def test_overlap_counts_shared_top_k():
 def test_visualizations_include_the_reference_picture_labelled_generated():
     items = present.visualization_items({"visret": {"visualizations": [{"path": "/a.png", "seed": 4}]},
                                          "coverage": {"reference": {"path": "/r.png", "seed": 0}}})
-    assert items == [("/a.png", "generated · seed 4"), ("/r.png", "generated · seed 0")]
+    assert items == [("/a.png", "drawn · variant 4"), ("/r.png", "drawn · variant 0")]

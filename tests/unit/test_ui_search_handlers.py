@@ -1,79 +1,119 @@
-"""Search view handlers against fakes: first results at once, later stages streamed, badges, errors shown."""
+"""Search view handlers on the real engine (in-memory corpus, fake backends): what the page shows is the
+engine's final ranking, later stages stream in, badges, errors shown, cancellation by a newer search."""
 from __future__ import annotations
 
 import json
+import threading
 from types import SimpleNamespace
 
 import gradio as gr
 import pytest
 from PIL import Image
 
+from core.presets import request_for
 from core.sessionlog import Label, MemorySessionLog
-from tests.unit.test_ui_fakes import FakeEngine, FakeMethods
+from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
+from tests.unit.test_ui_fakes import DIM, FakeEngine
 from ui.search_handlers import SearchHandlers
 
 FORM = dict(k=5, m=2, rerank_k=10, rerank_mode="full", want_answer=False, taxon="", date_from="", date_to="",
             months=[], bbox="", license="", example=None, state=None)
 
 
-def run(h, query="a frog calling", preset="Fast", **over):
-    return list(h.search(query, preset, *{**FORM, **over}.values()))
+def run(h, query="a frog calling", preset="Fast", request=None, **over):
+    return list(h.search(query, preset, *{**FORM, **over}.values(), request))
 
 
 @pytest.fixture()
 def setup(tmp_path):
     engine = FakeEngine(tmp_path, password="hunter2")
     log = MemorySessionLog()
-    methods = FakeMethods(engine)
-    return engine, log, methods, SearchHandlers(engine, log, methods)
+    return engine, log, SearchHandlers(engine, log)
+
+
+def shown_ids(out) -> list[int]:
+    return [h["id"] for h in out[-1]["hits"]]
+
+
+def items(out) -> list:
+    """The gallery items of one update."""
+    return out[0]
 
 
 def test_fast_gives_one_update_with_rank_and_score_and_logs_without_secrets(setup):
-    engine, log, methods, h = setup
+    engine, log, h = setup
     (out,) = run(h)
-    gallery, status, vis, evidence, explanation, state = out
-    assert len(gallery) == 5 and gallery[0][1].startswith("#1 · 0.990")
-    assert "done" in status and "Search 1" in status
-    assert methods.requests == []  # Fast never waits for the pipeline
+    gallery, status, notices, scale, vis, evidence, explanation, result, state = out
+    assert len(gallery) == 5 and gallery[0][1].startswith("frog ")
+    assert " · #1 · 0." in gallery[0][1] and scale.startswith("Scores: similarity, that is how close each photo")
+    assert [r["id"] for r in result["results"]] == shown_ids(out) and "path" not in result["results"][0]
+    assert result["score"]["scale"] == "similarity" and result["session_id"] == state["session_id"]
+    assert "5 photos" in status and "Search 1" in status and "plain similarity" in status
+    (req,) = engine.requests
+    assert req.label == "Fast" and req.method == "baseline"
     (session,) = log.sessions()
-    req = log.session(session.id).requests[0]
-    assert req.method == "baseline" and req.stages[0].ranking[0] == (1, 0.99)
-    assert "hunter2" not in json.dumps(req.settings) and req.settings["password"] == "***"
+    logged = log.session(session.id).requests[0]
+    assert logged.method == "baseline" and [i for i, _ in logged.stages[0].ranking] == shown_ids(out)
+    assert "hunter2" not in json.dumps(logged.settings) and logged.settings["password"] == "***"
 
 
-def test_verify_streams_first_results_then_stages_then_final(setup):
-    engine, log, methods, h = setup
+@pytest.mark.parametrize("preset", ["Fast", "Visualize", "Verify", "Cover"])
+def test_every_preset_shows_the_engines_final_ranking(setup, preset):
+    engine, _, h = setup
+    outs = run(h, preset=preset)
+    direct = engine.search(request_for(preset, "a frog calling", k=5, m=2, rerank_k=10, rerank_mode="full"))
+    assert shown_ids(outs[-1]) == direct.ids
+    assert [g[0] for g in items(outs[-1])] == h.photos.files(direct.ids)[0]  # the served copies, in that order
+
+
+def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
+    engine, log, h = setup
     outs = run(h, preset="Verify")
-    assert "later stages are running" in outs[0][1]
-    assert [o[0][0][1].split(" · ")[2] for o in (outs[0], outs[-1])] == ["frog 1", "frog 5"]
-    assert "generate finished" in outs[1][1] and outs[-1][1].endswith("done")
-    assert any(len(o[2]) == 1 for o in outs[1:-1])  # the generated picture appears while streaming
-    request = methods.requests[0]
+    assert "still working" in outs[0][1] and "plain similarity, shown while" in outs[0][1]
+    assert any(len(o[4]) >= 1 for o in outs[1:-1])  # a generated picture appears while streaming
+    assert any("checked 10 of 10 photos" in o[1] for o in outs)
+    assert "still working" not in outs[-1][1]
+    request = engine.requests[0]
     assert request.method == "visret" and request.rerank == "full" and request.m == 2
     state = outs[-1][-1]
-    html, state = h.select(state, SimpleNamespace(index=0))
-    assert html.count('class="ecolens-badge ') == 2 and "90% yes" in html
-    assert "&lt;b&gt;green&lt;/b&gt;" in html and "<script>" not in html  # reasons and captions escaped
-    assert state["selected"] == 0
+    html, picked = h.select(state, SimpleNamespace(index=0))
+    assert picked == state["hits"][0]["id"]
+    n_questions = len(state["stages"]["rerank"]["subquestions"])
+    assert html.count('class="ecolens-badge ') == n_questions and "50% sure it is yes" in html
+    assert "Checks passed: 50%" in html and outs[-1][3].startswith("Scores: checks passed, that is")
+    assert outs[-1][7]["results"][0]["badges"][0]["p_yes"] == pytest.approx(0.5)
+    assert "<script>" not in html and "&lt;script&gt;" in html  # captions escaped
     assert log.session(log.sessions()[0].id).requests[-1].method == "visret+rerank:full"
 
 
-def test_failed_later_stage_keeps_first_results(tmp_path):
-    engine = FakeEngine(tmp_path)
-    h = SearchHandlers(engine, MemorySessionLog(), FakeMethods(engine, fail=RuntimeError("judge down")))
-    with pytest.warns(UserWarning, match="judge down"):
-        outs = run(h, preset="Verify")
-    assert len(outs[-1][0]) == 5 and outs[-1][1].endswith("done")
+def test_a_failing_stage_keeps_the_first_results_and_warns(tmp_path):
+    class BrokenImages(FakeEmbedder):
+        def embed_images(self, images):
+            raise RuntimeError("image encoder crashed")
+
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=BrokenImages(DIM)))
+    h = SearchHandlers(engine, MemorySessionLog())
+    with pytest.warns(UserWarning, match="later step failed"):
+        outs = run(h, preset="Visualize")
+    assert len(items(outs[-1])) == 5 and outs[-1][1].endswith("done")
+
+
+def test_no_photo_passing_the_checks_is_said_above_the_gallery(tmp_path):
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(lambda r: 0.1)))
+    outs = run(SearchHandlers(engine, MemorySessionLog()), preset="Verify")
+    assert "No photo passed every check" in outs[-1][2]
 
 
 def test_bad_inputs_become_gr_errors(setup, tmp_path):
-    _, _, _, h = setup
+    _, _, h = setup
     with pytest.raises(gr.Error, match="empty"):
         run(h, query="  ")
     with pytest.raises(gr.Error, match="four numbers"):
         run(h, bbox="1,2,3")
     with pytest.raises(gr.Error, match="not a date"):
         run(h, date_from="May")
+    with pytest.raises(gr.Error, match="outside 1 to 1000"):
+        run(h, k=1_000_000_000)
     big = tmp_path / "big.png"
     Image.new("RGB", (900, 900)).save(big)
     h.settings = h.settings.__class__(data_dir=h.settings.data_dir, max_upload_mb=0.0001)
@@ -84,24 +124,31 @@ def test_bad_inputs_become_gr_errors(setup, tmp_path):
         run(h, example=str(tmp_path / "notes.txt"))
 
 
-def test_filters_reach_core_and_example_photo_alone_is_the_query(setup, tmp_path):
-    engine, _, _, h = setup
+def test_filters_reach_core_and_example_photo_alone_is_the_query(setup):
+    engine, _, h = setup
     run(h, taxon="Rana", months=["May", "Jun"], date_from="2024-01-01", bbox="-10, 35, 30, 60")
-    f = engine.search.calls[-1]["filters"]
+    f = engine.requests[-1].filters
     assert f.taxon == "Rana" and f.months == (5, 6) and f.bbox == (-10.0, 35.0, 30.0, 60.0)
-    (out,) = run(h, query="", example=str(engine.search.by_id[3].path))
-    assert engine.search.calls[-1]["image"] is True and out[0]
+    (out,) = run(h, query="", example=engine.corpus.photos([3])[0].path)
+    req = engine.requests[-1]
+    assert req.query == "" and len(req.examples) == 1 and items(out)
+    assert out[4][0][1] == "your example photo"  # the user's own photo leads the pictures strip
 
 
 def test_more_like_this_and_refine_with_labels(setup):
-    engine, log, methods, h = setup
+    engine, log, h = setup
     (out,) = run(h)
     state = out[-1]
     with pytest.warns(UserWarning):
-        h.more_like_this(state)  # nothing selected yet
-    _, state = h.select(state, SimpleNamespace(index=2))
-    gallery, status, *_ , state = h.more_like_this(state)
-    assert state["method"] == "more-like-this" and gallery
+        h.more_like_this(None, state)  # nothing selected yet
+    _, picked = h.select(state, SimpleNamespace(index=2))
+    assert picked == state["hits"][2]["id"]
+    *_, result, state = h.more_like_this(picked, state)
+    assert tuple(engine.requests[-1].example_ids) == (picked,) and result["results"]
+    assert state["hits"][0]["id"] == picked  # the photo itself is the most similar one
+    assert log.session(state["session_id"]).requests[-1].method == "baseline+more-like-this"
+    with pytest.raises(gr.Error, match="not a photo number"):
+        h.more_like_this("twelve", state)
     with pytest.raises(gr.Error):
         h.refine_with_labels(state)  # more-like-this has no words to refine
     (out,) = run(h)
@@ -110,21 +157,84 @@ def test_more_like_this_and_refine_with_labels(setup):
     sid = log.start_session("label")
     log.add_label(Label(session_id=sid, query="a frog calling", photo_id=4, label=1, annotator="a"))
     log.add_label(Label(session_id=sid, query="a frog calling", photo_id=7, label=0, annotator="a"))
-    h.refine_with_labels(out[-1])
-    req = methods.requests[-1]
+    *_, state = h.refine_with_labels(out[-1])
+    req = engine.requests[-1]
     assert list(req.relevant_ids) == [4] and list(req.nonrelevant_ids) == [7]
+    assert log.session(state["session_id"]).requests[-1].method == "baseline+feedback"  # its real method
+
+
+def test_a_selection_made_while_a_search_streams_is_kept(tmp_path):
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(delay=0.05)),
+                        judge_concurrency=1)
+    h = SearchHandlers(engine, MemorySessionLog())
+    page = SimpleNamespace(session_hash="page-9")
+    stream = h.search("a frog calling", "Verify", *{**FORM, "k": 12, "rerank_k": 12}.values(), page)
+    first = next(stream)
+    picked = first[-1]["hits"][3]["id"]
+    html, _ = h.select(first[-1], SimpleNamespace(index=3), page)  # clicked while the checks still run
+    assert f"<td>{picked}</td>" in html
+    outs = list(stream)
+    final = outs[-1]
+    assert f"<td>{picked}</td>" in final[6] and 'class="ecolens-badge ' in final[6]  # same photo, now with badges
+    (fresh,) = run(h, preset="Fast", request=page)
+    assert fresh[6] == "Click a photo to see it large, with why it was returned."  # a new search starts afresh
+
+
+def test_taxon_choices_and_the_species_a_query_names(setup):
+    engine, _, h = setup
+    choices = h.taxon_choices()["choices"]
+    assert ("any taxon", "") in choices and ("frog 3 (common name)", "frog 3") in choices
+    button, name = h.suggest_taxon("is Rana 3 calling?", "")
+    assert button["visible"] and name == "Rana 3" and "Only show Rana 3" in button["value"]
+    assert h.suggest_taxon("is Rana 3 calling?", "rana 3")[0]["visible"] is False  # already the filter
+    assert h.suggest_taxon("a frog calling", "")[0]["visible"] is False
 
 
 def test_regenerate_and_drop_change_the_visret_seeds(setup):
-    engine, log, methods, h = setup
+    engine, _, h = setup
     outs = run(h, preset="Visualize")
     state = outs[-1][-1]
-    assert state["seeds"] == [0]
+    assert state["seeds"] == [0, 1]
     form = ["a frog calling", "Visualize", *list(FORM.values())[:-1]]
     outs = list(h.regenerate(*form, state))
-    assert methods.requests[-1].seeds == [1, 2]  # m=2 fresh seeds
-    state = dict(outs[-1][-1], seeds=[1, 2], selected_vis=0)
+    assert engine.requests[-1].seeds == [2, 3]  # m=2 fresh seeds
+    state = dict(outs[-1][-1], selected_vis=0)
     list(h.drop_visualization(*form, state))
-    assert methods.requests[-1].seeds == [2] and methods.requests[-1].m == 1
-    with pytest.warns(UserWarning, match="generated pictures"):
+    assert engine.requests[-1].seeds == [3] and engine.requests[-1].m == 1
+    with pytest.warns(UserWarning, match="drawn pictures"):
         list(h.drop_visualization(*form, dict(state, selected_vis=None)))
+
+
+def test_a_newer_search_from_the_same_page_cancels_the_running_one(tmp_path):
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(delay=0.3)),
+                        judge_concurrency=1)
+    log = MemorySessionLog()
+    h = SearchHandlers(engine, log)
+    page = SimpleNamespace(session_hash="page-1")
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), page)
+    first = next(slow)  # the preview is on screen; judging has started in the background
+    assert "still working" in first[1]
+    rest: list = []
+    worker = threading.Thread(target=lambda: rest.extend(slow))
+    worker.start()
+    (fast,) = run(h, preset="Fast", request=page)
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "the cancelled search should end promptly"
+    assert "previous search was stopped" in fast[2]
+    assert all("checked 40 of 40" not in o[1] for o in rest)  # it never finished judging
+    notes = [r.stages[0].artefacts.get("notices") for s in log.sessions() for r in log.session(s.id).requests]
+    assert ["cancelled: a newer search replaced it"] in notes
+    assert sum(1 for call in engine.backends.raw.judge.calls) < 40 * 3  # queued judge calls were dropped
+
+
+def test_stop_cancels_the_running_search(tmp_path):
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(delay=0.3)),
+                        judge_concurrency=1)
+    h = SearchHandlers(engine, MemorySessionLog())
+    page = SimpleNamespace(session_hash="page-2")
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), page)
+    next(slow)
+    assert h.stop(page) == "Search stopped."
+    outs = list(slow)
+    assert "stopped (you pressed Stop)" in outs[-1][1]
+    assert h.stop(page) == "No search is running."

@@ -11,11 +11,11 @@ import pytest
 from core.sessionlog import MemorySessionLog
 from core.settings import Settings
 from tests.unit.test_ui_fakes import FakeEngine
-from ui.server import build_app, launch_options, served_folders
+from ui.server import blocked_folders, build_app, launch_options, served_folders
 
 ROOT = Path(__file__).resolve().parents[2]
 API_NAMES = {"search", "more_like_this", "refine_with_labels", "dialogue_start", "dialogue_turn", "compare",
-             "label_load", "label", "export", "agreement", "history_open"}
+             "label_load", "label", "export", "agreement", "history_open", "export_marked"}
 
 
 def test_launch_options_follow_settings_and_environment(tmp_path):
@@ -26,16 +26,18 @@ def test_launch_options_follow_settings_and_environment(tmp_path):
     assert launch_options(s, environ={"SPACE_ID": "me/ecolens"})["server_name"] == "0.0.0.0"
     assert launch_options(Settings(host="10.0.0.2"), environ={"SPACE_ID": "x"})["server_name"] == "10.0.0.2"
     assert launch_options(Settings(password="pw"), environ={})["auth"] == ("ecolens", "pw")
-    assert "label-relevant" in local["head"]  # the hotkeys script
+    assert "ecolensLabel.press" in local["head"] and "lightbox-next" in local["head"]  # the keys scripts
 
 
-def test_only_data_corpus_and_assets_are_served(tmp_path):
+def test_only_the_served_copies_are_allowed_and_the_data_directory_is_blocked(tmp_path):
     corpus = tmp_path / "photos"
     corpus.mkdir()
-    folders = served_folders(Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv")))
-    assert str((tmp_path / "data").resolve()) in folders and str(corpus.resolve()) in folders
-    assert all(not f == "/" and Path(f).resolve() != Path.home() for f in folders)
-    assert len(served_folders(Settings(data_dir=str(tmp_path), corpus="https://x/y.csv"))) <= 2
+    s = Settings(data_dir=str(tmp_path / "data"), corpus=str(corpus / "obs.csv"))
+    assert served_folders(s) == [str((tmp_path / "data" / "served").resolve())]
+    blocked = set(blocked_folders(s))
+    data = (tmp_path / "data").resolve()
+    assert {str(data / n) for n in ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "index")} <= blocked
+    assert str(data / "served") not in blocked and launch_options(s, environ={})["blocked_paths"] == blocked_folders(s)
 
 
 def test_build_app_has_stable_api_names_banner_and_elem_ids(tmp_path):
@@ -69,9 +71,16 @@ def test_in_process_server_answers_the_scripting_api(tmp_path):
         client = gradio_client.Client(f"http://127.0.0.1:{opts['server_port']}/", verbose=False)
         label_id = client.predict("frogs", 3, 1, "script", 0.5, api_name="/label")
         assert log.labels(query="frogs")[0].id == label_id
-        gallery, status, *_ = client.predict("frogs", "Fast", 4, 1, 10, "full", False, "", "", "", [], "", "",
-                                             None, api_name="/search")
-        assert len(gallery) == 4 and "done" in status
+        gallery, status, *_, result = client.predict("frogs", api_name="/search")  # every other argument defaults
+        assert len(gallery) == len(result["results"]) == 12 and "done" in status  # all 12 fake photos
+        assert [g["caption"].split(" · ")[0] for g in gallery] == [r["common_name"] for r in result["results"]]
+        assert all(Path(g["image"]).is_file() for g in gallery)  # the gallery's pictures came down as files
+        *_, like = client.predict(result["results"][0]["id"], api_name="/more_like_this")
+        assert like["results"][0]["id"] == result["results"][0]["id"]
+        exported = client.predict("csv", "frogs", "script", api_name="/export")
+        assert Path(exported).read_text().count("script") == 1
+        table, *_ = client.predict(result["session_id"], api_name="/history_open")
+        assert "frogs" in table
     finally:
         app.close()
 

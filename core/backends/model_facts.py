@@ -1,0 +1,77 @@
+"""What each model needs to run as its authors intend, as data: denoising steps, guidance, native picture
+size, precision on a GPU, text context and weight variant, plus a caveat to show users.
+
+`model_facts(kind, name)` finds the first row of FACTS for that kind whose pattern occurs in the model name
+(case-insensitive: 'stabilityai/sdxl-turbo', '/models/sdxl-turbo' and 'diffusers:stabilityai/sdxl-turbo' all
+match 'sdxl-turbo'), else the kind's defaults. Rows are ordered most specific first. A row fills only what
+it knows; the rest comes from the defaults. Backends read these facts instead of one setting for all models."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+TINY_LLM_NOTE = ("SmolLM2-135M is a very small model: its answers are often wrong or off-format and are checked, "
+                 "with rule-based fallbacks")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    steps: int | None = None  # denoising steps the model is made for (generators)
+    guidance: float | None = None  # classifier-free guidance scale; 0 turns it off (distilled models)
+    native_size: int | None = None  # picture side in pixels the model was trained at
+    precision: str | None = None  # on a GPU with dtype=auto: 'fp16', 'bf16' or 'fp32'
+    context_tokens: int | None = None  # text context of an LLM or of a text encoder
+    variant: str | None = None  # diffusers weight variant to fetch for half precision ('fp16')
+    note: str = ""  # a caveat users should see when this model is in use
+    matched: str = "default"  # the table row that matched (shown by `app.py doctor`)
+
+
+_F = ModelFacts
+DEFAULTS: dict[str, ModelFacts] = {
+    "generator": _F(steps=25, guidance=7.5, native_size=512, precision="fp16"),
+    "embedder": _F(native_size=224, precision="fp16", context_tokens=77),
+    "llm": _F(context_tokens=4096),
+    "judge": _F(),
+    "captioner": _F(),
+}
+
+# (kind, pattern, facts): sources are the model cards of each family.
+FACTS: list[tuple[str, str, ModelFacts]] = [
+    # distilled one-to-four-step models: no guidance, their own resolution
+    ("generator", "sdxl-turbo", _F(steps=1, guidance=0.0, native_size=512, variant="fp16")),
+    ("generator", "sd-turbo", _F(steps=1, guidance=0.0, native_size=512, variant="fp16")),
+    ("generator", "flux.1-schnell", _F(steps=4, guidance=0.0, native_size=1024, precision="bf16")),
+    ("generator", "flux.1-dev", _F(steps=28, guidance=3.5, native_size=1024, precision="bf16")),
+    # classic latent diffusion
+    ("generator", "stable-diffusion-xl", _F(steps=30, guidance=5.0, native_size=1024, variant="fp16")),
+    ("generator", "sdxl", _F(steps=30, guidance=5.0, native_size=1024, variant="fp16")),
+    ("generator", "stable-diffusion-2-1-base", _F(steps=25, guidance=7.5, native_size=512)),
+    ("generator", "stable-diffusion-2-base", _F(steps=25, guidance=7.5, native_size=512)),
+    ("generator", "stable-diffusion-2", _F(steps=25, guidance=7.5, native_size=768)),
+    ("generator", "stable-diffusion-v1", _F(steps=25, guidance=7.5, native_size=512)),
+    ("generator", "stable-diffusion-3", _F(steps=28, guidance=7.0, native_size=1024)),
+    # open_clip embedders
+    ("embedder", "bioclip", _F(native_size=224, context_tokens=77)),
+    ("embedder", "-336", _F(native_size=336)),
+    ("embedder", "-384", _F(native_size=384)),
+    ("embedder", "siglip", _F(context_tokens=64, precision="bf16")),
+    ("embedder", "vit-", _F(native_size=224, context_tokens=77)),
+    # text LLMs
+    ("llm", "135m", _F(context_tokens=8192, note=TINY_LLM_NOTE)),
+    ("llm", "smollm", _F(context_tokens=8192)),
+    ("llm", "gpt-4.1", _F(context_tokens=1_047_576)),
+    ("llm", "gpt-4o", _F(context_tokens=128_000)),
+    ("llm", "qwen2.5", _F(context_tokens=32_768)),
+    ("llm", "llama-3", _F(context_tokens=8192)),
+]
+
+
+def model_facts(kind: str, name: str) -> ModelFacts:
+    """The facts for model `name` of backend `kind` ('generator', 'embedder', 'llm', 'judge', 'captioner')."""
+    base = DEFAULTS.get(kind, ModelFacts())
+    lowered = (name or "").lower()
+    for row_kind, pattern, facts in FACTS:
+        if row_kind == kind and pattern in lowered:
+            known = {f.name: getattr(facts, f.name) for f in fields(facts)
+                     if getattr(facts, f.name) not in (None, "") and f.name != "matched"}
+            return replace(base, **known, matched=pattern)
+    return base

@@ -1,0 +1,159 @@
+"""The backend check-up behind `app.py doctor`: each configured backend is built and sent one tiny request,
+and the answer is checked for what EcoLens relies on.
+
+  embedder   its dimension, and a text/image pair: "a red picture" / "a green picture" against a red and a
+             green picture (a real CLIP model matches both; a stand-in may not, which is reported, not failed)
+  llm        one JSON task (two yes/no sub-questions) with its schema; the answer must parse and name the subject
+  judge      the same yes/no question about a red and a green picture: both answers need yes/no
+             log-probabilities, and a real judge must not give identical ones (else it does not see images)
+  generator  one small picture
+  captioner  one sentence about a picture
+
+A failing probe becomes a row with the error and its fix; nothing here raises for a backend's fault."""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import numpy as np
+from PIL import Image
+
+from core.backends.base import ChatMessage, JudgeRequest
+from core.errors import EcoLensError
+from core.redact import mask_urls_in
+
+log = logging.getLogger(__name__)
+KINDS = ("embedder", "llm", "judge", "generator", "captioner")
+RED, GREEN = (200, 30, 30), (30, 170, 40)
+JUDGE_QUESTION = "Is the picture mostly red?"
+LLM_QUERY = "a heron eating a fish"
+
+
+@dataclass
+class ProbeResult:
+    backend: str  # embedder | llm | judge | generator | captioner
+    setting: str  # the configured name (URLs masked)
+    ok: bool
+    standin: bool
+    model_id: str
+    detail: str  # what the probe saw
+    fix: str  # how to fix a failure ('' when ok)
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _picture(colour: tuple[int, int, int], side: int = 64) -> Image.Image:
+    return Image.new("RGB", (side, side), colour)
+
+
+def probe_embedder(embedder: Any) -> str:
+    texts = np.asarray(embedder.embed_texts(["a red picture", "a green picture"]), dtype=np.float32)
+    images = np.asarray(embedder.embed_images([_picture(RED), _picture(GREEN)]), dtype=np.float32)
+    dim = int(getattr(embedder, "dim", texts.shape[-1]))
+    if texts.shape != (2, dim) or images.shape != (2, dim):
+        raise ValueError(f"vectors of shape {texts.shape} and {images.shape}, expected (2, {dim})")
+    if not (np.isfinite(texts).all() and np.isfinite(images).all()):
+        raise ValueError("vectors with NaN or infinite values")
+    sims = images @ texts.T
+    matched = int(sims[0, 0] > sims[0, 1]) + int(sims[1, 1] > sims[1, 0])
+    return f"dimension {dim}; text/image pair: {matched}/2 colours matched"
+
+
+def probe_llm(llm: Any) -> str:
+    from core.methods import llm_checks, llm_schemas
+
+    if getattr(llm, "is_standin", False):
+        return "offline rules answer every task (no language model)"
+    schema = llm_schemas.schema_for(llm_schemas.SubQuestionsReply, items={"questions": (2, 2)})
+    system = ("Write two short yes/no questions that check whether a photo matches the request; the first asks "
+              "whether its main subject is in the photo. Reply with JSON only: {\"questions\": [...]}.")
+    text = llm.chat([ChatMessage("system", system), ChatMessage("user", f"Request: {LLM_QUERY}")],
+                    max_tokens=120, json_schema=schema)
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        raise ValueError(f"the answer is not JSON: {text[:80]!r}")
+    reply = llm_schemas.SubQuestionsReply.model_validate(json.loads(text[start:end + 1]))
+    try:
+        llm_checks.require_subject("first question", LLM_QUERY, reply.questions[0])
+        meaning = "names the subject"
+    except llm_checks.Unusable:
+        meaning = "does NOT name the subject (answers will often fall back to rules)"
+    return f"JSON task answered with its schema; first question {reply.questions[0]!r} {meaning}"
+
+
+def yes_no(top: dict[str, float]) -> tuple[float, float]:
+    """(p(yes), p(no)) from first-token log-probabilities (any case, decoration stripped)."""
+    yes = sum(math.exp(v) for k, v in top.items() if k.strip(" *_\"'.:").lower() == "yes")
+    no = sum(math.exp(v) for k, v in top.items() if k.strip(" *_\"'.:").lower() == "no")
+    return yes, no
+
+
+def probe_judge(judge: Any) -> str:
+    answers = [judge.ask(JudgeRequest(image=_picture(c), question=JUDGE_QUESTION, query="a red picture"))
+               for c in (RED, GREEN)]
+    for a in answers:
+        if a.answer not in ("yes", "no"):
+            raise ValueError(f"answer {a.answer!r} is not yes or no")
+        yes, no = yes_no(a.top_logprobs or {})
+        if yes + no <= 0:
+            raise ValueError("no yes/no log-probabilities in the reply (the server must return logprobs)")
+    p = [yes_no(a.top_logprobs)[0] / max(1e-12, sum(yes_no(a.top_logprobs))) for a in answers]
+    if abs(p[0] - p[1]) < 1e-6 and not getattr(judge, "is_standin", False):
+        raise ValueError("the same answer for a red and a green picture: the model does not see the images")
+    return f"yes/no log-probabilities returned; p(yes) red {p[0]:.2f} vs green {p[1]:.2f}"
+
+
+def probe_generator(generator: Any) -> str:
+    out = generator.generate("a red flower", seed=0, size=64)
+    if out.image.size != (64, 64):
+        raise ValueError(f"a picture of {out.image.size}, expected 64 x 64")
+    return "one 64 px picture drawn"
+
+
+def probe_captioner(captioner: Any) -> str:
+    text = captioner.caption(_picture(GREEN))
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("an empty caption")
+    return f"caption: {text.strip()[:60]!r}"
+
+
+PROBES: dict[str, Callable[[Any], str]] = {"embedder": probe_embedder, "llm": probe_llm, "judge": probe_judge,
+                                           "generator": probe_generator, "captioner": probe_captioner}
+GENERIC_FIX = {
+    "embedder": "check the embedder setting (python app.py config) and that its weights are available",
+    "llm": "check llm, llm_model and openai_base_url; a server must accept JSON output",
+    "judge": "use a vision-language model that returns logprobs (judge=openai, judge_model=...)",
+    "generator": "check the generator setting and that its weights are available",
+    "captioner": "use a vision-language model (captioner=openai, judge_model=...)",
+}
+
+
+def probe(backends: Any, kind: str) -> ProbeResult:
+    """Build backend `kind` from `backends` (a registry.Backends) and probe it."""
+    setting = mask_urls_in(str(getattr(backends.settings, kind, "")))
+    start = time.monotonic()
+    backend = None
+    try:
+        backend = getattr(backends, kind)
+        detail = PROBES[kind](backend)
+        ok, fix = True, ""
+    except EcoLensError as exc:
+        ok, detail, fix = False, mask_urls_in(exc.message), mask_urls_in(exc.hint or GENERIC_FIX[kind])
+        log.warning("doctor: the %s backend %r failed its probe: %s", kind, setting, detail)
+    except Exception as exc:  # a backend that answers wrongly or breaks: reported in its row
+        ok, detail, fix = False, mask_urls_in(f"{type(exc).__name__}: {exc}")[:300], GENERIC_FIX[kind]
+        log.warning("doctor: the %s backend %r failed its probe", kind, setting, exc_info=True)
+    return ProbeResult(kind, setting, ok, bool(getattr(backend, "is_standin", False)),
+                       mask_urls_in(str(getattr(backend, "model_id", ""))), detail, fix,
+                       round(time.monotonic() - start, 2))
+
+
+def check_up(backends: Any) -> list[ProbeResult]:
+    """One probe per backend, in KINDS order."""
+    return [probe(backends, kind) for kind in KINDS]

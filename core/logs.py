@@ -1,0 +1,47 @@
+"""Logging for the whole program: one rotating file under the data directory (logs/ecolens.log) at the
+`log_level` setting, and warnings on stderr for the web server. Library modules only call
+logging.getLogger(__name__); this is the one place that decides where the lines go."""
+from __future__ import annotations
+
+import logging
+import logging.handlers
+from pathlib import Path
+
+from core.errors import ConfigError
+from core.redact import MaskUrlsFilter
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"
+LOG_FILE = "logs/ecolens.log"
+_MARK = "_ecolens_handler"
+
+
+def configure_logging(data_dir: Path, level: str = "INFO", console: bool = False) -> Path:
+    """Send log lines to data_dir/logs/ecolens.log (5 MB x 3 files); with `console`, warnings also to stderr.
+    Safe to call again (earlier EcoLens handlers are replaced). Returns the log file's path."""
+    path = Path(data_dir) / LOG_FILE
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"The data directory {data_dir} cannot hold the log file: {exc.strerror or exc}",
+                          "set data_dir (ECOLENS_DATA_DIR) to a folder you can write to") from None
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if getattr(h, _MARK, False)]:
+        root.removeHandler(handler)
+        handler.close()
+    file_handler.setFormatter(logging.Formatter(FORMAT))
+    handlers: list[logging.Handler] = [file_handler]
+    if console:
+        stream = logging.StreamHandler()
+        stream.setLevel(logging.WARNING)
+        stream.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handlers.append(stream)
+    for handler in handlers:
+        handler.addFilter(MaskUrlsFilter())  # credentials inside URLs never reach a log line
+        setattr(handler, _MARK, True)
+        root.addHandler(handler)
+    numeric = logging.getLevelName(level.upper())
+    root.setLevel(numeric if isinstance(numeric, int) else logging.INFO)
+    for noisy in ("httpx", "httpcore", "urllib3", "matplotlib", "PIL", "asyncio", "multipart", "filelock"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    return path

@@ -1,0 +1,125 @@
+"""The one folder the web app serves: copies of what a page shows, made on demand and named by content hash.
+
+A page never reads a photo where it lives. It asks for a catalog photo (a thumbnail for galleries, a larger
+view for the label and detail panels) or for a picture EcoLens generated, and gets a JPEG/PNG copy in
+`folder` (data_dir/served). The web server allows that folder alone, so the data directory, the database
+and the index are never reachable, while photos from any folder still show. Copies carry no EXIF (no GPS
+coordinates leak through a thumbnail). A photo whose file is gone or unreadable shows a placeholder, and
+`Served.missing` says why, for a notice."""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from PIL import Image, ImageDraw
+
+from core.errors import InputError
+from core.imageio import load_image
+from core.records import Photo
+
+log = logging.getLogger(__name__)
+SIZES = {"thumb": 320, "view": 1280}  # longer side in pixels
+PICTURE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
+_HEX = re.compile(r"[0-9a-f]{32,128}")
+
+
+@dataclass(frozen=True)
+class Served:
+    """A file a page may show. `missing` is empty when it is the real picture, else why it is a placeholder."""
+
+    path: Path
+    missing: str = ""
+
+
+class ServedFiles:
+    def __init__(self, folder: Path | str, picture_roots: Sequence[Path | str] = (), max_pixels: int = 80_000_000):
+        """`folder`: where copies go (the only folder served); `picture_roots`: folders whose generated pictures
+        may be shown (data_dir/generated, data_dir/artefacts); `max_pixels`: larger originals are refused."""
+        self.folder = Path(folder).expanduser().resolve()
+        self.picture_roots = [Path(r).expanduser().resolve() for r in picture_roots]
+        self.max_pixels = int(max_pixels)
+
+    # ---- catalog photos ----------------------------------------------------------------------------
+    def photo(self, photo: Photo | None, size: str = "thumb") -> Served:
+        """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not."""
+        side = SIZES[size]
+        if photo is None:
+            return Served(self.placeholder(size), "this photo is no longer in the catalog")
+        source = Path(photo.path)
+        if not source.is_file():
+            return Served(self.placeholder(size), f"the file of photo {photo.id} is missing ({source.name}); "
+                                                  "it was moved or deleted after ingest")
+        key = photo.sha256 if _HEX.fullmatch(photo.sha256 or "") else \
+            _digest(f"{source.resolve()}|{source.stat().st_mtime_ns}")
+        target = self.folder / f"{key}-{side}.jpg"
+        if target.is_file():
+            return Served(target)
+        try:
+            image = load_image(source, max_pixels=self.max_pixels, max_side=side)
+        except InputError as exc:
+            log.warning("photo %s cannot be shown: %s", photo.id, exc.message)
+            return Served(self.placeholder(size), f"photo {photo.id} cannot be shown: its file is damaged or "
+                                                  "not an image any more")
+        except OSError as exc:
+            log.warning("photo %s cannot be read: %s", photo.id, exc)
+            return Served(self.placeholder(size), f"photo {photo.id} cannot be read ({exc.strerror or 'error'})")
+        self._write(target, lambda tmp: image.save(tmp, format="JPEG", quality=85))
+        return Served(target)
+
+    # ---- generated pictures ------------------------------------------------------------------------
+    def picture(self, path: Path | str) -> Served:
+        """A copy of a picture EcoLens generated (under one of `picture_roots`); anything else is refused
+        with a placeholder, so a path in a request can never name another file."""
+        try:
+            source = Path(path).expanduser().resolve()
+        except (OSError, ValueError):
+            return Served(self.placeholder("view"), "a picture could not be found")
+        inside = any(source.is_relative_to(root) for root in self.picture_roots)
+        if not inside or source.suffix.lower() not in PICTURE_SUFFIXES:
+            log.warning("refused to serve %s: not a generated picture", source)
+            return Served(self.placeholder("view"), "a picture could not be shown")
+        if not source.is_file():
+            return Served(self.placeholder("view"), "a generated picture is gone (the cache was cleared); "
+                                                    "search again to draw it anew")
+        data = source.read_bytes()
+        target = self.folder / f"{_digest(data)}{source.suffix.lower()}"
+        if not target.is_file():
+            self._write(target, lambda tmp: Path(tmp).write_bytes(data))
+        return Served(target)
+
+    # ---- placeholder -------------------------------------------------------------------------------
+    def placeholder(self, size: str = "thumb") -> Path:
+        """A grey picture with a crossed frame, shown where a photo cannot be."""
+        side = SIZES[size]
+        target = self.folder / f"placeholder-{side}.png"
+        if not target.is_file():
+            image = Image.new("RGB", (side, side * 3 // 4), (225, 225, 225))
+            draw = ImageDraw.Draw(image)
+            w, h = image.size
+            draw.rectangle([4, 4, w - 5, h - 5], outline=(150, 150, 150), width=3)
+            draw.line([4, 4, w - 5, h - 5], fill=(180, 180, 180), width=2)
+            draw.line([4, h - 5, w - 5, 4], fill=(180, 180, 180), width=2)
+            draw.text((12, 12), "photo unavailable", fill=(80, 80, 80))
+            self._write(target, lambda tmp: image.save(tmp, format="PNG"))
+        return target
+
+    def _write(self, target: Path, write) -> None:
+        """Write through a temporary name and rename, so a page never sees half a file."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.stem}.{uuid.uuid4().hex}{target.suffix}")
+        try:
+            write(tmp)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _digest(value: str | bytes) -> str:
+    data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,93 @@
+"""A parquet of precomputed embeddings (clip-retrieval / INQUIRE style) ingested without the embedder touching
+the photos, then searched; model and dimension mismatches are refused with a clear message."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from app import build_services
+from core.request import SearchRequest
+from core.backends.hash_embedder import HashEmbedder
+from core.errors import InputError
+from core.settings import load_settings
+from tests.photos import colour_image
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECIES = ["Rana aurora", "Ardea herodias", "Danaus plexippus"]
+
+
+def _settings(tmp_path):
+    return load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", checkpoint_s=0.0)
+
+
+def _write(tmp_path, n=12, *, model="hash-standin@v1/64", dim=64, url_rows=2) -> Path:
+    """Photos on disk plus a few URLs; vectors made 'elsewhere' (here: by the hash embedder itself)."""
+    (tmp_path / "img").mkdir(parents=True, exist_ok=True)
+    emb = HashEmbedder(dim=64)
+    rows = []
+    for i in range(n):
+        img = colour_image(i)
+        img.save(tmp_path / "img" / f"{i}.png")
+        vec = emb.embed_images([img])[0] * 3.0  # not unit length: ingest normalises
+        rows.append({"image_path": f"img/{i}.png", "embedding": vec[:dim].tolist() + [0.0] * max(0, dim - 64),
+                     "scientific_name": SPECIES[i % 3], "observed_on": f"2023-05-{i + 1:02d}", "latitude": 40.0 + i,
+                     "longitude": -3.0, "license": "cc0", "clip_score": 0.25})
+    for j in range(url_rows):
+        rows.append({"image_path": f"https://example.org/photos/{j}.jpg", "embedding": rows[j]["embedding"],
+                     "scientific_name": "Bufo bufo", "observed_on": "2023-06-01", "latitude": 50.0,
+                     "longitude": 1.0, "license": "cc-by", "clip_score": 0.2})
+    table = pa.Table.from_pylist(rows)
+    if model:
+        table = table.replace_schema_metadata({b"model_id": model.encode()})
+    path = tmp_path / "vectors.parquet"
+    pq.write_table(table, path)
+    return path
+
+
+def test_precomputed_parquet_is_ingested_and_searched(tmp_path):
+    path = _write(tmp_path)
+    engine = build_services(_settings(tmp_path))
+    report = engine.ingestor().run(path)
+    assert report.kind == "precomputed" and report.added == 14 and not report.skipped
+    photos = {Path(p.path).name: p for p in engine.catalog.all_photos()}
+    assert photos["3.png"].scientific_name == SPECIES[0] and photos["3.png"].width == 64
+    assert photos["3.png"].extra["clip_score"] == 0.25
+    assert photos["0.jpg"].path == "https://example.org/photos/0.jpg"  # a URL keeps its reference
+    engine.corpus.reload()
+    # query by example: photo 5's own picture finds photo 5 first (the stored vector is its embedding)
+    result = engine.engine.search(SearchRequest(examples=[colour_image(5)], k=3))
+    assert Path(result.hits[0].photo.path).name == "5.png" and result.hits[0].score == pytest.approx(1.0, abs=1e-5)
+    from core.records import Filters
+
+    filtered = engine.engine.search(SearchRequest("frog", k=20, filters=Filters(taxon="Rana aurora")))
+    assert {h.photo.scientific_name for h in filtered.hits} == {"Rana aurora"} and len(filtered.hits) == 4
+    # a second run adds nothing; a folder ingest of the same files recognises them by content
+    assert engine.ingestor().run(path).already == 14
+    assert engine.ingestor().run(tmp_path / "img").already == 12
+
+
+def test_model_and_dimension_must_match_the_vector_set(tmp_path):
+    engine = build_services(_settings(tmp_path))
+    with pytest.raises(InputError, match="were made by open_clip:ViT-B-32") as exc:
+        engine.ingestor().run(_write(tmp_path / "m", model="open_clip:ViT-B-32/laion2b_s34b_b79k"))
+    assert "embedder" in exc.value.hint
+    with pytest.raises(InputError, match="dimension 512, the vector set has 64"):
+        engine.ingestor().run(_write(tmp_path / "d", dim=512))
+    with pytest.raises(InputError, match="does not say which model"):
+        engine.ingestor().run(_write(tmp_path / "n", model=""))
+    assert engine.catalog.count() == 0  # nothing was written by the refused files
+    report = engine.ingestor().run(_write(tmp_path / "n", model=""), model="hash-standin@v1/64")
+    assert report.added == 14
+
+
+def test_cli_reports_a_model_mismatch_without_a_traceback(tmp_path):
+    path = _write(tmp_path, model="open_clip:ViT-L-14/openai")
+    env = dict(os.environ, ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_EMBEDDER="hash")
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "ingest", str(path)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "error:" in done.stderr and "how to fix:" in done.stderr
+    assert "Traceback" not in done.stderr

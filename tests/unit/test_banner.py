@@ -1,0 +1,39 @@
+"""The banner tells the truth in each case: the synthetic demo world; the user's own photos with stand-in
+models (not meaningful, and how to configure a real embedder and judge); real models."""
+from core.banner import EMPTY, OWN, SYNTHETIC, banner_for, standins
+from core.settings import Settings
+
+REAL = dict(embedder="open_clip:hf-hub:imageomics/bioclip-2", judge="openai", generator="diffusers:stabilityai/sdxl-turbo",
+            llm="openai", captioner="openai")
+
+
+def test_synthetic_demo_world_with_stand_ins():
+    text = banner_for(Settings(), {}, SYNTHETIC)
+    assert text.startswith("SYNTHETIC DEMO") and "invented species" in text and "stand-in" in text
+    assert "ECOLENS_CORPUS" in text
+
+
+def test_own_photos_with_stand_in_models_are_not_meaningful_and_say_how_to_fix():
+    text = banner_for(Settings(corpus="/photos"), {}, OWN)
+    assert "YOUR PHOTOS" in text and "NOT meaningful" in text and "invented species" not in text
+    assert "ECOLENS_EMBEDDER=open_clip:" in text and "ECOLENS_JUDGE=openai" in text and "ingest" in text
+    assert "embedder 'fieldguide'" in text and "judge 'fieldguide'" in text
+    hashed = banner_for(Settings(embedder="hash", judge="clip"), {}, EMPTY)  # nothing ingested yet: same truth
+    assert "YOUR PHOTOS" in hashed and "embedder 'hash'" in hashed and "judge 'clip'" in hashed
+
+
+def test_real_models_need_no_banner():
+    assert banner_for(Settings(**REAL), {}, OWN) == ""
+
+
+def test_real_embedder_with_some_stand_ins_names_them():
+    text = banner_for(Settings(**{**REAL, "judge": "clip", "llm": "rule"}), {}, OWN)
+    assert text.startswith("Real embedder") and "judge 'clip'" in text and "ECOLENS_JUDGE=openai" in text
+    assert "llm 'rule'" in text and "generator" not in text
+
+
+def test_built_backends_override_names():
+    # open_clip with random weights is a stand-in although its name looks real; describe() says so
+    described = {"embedder": {"model_id": "open_clip:ViT-B-32", "standin": True}}
+    assert standins(Settings(**{**REAL, "embedder": "open_clip:ViT-B-32"}), described) == ["embedder"]
+    assert "YOUR PHOTOS" in banner_for(Settings(**{**REAL, "embedder": "open_clip:ViT-B-32"}), described, OWN)

@@ -1,0 +1,68 @@
+"""The served folder: copies of catalog photos at two sizes (no EXIF), generated pictures only from their own
+folders, placeholders with a reason for files that are gone or broken; large JPEGs decoded reduced."""
+from __future__ import annotations
+
+import io
+
+from PIL import Image
+
+from core.imageio import decode_image
+from core.records import Photo
+from core.served import SIZES, ServedFiles
+from tests.photos import colour_image
+
+
+def _photo(tmp_path, name="a.jpg", size=(2000, 1500), pid=1) -> Photo:
+    path = tmp_path / "elsewhere" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    exif = Image.Exif()
+    exif[0x010F] = "CameraMaker"  # a tag that must not travel with the copy
+    colour_image(pid, 64).resize(size).save(path, quality=90, exif=exif)
+    return Photo(path=str(path), id=pid, sha256=f"{pid:064x}")
+
+
+def test_a_catalog_photo_becomes_a_small_copy_without_exif(tmp_path):
+    served = ServedFiles(tmp_path / "served")
+    photo = _photo(tmp_path)
+    thumb, view = served.photo(photo, "thumb"), served.photo(photo, "view")
+    assert not thumb.missing and thumb.path.parent == (tmp_path / "served").resolve()
+    with Image.open(thumb.path) as im:
+        assert max(im.size) == SIZES["thumb"] and not im.getexif()
+    with Image.open(view.path) as im:
+        assert max(im.size) == SIZES["view"]
+    assert served.photo(photo, "thumb").path == thumb.path  # made once, then reused
+
+
+def test_missing_or_broken_files_and_unknown_photos_give_a_placeholder_with_a_reason(tmp_path):
+    served = ServedFiles(tmp_path / "served")
+    photo = _photo(tmp_path)
+    (tmp_path / "elsewhere" / "a.jpg").unlink()
+    gone = served.photo(photo)
+    assert "missing" in gone.missing and "a.jpg" in gone.missing and gone.path.name.startswith("placeholder")
+    broken = tmp_path / "elsewhere" / "b.jpg"
+    broken.write_bytes(b"\xff\xd8 not really a jpeg")
+    assert "cannot be shown" in served.photo(Photo(path=str(broken), id=2, sha256="ab" * 32)).missing
+    assert "no longer in the catalog" in served.photo(None).missing
+
+
+def test_only_generated_pictures_under_their_own_folders_are_copied(tmp_path):
+    generated = tmp_path / "data" / "generated"
+    generated.mkdir(parents=True)
+    picture = generated / "x.png"
+    colour_image(5).save(picture)
+    secret = tmp_path / "data" / "ecolens.sqlite"
+    secret.write_bytes(b"SQLite format 3\x00")
+    served = ServedFiles(tmp_path / "data" / "served", [generated])
+    ok = served.picture(picture)
+    assert not ok.missing and ok.path.read_bytes() == picture.read_bytes()
+    for bad in (secret, generated / ".." / "ecolens.sqlite", tmp_path / "data" / "other.png"):
+        refused = served.picture(bad)
+        assert refused.missing and refused.path.name.startswith("placeholder")
+    assert not any(b"SQLite" in f.read_bytes() for f in (tmp_path / "data" / "served").iterdir())
+
+
+def test_a_large_jpeg_is_decoded_reduced_to_the_side_asked_for(tmp_path):
+    buf = io.BytesIO()
+    Image.new("RGB", (4000, 3000), (10, 200, 30)).save(buf, "JPEG")
+    image = decode_image(buf.getvalue(), max_side=500)
+    assert max(image.size) == 500 and image.getpixel((10, 10))[1] > 150

@@ -1,0 +1,75 @@
+"""How every view shows a picture: the one function gallery and image code calls.
+
+A page shows a catalog photo by its id (`photo_file`, `gallery`) and a generated picture by the path the
+engine reported (`pictures`); both come back as copies in the served folder (core.served), never as the
+original file. Photos whose file is gone show a placeholder, and the views say so with a notice."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from core.records import Photo
+from core.served import ServedFiles
+from ui import present
+from ui import strings as S
+
+
+def served_files(settings: Any) -> ServedFiles:
+    """The served folder of these settings (data_dir/served); the server allows it and nothing else there."""
+    return ServedFiles(settings.path("served"), [settings.path("generated"), settings.path("artefacts")],
+                       settings.max_image_pixels)
+
+
+class PhotoFiles:
+    def __init__(self, engine: Any):
+        """`engine`: core.engine.SearchEngine (its corpus answers which photo an id is)."""
+        self.corpus = engine.corpus
+        self.served = served_files(engine.settings)
+
+    def files(self, ids: Sequence[int], size: str = "thumb") -> tuple[list[str], list[str]]:
+        """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
+        placeholder; the notices say which photos could not be shown and why."""
+        ids = [int(i) for i in ids]
+        photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
+        paths, missing = [], []
+        for i in ids:
+            got = self.served.photo(photos.get(i), size)
+            paths.append(str(got.path))
+            if got.missing:
+                missing.append((i, got.missing))
+        return paths, summarise(missing)
+
+    def photo_file(self, photo_id: int, size: str = "view") -> tuple[str, list[str]]:
+        """(file, notices) for one catalog photo."""
+        paths, notices = self.files([photo_id], size)
+        return paths[0], notices
+
+    def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
+                scale: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+        """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
+        score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
+        paths, notices = self.files([h["id"] for h in hits])
+        return present.gallery_items(hits, stages, paths, scale), notices
+
+    def example(self, upload: str | None) -> str | None:
+        """A served thumbnail of the user's own example photo (an upload already checked by ui.forms), so the
+        page can show it beside the drawings; None when there is none or it cannot be read."""
+        if not upload:
+            return None
+        got = self.served.photo(Photo(path=str(upload), id=0), "thumb")
+        return None if got.missing else str(got.path)
+
+    def pictures(self, items: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Generated pictures [(path, caption)] as served copies (a placeholder for one that is gone)."""
+        out = []
+        for path, caption in items:
+            got = self.served.picture(path)
+            out.append((str(got.path), f"{caption} · {S.PICTURE_GONE}" if got.missing else caption))
+        return out
+
+
+def summarise(missing: Sequence[tuple[int, str]]) -> list[str]:
+    """One notice per photo for a few, one line for many."""
+    if len(missing) <= 3:
+        return [reason for _, reason in missing]
+    ids = ", ".join(str(i) for i, _ in missing[:10]) + (", ..." if len(missing) > 10 else "")
+    return [S.PHOTOS_MISSING.format(n=len(missing), ids=ids, first=missing[0][1])]

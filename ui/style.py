@@ -1,0 +1,87 @@
+"""The page's own CSS: the photo view as an overlay, the labelling grid, badges, captions that keep the species
+name on narrow screens, a phone layout (the explanation right under the tapped photo, in the photo view), and
+text colours with at least WCAG AA contrast (4.5:1) on their backgrounds."""
+from __future__ import annotations
+
+import gradio as gr
+
+TEXT, MUTED = "#1f2328", "#4a4f57"  # 15.8:1 and 8.1:1 on white
+
+CSS = f"""
+#standin-banner {{ background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px;
+  color: {TEXT}; }}
+/* help texts under labels (preset help, hints) and placeholders: Gradio's light grey is 1.9:1 */
+.info-text, [data-testid="block-info"], .block-info, span.info {{ color: {MUTED} !important; }}
+textarea::placeholder, input::placeholder {{ color: #5f6670 !important; opacity: 1; }}
+footer, footer a, footer button {{ color: {MUTED} !important; }}
+
+/* badges and the explanation */
+.ecolens-badge {{ border-radius: 6px; padding: 4px 8px; margin: 3px 0; border: 1px solid #b9bec6; color: {TEXT}; }}
+.badge-yes {{ background: #e3f6e5; }} .badge-no {{ background: #fbe4e4; }}
+.badge-reason {{ font-size: 0.85em; color: {MUTED}; }} .badge-conf {{ font-size: 0.85em; color: {TEXT}; }}
+.ecolens-meta th {{ text-align: left; padding-right: 10px; }}
+.ecolens-score {{ margin: 0 0 6px 0; }} .ecolens-scale, .ecolens-attribution {{ color: {MUTED}; font-size: 0.9em; }}
+
+/* gallery captions: up to two lines, species first, never cut to a few letters */
+.thumbnail-item .caption-label, .caption-label {{ white-space: normal !important; overflow: hidden;
+  text-overflow: clip; max-width: 100% !important; line-height: 1.25; display: -webkit-box;
+  -webkit-line-clamp: 2; -webkit-box-orient: vertical; color: {TEXT} !important;
+  background: rgba(255, 255, 255, 0.92) !important; }}
+#search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
+/* strips with nothing in them take no room */
+#search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
+#history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),
+#marks-gallery:not(:has(.thumbnail-item)), #label-export-file:not(:has(a)), #marks-file:not(:has(a)),
+#label-photo:not(:has(img)) {{ display: none !important; }}
+#search-scale p {{ margin: 0; font-size: 0.9em; color: {MUTED}; }}
+
+/* the photo view: an overlay above the page */
+#lightbox {{ position: fixed; inset: 3vh 3vw; width: auto !important; max-width: none !important;
+  min-width: 0 !important; box-sizing: border-box; z-index: 1000; background: var(--background-fill-primary, #fff);
+  overflow: auto; border-radius: 10px; padding: 12px 16px; box-shadow: 0 0 0 100vmax rgba(0, 0, 0, 0.55); }}
+#lightbox-title h2 {{ margin: 0; font-size: 1.3em; color: {TEXT}; }}
+#lightbox-title .lightbox-where {{ margin: 2px 0 0 0; color: {MUTED}; font-size: 0.9em; }}
+#lightbox-photo img {{ object-fit: contain !important; }}
+
+/* the labelling grid */
+.lb-board {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(132px, 1fr)); gap: 8px; }}
+.lb-tile {{ position: relative; border: 3px solid #d0d4da; border-radius: 8px; overflow: hidden; cursor: pointer;
+  background: #fff; }}
+.lb-tile img {{ width: 100%; aspect-ratio: 1 / 1; object-fit: cover; display: block; }}
+.lb-tile.is-cur {{ border-color: #1a56db; box-shadow: 0 0 0 3px #93b4f5; }}
+.lb-tile.is-rel {{ border-color: #1e7b34; }} .lb-tile.is-non {{ border-color: #b42318; }}
+.lb-tile.is-skip {{ border-style: dashed; }}
+.lb-num {{ position: absolute; top: 4px; left: 4px; background: #fff; color: {TEXT}; border-radius: 4px;
+  padding: 0 5px; font-weight: 700; font-size: 0.85em; }}
+.lb-state {{ position: absolute; top: 4px; right: 4px; border-radius: 4px; padding: 0 5px; font-size: 0.8em;
+  background: #fff; color: {TEXT}; }}
+.lb-tile.is-rel .lb-state {{ background: #1e7b34; color: #fff; }}
+.lb-tile.is-non .lb-state {{ background: #b42318; color: #fff; }}
+.lb-cap {{ font-size: 0.8em; padding: 2px 6px; color: {TEXT}; line-height: 1.2; height: 2.4em; overflow: hidden; }}
+.lb-acts {{ display: flex; }}
+.lb-acts button {{ flex: 1; border: 0; padding: 4px 0; font-size: 1.05em; cursor: pointer; color: #fff; }}
+.lb-acts .lb-yes {{ background: #1e7b34; }} .lb-acts .lb-no {{ background: #b42318; }}
+.label-done {{ font-weight: 600; color: #1e7b34; }}
+
+/* phones: two photos a row, the photo view full screen with the explanation right under the photo */
+@media (max-width: 640px) {{
+  #search-gallery .grid-container, #history-gallery .grid-container {{
+    grid-template-columns: repeat(2, minmax(0, 1fr)) !important; }}
+  #lightbox {{ inset: 0; border-radius: 0; padding: 8px; }}
+  #lightbox-photo {{ height: auto !important; }}
+  #lightbox-photo img {{ max-height: 46vh; }}
+  .lb-board {{ grid-template-columns: repeat(2, minmax(0, 1fr)); }}
+}}
+"""
+
+
+def theme() -> gr.themes.Base:
+    """Gradio's default look in greens, with every text colour at WCAG AA contrast: the default orange buttons
+    (2.8:1 with white), red Stop button (3.8:1) and grey help texts (1.9:1) are darkened."""
+    return gr.themes.Default(primary_hue="emerald", secondary_hue="sky", neutral_hue="gray").set(
+        body_text_color_subdued="*neutral_600", block_info_text_color="*neutral_600", color_accent="*primary_700",
+        button_primary_background_fill="*primary_700", button_primary_background_fill_hover="*primary_800",
+        button_primary_text_color="white", button_primary_text_color_hover="white",
+        button_cancel_background_fill="#b42318", button_cancel_background_fill_hover="#912018",
+        button_cancel_text_color="white", button_cancel_text_color_hover="white",
+        link_text_color="*secondary_700", slider_color="*primary_700")
