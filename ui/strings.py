@@ -230,7 +230,12 @@ MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "O
 META = {"scientific_name": "Taxon", "common_name": "Common name", "observed_on": "Observed",
         "place": "Place (latitude, longitude)", "license": "Licence", "rights_holder": "Rights holder",
         "caption": "Caption", "id": "Photo id", "score": "Score", "rank": "Rank"}
-MARKED = "Marked as looking right: photos {ids}"
+LOOKS_RIGHT = "✓"  # starts the caption of a dialogue candidate marked as looking right
+MARKED_PENDING = ("✓ Marked as looking right: {ranks}. They go to EcoLens as examples with your next answer; "
+                  "click a photo again to unmark it.")
+MARKED_SENT = "✓ Already given as examples: {ranks} (their places now)."
+MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candidates."
+MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
 
