@@ -233,7 +233,7 @@ META = {"scientific_name": "Taxon", "common_name": "Common name", "observed_on":
 LOOKS_RIGHT = "✓"  # starts the caption of a dialogue candidate marked as looking right
 MARKED_PENDING = ("✓ Marked as looking right: {ranks}. They go to EcoLens as examples with your next answer; "
                   "click a photo again to unmark it.")
-MARKED_SENT = "✓ Already given as examples: {ranks} (their places now)."
+MARKED_SENT = "✓ Already given as examples, now at: {ranks}."
 MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candidates."
 MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
@@ -288,3 +288,4 @@ REASON_WORDS = (
     (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
 )
 SURE = "{p:.0%} sure"
+CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of
