@@ -121,7 +121,8 @@ class Settings:
                                     "(100 x 3 x 3 = 900).", lo=1, hi=1_000_000)
     plugir_clusters: int = _f(10, "PlugIR k-means clusters over the retrieval candidates.", lo=1, hi=100)
     plugir_questions: int = _f(5, "PlugIR questions proposed per turn before filtering.", lo=1, hi=20)
-    plugir_candidates: int = _f(500, "PlugIR candidates at round 0 (shrinks each round).", lo=1, hi=100_000)
+    plugir_candidates: int = _f(500, "PlugIR: most retrieval candidates n_t at round 0 (the paper's 500 for a pool "
+                                     "of about 50,000); see plugir_candidate_share.", lo=1, hi=100_000)
     pareto_beta: float = _f(0.015, "Pareto coverage: beta of the paper's alpha-grid objective sum_i alpha_i s_i + "
                                    "beta n S. Below the query's beta_max (Theorem 3.2) the result is the Pareto set; "
                                    "at or above it the grid is scored literally and a higher dense score can "
@@ -132,6 +133,18 @@ class Settings:
     rocchio_beta: float = _f(0.75, "Relevance feedback: weight of the mean of photos marked relevant.", hi=100)
     rocchio_gamma: float = _f(0.15, "Relevance feedback: weight of the mean of photos marked not relevant.",
                                hi=100)
+    plugir_candidate_share: float = _f(0.01, "PlugIR: retrieval candidates n_t at round 0 as a share of the pool "
+                                              "(the paper: about 1%); a tenth fewer each round.", lo=1e-6, hi=1)
+    plugir_candidate_floor: int = _f(50, "PlugIR: n_t never falls below this (nor exceeds the pool).", lo=1,
+                                     hi=100_000)
+    plugir_softmax_temperature: float = _f(1.0, "PlugIR: temperature of the softmax over image-text similarities "
+                                                "in the caption entropy and the KL question choice; 1.0 is the "
+                                                "paper's exp(similarity).", lo=1e-3, hi=100)
+    plugir_questioner_temperature: float = _f(0.7, "PlugIR: sampling temperature of the LLM questioner (the "
+                                                   "paper: 0.7; reformulation and filtering stay at 0).", hi=2)
+    plugir_check_depth: int = _f(100, "Dialogue: best-ranked candidates the judge checks against each yes/no "
+                                      "answer; those that contradict it move down. 0 turns the check off.",
+                                 hi=10_000)
     answer_reader: str = _f("auto", "Who answers questions from the retrieved photos: 'auto' (the judge's "
                                     "vision-language model with judge='openai', the offline field-guide reader with "
                                     "the field-guide judge and embedder, else captions), 'captions' (photo notes read "

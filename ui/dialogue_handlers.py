@@ -45,9 +45,18 @@ class DialogueHandlers:
         warn(session.notices[-1:]) if session.notices else None
         hits = [h.to_json() for h in session.hits()]
         st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
-        gallery, missing = self.photos.gallery(hits)
+        gallery = self._gallery(st, session)
+        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), gallery, session.caption,
+                marked_note(st, session), "", st)
+
+    def _gallery(self, st: dict[str, Any], session: Any | None) -> list[tuple[str, str]]:
+        """The candidates, each photo marked as looking right (this turn or an earlier one) starred in its
+        caption, which keeps the rank number shown on screen."""
+        gallery, missing = self.photos.gallery(st["hits"])
         warn(missing)
-        return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), gallery, session.caption, "", "", st)
+        starred = set(st["marked"]) | set(fed_back(session))
+        return [(path, f"{S.LOOKS_RIGHT} {caption}" if h["id"] in starred else caption)
+                for (path, caption), h in zip(gallery, st["hits"])]
 
     def _record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
         """Log the turn; when the log cannot be written the dialogue goes on, with a warning."""
@@ -95,8 +104,9 @@ class DialogueHandlers:
         question = session.pending.text if session.pending else ""
         if not text and not st["marked"]:
             raise InputError("The answer is empty", "type an answer, pick a suggestion, press Not sure or mark photos")
+        marks = marked_ranks(st, st["marked"])  # the rank numbers on screen when the photos were marked
         session.answer(text, marked=st["marked"])
-        said = text or S.MARKED.format(ids=", ".join(map(str, st["marked"])))
+        said = " · ".join(x for x in (text, S.MARKED_SAID.format(ranks=marks) if marks else "") if x)
         st["chat"] = st["chat"] + [{"role": "user", "content": said}]
         self._record(st, session, question, said)
         return self._ask(st, session)
@@ -105,12 +115,41 @@ class DialogueHandlers:
         return self.turn("not sure", st)
 
     def mark(self, st: dict[str, Any], evt: gr.SelectData):
-        """Toggle the selected candidate as 'looks right'."""
+        """Toggle the selected candidate as 'looks right' (every marked photo stays starred in the gallery; they
+        go to the dialogue as photos with the next answer). Returns (gallery, marked note, state)."""
         st = dict(st or new_dialogue_state())
+        session = self._live.get(st.get("id")) if st.get("id") is not None else None
         index = evt.index if isinstance(evt.index, int) else None
-        if index is None or index >= len(st["hits"]):
-            return "", st
-        pid = st["hits"][index]["id"]
-        marked = [m for m in st["marked"] if m != pid] if pid in st["marked"] else st["marked"] + [pid]
-        st["marked"] = marked
-        return S.MARKED.format(ids=", ".join(map(str, marked))) if marked else "", st
+        if index is not None and index < len(st["hits"]):
+            pid = st["hits"][index]["id"]
+            if pid not in fed_back(session):  # one already sent stays marked
+                st["marked"] = ([m for m in st["marked"] if m != pid] if pid in st["marked"]
+                                else st["marked"] + [pid])
+        return self._gallery(st, session), marked_note(st, session), st
+
+
+def fed_back(session: Any | None) -> list[int]:
+    """Photos already given to the dialogue as looking right."""
+    return list(getattr(session, "relevant", []) or [])
+
+
+def marked_ranks(st: dict[str, Any], ids: list[int]) -> str:
+    """'#2, #5': the rank numbers the gallery shows for `ids` (those on screen), in rank order."""
+    rank_of = {h["id"]: h["rank"] for h in st["hits"]}
+    return ", ".join(f"#{r}" for r in sorted(rank_of[i] for i in ids if i in rank_of))
+
+
+def marked_note(st: dict[str, Any], session: Any | None) -> str:
+    """What the marks mean now, naming photos by the rank numbers on screen."""
+    lines = []
+    pending = marked_ranks(st, st["marked"])
+    if pending:
+        lines.append(S.MARKED_PENDING.format(ranks=pending))
+    earlier = [i for i in fed_back(session) if i not in st["marked"]]
+    shown = marked_ranks(st, earlier)
+    gone = sum(i not in {h["id"] for h in st["hits"]} for i in earlier)
+    if shown:
+        lines.append(S.MARKED_SENT.format(ranks=shown))
+    if gone:
+        lines.append(S.MARKED_GONE.format(n=gone, s="" if gone == 1 else "s", verb="is" if gone == 1 else "are"))
+    return "\n\n".join(lines)

@@ -38,7 +38,7 @@ def build(h: DialogueHandlers, lightbox=None) -> None:
     answer.submit(h.turn, [answer, st], outputs, api_visibility="private")
     unsure.click(h.not_sure, [st], outputs, api_visibility="private")
     suggestions.select(lambda v: v, [suggestions], answer, api_visibility="private")
-    gallery.select(h.mark, [st], [marked, st], api_visibility="private")
+    gallery.select(h.mark, [st], [gallery, marked, st], api_visibility="private")
     if lightbox is not None:
         clicked = gr.State(None)
         gallery.select(_clicked, None, clicked, api_visibility="private", show_progress="hidden")

@@ -108,6 +108,9 @@ def reason_text(reason: str) -> str:
     return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
 
 
+UNDECIDED = 0.1  # a check within this of p = 0.5 is shown as "can't tell"
+
+
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
     """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped."""
     parts = []
@@ -116,8 +119,11 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
         yes = ans.lower().startswith("y")
         p_yes = a.get("p_yes")
         conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
+        kind = "badge-yes" if yes else "badge-no"
+        if isinstance(p_yes, (int, float)) and abs(float(p_yes) - 0.5) <= UNDECIDED:
+            ans, kind = S.CANNOT_TELL, "badge-unsure"  # a coin flip is neither a yes nor a no
         parts.append(
-            f'<div class="ecolens-badge {"badge-yes" if yes else "badge-no"}">'
+            f'<div class="ecolens-badge {kind}">'
             f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
             f" <span class='badge-conf'>{escape(conf)}</span>"
             f"<div class='badge-reason'>{escape(reason_text(a.get('reason', '')))}</div></div>")

@@ -224,7 +224,12 @@ MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "O
 META = {"scientific_name": "Taxon", "common_name": "Common name", "observed_on": "Observed",
         "place": "Place (latitude, longitude)", "license": "Licence", "rights_holder": "Rights holder",
         "caption": "Caption", "id": "Photo id", "score": "Score", "rank": "Rank"}
-MARKED = "Marked as looking right: photos {ids}"
+LOOKS_RIGHT = "✓"  # starts the caption of a dialogue candidate marked as looking right
+MARKED_PENDING = ("✓ Marked as looking right: {ranks}. They go to EcoLens as examples with your next answer; "
+                  "click a photo again to unmark it.")
+MARKED_SENT = "✓ Already given as examples, now at: {ranks}."
+MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candidates."
+MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
 
@@ -282,3 +287,4 @@ NOT_RECORDED = "Not saved in the history: {reason}"
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"
+CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of

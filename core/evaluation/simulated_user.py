@@ -1,6 +1,10 @@
 """PlugIR evaluation with a simulated user: the vision-language judge looks at the target photo and answers
-each clarifying question (its yes/no and its one-line reason, so the reformulation gets content); we record
-the target's 1-based rank after every round."""
+each clarifying question (its yes/no and its one-line reason); we record the target's 1-based rank in the
+whole pool after every round (never capped).
+
+The same judge checks the candidates against each answer inside the dialogue (constraints.py), so the
+simulated user never contradicts that check on the target: a real user can disagree with the judge, which
+these numbers do not show (docs/methods.md, PlugIR)."""
 from __future__ import annotations
 
 import re
@@ -38,8 +42,11 @@ def user_reply(answer: str, reason: str) -> str:
     return f"{word}: {text}"
 
 
-def target_rank(session: DialogueSession, target_id: int, depth: int) -> int:
-    """The target's rank in the session's current retrieval, or depth + 1 when it is not in the top `depth`."""
+def target_rank(session: DialogueSession, target_id: int, depth: int | None = None) -> int:
+    """The target's 1-based rank in the session's current retrieval over `depth` photos (default: the whole
+    pool, so a rank is never capped); depth + 1 only when a smaller depth was asked for and the target is
+    beyond it."""
+    depth = depth or session.pool_size()
     ranked = session.retrieve(depth)
     for position, (photo_id, _) in enumerate(ranked, start=1):
         if photo_id == target_id:
@@ -56,7 +63,7 @@ def plugir_ranks(engine, item: EvalItem, rounds: int, id_of: Mapping[str, int]) 
     target_id = id_of[targets[0]]
     ids = tuple(id_of[k] for k in item.pool if k in id_of)
     session: DialogueSession = engine.dialogue(item.query, filters=Filters(ids=ids) if ids else None)
-    depth = len(ids) if ids else max(1000, session.settings.plugir_candidates)
+    depth = session.pool_size()
     target_photo = engine.corpus.photos([target_id])[0]
     image = engine.corpus.load_image(target_photo)
     judge = session.backends.judge

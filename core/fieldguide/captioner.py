@@ -1,5 +1,6 @@
-"""An offline captioner for field-guide pictures: writes a short note from what the encoder's attribute heads
-read in the pixels (the most likely species, stage, view, behaviour, habitat and visible part colours)."""
+"""An offline captioner for field-guide pictures: writes a short note, in the same form as the world's own notes,
+from what the judge network reads in the pixels (the most likely species, stage, view, behaviour, habitat and
+visible part colours)."""
 from __future__ import annotations
 
 from PIL import Image
@@ -19,23 +20,27 @@ def _best(d: dict) -> tuple[object, float]:
 class FieldGuideCaptioner:
     """Captioner backend (stand-in). Register as 'fieldguide' to use it; `photo` metadata is not read."""
 
-    model_id = "fieldguide-captioner@v1"
+    model_id = "fieldguide-captioner@v2"
     is_standin = True
 
     def __init__(self, reader=None):
         if reader is None:
-            from core.fieldguide.encoder import FieldGuideEmbedder
+            from core.fieldguide.judge_net import JudgeReader
 
-            reader = FieldGuideEmbedder()
+            reader = JudgeReader()
         self.reader = reader
+        fingerprint = getattr(reader, "fingerprint", "")
+        self.model_id = f"{type(self).model_id}:{fingerprint}" if fingerprint else type(self).model_id
 
     @classmethod
     def from_settings(cls, settings=None, spec: str = "fieldguide") -> "FieldGuideCaptioner":
         return cls()
 
     def caption(self, image: Image.Image, photo=None) -> str:
+        from core.fieldguide.judge import species_probs
+
         p = self.reader.attribute_probs([image])[0]
-        species, _ = _best(p["species"])
+        species, _ = _best(species_probs(p))
         plan, _ = _best(p["plan"])
         who = plan if species == "none" else f"{by_name(str(species)).common_name} ({species})"
         stage, _ = _best(p["stage"])
@@ -46,7 +51,11 @@ class FieldGuideCaptioner:
         behaviour, _ = _best(p["behaviour"])
         if behaviour != "none":
             item, _ = _best(p["item"])
-            bits.append(behaviour + (f" a {item}" if item and behaviour == "carrying" else ""))
+            if item and behaviour == "carrying":
+                behaviour += f" a {item}"
+            elif item and behaviour == "feeding":
+                behaviour += " on nectar" if item == "nectar" else f" on a {item}"
+            bits.append(behaviour)
         bits.append(_VIEW[_best(p["view"])[0]])
         bits.append(_HABITAT[_best(p["habitat"])[0]])
         parts = []

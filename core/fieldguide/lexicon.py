@@ -93,7 +93,10 @@ CUES: list[tuple[str, str, object]] = [
     ("flower centre", "part", "centre"), ("from below", "view", "underside"), ("from above", "view", "top"),
     ("from the side", "view", "side"), ("in flight", "behaviour", "flying"), ("in bud", "pose", "bud"),
     ("full bloom", "pose", "open"), ("curled up", "pose", "curled"), ("stretched out", "pose", "stretched"),
-    ("a pair", "count", 2),
+    ("a pair", "count", 2), ("wings spread", "pose", "spread"), ("spread wings", "pose", "spread"),
+    ("wings outstretched", "pose", "spread"), ("open wings", "pose", "spread"), ("wings folded", "pose", "folded"),
+    ("folded wings", "pose", "folded"), ("closed wings", "pose", "folded"), ("wing cases closed", "pose", "folded"),
+    ("side by side", "count", 2),
 ]
 WORD_CUES: dict[str, tuple[str, object]] = {
     "side": ("view", "side"), "profile": ("view", "side"), "above": ("view", "top"), "top": ("view", "top"),
@@ -115,7 +118,8 @@ WORD_CUES: dict[str, tuple[str, object]] = {
     "twig": ("item", "twig"), "berry": ("item", "berry"), "leaf": ("item", "leaf"), "seed": ("item", "seed"),
     "fly": ("item", "fly"), "nectar": ("item", "nectar"),
     "adult": ("stage", "adult"), "caterpillar": ("stage", "larva"), "larva": ("stage", "larva"),
-    "larvae": ("stage", "larva"), "tadpole": ("stage", "tadpole"), "tadpoles": ("stage", "tadpole"),
+    "larvae": ("stage", "larva"), "caterpillars": ("stage", "larva"), "tadpole": ("stage", "tadpole"),
+    "tadpoles": ("stage", "tadpole"),
     "bird": ("plan", "bird"), "birds": ("plan", "bird"), "moth": ("plan", "moth"), "moths": ("plan", "moth"),
     "butterfly": ("plan", "moth"), "frog": ("plan", "frog"), "frogs": ("plan", "frog"),
     "beetle": ("plan", "beetle"), "beetles": ("plan", "beetle"), "bug": ("plan", "beetle"),

@@ -1,10 +1,12 @@
-"""Query decomposition by rule and sparse satisfaction by normalised token match (methods.md 5.1-5.2).
+"""Query decomposition by rule and sparse satisfaction by normalised token match with attributes bound to the
+words they describe (methods.md 5.1-5.2).
 
 The LLM version of the decomposition lives in llm_tasks.py and falls back to `rule_decompose` here."""
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from functools import cached_property, lru_cache
 
 MAX_SUBQUERIES = 8
 _FRAMING = re.compile(
@@ -20,6 +22,8 @@ MODIFIERS = frozenset(
     "red orange yellow green blue purple violet pink white black brown grey gray golden silver dark light pale "
     "bright small large big tiny young adult juvenile male female albino spotted striped banded barred "
     "open closed wet dry single two three several many".split())
+_SEGMENT = re.compile(r"[,;.:()]|\band\b|\bbut\b")
+_PREPOSITIONS = frozenset("in on at with near under over above beside among inside by from and or while next".split())
 _SPELLING = {"gray": "grey", "color": "colour", "colors": "colours", "colored": "coloured"}
 
 
@@ -47,18 +51,37 @@ def tokens(text: str) -> list[str]:
 
 
 def core_concept(text: str) -> str:
-    """The entity without its modifiers (colours, sizes, -ing actions); the whole text if nothing is left."""
-    words = [w for w in re.findall(r"[A-Za-z0-9'-]+", text) if w.lower() not in STOPWORDS]
-    core = [w for w in words if w.lower() not in MODIFIERS and not w.lower().endswith("ing")]
-    return " ".join(core or words) or text.strip()
+    """The entity without its modifiers: the first run of words that are neither modifiers (colours, sizes),
+    nor -ing actions, nor stop words ("red flower" -> "flower", "bird carrying a twig" -> "bird"). Never words
+    from different places stitched together; the whole text when nothing is left."""
+    words = re.findall(r"[A-Za-z0-9'-]+", text)
+    run: list[str] = []
+    for w in words:
+        low = w.lower()
+        if low in _PREPOSITIONS and run:
+            break
+        if low in STOPWORDS or low in MODIFIERS or low.endswith("ing"):
+            if run:
+                break
+            continue
+        run.append(w)
+    return " ".join(run) or text.strip()
+
+
+_KEEP_TOGETHER = re.compile(r"\b(in|on)\s+(full\s+bloom|bloom|bud|flight|flower|the\s+wing)\b", re.IGNORECASE)
+_FILLER = re.compile(r"\b(?:showing|shows|show|with)?\s*\bboth\b(?:\s+(?:its|their|the))?\s*", re.IGNORECASE)
 
 
 def rule_decompose(query: str, limit: int = MAX_SUBQUERIES) -> list[SubQuery]:
-    """Split the query at conjunctions and prepositions after removing framing like 'a photo of'."""
+    """Split the query at conjunctions and prepositions after removing framing like 'a photo of'; idioms such as
+    'in bud', 'in full bloom' and 'in flight' stay with their organism. Each part is a whole phrase of the query."""
     text = _FRAMING.sub("", " ".join(query.split())).strip(" .?!")
+    text = _FILLER.sub(" and ", text)
+    protected = _KEEP_TOGETHER.sub(lambda m: m.group(1) + "__" + "__".join(m.group(2).split()), text)
     parts = []
-    for piece in _SPLIT.split(text):
+    for piece in _SPLIT.split(protected):
         piece = re.sub(r"^(?:an?|the|some|its|their)\s+", "", piece.strip(" .?!"), flags=re.IGNORECASE)
+        piece = piece.replace("__", " ")
         if tokens(piece) and piece.lower() not in (p.lower() for p in parts):
             parts.append(piece)
     if not parts:
@@ -80,8 +103,64 @@ def _has(token: str, caption_tokens: set[str]) -> bool:
     return token in caption_tokens or (len(token) >= 4 and any(c.endswith(token) for c in caption_tokens))
 
 
-def satisfies(subquery: str, caption_tokens: set[str]) -> bool:
-    """Sparse satisfaction: every content token of the sub-query occurs in the caption's tokens (normalised:
-    lower case, simple plural stripped, grey/gray unified; a compound word counts for its head word)."""
+def bound_pairs(text: str) -> set[tuple[str, str]]:
+    """(modifier, word it describes) within each comma/period-separated segment: a modifier belongs to the next
+    word that is not a modifier, else to the one before it. "yellow crest, red wings" gives (yellow, crest) and
+    (red, wing), never (red, crest)."""
+    pairs = set()
+    for segment in _SEGMENT.split(text or ""):
+        toks = tokens(segment)
+        for i, t in enumerate(toks):
+            if t not in MODIFIERS:
+                continue
+            head = next((x for x in toks[i + 1:] if x not in MODIFIERS), None)
+            if head is None:
+                head = next((x for x in reversed(toks[:i]) if x not in MODIFIERS), None)
+            if head is not None:
+                pairs.add((t, head))
+    return pairs
+
+
+class CaptionTerms:
+    """What sparse satisfaction reads from one caption: its tokens, which modifier goes with which word, and
+    (read only when a sub-query needs them) its facts in the field-guide world's terms."""
+
+    def __init__(self, text: str):
+        self.text = text or ""
+        self.tokens = token_set(self.text)
+        self.pairs = bound_pairs(self.text)
+
+    @cached_property
+    def facts(self) -> frozenset[str]:
+        from core.fieldguide.facts import text_facts
+
+        return frozenset(text_facts(self.text))
+
+
+@lru_cache(maxsize=4096)
+def _world_need(subquery: str) -> frozenset[str] | None:
+    from core.fieldguide.facts import text_facts, understood
+
+    return frozenset(text_facts(subquery, defaults=False)) if understood(subquery) else None
+
+
+def satisfies(subquery: str, caption: "CaptionTerms | set[str] | str") -> bool:
+    """Sparse satisfaction. A sub-query in the field-guide world's vocabulary is satisfied when the caption
+    states each of its facts (so "in full bloom" matches "flower open", a species name its body plan, and a
+    colour counts only for the part it is said of). Other text: every content token of the sub-query occurs in
+    the caption (normalised: lower case, simple plural stripped, grey/gray unified; a compound word counts for
+    its head word) and each modifier describes the same word in the caption as in the sub-query ("red crest" is
+    not satisfied by "yellow crest, red wings"). A bare token set (no caption text) is matched on tokens only."""
+    if isinstance(caption, str):
+        caption = CaptionTerms(caption)
+    if not isinstance(caption, CaptionTerms):
+        need = tokens(subquery)
+        return bool(need) and all(_has(t, caption) for t in need)
+    world = _world_need(subquery)
+    if world:
+        return world <= caption.facts
     need = tokens(subquery)
-    return bool(need) and all(_has(t, caption_tokens) for t in need)
+    if not need or not all(_has(t, caption.tokens) for t in need):
+        return False
+    return all(any(m == mod and (h == head or h.endswith(head)) for m, h in caption.pairs)
+               for mod, head in bound_pairs(subquery))

@@ -22,9 +22,17 @@ def _has(word: str, have: set[str]) -> bool:
 
 
 def subject_words(text: str) -> list[str]:
-    """The content words of the request's main subject (the core of its first part)."""
-    parts = rule_decompose(rules.subject_text(text) or text)
+    """The content words of the request's main subject (the core of its first part; for a comparison, the two
+    organisms' names)."""
+    pair = rules.comparison_organisms(text)
+    if pair:
+        return [w for name in pair for w in tokens(name)]
+    subject = rules.subject_text(text) or text
+    parts = rule_decompose(subject)
     words = tokens(parts[0].core) if parts else []
+    owner = re.search(r"\bof\s+(.+)$", subject)  # "the crest of the Gold-crested Tuftling": the organism counts
+    if words and owner:
+        words += tokens(owner.group(1))
     return words or tokens(text)
 
 
@@ -42,8 +50,9 @@ def require_subject(task: str, request: str, answer: str) -> None:
 
 
 def from_request_words(part: str, request: str) -> bool:
-    """Every content word of `part` occurs in the request (the words may be reordered)."""
-    need = tokens(part)
+    """Every content word of `part` occurs in the request (the words may be reordered; 'with' may link an
+    organism to one of its attributes: "Slate Reedpiper with a black crest")."""
+    need = [w for w in tokens(part) if w != "with"]
     have = token_set(request)
     return bool(need) and all(_has(w, have) for w in need)
 

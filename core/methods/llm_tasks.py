@@ -72,6 +72,21 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
     return value, "llm"
 
 
+def checked_rule(task: str, value: Any, reply: str, parse: Callable[[str], Any], notices: list[str]) -> Any:
+    """The offline rule's answer, written out as an LLM reply and read back by the task's own parser, so rule
+    answers pass the same checks as LLM answers. A rule answer the checks reject is still used (there is
+    nothing better), with a notice and a log line."""
+    try:
+        parsed = parse(reply)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        parsed = None
+    if parsed is None:
+        log.error("%s: the offline rule's answer failed the task's checks: %r", task, reply)
+        notices.append(f"{task}: the offline rule's answer failed the checks; used it as it is")
+        return value
+    return parsed
+
+
 def parse_json(text: str) -> Any:
     """The first JSON object in `text` (code fences and chatter around it are ignored)."""
     start, end = text.find("{"), text.rfind("}")
@@ -123,11 +138,17 @@ def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
         checks.check_instruction(query, reply.kind, descs, organisms)
         return Instruction(reply.kind, descs, organisms, "llm")
 
+    def rule() -> Instruction:
+        v = rules.instruction(query)
+        reply = json.dumps({"kind": v.kind, "descriptions": v.descriptions})
+        out = checked_rule("visualization instruction", v, reply, checked("visualization instruction", parse),
+                           notices)
+        return Instruction(out.kind, out.descriptions, v.organisms, "rule")
+
     note_model(llm, notices)
     value, _ = ask(llm, "visualization instruction", visret_prompts.INSTRUCTION_SYSTEM,
-                   visret_prompts.instruction_user(query), checked("visualization instruction", parse),
-                   lambda: rules.instruction(query), notices,
-                   json_schema=schemas.schema_for(schemas.VisualInstructionReply))
+                   visret_prompts.instruction_user(query), checked("visualization instruction", parse), rule,
+                   notices, json_schema=schemas.schema_for(schemas.VisualInstructionReply))
     return value
 
 
@@ -140,9 +161,13 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
         checks.require_subject("expert context", query, t)
         return t
 
+    def rule() -> str:
+        v = rules.context(query)
+        return checked_rule("expert context", v, v, checked("expert context", parse), notices)
+
     note_model(llm, notices)
     value, _ = ask(llm, "expert context", rerank_prompts.CONTEXT_SYSTEM, rerank_prompts.context_user(query),
-                   checked("expert context", parse), lambda: rules.context(query), notices, max_tokens=200)
+                   checked("expert context", parse), rule, notices, max_tokens=200)
     return value
 
 
@@ -152,24 +177,31 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
     n = max(2, min(3, int(n)))
     short: list[int] = []
 
-    def parse(text: str) -> list[str] | None:
+    def parse(text: str, strict: bool = True) -> list[str] | None:
         reply = schemas.SubQuestionsReply.model_validate(parse_json(text))
         qs = _strings(reply.questions, 1, 10 * n, max_words=30)
         if not qs:
             return None
         qs = [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs]
         qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])][:n]  # no repeats
-        checks.check_subquestions(query, context, qs)
+        if strict:
+            checks.check_subquestions(query, context, qs)
         if len(qs) < n:
             short.append(len(qs))
             seen = {q.lower() for q in qs}
             qs += [q for q in rules.subquestions(query, n + len(qs)) if q.lower() not in seen][:n - len(qs)]
         return qs
 
+    def rule() -> list[str]:
+        v = rules.subquestions(query, n)
+        # the rule words questions from the field guide's lexicon ("Is it flying?" for "in flight"), so they are
+        # checked for shape, not for the request's own words
+        return checked_rule("sub-questions", v, json.dumps({"questions": v}),
+                            checked("sub-questions", lambda text: parse(text, strict=False)), notices)
+
     note_model(llm, notices)
     value, source = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
-                        rerank_prompts.subq_user(query, context), checked("sub-questions", parse),
-                        lambda: rules.subquestions(query, n), notices,
+                        rerank_prompts.subq_user(query, context), checked("sub-questions", parse), rule, notices,
                         json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)},
                                                        echo=" ".join(query.split())))
     if source == "llm" and short:
@@ -180,16 +212,14 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
 
 # ---- Pareto coverage ------------------------------------------------------------------------------------------
 def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) -> list[SubQuery]:
-    from core.methods.decompose import rule_decompose
-
     invented: list[str] = []
 
-    def parse(text: str) -> list[SubQuery] | None:
+    def parse(text: str, strict: bool = True) -> list[SubQuery] | None:
         reply = schemas.DecompositionReply.model_validate(parse_json(text))
         out = []
         for p in reply.parts:
             t = _one_line(p.text)
-            if not checks.from_request_words(t, query):  # a part the user never asked for
+            if strict and not checks.from_request_words(t, query):  # a part the user never asked for
                 invented.append(t)
                 continue
             core = _one_line(p.core)
@@ -200,10 +230,20 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
             raise checks.Unusable(f"no part uses the request's words ({'; '.join(invented)})")
         return out[:limit]
 
+    def rule() -> list[SubQuery]:
+        subs, split = rules.decomposition(query, limit)
+        if not split:
+            notices.append(rules.CANNOT_SPLIT)
+        reply = json.dumps({"parts": [{"text": q.text, "core": q.core} for q in subs]})
+        # the rule may add the field guide's words ("Ember-crested Tuftling with a red crest" for a comparison of
+        # crests), so its parts are checked for shape, not for words outside the request
+        return checked_rule("query decomposition", subs, reply,
+                            checked("query decomposition", lambda text: parse(text, strict=False)), notices)
+
     note_model(llm, notices)
     value, source = ask(llm, "query decomposition", coverage_prompts.DECOMPOSE_SYSTEM.format(limit=limit),
-                        coverage_prompts.decompose_user(query), checked("query decomposition", parse),
-                        lambda: rule_decompose(query, limit), notices,
+                        coverage_prompts.decompose_user(query), checked("query decomposition", parse), rule,
+                        notices,
                         json_schema=schemas.schema_for(schemas.DecompositionReply, items={"parts": (1, limit)}))
     if source == "llm" and invented:
         notices.append("query decomposition: left out parts that are not in the request: " + "; ".join(invented))
@@ -223,9 +263,15 @@ def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: l
         cited, foreign = checks.cited_ids(text, ids)
         return {"text": text, "cited_ids": cited, "verified": bool(cited) and not foreign, "foreign_ids": foreign}
 
+    def rule() -> dict:
+        v = rules.answer(question, notes)
+        out = dict(checked_rule("answer", v, v["text"], parse, notices))
+        out.pop("foreign_ids", None)
+        return {**out, "verified": False}
+
     note_model(llm, notices)
     value, source = ask(llm, "answer", answer_prompts.ANSWER_SYSTEM, answer_prompts.answer_user(question, notes),
-                        parse, lambda: rules.unverified_answer(notes), notices, max_tokens=250)
+                        parse, rule, notices, max_tokens=250)
     if source == "llm":
         foreign = value.pop("foreign_ids")
         if foreign:
@@ -247,7 +293,10 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
         checks.keeps_subject(description, t)
         return t
 
-    rule = lambda: rules.reformulate(description, turns)  # noqa: E731
+    def rule() -> str:
+        v = rules.reformulate(description, turns)
+        return checked_rule("reformulation", v, v, checked("reformulation", parse), notices)
+
     note_model(llm, notices)
     value, source = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM, user,
                         checked("reformulation", parse), rule, notices)
@@ -257,7 +306,8 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
     return value
 
 
-def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, notices: list[str]) -> list[str]:
+def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, notices: list[str],
+                      temperature: float = 0.7) -> list[str]:
     asked = {q.strip().lower() for q, _ in turns}
 
     def parse(text: str) -> list[str] | None:
@@ -271,12 +321,16 @@ def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, n
             raise checks.Unusable("every proposed question was asked already")
         return fresh[:n]
 
+    def rule() -> list[str]:
+        v = rules.questions(caption, turns, candidates, n)
+        return checked_rule("questioner", v, json.dumps({"questions": v}), checked("questioner", parse), notices)
+
     note_model(llm, notices)
-    value, _ = ask(llm, "questioner", plugir_prompts.QUESTIONER_SYSTEM.format(n=n),
-                   plugir_prompts.questioner_user(caption, turns, candidates), checked("questioner", parse),
-                   lambda: rules.questions(caption, turns, candidates, n), notices,
+    value, _ = ask(llm, "questioner", plugir_prompts.questioner_system(n),
+                   plugir_prompts.questioner_user(caption, turns, candidates), checked("questioner", parse), rule,
+                   notices,
                    json_schema=schemas.schema_for(schemas.QuestionsReply, items={"questions": (1, max(1, n))}),
-                   temperature=0.0)
+                   temperature=temperature, max_tokens=64 + 32 * max(1, n))
     return value
 
 
@@ -291,11 +345,15 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
             return None
         return [q for q, a in zip(questions, answers) if "uncertain" in str(a).lower()]
 
+    def rule() -> list[str]:
+        said = rules.filter_answers(caption, turns, questions)
+        return checked_rule("question filter", [q for q, a in zip(questions, said) if a == "uncertain"],
+                            json.dumps({"answers": said}), parse, notices)
+
     note_model(llm, notices)
     count = max(1, len(questions))
     kept, _ = ask(llm, "question filter", plugir_prompts.FILTER_SYSTEM,
-                  plugir_prompts.filter_user(caption, turns, questions), parse,
-                  lambda: rules.uncertain_questions(caption, turns, questions), notices,
+                  plugir_prompts.filter_user(caption, turns, questions), parse, rule, notices,
                   json_schema=schemas.schema_for(schemas.FilterReply, items={"answers": (count, count)}))
     asked = {q.strip().lower() for q, _ in turns}
     kept = [q for q in kept if q.strip().lower() not in asked]

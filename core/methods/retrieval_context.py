@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-LOGIT_SCALE = 100.0  # CLIP-like temperature for softmax over similarities
+PAPER_SOFTMAX_TEMPERATURE = 1.0  # the paper's p(x) = exp(sim(c, x)) / sum exp(sim(c, x')): no extra scale
 
 
-def candidate_count(round_index: int, first: int, pool_size: int) -> int:
-    """n_t: `first` at round 0, shrinking by a tenth of it each round down to a tenth; never above the pool."""
-    step = max(1, first // 10)
-    n = max(step, first - round_index * step)
-    return max(1, min(n, pool_size))
+def candidate_count(round_index: int, pool_size: int, share: float = 0.01, floor: int = 50,
+                    cap: int = 500) -> int:
+    """n_t: at round 0 about `share` of the pool (the paper: about 1%, e.g. 500 of 50k), at least `floor` and at
+    most `cap`; then one tenth of that less each round, never below `floor`; never above the pool."""
+    n0 = min(max(1, int(cap)), max(int(floor), int(round(share * pool_size))))
+    step = max(1, n0 // 10)
+    n = max(int(floor), n0 - round_index * step)
+    return max(1, min(n, n0, pool_size))
 
 
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -43,8 +46,9 @@ def cluster(vectors: np.ndarray, m: int, seed: int = 0) -> np.ndarray:
     return labels[:, 0].astype(np.int64)
 
 
-def caption_entropies(caption_image_sim: np.ndarray, scale: float = LOGIT_SCALE) -> np.ndarray:
-    """H(x) per candidate x: entropy of softmax over the candidate images of sim(caption(x), image).
+def caption_entropies(caption_image_sim: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """H(x) per candidate x: entropy of softmax over the candidate images of scale * sim(caption(x), image)
+    (scale = 1 / the softmax temperature).
 
     caption_image_sim[x, y] = cosine between the caption of candidate x and the image of candidate y."""
     return entropy(softmax(scale * np.asarray(caption_image_sim, dtype=np.float64), axis=1), axis=1)
@@ -70,7 +74,7 @@ def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def kl_select(caption_vec: np.ndarray, question_vecs: np.ndarray, image_vecs: np.ndarray,
-              scale: float = LOGIT_SCALE) -> tuple[int, list[float]]:
+              scale: float = 1.0) -> tuple[int, list[float]]:
     """Index of the question whose text ("c_t, q") changes the retrieval distribution least:
     argmin_q KL(p_c || p_{c,q}), p = softmax over `image_vecs` (candidates ranked 11..n_t) of the similarity.
     Returns (index, every KL value). Ties go to the earlier question."""

@@ -14,7 +14,8 @@ from core.fieldguide.render import render
 from core.fieldguide.training import TrainConfig, train
 from core.fieldguide.world import sample_observations
 
-HAVE_WEIGHTS = (ASSET_DIR / WEIGHTS_NAME).exists() and (ASSET_DIR / CONFIG_NAME).exists()
+HAVE_WEIGHTS = (ASSET_DIR / WEIGHTS_NAME).exists() and (ASSET_DIR / CONFIG_NAME).exists() and \
+    (ASSET_DIR / "judge.pt").exists()
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def test_registry_builds_embedder_and_judge_from_committed_weights():
     emb = create_embedder(s)
     assert emb.model_id.startswith("fieldguide-dual-encoder@") and emb.is_standin
     judge = create_judge(s, emb)
-    assert isinstance(judge, Judge) and judge.model_id == "fieldguide-judge@v1" and judge.is_standin
+    assert isinstance(judge, Judge) and judge.model_id.startswith("fieldguide-judge@v2:") and judge.is_standin
 
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")

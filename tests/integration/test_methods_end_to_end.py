@@ -152,7 +152,9 @@ def test_cli_text_output_and_chat_ends_on_eof(world):
     chat = cli(data, "chat", "a small bird", "--rounds", "3", "--json", stdin="yes\nmark 1\n", timeout=120)
     assert chat.returncode == 0, chat.stderr
     session = json.loads(chat.stdout)
-    assert len(session["turns"]) == 2 and session["results"]
+    # "yes" is a turn; a marked photo is relevance feedback (no turn, no pasted note), shown with its rank
+    assert len(session["turns"]) == 1 and session["results"] and session["relevant"] == [1]
+    assert [m["id"] for m in session["marked"]] == [1] and len(session["history"]) == 3
     assert "(end of input)" in chat.stderr
     closed = cli(data, "chat", "a small bird", stdin="", timeout=60)
     assert closed.returncode == 0 and "Q1:" in closed.stdout

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.methods import llm_tasks
+from core.methods import llm_tasks, rules
 from core.methods.llm_schemas import DecompositionReply, schema_for
 from tests.fakes import FakeLLM
 
@@ -115,7 +115,9 @@ def test_reformulation_that_drops_the_subject_is_not_used():
     notices: list[str] = []
     llm = FakeLLM({"First description": "red wings at dusk"})
     out = llm_tasks.reformulate(llm, "a moth on bark", "a moth on bark", [("Colour?", "red wings")], notices)
-    assert out == "a moth on bark, red wings" and "unusable" in notices[0]
+    # the offline rule's text instead (in the world's words: "bark" is the world's "tree bark")
+    assert out == rules.reformulate("a moth on bark", [("Colour?", "red wings")]) and "unusable" in notices[0]
+    assert "moth" in out and out.endswith("red wings") and "dusk" not in out
     kept = FakeLLM({"First description": "a moth with red wings on bark"})
     assert llm_tasks.reformulate(kept, "a moth on bark", "a moth on bark", [("Colour?", "red wings")], []) == \
         "a moth with red wings on bark"

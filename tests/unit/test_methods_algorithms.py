@@ -164,8 +164,11 @@ def test_cluster_is_seeded_and_separates_obvious_groups():
     assert list(cluster(x[:3], 10)) == [0, 1, 2]
 
 
-def test_candidate_schedule_shrinks_and_respects_the_pool():
-    counts = [candidate_count(t, 500, 50_000) for t in range(12)]
+def test_candidate_schedule_is_a_share_of_the_pool_with_a_floor_and_shrinks():
+    counts = [candidate_count(t, 50_000) for t in range(12)]  # about 1% of 50k: the paper's 500, 450, ..., 50
     assert counts[:3] == [500, 450, 400] and counts[9] == 50 and counts[11] == 50
-    assert candidate_count(0, 500, 120) == 120
     assert all(a >= b for a, b in itertools.pairwise(counts))
+    assert candidate_count(0, 120) == 50 and candidate_count(3, 120) == 50  # the floor, on a small pool
+    assert candidate_count(0, 30) == 30  # never more than the pool
+    assert candidate_count(0, 10_000_000) == 500 and candidate_count(0, 10_000_000, cap=2000) == 2000
+    assert [candidate_count(t, 20_000, share=0.01, floor=20) for t in (0, 1, 9, 10)] == [200, 180, 20, 20]

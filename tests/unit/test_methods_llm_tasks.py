@@ -71,9 +71,12 @@ def test_decomposition_and_token_match():
 
 
 def test_plugir_rules():
+    # "yes" adds the question's content in the world's words, free text is kept, "no" / "not sure" add nothing
     assert rules.reformulate("a bird", [("Is the bird perching?", "yes"), ("Colour?", "red wings"),
                                         ("Is it night?", "not sure"), ("Is it wet?", "no")]) == \
-        "a bird, the bird perching, red wings"
+        "a bird, perched, red wings"
+    assert rules.reformulate("a nest", [("Does the photo show a cowbird egg?", "yes: a speckled egg")]) == \
+        "a nest, a cowbird egg"  # outside the world's words: the question's content, never the reason
     qs = rules.questions("a bird", [], ["bird, perching, red wings", "bird, flying, red wings", "bird, perching"], 3)
     assert len(qs) == 3 and all(q.endswith("?") for q in qs)
     kept = rules.uncertain_questions("a bird with red wings", [], ["Does the photo show red wings?",
@@ -92,7 +95,7 @@ def test_filter_keeps_uncertain_and_never_empties():
     kept = llm_tasks.filter_questions(llm2, "c", turns, ["q1?", "q2?"], notices,
                                       ["red wings, perching", "blue wings, flying", "perching on a twig"], n=3)
     assert kept and not {"q1?", "q2?", turns[0][0]} & set(kept)
-    assert kept[0] == "Is the subject flying?"  # the rule's best split whose words are not known yet, as a question
+    assert kept[0] == "Are its wings blue?"  # the rule's best split that the dialogue does not settle yet
     assert any("already answer every proposed question" in n for n in notices)
 
 
@@ -109,4 +112,6 @@ def test_rule_reads_how_does_part_of_a_differ_from_that_of_b():
                       "the Gold-crested Tuftling (Tuftilla aurifrons)?")
     assert ins.kind == "comparison"
     assert ins.organisms == ["Ember-crested Tuftling (Tuftilla rubrifrons)", "Gold-crested Tuftling (Tuftilla aurifrons)"]
-    assert all(d.endswith("crest clearly visible") for d in ins.descriptions)  # the part, not the other name
+    # each description names its own organism, the part and the view that shows it, not the other name
+    assert ins.descriptions == ["an Ember-crested Tuftling seen from the side showing its crest",
+                                "a Gold-crested Tuftling seen from the side showing its crest"]

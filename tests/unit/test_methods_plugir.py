@@ -20,7 +20,8 @@ def make(tmp_path, llm=None, n=40):
     parts = ["red wings", "blue wings", "perching", "flying", "on a flower"]
     photos = [Photo(path=f"{i}.png", id=i + 1, common_name="bird",
                     caption=f"{parts[i % 5]}, {parts[(i // 5) % 5]}") for i in range(n)]
-    s = Settings(data_dir=str(tmp_path), k=5, plugir_candidates=30, plugir_clusters=4, plugir_questions=5)
+    s = Settings(data_dir=str(tmp_path), k=5, plugir_candidates=30, plugir_candidate_share=0.75,
+                 plugir_candidate_floor=10, plugir_clusters=4, plugir_questions=5)
     backends = FakeBackends(embedder=FakeEmbedder(DIM), llm=llm or FakeLLM(is_standin=True))
     return FakeSearch(photos, vecs, s, backends=backends)
 
@@ -36,8 +37,11 @@ def test_session_asks_grounded_questions_and_re_retrieves(tmp_path):
     assert len(hits) == 5 and session.caption == "a small bird, red wings"
     q2 = session.next_question()
     assert q2.round == 1 and q2.n_candidates == 27
+    turns, caption = list(session.turns), session.caption
     session.answer(marked=[hits[0].photo_id])
-    assert session.relevant == [hits[0].photo_id] and session.turns[-1][1].startswith("like these photos")
+    assert session.relevant == [hits[0].photo_id]
+    assert session.turns == turns and session.caption == caption  # a marked photo is feedback, not pasted text
+    assert session.marked_ranks()[0]["id"] == hits[0].photo_id
     assert len(session.to_json()["history"]) == 3
 
 
@@ -130,4 +134,4 @@ def test_user_reply_strips_judge_boilerplate():
     from core.methods.rules import reformulate
 
     turns = [("Are the wings red?", "yes: a red patch on the wing"), ("Is it flying?", "no: it sits on a twig")]
-    assert reformulate("a bird", turns) == "a bird, the wings red, a red patch on the wing"
+    assert reformulate("a bird", turns) == "a bird, with red wings"  # the confirmed fact, not the reason

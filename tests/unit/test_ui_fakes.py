@@ -53,7 +53,7 @@ class FakeDialogue:
         self.turns: list[tuple[str, str]] = []
         self.notices: list[str] = []
         self.pending = None
-        self.marked: list[int] = []
+        self.relevant: list[int] = []  # photos marked as looking right, as DialogueSession keeps them
 
     def hits(self, k=None):
         ids = list(range(1, N_PHOTOS + 1))[len(self.turns):][:5]
@@ -64,7 +64,7 @@ class FakeDialogue:
         return self.pending
 
     def answer(self, text="", marked=(), not_relevant=(), question=None):
-        self.marked += list(marked)
+        self.relevant += [i for i in marked if i not in self.relevant]
         self.turns.append((self.pending.text, text))
         self.caption = f"{self.description}, {text}"
         return self.hits()

@@ -25,14 +25,14 @@ def test_two_dialogue_turns_update_gallery_and_log(setup):
     h = DialogueHandlers(engine, log)
     chat, _, gallery0, caption, _, answer, st = h.start("a frog on a leaf", None)
     assert chat[-1] == {"role": "assistant", "content": "Question 1?"} and answer == ""
-    marked, st = h.mark(st, SimpleNamespace(index=1))
-    assert "2" in marked and st["marked"] == [2]
+    _, marked, st = h.mark(st, SimpleNamespace(index=1))
+    assert "#2" in marked and st["marked"] == [2]
     chat, _, gallery1, caption, *_, st = h.turn("yes", st)
     assert gallery1 != gallery0 and caption == "a frog on a leaf, yes"
     chat, _, gallery2, *_, st = h.not_sure(st)
     assert gallery2 != gallery1 and chat[-2] == {"role": "user", "content": "not sure"}
     detail = log.session(st["id"])
-    assert [(t.question, t.answer) for t in detail.turns] == [("", "a frog on a leaf"), ("Question 1?", "yes"),
+    assert [(t.question, t.answer) for t in detail.turns] == [("", "a frog on a leaf"), ("Question 1?", "yes · these look right: #2"),
                                                               ("Question 2?", "not sure")]
     assert all(t.request_id for t in detail.turns) and len(detail.requests) == 3
     with pytest.raises(gr.Error, match="empty"):

@@ -80,6 +80,7 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert picked == state["hits"][0]["id"]
     n_questions = len(state["stages"]["rerank"]["subquestions"])
     assert html.count('class="ecolens-badge ') == n_questions and "50% sure it is yes" in html
+    assert "badge-unsure" in html and "can&#x27;t tell" in html  # a 50% check is neither yes nor no
     assert "Checks passed: 50%" in html and outs[-1][3].startswith("Scores: checks passed, that is")
     assert outs[-1][7]["results"][0]["badges"][0]["p_yes"] == pytest.approx(0.5)
     assert "<script>" not in html and "&lt;script&gt;" in html  # captions escaped

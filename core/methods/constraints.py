@@ -1,0 +1,88 @@
+"""What a dialogue has learnt from yes/no answers, as constraints on the candidates: each answered question is
+put to the judge for the best-ranked candidates, and those whose answer contradicts the user's move down (a
+filter on the judged attribute). Questions are compared by a normalised key (their facts in the field-guide
+world's terms, else their content words), never by wording, so a question is never asked twice."""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+from core.backends.base import JudgeRequest
+from core.fieldguide.facts import content_key, question_facts
+from core.methods.confidence import p_yes
+
+log = logging.getLogger(__name__)
+
+
+def question_key(question: str) -> str:
+    """'view=underside' for both "Is it seen from below?" and "Is this an underside view?"; content words
+    ("words:nest,twig") for questions outside the world's terms."""
+    facts = question_facts(question)
+    if facts:
+        return "|".join(sorted(f for f in facts if not f.startswith("part:")) or sorted(facts))
+    return "words:" + ",".join(sorted(content_key(question)))
+
+
+@dataclass
+class Constraint:
+    """One answered question: the candidates the judge answers the other way move down."""
+
+    question: str
+    key: str
+    wanted: bool  # True: the user said yes; False: no (a negative constraint)
+    checked: int = 0  # candidates the judge looked at so far
+    contradicting: int = 0  # of those, how many answered the other way (moved down)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ConstraintChecker:
+    """Judges (photo, question) pairs once each and reorders a ranking by how many constraints a photo breaks."""
+
+    def __init__(self, backends, photos: Callable[[Sequence[int]], list], load: Callable[[Any], Any], query: str,
+                 notice: Callable[[str], None]):
+        self.backends, self.photos, self.load, self.query, self.notice = backends, photos, load, query, notice
+        self.memo: dict[tuple[int, str], float] = {}
+        self.failed = False
+
+    def _p_yes(self, photo, question: str) -> float | None:
+        key = (int(photo.id), question)
+        if key not in self.memo:
+            req = JudgeRequest(image=None, question=question, query=self.query, photo=photo)
+            try:
+                ans = self.backends.judge.ask(req, load=lambda p=photo: self.load(p))
+            except Exception as exc:  # a failed judge leaves the ranking as the embedding made it
+                log.exception("dialogue constraint check: the judge failed on photo %s", photo.id)
+                self.notice(f"the judge failed while checking answers against the candidates ({exc}); those "
+                            "answers only changed the description")
+                self.failed = True
+                return None
+            self.memo[key] = p_yes(ans.top_logprobs)
+        return self.memo[key]
+
+    def reorder(self, ranked: list[tuple[int, float]], constraints: Sequence[Constraint],
+                depth: int) -> list[tuple[int, float]]:
+        """The top `depth` of `ranked` sorted by the number of broken constraints (then the original order);
+        the rest unchanged. A photo breaks a constraint when the judge's p(yes) is on the other side of 0.5."""
+        if not constraints or depth <= 0 or self.failed:
+            return ranked
+        head, tail = ranked[:depth], ranked[depth:]
+        photos = {p.id: p for p in self.photos([i for i, _ in head])}
+        broken: dict[int, int] = {}
+        for c in constraints:
+            c.checked = c.contradicting = 0
+            for pid, _ in head:
+                photo = photos.get(pid)
+                p = self._p_yes(photo, c.question) if photo is not None else None
+                if self.failed:
+                    return ranked
+                if p is None:
+                    continue
+                c.checked += 1
+                if (p >= 0.5) != c.wanted:
+                    c.contradicting += 1
+                    broken[pid] = broken.get(pid, 0) + 1
+        order = sorted(range(len(head)), key=lambda r: (broken.get(head[r][0], 0), r))
+        return [head[r] for r in order] + tail

@@ -1,0 +1,295 @@
+"""The offline rules for requests in the field-guide world's vocabulary: sub-questions, picture descriptions,
+decompositions, field-guide context, dialogue questions, the uncertainty filter, reformulation and answers,
+all written as short sentences from the world's lexicon. Every function returns None for text it cannot
+read; rules.py then uses its plain generic wording."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from core.fieldguide.facts import question_facts, text_facts, understood
+from core.fieldguide.phrasing import (a, attr_question, describe_request, entity, field_note, identity_question,
+                                      identity_with, known_colour, modifier, part_with, picture_description,
+                                      species_fact_question)
+from core.fieldguide.reading import read_text
+from core.fieldguide.request import Attr, Request, Target, _target, read_request
+from core.fieldguide.species import PART_PHRASE, SPECIES
+from core.methods.decompose import SubQuery
+
+RULE_NOTE = "(Written by the offline rule from the field guide, not by an expert model.)"
+_SINGLE = ("species", "plan", "view", "pose", "behaviour", "habitat", "count", "stage", "item")
+YES = {"yes", "y", "yeah", "yep", "correct", "true"}
+NO = {"no", "n", "nope", "false"}
+UNSURE = {"not sure", "unsure", "don't know", "dont know", "no idea", "maybe", "unknown", "?", ""}
+
+
+def _main_attr(t: Target, part: str) -> Attr:
+    colour = known_colour(t, part)
+    return Attr("colour", colour, part) if colour else Attr("part", "", part)
+
+
+def subquestions(query: str, n: int) -> list[str] | None:
+    req = read_request(query)
+    if req is None:
+        return None
+    ts = req.targets
+    if req.kind == "feature":
+        return [identity_question(ts[0]), attr_question(_main_attr(ts[0], req.part), ts[0])][:n]
+    if req.kind == "comparison":
+        return [f"Is this {a(ts[0].noun)} or {a(ts[1].noun)}?", attr_question(Attr("part", "", req.part), ts[0])]
+    if len(ts) == 1:
+        t = ts[0]
+        qs = [identity_question(t)]
+        if t.count == 2:
+            qs.append(attr_question(Attr("count", 2)))
+        qs += [attr_question(x, t) for x in t.attrs]
+        if len(qs) < 2:
+            qs.append(f"Is the whole {t.noun} visible?")
+        return qs[:n]
+    qs = [identity_with(t, t.attrs[0]) if t.attrs else identity_question(t) for t in ts]
+    return qs[:n]
+
+
+def decomposition(query: str, limit: int) -> list[SubQuery] | None:
+    req = read_request(query)
+    if req is None:
+        return None
+    if req.kind in ("feature", "comparison"):
+        parts = [part_with(t, _main_attr(t, req.part)) for t in req.targets]
+    else:
+        parts = []
+        for t in req.targets:
+            parts += [part_with(t, x) for x in t.attrs] or [entity(t)]
+    return [SubQuery(p, t) for p, t in zip(parts, _cores(req, parts))][:limit]
+
+
+def _cores(req: Request, parts: list[str]) -> list[str]:
+    out = []
+    for p in parts:
+        t = next((t for t in req.targets if t.noun in p), req.targets[0])
+        out.append(t.noun)
+    return out
+
+
+def instruction(query: str):
+    from core.methods.llm_tasks import Instruction
+    from core.methods.rules import comparison_organisms
+
+    req = read_request(query)
+    if req is None:
+        return None
+    if req.kind == "comparison":
+        orgs = comparison_organisms(query) or [t.noun for t in req.targets]
+        return Instruction("comparison", [picture_description(t, req.part) for t in req.targets], orgs, "rule")
+    if req.kind == "feature":
+        return Instruction("feature", [picture_description(req.targets[0], req.part)], [], "rule")
+    return Instruction("scene", [" and ".join(picture_description(t) for t in req.targets)], [], "rule")
+
+
+def context(query: str) -> str | None:
+    req = read_request(query)
+    if req is None:
+        return None
+    notes = [field_note(t.species) for t in req.targets if t.species is not None]
+    return " ".join([describe_request(req), *dict.fromkeys(notes), RULE_NOTE])
+
+
+# ---- PlugIR -----------------------------------------------------------------------------------------------
+def _conflicts(fact: str, known: set[str]) -> bool:
+    key, _, value = fact.partition("=")
+    if not value or not (key in _SINGLE or key.startswith("colour:")):
+        return False
+    return any(k.partition("=")[0] == key and k != fact for k in known)
+
+
+def settled_by_denials(fact: str, denied: set[str], candidate_facts: list[set[str]]) -> bool:
+    """True when the 'no' answers leave `fact` the only value of its attribute among the candidates (after "no"
+    to "Are its wings folded?", asking "Are its wings spread?" would ask the same thing again)."""
+    key = fact.partition("=")[0]
+    if not (key in _SINGLE or key.startswith("colour:")) or not any(d.partition("=")[0] == key for d in denied):
+        return False
+    values = {f for fs in candidate_facts for f in fs if f.partition("=")[0] == key} - denied
+    return values <= {fact}
+
+
+def denied_facts(turns) -> set[str]:
+    """Facts the user said no to."""
+    return _settled("", turns)[1]
+
+
+def consistent(caption: str, turns, per: list[set[str]]) -> list[set[str]]:
+    """The candidates' facts, leaving out candidates whose kind of organism (body plan, species, life stage)
+    contradicts the caption or a 'yes' (a moth among the candidates for "a bird") and candidates that have
+    something the user said no to: questions are about the candidates still in play. All of them if fewer
+    than two are left."""
+    known, denied, _ = _settled(caption, turns)
+    keep = [fs for fs in per if not (fs & denied) and not any(_conflicts(f, known) for f in fs
+                                                               if f.partition("=")[0] in ("plan", "species", "stage"))]
+    return keep if len(keep) >= 2 else per
+
+
+def answer_word(answer: str) -> str:
+    """yes / no / unsure / text for a user's reply ('yes: the wings are red' is yes)."""
+    a_norm = " ".join((answer or "").lower().split()).strip(" .!")
+    head = re.split(r"[:,;-]", a_norm, maxsplit=1)[0].strip()
+    if a_norm in UNSURE:
+        return "unsure"
+    if head in YES:
+        return "yes"
+    if head in NO:
+        return "no"
+    return "text"
+
+
+def _settled(caption: str, turns) -> tuple[set[str], set[str], set[frozenset[str]]]:
+    """Facts the caption and the yes answers state, facts the no answers deny, and the asked questions' facts."""
+    known, denied, asked = set(text_facts(caption, defaults=False)), set(), set()
+    for q, ans in turns:
+        facts = question_facts(q)
+        asked.add(facts)
+        word = answer_word(ans)
+        if word == "yes":
+            known |= facts
+        elif word == "no" and len(facts) == 1:
+            denied |= facts
+        elif word == "text":
+            known |= set(text_facts(ans, defaults=False))
+    return known, denied, asked
+
+
+def _fact_question(fact: str, item_of: dict[str, str]) -> str:
+    key, _, value = fact.partition("=")
+    if key == "species":
+        return species_fact_question(next(s for s in SPECIES if s.scientific_name == value))
+    if key == "plan":
+        return f"Is this {a(value)}?"
+    if key.startswith("colour:"):
+        return attr_question(Attr("colour", value, key.split(":", 1)[1]))
+    if key == "item":
+        return attr_question(Attr("behaviour", item_of.get(value, "carrying"), item=value))
+    if key == "count":
+        return attr_question(Attr("count", int(value)))
+    return attr_question(Attr(key, value))
+
+
+def questions(caption: str, turns, candidates: list[str], n: int) -> list[str] | None:
+    """Questions about facts that some but not all candidate captions state (best split first), that the
+    caption and the dialogue do not settle and that were not asked in any wording."""
+    per = [text_facts(c) for c in candidates if c.strip()]
+    if not per or not all(any(f.startswith(("species=", "plan=")) for f in fs) for fs in per):
+        return None
+    known, denied, asked = _settled(caption, turns)
+    per = consistent(caption, turns, per)
+    asked_facts = set().union(*asked) if asked else set()
+    counts: Counter[str] = Counter(f for fs in per for f in fs if not f.startswith(("part:", "stage=adult")))
+    item_of: dict[str, str] = {}
+    for fs in per:
+        for f in fs:
+            if f.startswith("item="):
+                beh = next((x.split("=")[1] for x in fs if x.startswith("behaviour=")), "carrying")
+                item_of.setdefault(f.split("=")[1], beh)
+    half = len(per) / 2.0
+    usable = [f for f, c in counts.items() if 0 < c < len(per) and f not in known and f not in denied
+              and f not in asked_facts and not _conflicts(f, known) and not f.startswith("behaviour=none")
+              and not settled_by_denials(f, denied, per)]
+    usable.sort(key=lambda f: (abs(counts[f] - half), f))
+    return [_fact_question(f, item_of) for f in usable[:n]] or None
+
+
+def filter_answers(caption: str, turns, questions_: list[str]) -> list[str] | None:
+    """Per question what the caption and dialogue alone say: 'yes', 'no', 'asked before' or 'uncertain';
+    None when no question is in the world's terms."""
+    known, denied, asked = _settled(caption, turns)
+    out = []
+    seen = False
+    for q in questions_:
+        facts = question_facts(q)
+        if not facts:
+            out.append(None)
+            continue
+        seen = True
+        if facts in asked:
+            out.append("asked before")
+        elif facts <= known:
+            out.append("yes")
+        elif facts & denied or any(_conflicts(f, known) for f in facts):
+            out.append("no")
+        else:
+            out.append("uncertain")
+    return out if seen else None
+
+
+def caption_of(t: Target, part: str = "") -> str:
+    """A target as a short caption: 'a Gold-crested Tuftling showing its crest', 'a bird carrying a twig'."""
+    return f"{entity(t, article=True)} {modifier(Attr('part', '', part), t.plan)}" if part else \
+        picture_description(t)
+
+
+def _confirmed_phrase(question: str) -> str | None:
+    """What a question answered 'yes' adds to a description: 'seen from below', 'a Gold-crested Tuftling'."""
+    if not understood(question):
+        return None
+    r = read_text(question)
+    t = _target(r, question)
+    if t.species is not None:
+        extra = [modifier(x, t.plan) for x in t.attrs]
+        return " ".join([a(t.noun), *extra])
+    if not t.attrs:
+        return a(t.noun) if (t.plan or t.stage) else None
+    return ", ".join(modifier(x, t.plan) for x in t.attrs)
+
+
+def reformulate(description: str, turns) -> str | None:
+    """The first description plus what each 'yes' confirmed, in the world's words; None when a confirmed
+    question is not in the world's terms."""
+    base = " ".join(description.split()).rstrip(".?!")
+    req = read_request(base)
+    if req is not None:  # the request as a caption: what a matching photo shows, in the world's words
+        part = req.part if req.kind in ("feature", "comparison") else ""
+        base = " or ".join(caption_of(t, part) for t in req.targets) if req.kind == "comparison" else \
+            " and ".join(caption_of(t, part) for t in req.targets)
+    have = set(text_facts(base, defaults=False))
+    bits = [base]
+    for q, ans in turns:
+        word = answer_word(ans)
+        if word == "yes":
+            phrase = _confirmed_phrase(q)
+            if phrase is None:
+                return None
+            new = set(question_facts(q)) - have
+            if new and phrase not in bits:
+                bits.append(phrase)
+                have |= new
+        elif word == "text":
+            bits.append(" ".join(ans.split()).rstrip("."))
+    return ", ".join(b for b in bits if b)
+
+
+def answer(question: str, notes: list[tuple[int, str]]) -> dict | None:
+    """An unverified answer to a colour question read from the photos' notes, citing them; None otherwise."""
+    req = read_request(question)
+    if req is None or req.kind not in ("feature", "comparison") or not notes:
+        return None
+    head = "Unverified (offline rule, no language model):"
+    said = []
+    for t in req.targets:
+        if t.species is None:
+            return None
+        colours: dict[str, list[int]] = {}
+        for pid, note in notes:
+            facts = text_facts(note)
+            if f"species={t.species.scientific_name}" in facts:
+                for f in facts:
+                    if f.startswith(f"colour:{req.part}="):
+                        colours.setdefault(f.split("=", 1)[1], []).append(pid)
+        noun = PART_PHRASE.get(req.part, req.part)
+        if colours:
+            colour, ids = max(colours.items(), key=lambda kv: (len(kv[1]), kv[0]))
+            cites = " ".join(f"[{i}]" for i in ids[:3])
+            said.append(f"the notes of the best-matching photos describe the {noun} of the {t.noun} as {colour} "
+                        f"{cites}")
+        else:
+            said.append(f"none of the best-matching photos' notes describes the {noun} of the {t.noun}")
+    text = f"{head} " + "; ".join(said) + "."
+    cited = [int(x) for x in re.findall(r"\[(\d+)\]", text)]
+    return {"text": text, "cited_ids": list(dict.fromkeys(cited)), "verified": False}

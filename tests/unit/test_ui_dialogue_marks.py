@@ -1,0 +1,49 @@
+"""Marked photos in the dialogue: every one stays starred in the gallery with the rank number it shows, the
+note and the chat name them by those rank numbers, and they go to the session as photos (not as words)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from core.sessionlog import MemorySessionLog
+from tests.unit.test_ui_fakes import FakeEngine
+from ui import strings as S
+from ui.dialogue_handlers import DialogueHandlers
+
+
+def _starred(gallery) -> list[str]:
+    return [caption for _, caption in gallery if caption.startswith(S.LOOKS_RIGHT + " ")]
+
+
+def test_every_marked_photo_stays_starred_and_is_named_by_its_rank(tmp_path):
+    engine = FakeEngine(tmp_path)
+    h = DialogueHandlers(engine, MemorySessionLog())
+    *_, st = h.start("a frog on a leaf", None)
+    ids = [hit["id"] for hit in st["hits"]]
+    gallery, note, st = h.mark(st, SimpleNamespace(index=1))
+    gallery, note, st = h.mark(st, SimpleNamespace(index=3))
+    starred = _starred(gallery)
+    assert len(starred) == 2 and "· #2" in starred[0] and "· #4" in starred[1]  # both, not only the last
+    assert "#2, #4" in note and str(ids[3]) not in note.replace("#4", "")  # rank numbers, not photo ids
+    gallery, note, st = h.mark(st, SimpleNamespace(index=1))  # a second click unmarks
+    assert len(_starred(gallery)) == 1 and "#4" in note and "#2" not in note
+    gallery, note, st = h.mark(st, SimpleNamespace(index=0))
+    chat, _, gallery, caption, note, _, st = h.turn("no", st)
+    assert chat[-2] == {"role": "user", "content": "no · " + S.MARKED_SAID.format(ranks="#1, #4")}
+    session = h._session(st)
+    assert session.relevant == [ids[3], ids[0]] and caption == "a frog on a leaf, no"  # photos, not words
+    shown = {hit["id"]: hit["rank"] for hit in st["hits"]}
+    assert st["marked"] == [] and ids[0] not in shown  # the first photo left the candidates
+    starred = _starred(gallery)
+    assert len(starred) == 1 and f"· #{shown[ids[3]]}" in starred[0]  # still starred after the answer
+    assert f"#{shown[ids[3]]}" in note and "1 photo you marked earlier is no longer among the candidates" in note
+    gallery, note, st = h.mark(st, SimpleNamespace(index=list(shown).index(ids[3])))  # already sent: stays
+    assert len(_starred(gallery)) == 1 and st["marked"] == []
+
+
+def test_marks_alone_are_a_turn_named_by_rank(tmp_path):
+    engine = FakeEngine(tmp_path)
+    h = DialogueHandlers(engine, MemorySessionLog())
+    *_, st = h.start("a frog on a leaf", None)
+    _, _, st = h.mark(st, SimpleNamespace(index=2))
+    chat, *_ = h.turn("", st)
+    assert chat[-2] == {"role": "user", "content": S.MARKED_SAID.format(ranks="#3")}
