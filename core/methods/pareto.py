@@ -13,6 +13,18 @@ def dominates(u: np.ndarray, v: np.ndarray) -> bool:
     return bool(np.all(u >= v) and np.any(u > v))
 
 
+def _representatives(sat: np.ndarray, dense: np.ndarray) -> list[int]:
+    """One row per distinct satisfaction vector with at least one 1: the row with the best dense score (ties:
+    lower index), in index order."""
+    best_of: dict[bytes, int] = {}
+    for i in np.flatnonzero(sat.any(axis=1)):
+        key = sat[i].tobytes()
+        j = best_of.get(key)
+        if j is None or dense[i] > dense[j]:
+            best_of[key] = int(i)
+    return sorted(best_of.values())
+
+
 def pareto_front(satisfaction: np.ndarray, dense: np.ndarray) -> list[int]:
     """Row indices of the Pareto set, best first.
 
@@ -23,13 +35,7 @@ def pareto_front(satisfaction: np.ndarray, dense: np.ndarray) -> list[int]:
     dense = np.asarray(dense, dtype=np.float64)
     if sat.ndim != 2 or len(sat) == 0:
         return []
-    best_of: dict[bytes, int] = {}
-    for i in np.flatnonzero(sat.any(axis=1)):
-        key = sat[i].tobytes()
-        j = best_of.get(key)
-        if j is None or dense[i] > dense[j]:
-            best_of[key] = int(i)
-    reps = sorted(best_of.values())
+    reps = _representatives(sat, dense)
     vectors = sat[reps]
     kept = []
     for a, i in enumerate(reps):
@@ -87,13 +93,7 @@ def alpha_grid_front(satisfaction: np.ndarray, dense: np.ndarray, beta: float, s
     dense = np.asarray(dense, dtype=np.float64)
     if sat.ndim != 2 or len(sat) == 0 or sat.shape[1] == 0:
         return []
-    best_of: dict[bytes, int] = {}
-    for i in np.flatnonzero(sat.any(axis=1)):
-        key = sat[i].tobytes()
-        j = best_of.get(key)
-        if j is None or dense[i] > dense[j]:
-            best_of[key] = int(i)
-    reps = np.asarray(sorted(best_of.values()), dtype=np.int64)
+    reps = np.asarray(_representatives(sat, dense), dtype=np.int64)
     if not len(reps):
         return []
     n = sat.shape[1]
