@@ -6,6 +6,7 @@ import ast
 import asyncio
 import socket
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,8 @@ def test_launch_options_follow_settings_and_environment(tmp_path):
     assert launch_options(s, environ={"SPACE_ID": "me/ecolens"})["server_name"] == "0.0.0.0"
     assert launch_options(Settings(host="10.0.0.2"), environ={"SPACE_ID": "x"})["server_name"] == "10.0.0.2"
     check = launch_options(Settings(password="pw"), environ={})["auth"]
-    assert asyncio.run(check("ecolens", "pw")) and check.guard.failures == deque()
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: a browser test may hold this thread's event loop
+        assert pool.submit(asyncio.run, check("ecolens", "pw")).result() and check.guard.failures == deque()
     assert "ecolensLabel.press" in local["head"] and "lightbox-next" in local["head"]  # the keys scripts
 
 
