@@ -48,6 +48,14 @@ def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_0
     checked from the header, before any pixel is decoded. With `max_side`, the result is at most that many
     pixels on its longer side, and a JPEG is decoded reduced (PIL draft: 1/2 to 1/8 scale), so a huge photo
     never costs its full size in memory."""
+    return decode_sized(data, name=name, max_pixels=max_pixels, max_side=max_side, too_large_hint=too_large_hint)[0]
+
+
+def decode_sized(data: bytes, *, name: str = "image", max_pixels: int = 80_000_000, max_side: int | None = None,
+                 min_side: int | None = None, too_large_hint: str = "") -> tuple[Image.Image, tuple[int, int]]:
+    """(RGB image, the file's own (width, height)), checked and decoded as decode_image does. With `min_side`,
+    a JPEG whose shorter side is at least twice that is decoded reduced, keeping the shorter side at least
+    `min_side` (for embedders, which look at a few hundred pixels), and is not resized further."""
     if not data:
         raise InputError(f"{name} is empty (0 bytes)", "re-download or re-export the file")
     try:
@@ -60,11 +68,13 @@ def decode_image(data: bytes, *, name: str = "image", max_pixels: int = 80_000_0
                                  too_large_hint or "downscale it or raise the max_image_pixels setting")
             if max_side and probe.format == "JPEG" and max(width, height) > max_side:
                 probe.draft("RGB", _draft_box(width, height, max_side))
+            elif min_side and probe.format == "JPEG" and min(width, height) >= 2 * min_side:
+                probe.draft("RGB", (min_side, min_side))
             probe.load()
             image = to_rgb(probe)
             if max_side and max(image.size) > max_side:
                 image.thumbnail((max_side, max_side))
-            return image
+            return image, (width, height)
     except InputError:
         raise
     except UnidentifiedImageError:

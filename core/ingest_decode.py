@@ -5,15 +5,13 @@ stays at least DECODE_MIN_SIDE pixels: embedders look at 224-448 px, and a 2-3 M
 four times faster. The photo's stored width and height are always the original ones."""
 from __future__ import annotations
 
-import io
 import os
-import warnings
 from dataclasses import dataclass
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from core.errors import InputError
-from core.imageio import to_rgb
+from core.imageio import decode_sized
 from core.sources import SourceItem, content_hash
 
 DECODE_MIN_SIDE = 512  # the shorter side a reduced JPEG decode keeps (covers embedders up to 512 px input)
@@ -41,29 +39,9 @@ def read_and_hash(item: SourceItem) -> ReadItem:
 
 
 def decode_for_embedding(data: bytes, *, name: str, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:
-    """(RGB image, original (width, height)); raises InputError saying why the bytes cannot be used."""
-    if not data:
-        raise InputError(f"{name} is empty (0 bytes)", "re-download or re-export the file")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            image = Image.open(io.BytesIO(data))
-            size = image.size
-            if size[0] * size[1] > max_pixels:
-                raise InputError(f"{name} has {size[0]}x{size[1]} pixels, over the limit of {max_pixels}",
-                                 "downscale it or raise the max_image_pixels setting")
-            if image.format == "JPEG" and min(size) >= 2 * DECODE_MIN_SIDE:
-                # why draft: the codec skips the DCT detail that a 224-448 px embedder never sees
-                image.draft("RGB", (DECODE_MIN_SIDE, DECODE_MIN_SIDE))
-            image.load()
-            return to_rgb(image), size
-    except InputError:
-        raise
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise InputError(f"{name} is not a readable image ({type(exc).__name__})",
-                         "check that the file is a JPEG, PNG, WebP, GIF, BMP or TIFF") from None
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise InputError(f"{name} is damaged or truncated ({exc})", "re-download or re-export the file") from None
+    """(RGB image, original (width, height)); raises InputError saying why the bytes cannot be used. A large
+    JPEG is decoded reduced: the codec skips the DCT detail that a 224-448 px embedder never sees."""
+    return decode_sized(data, name=name, max_pixels=max_pixels, min_side=DECODE_MIN_SIDE)
 
 
 def load_for_embedding(path: str, max_pixels: int) -> Image.Image:
