@@ -97,7 +97,8 @@ class Ingestor:
             report.notices += source.notices if source else []
             total = len(items)
             resume = self.catalog.get_photos(self.catalog.unindexed_ids(vs.id))
-            batches = self._engine(engine_name, workers, report).batches(resume, items, Deduper(self.catalog, report),
+            dedupe = Deduper(self.catalog, report, self.settings.path("media"))
+            batches = self._engine(engine_name, workers, report).batches(resume, items, dedupe,
                                                                          report)
         done = 0
         for batch in batches:

@@ -73,7 +73,7 @@ class LocalEngine:
                     if error is not None:
                         dedupe.failed(r, f"{error.message}; {error.hint}" if error.hint else error.message)
                         continue
-                    photos.append(Deduper.photo_for(r, decoded[1], self.settings.path("media")))
+                    photos.append(dedupe.photo_for(r, decoded[1]))
                     images.append(decoded[0])
                 vectors = None
                 if images:

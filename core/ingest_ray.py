@@ -28,7 +28,7 @@ from core.backends.base import Embedder
 from core.errors import BackendError, InputError
 from core.ingest_decode import ReadItem, decode_for_embedding, read_and_hash
 from core.ingest_state import Deduper, EmbeddedBatch, IngestReport
-from core.media_store import is_remote, keep_local
+from core.media_store import is_remote
 from core.records import Photo
 from core.settings import Settings
 from core.sources import SourceItem
@@ -79,7 +79,7 @@ class RayEngine:
                 dropped += len(chunk) - len(fresh)
                 for r in fresh:
                     key = len(waiting)
-                    rows.append({"key": key, "path": self._local_path(r)})
+                    rows.append({"key": key, "path": self._local_path(r, dedupe)})
                     r.data = b""  # the actor reads the file; the driver keeps only the hash
                     waiting[key] = (r, None)
         if dropped:
@@ -94,18 +94,13 @@ class RayEngine:
         finally:
             shutil.rmtree(self.spool, ignore_errors=True)
 
-    def _local_path(self, r: ReadItem) -> str:
-        item = r.item
-        if is_remote(item.photo.path):  # a remote photo's bytes are kept locally (core.media_store)
-            item.photo.path = keep_local(item.photo, r.data, r.digest, self.settings.path("media"))
-            return item.photo.path
-        if item.save_to is not None:
-            item.save_to.parent.mkdir(parents=True, exist_ok=True)
-            if not item.save_to.exists():
-                item.save_to.write_bytes(r.data)
-            return str(item.save_to)
-        path = item.photo.path
-        if path and not path.startswith(("http://", "https://")) and Path(path).is_file():
+    def _local_path(self, r: ReadItem, dedupe: Deduper) -> str:
+        """A file the actors can read: the item's own, its kept bytes (Deduper.keep_bytes), or a spooled copy."""
+        kept = dedupe.keep_bytes(r)
+        if kept:
+            return kept
+        path = r.item.photo.path
+        if path and not is_remote(path) and Path(path).is_file():
             return path
         self.spool.mkdir(parents=True, exist_ok=True)
         spooled = self.spool / r.digest
@@ -147,7 +142,7 @@ class RayEngine:
                 old_p.append(photo)
                 old_v.append(out["vector"][j])
             else:
-                fresh_p.append(Deduper.photo_for(r, (int(out["width"][j]), int(out["height"][j]))))
+                fresh_p.append(dedupe.photo_for(r, (int(out["width"][j]), int(out["height"][j]))))
                 fresh_v.append(out["vector"][j])
         dim = self.embedder.dim
         if old_p:

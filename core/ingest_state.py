@@ -10,7 +10,7 @@ import numpy as np
 
 from core.catalog import Catalog
 from core.ingest_decode import ReadItem
-from core.media_store import keep_local
+from core.media_store import is_remote, keep_local
 from core.records import Photo
 
 MAX_DUPLICATE_NOTICES = 20  # a few examples; the count says the rest
@@ -56,8 +56,9 @@ class Deduper:
     """Decides, in source order, which read items are new content: known hashes are counted as already in
     the catalog, repeats within the run as duplicates, and copies of a broken file are skipped like it."""
 
-    def __init__(self, catalog: Catalog, report: IngestReport):
-        self.catalog, self.report = catalog, report
+    def __init__(self, catalog: Catalog, report: IngestReport, media_dir: Path | None = None):
+        """`media_dir`: where the bytes of remote photos are kept (core.media_store); None keeps none."""
+        self.catalog, self.report, self.media_dir = catalog, report, media_dir
         self.first: dict[str, str] = {}  # content hash -> name of the first file with it
         self.copies: dict[str, list[str]] = {}  # content hash -> names counted as its duplicates
         self.bad: dict[str, str] = {}  # content hash -> why it cannot be used
@@ -98,17 +99,25 @@ class Deduper:
             report.notices = [n for n in report.notices if not n.startswith(f"{name}: same content as")]
         self.first.pop(r.digest, None)
 
-    @staticmethod
-    def photo_for(r: ReadItem, size: tuple[int, int], media_dir: Path | None = None) -> Photo:
-        """The item's photo record with content hash, byte count and original size; bytes without a file
-        of their own (parquet images) are written to their place under the data directory, and a remote
-        photo's bytes are kept under `media_dir` (core.media_store) so later stages read them offline."""
+    def keep_bytes(self, r: ReadItem) -> str | None:
+        """Write bytes that have no local file of their own: parquet images to their place under the data
+        directory, remote photos under `media_dir` (the photo then points there). Returns that local path,
+        or None when the item is a file already (or its bytes were dropped)."""
+        item = r.item
+        if item.save_to is not None:
+            if r.data and not item.save_to.exists():
+                item.save_to.parent.mkdir(parents=True, exist_ok=True)
+                item.save_to.write_bytes(r.data)
+            return str(item.save_to)
+        if self.media_dir is not None and r.data and is_remote(item.photo.path):
+            item.photo.path = keep_local(item.photo, r.data, r.digest, self.media_dir)
+            return item.photo.path
+        return None
+
+    def photo_for(self, r: ReadItem, size: tuple[int, int]) -> Photo:
+        """The item's photo record with content hash, byte count and original size, its bytes kept locally
+        where they have no file of their own (keep_bytes)."""
         photo = r.item.photo
         photo.sha256, photo.bytes, (photo.width, photo.height) = r.digest, r.nbytes, size
-        if r.item.save_to is not None and r.data:
-            r.item.save_to.parent.mkdir(parents=True, exist_ok=True)
-            if not r.item.save_to.exists():
-                r.item.save_to.write_bytes(r.data)
-        if media_dir is not None and r.data:
-            photo.path = keep_local(photo, r.data, r.digest, media_dir)
+        self.keep_bytes(r)
         return photo

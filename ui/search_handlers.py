@@ -180,8 +180,8 @@ class SearchHandlers:
         finally:
             self.running.finish(key, token)
             if not outcome.get("ended"):  # the page stopped listening before the search ended (closed, reloaded)
-                token.cancel("the page stopped waiting for it")
-                self._log_unfinished(state, req, f"cancelled: {token.reason or 'the page stopped waiting'}", knobs)
+                token.cancel("the page stopped waiting for it")  # keeps an earlier reason (Stop, a newer search)
+                self._log_unfinished(state, req, f"cancelled: {token.reason}", knobs)
 
     def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any],
                 key: str, outcome: dict[str, bool]) -> Iterator[tuple]:
