@@ -57,7 +57,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
             if oauth_enabled():
                 gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
         gr.Markdown(f"**{banner}**" if banner else "", elem_id="standin-banner", visible=bool(banner))
-        progress = gr.Markdown(preparation.status() if preparation else "", elem_id="prepare-status",
+        # a callable value is read when each page loads (a string would be the note of the server's start)
+        progress = gr.Markdown(preparation.status if preparation else "", elem_id="prepare-status",
                                visible=bool(preparation and not preparation.ready))
         if isinstance(session_log, MemorySessionLog):
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
