@@ -63,6 +63,11 @@ class LlamaCppLLM:
         return bool(model_facts("llm", self.path.name).note)
 
     @property
+    def own_words(self) -> bool:
+        """True for a model too small to stay on topic (llm_tasks then holds its questions to the request's words)."""
+        return bool(model_facts("llm", self.path.name).own_words)
+
+    @property
     def notice(self) -> str:
         """A line for banners and notices: the model's caveat (the tiny packaged model has one), else ''."""
         return model_facts("llm", self.path.name).note

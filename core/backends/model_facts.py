@@ -1,5 +1,6 @@
 """What each model needs to run as its authors intend, as data: denoising steps, guidance, native picture
-size, precision on a GPU, text context and weight variant, plus a caveat to show users.
+size, precision on a GPU, text context and weight variant, whether a small LLM's answers are held to the
+request's own words, plus a caveat to show users.
 
 `model_facts(kind, name)` finds the first row of FACTS for that kind whose pattern occurs in the model name
 (case-insensitive: 'stabilityai/sdxl-turbo', '/models/sdxl-turbo' and 'diffusers:stabilityai/sdxl-turbo' all
@@ -22,6 +23,8 @@ class ModelFacts:
     context_tokens: int | None = None  # text context of an LLM or of a text encoder
     variant: str | None = None  # diffusers weight variant to fetch for half precision ('fp16')
     note: str = ""  # a caveat users should see when this model is in use
+    # an LLM too small to stay on topic: its JSON answers are held by the grammar to the request's own words
+    own_words: bool | None = None
     matched: str = "default"  # the table row that matched (shown by `app.py doctor`)
 
 
@@ -56,7 +59,7 @@ FACTS: list[tuple[str, str, ModelFacts]] = [
     ("embedder", "siglip", _F(context_tokens=64, precision="bf16")),
     ("embedder", "vit-", _F(native_size=224, context_tokens=77)),
     # text LLMs
-    ("llm", "135m", _F(context_tokens=8192, note=TINY_LLM_NOTE)),
+    ("llm", "135m", _F(context_tokens=8192, note=TINY_LLM_NOTE, own_words=True)),
     ("llm", "smollm", _F(context_tokens=8192)),
     ("llm", "gpt-4.1", _F(context_tokens=1_047_576)),
     ("llm", "gpt-4o", _F(context_tokens=128_000)),

@@ -39,7 +39,9 @@ class OpenAILLM:
         self.client = client
         self.model = model
         self.model_id = f"openai:{model}@{oc.server_name(client)}"
-        self.notice = model_facts("llm", model).note  # e.g. the tiny-model caveat for SmolLM2-135M
+        facts = model_facts("llm", model)
+        self.notice = facts.note  # e.g. the tiny-model caveat for SmolLM2-135M
+        self.own_words = bool(facts.own_words)  # its questions are held to the request's words (llm_tasks)
         # "unknown" until the server has answered a json_schema request: then "json_schema" or "json_object"
         self._json_style = "unknown"
         self._style_lock = threading.Lock()

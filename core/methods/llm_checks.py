@@ -7,10 +7,14 @@ the reason, and the task falls back to its rule (llm_tasks.ask adds the notice).
 decomposition compares them (lower case, simple plurals stripped, a compound counts for its head word)."""
 from __future__ import annotations
 
+import logging
 import re
 
 from core.methods import rules
 from core.methods.decompose import rule_decompose, token_set, tokens
+from core.methods.llm_schemas import YES_NO_OPENERS
+
+log = logging.getLogger(__name__)
 
 
 class Unusable(ValueError):
@@ -29,11 +33,23 @@ def subject_words(text: str) -> list[str]:
         return [w for name in pair for w in tokens(name)]
     subject = rules.subject_text(text) or text
     parts = rule_decompose(subject)
-    words = tokens(parts[0].core) if parts else []
+    words = _name_words(parts[0].text) if parts else []
     owner = re.search(r"\bof\s+(.+)$", subject)  # "the crest of the Gold-crested Tuftling": the organism counts
     if words and owner:
-        words += tokens(owner.group(1))
+        words += [w for w in tokens(owner.group(1)) if w not in words]
     return words or tokens(text)
+
+
+def _name_words(part: str) -> list[str]:
+    """The words that name a part's thing: those before its first lower-case '-ing' verb ("Tawny Sailwing
+    caterpillar feeding" names a Tawny Sailwing caterpillar, "nest showing brood parasitism" a nest;
+    "Scarlet-underwing" stays)."""
+    kept = []
+    for word in re.findall(r"[A-Za-z0-9]+", part):
+        if kept and rules.is_ing_verb(word):
+            break
+        kept.append(word)
+    return tokens(" ".join(kept))
 
 
 def mentions(text: str, words: list[str]) -> bool:
@@ -71,13 +87,55 @@ def check_instruction(query: str, kind: str, descriptions: list[str], organisms:
         require_subject("visualization instruction", query, d)
 
 
-def check_subquestions(query: str, context: str, questions: list[str]) -> None:
-    """The first question is about the main subject; every question uses a word of the request or notes."""
+def is_yes_no(question: str) -> bool:
+    """A question a yes/no judge can answer: it opens with "Is", "Does", ... and ends with "?"."""
+    words = question.split()
+    return bool(words) and words[0].capitalize() in YES_NO_OPENERS and question.rstrip().endswith("?")
+
+
+def usable_subquestions(query: str, context: str, questions: list[str]) -> list[str]:
+    """The model's questions a judge can use, in order: the first must be a yes/no question naming the request's
+    subject (else Unusable); each later one must be a yes/no question about something the request or its notes
+    name beyond the subject, else it is dropped (logged). Fewer than two usable questions is Unusable."""
+    if not is_yes_no(questions[0]):
+        raise Unusable(f"{questions[0]!r} is not a yes/no question")
     require_subject("sub-questions", query, questions[0])
-    words = tokens(query + " " + context)
+    subject = set(subject_words(query))
+    words = [w for w in tokens(query) if w not in subject and w not in _FUNCTION_WORDS]
+    words += [w for w in tokens(context) if w not in subject and w not in _FUNCTION_WORDS and w not in LINK_WORDS
+              and w not in _GENERIC and len(w) >= 3]
+    kept = [questions[0]]
     for q in questions[1:]:
-        if not mentions(q, words):
-            raise Unusable(f"{q!r} uses no word of the request or its notes")
+        why = ("is not a yes/no question" if not is_yes_no(q) else
+               "asks about nothing the request needs beyond its subject" if not mentions(q, words) else "")
+        if why:
+            log.info("sub-questions: dropped %r: it %s", q, why)
+        else:
+            kept.append(q)
+    if len(kept) < 2:
+        raise Unusable("no question checks anything beyond the subject")
+    return kept
+
+
+# words a small model may join the request's own words with (own_words in model_facts)
+LINK_WORDS = ("the a an it its this there they their them in on of with by to at from and or photo picture "
+              "visible shown seen clearly any one two").split()
+_FUNCTION_WORDS = frozenset("at on in by with and or to they them we you he she which what who not but".split())
+# words of the (model-written) notes that say nothing about what a photo shows
+_GENERIC = frozenset("also can has have had was were will would could should may might often usually generally "
+                     "known found specy species like such other more most many much very well".split())
+
+
+def request_vocabulary(query: str) -> list[str]:
+    """The words a small model's questions are held to: the request's words as written and in lower case (a
+    possessive "'s" dropped), plus LINK_WORDS."""
+    out: list[str] = []
+    for word in re.findall(r"[A-Za-z][A-Za-z'-]*", query):
+        word = word[:-2] if word.endswith("'s") else word.rstrip("'")
+        for form in (word, word.lower()):
+            if form not in out:
+                out.append(form)
+    return out + [w for w in LINK_WORDS if w not in out]
 
 
 def cited_ids(text: str, given: set[int]) -> tuple[list[int], list[int]]:

@@ -8,7 +8,7 @@ What the words mean is checked afterwards, in llm_tasks.py."""
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
@@ -82,11 +82,27 @@ def _strict(node: Any) -> None:
             _strict(value)
 
 
+YES_NO_OPENERS = ("Is", "Are", "Does", "Do", "Did", "Can", "Has", "Have", "Was", "Were")
+_FREE_TEXT = r'[^"\\?\n]'  # any character but a quote, a backslash, a question mark or a new line
+
+
+def yes_no_pattern(words: Sequence[str] | None = None) -> str:
+    """A regular expression for one yes/no question: an opener ("Is", "Does", ...), then free text, or, given
+    `words`, two to fifteen of those words only, then "?". Sent as the questions' pattern, llama.cpp makes it
+    part of the grammar (OpenAI-style strict output takes `pattern` too)."""
+    opener = "(" + "|".join(YES_NO_OPENERS) + ")"
+    if not words:
+        return f"^{opener} {_FREE_TEXT}{{3,150}}\\?$"
+    word = "(" + "|".join(sorted(set(words), key=lambda w: (-len(w), w))) + ")"
+    return f"^{opener} {word}( {word}){{1,14}}\\?$"
+
+
 def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | None = None,
-               echo: str | None = None) -> dict[str, Any]:
+               echo: str | None = None, patterns: dict[str, str] | None = None) -> dict[str, Any]:
     """The JSON Schema sent for `model`; `items` sets (minItems, maxItems) of list fields by name, so the
-    server is asked for exactly the count the task wants; `echo` adds a first field "request" that must repeat the given request word
-    for word (a grammar then writes it before the answer, which keeps a small model on the subject)."""
+    server is asked for exactly the count the task wants; `echo` adds a first field "request" that must repeat
+    the given request word for word (a grammar then writes it before the answer, which keeps a small model on
+    the subject); `patterns` gives list fields of strings a pattern for each item (yes_no_pattern)."""
     schema = copy.deepcopy(model.model_json_schema())
     if echo is not None:
         schema["properties"] = {"request": {"type": "string", "enum": [echo]}, **schema["properties"]}
@@ -94,4 +110,6 @@ def schema_for(model: type[BaseModel], *, items: dict[str, tuple[int, int]] | No
     for name, (lo, hi) in (items or {}).items():
         prop = schema["properties"][name]
         prop["minItems"], prop["maxItems"] = int(lo), int(hi)
+    for name, pattern in (patterns or {}).items():
+        schema["properties"][name]["items"] = {"type": "string", "pattern": pattern}
     return schema

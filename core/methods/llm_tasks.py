@@ -172,8 +172,10 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
 
 
 def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> list[str]:
-    """n yes/no questions, the first about the subject. A model that gives fewer usable different questions
-    (a small one often repeats itself) keeps those, and the rule adds the rest, with a notice."""
+    """n yes/no questions, the first about the subject. The schema asks for yes/no questions (for a model too
+    small to stay on topic, `own_words`, only in the request's words). Questions that fail the checks are
+    dropped; a model left with fewer than n usable different questions keeps those, and the rule adds the
+    rest, with a notice."""
     n = max(2, min(3, int(n)))
     short: list[int] = []
 
@@ -183,13 +185,16 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
         if not qs:
             return None
         qs = [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs]
-        qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])][:n]  # no repeats
+        qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])]  # no repeats
         if strict:
-            checks.check_subquestions(query, context, qs)
+            qs = checks.usable_subquestions(query, context, qs)
+        qs = qs[:n]
         if len(qs) < n:
             short.append(len(qs))
             seen = {q.lower() for q in qs}
-            qs += [q for q in rules.subquestions(query, n + len(qs)) if q.lower() not in seen][:n - len(qs)]
+            extra = rules.subquestions(query, n + len(qs))
+            extra = extra[1:] + extra[:1]  # the model's first question already asks for the subject
+            qs += [q for q in extra if q.lower() not in seen][:n - len(qs)]
         return qs
 
     def rule() -> list[str]:
@@ -200,10 +205,12 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
                             checked("sub-questions", lambda text: parse(text, strict=False)), notices)
 
     note_model(llm, notices)
+    words = checks.request_vocabulary(query) if getattr(llm, "own_words", False) else None
+    schema = schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)}, echo=" ".join(query.split()),
+                                patterns={"questions": schemas.yes_no_pattern(words)})
     value, source = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
                         rerank_prompts.subq_user(query, context), checked("sub-questions", parse), rule, notices,
-                        json_schema=schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)},
-                                                       echo=" ".join(query.split())))
+                        json_schema=schema)
     if source == "llm" and short:
         notices.append(f"sub-questions: the language model gave {short[0]} usable different question(s); the "
                        "offline rule added the rest")

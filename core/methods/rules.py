@@ -85,6 +85,16 @@ def subject_text(query: str) -> str:
     return q
 
 
+# nouns that end like a verb's -ing form
+_ING_NOUNS = frozenset("duckling gosling nestling fledgling hatchling starling seedling sapling yearling wing "
+                       "underwing forewing hindwing king spring string ring sibling".split())
+
+
+def is_ing_verb(word: str) -> bool:
+    """True for a lower-case '-ing' verb ('feeding'); names ('Tuftling') and -ing nouns ('nestling') are not."""
+    return word.islower() and word.endswith("ing") and word not in _ING_NOUNS
+
+
 def head_phrase(text: str) -> tuple[list[str], str]:
     """(leading adjectives, head noun phrase) of `text`: the words up to the first preposition, verb or -ing
     word ('albino American robin' -> (['albino'], 'American robin'); 'a nest showing ...' -> ([], 'nest'))."""
@@ -96,7 +106,7 @@ def head_phrase(text: str) -> tuple[list[str], str]:
         adjectives.append(words.pop(0))
     head = []
     for w in words:
-        if w.lower() in _NP_STOP or (w.lower().endswith("ing") and head):
+        if w.lower() in _NP_STOP or (is_ing_verb(w) and head):
             break
         head.append(w)
     return adjectives, " ".join(head)

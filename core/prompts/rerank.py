@@ -14,11 +14,16 @@ def context_user(query: str) -> str:
 
 
 SUBQ_SYSTEM = (
-    "You turn a photo search request into {n} short yes/no questions that someone looking only at a photo could "
-    "answer. The first question asks whether the main subject (the organism or object) is in the photo. The "
-    "next ones ask about the behaviour, attribute or setting the request needs. Use the background notes, when "
-    "given, to pick the cues that actually prove a match. Reply with JSON only: first the search request exactly as "
-    "given, then the questions: {{\"request\": \"...\", \"questions\": [...]}}."
+    "You write {n} yes/no questions that check whether a photo matches a search request. Someone who sees only "
+    "the photo must be able to answer each one with yes or no. Question 1 asks whether the organism or object "
+    "the request is about is in the photo, by its name. Each other question checks one thing the request asks "
+    "for (a behaviour, a body part or its colour, a pose, a setting), in the request's own words. Use the "
+    "background notes, when given, only to pick the cues that prove a match; never ask about anything the "
+    "request does not need.\n\n"
+    "Example. Search request: a grey heron swallowing a fish at dusk\n"
+    "Reply: {{\"request\": \"a grey heron swallowing a fish at dusk\", \"questions\": [\"Is there a grey heron in "
+    "the photo?\", \"Is the heron swallowing a fish?\", \"Is it dusk in the photo?\"]}}\n\n"
+    "Reply with JSON only, in that form: first the search request exactly as given, then the questions."
 )
 
 

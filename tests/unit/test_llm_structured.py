@@ -3,10 +3,12 @@ every parsed answer is checked for meaning before it is used (else the rule, wit
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from core.methods import llm_tasks, rules
+from core.backends.model_facts import model_facts
 from core.methods.llm_schemas import DecompositionReply, schema_for
 from tests.fakes import FakeLLM
 
@@ -137,13 +139,60 @@ def test_the_tiny_model_notice_is_shown_once():
     assert notices.count("SmolLM2-135M is a very small model") == 1
 
 
+def _subq_reply(*questions: str) -> FakeLLM:
+    return FakeLLM({"yes/no questions": json.dumps({"request": "a heron eating a fish", "questions": list(questions)})})
+
+
 def test_repeated_subquestions_are_completed_by_the_rule_with_a_notice():
     notices: list[str] = []
+    same, eats = "Is there a heron in the photo?", "Is the heron eating a fish?"
+    qs = llm_tasks.subquestions(_subq_reply(same, eats, same), "a heron eating a fish", "", 3, notices)
+    assert qs[:2] == [same, eats] and len(qs) == 3 and len(set(qs)) == 3
+    assert any("gave 2 usable different question" in n for n in notices)
+
+
+def test_subquestions_that_check_nothing_beyond_the_subject_fall_back_to_the_rule():
+    notices: list[str] = []
     same = "Is there a heron in the photo?"
-    llm = FakeLLM({"yes/no questions": json.dumps({"request": "a heron eating a fish", "questions": [same] * 3})})
-    qs = llm_tasks.subquestions(llm, "a heron eating a fish", "", 3, notices)
-    assert qs[0] == same and len(qs) == 3 and len(set(qs)) == 3
-    assert any("gave 1 usable different question" in n for n in notices)
+    qs = llm_tasks.subquestions(_subq_reply(same, same, "Are they in the picture?"), "a heron eating a fish", "", 3,
+                                notices)
+    assert qs == rules.subquestions("a heron eating a fish", 3)
+    assert any("answer was unusable; used the offline rule" in n for n in notices)
+
+
+def test_questions_a_yes_no_judge_cannot_answer_are_dropped():
+    notices: list[str] = []
+    qs = llm_tasks.subquestions(_subq_reply("Is there a heron in the photo?", "What is a heron?",
+                                            "Are they in the picture?", "Is the heron eating a fish?"),
+                                "a heron eating a fish", "", 3, notices)
+    assert qs[:2] == ["Is there a heron in the photo?", "Is the heron eating a fish?"]
+    assert "What is a heron?" not in qs and "Are they in the picture?" not in qs
+    assert any("gave 2 usable" in n for n in notices)
+
+
+def test_a_first_question_that_is_not_yes_no_makes_the_answer_unusable():
+    notices: list[str] = []
+    qs = llm_tasks.subquestions(_subq_reply("What is a heron?", "Is the heron eating a fish?"),
+                                "a heron eating a fish", "", 2, notices)
+    assert qs == rules.subquestions("a heron eating a fish", 2)
+    assert any("unusable" in n for n in notices)
+
+
+@pytest.mark.parametrize("own_words", [False, True])
+def test_subquestion_schema_holds_questions_to_yes_no_form_and_a_small_model_to_the_requests_words(own_words):
+    llm = SchemaRecordingLLM()
+    llm.own_words = own_words
+    llm_tasks.subquestions(llm, "a heron eating a fish", "", 2, [])
+    pattern = llm.schemas[0]["properties"]["questions"]["items"]["pattern"]
+    assert re.fullmatch(pattern, "Is the heron eating a fish?")
+    assert not re.fullmatch(pattern, "What is the heron eating?")  # not a yes/no question
+    assert not re.fullmatch(pattern, 'Is it "big"?')  # a quote would end the JSON string
+    assert bool(re.fullmatch(pattern, "Is the heron nesting in the Pacific Northwest?")) is not own_words
+
+
+def test_only_the_tiny_model_is_held_to_the_requests_words():
+    assert model_facts("llm", "SmolLM2-135M-Instruct").own_words
+    assert not model_facts("llm", "gpt-4o-mini").own_words and not model_facts("llm", "Qwen2.5-7B").own_words
 
 
 def test_subquestion_schema_asks_to_repeat_the_request_first():
