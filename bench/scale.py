@@ -7,8 +7,10 @@ Builds a real SQLite catalog (migrations, indexes) of N photos whose taxa, dates
 species (skewed species sizes, seasonal months, species ranges), with CLIP-like vectors from
 bench/clip_like.py whose species structure matches the taxa. For each filter (a genus, two months, a
 bounding box):
-- EcoLens: Corpus.pool (SQLite, through the catalog's indexes) + rank_vector (FAISS, a bitmap id
-  selector or an exact product over a small pool) + hits (metadata of the k photos);
+- EcoLens: Corpus.pool (SQLite, through the catalog's indexes and R*Tree, the ids read as one string) +
+  rank_vector (FAISS over the flat rows with a bitmap of the pool's rows, or an exact product over a small
+  pool) + hits (metadata of the k photos), with the p50 of each phase and the first query apart (it builds
+  the index's id -> row table, once per loaded index);
 - bare: faiss IndexFlatIP search of the same flat index restricted to the same pool by an id selector
   built beforehand (no SQLite, no metadata).
 Ratio p95 goal <= 2. Then SearchEngine.search (text query -> embedder -> filters -> FAISS -> photos), the
@@ -132,19 +134,29 @@ def main() -> None:
                 table_sql = (f"SELECT id FROM photo_places WHERE {where[len('id IN (SELECT id FROM photo_places WHERE '):-1]}"
                              if name == "bbox" else f"SELECT id FROM photos WHERE {where}")
                 plan = " / ".join(r[-1] for r in conn.execute(text(f"EXPLAIN QUERY PLAN {table_sql}")))
-            bare, ours = [], []
+            bare, ours, phases = [], [], {"pool": [], "rank": [], "hits": []}
             for q in queries:
                 t = time.perf_counter()
                 index.flat.search(q[None, :], args.k, params=params)
                 bare.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                service.hits(service.rank_vector(q, args.k, service.pool(f)))
-                ours.append(time.perf_counter() - t)
+                t0 = time.perf_counter()
+                ids = service.pool(f)
+                t1 = time.perf_counter()
+                ranked = service.rank_vector(q, args.k, ids)
+                t2 = time.perf_counter()
+                service.hits(ranked)
+                t3 = time.perf_counter()
+                ours.append(t3 - t0)
+                for phase, took in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
+                    phases[phase].append(took)
             b50, b95 = pct(bare)
             o50, o95 = pct(ours)
             print(f"filter {name:6s} pool {len(pool):>7,} | bare faiss p50 {b50:7.1f} ms p95 {b95:7.1f} ms | EcoLens "
                   f"p50 {o50:7.1f} ms p95 {o95:7.1f} ms | ratio p50 {o50 / b50:.2f} p95 {o95 / b95:.2f} (goal <= 2) "
                   f"| SQLite: {plan}", flush=True)
+            print(f"    EcoLens p50 by phase: pool (SQLite) {pct(phases['pool'])[0]:.1f} ms, rank (FAISS) "
+                  f"{pct(phases['rank'])[0]:.1f} ms, hits (metadata) {pct(phases['hits'])[0]:.1f} ms; first query "
+                  f"{ours[0] * 1000:.1f} ms", flush=True)
 
         def app_search(label: str, f: Filters | None) -> None:
             times = []

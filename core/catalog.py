@@ -31,8 +31,9 @@ class Catalog(Protocol):
 
     def sources(self) -> set[str]: ...
 
-    def filter_ids(self, filters: Filters) -> list[int]:
-        """Ids of the photos that pass every part of `filters`."""
+    def filter_ids(self, filters: Filters) -> Sequence[int]:
+        """Ids of the photos that pass every part of `filters`, ascending (SqlCatalog: an int64 numpy array,
+        since a filter at a million photos selects 100k+ ids)."""
 
     def taxon_known(self, name: str) -> bool:
         """True if any photo has this name at any rank (case-insensitive)."""

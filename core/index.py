@@ -25,6 +25,7 @@ SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the 
 SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
 REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
 BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
+DENSE_ID_SPAN = 4  # ids up to this many times the row count: id -> row is a table (4 bytes per id), else a search
 TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
 MIN_PER_LIST = 39  # FAISS wants at least this many training vectors per list
 
@@ -68,7 +69,8 @@ def id_selector(pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
         bits = np.zeros(top, dtype=bool)
         bits[pool] = True
         bitmap = np.packbits(bits, bitorder="little")
-        return faiss.IDSelectorBitmap(top, faiss.swig_ptr(bitmap)), bitmap
+        # FAISS takes the bitmap's length in bytes: ids past it are outside the pool, never read
+        return faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap)), bitmap
     return faiss.IDSelectorBatch(pool), pool
 
 
@@ -80,7 +82,7 @@ class VectorIndex:
         self.flat = flat if (flat is not None or approx is not None) else new_flat(dim)
         self.approx = approx
         self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
-        self._lookup: tuple[np.ndarray, np.ndarray] | None = None  # sorted ids, their rows
+        self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
 
     # ---- persistence ------------------------------------------------------------------------------
     @classmethod
@@ -143,18 +145,14 @@ class VectorIndex:
             return np.zeros((0, self.dim), np.float32)
         return faiss.rev_swig_ptr(inner.get_xb(), n * self.dim).reshape(n, self.dim)
 
+    def _rows(self) -> "_RowLookup":
+        if self._lookup is None or len(self._lookup.ids) != len(self):
+            self._lookup = _RowLookup(self.ids())
+        return self._lookup
+
     def _rows_of(self, ids: np.ndarray) -> np.ndarray:
-        """Row of each id in the flat copy, -1 where absent (vectorised: a sorted copy of the ids)."""
-        if self._lookup is None or len(self._lookup[0]) != len(self):
-            all_ids = self.ids()
-            order = np.argsort(all_ids, kind="stable")
-            self._lookup = (all_ids[order], order)
-        sorted_ids, rows = self._lookup
-        ids = np.asarray(ids, dtype=np.int64)
-        if not len(sorted_ids):
-            return np.full(len(ids), -1, np.int64)
-        pos = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
-        return np.where(sorted_ids[pos] == ids, rows[pos], -1)
+        """Row of each id in the flat copy, -1 where absent (vectorised)."""
+        return self._rows().rows_of(np.asarray(ids, dtype=np.int64))
 
     def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -213,9 +211,9 @@ class VectorIndex:
         pool = np.asarray(pool, dtype=np.int64)
         if len(pool) <= SMALL_POOL or len(pool) * SMALL_POOL_SHARE <= len(self):
             return self._search_small_pool(q, k, pool)
-        sel, _keep = id_selector(pool)
         if self.flat is not None:
-            return self.flat.search(q, k, params=faiss.SearchParameters(sel=sel))
+            return self._search_flat_rows(q, k, pool)
+        sel, _keep = id_selector(pool)
         if self.approx_kind == "hnsw":
             params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self._ef_search()))
         else:  # a sparse pool needs more lists probed to fill k
@@ -223,6 +221,18 @@ class VectorIndex:
             share = len(pool) / max(1, len(self))
             params = faiss.SearchParametersIVF(sel=sel, nprobe=min(ivf.nlist, int(np.ceil(ivf.nprobe / share))))
         return self.approx.search(q, k, params=params)
+
+    def _search_flat_rows(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A large pool on the flat copy: FAISS scans the inner flat index with a bitmap of the pool's rows,
+        and the rows found are turned back into ids here. Why not the id map's own search with an id
+        selector: that wraps the selector in a translation (row -> id -> bit) that FAISS runs for every one of
+        the corpus's rows; at a million rows it cost about a third of the search (bench/scale.py)."""
+        lookup = self._rows()
+        rows = lookup.rows_of(pool)
+        sel, _keep = id_selector(rows[rows >= 0])
+        inner = faiss.downcast_index(self.flat.index)
+        scores, found = inner.search(q, k, params=faiss.SearchParameters(sel=sel))
+        return scores, np.where(found >= 0, lookup.ids[np.maximum(found, 0)], -1)
 
     def _ef_search(self) -> int:
         return int(faiss.downcast_index(self.approx.index).hnsw.efSearch)
@@ -344,6 +354,31 @@ class VectorIndex:
     # kept for callers of the earlier name: builds (or keeps) the twin
     def build_approximate(self, kind: str, **kw) -> str:
         return self.ensure_approximate(kind, **kw)
+
+
+class _RowLookup:
+    """The flat copy's ids by row, and the way back from an id to its row: a table indexed by id when the ids
+    are dense enough (the usual case: catalog ids from 1, a few removed), else a sorted copy searched."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        top = int(ids.max()) + 1 if len(ids) else 0
+        self.table: np.ndarray | None = None
+        if len(ids) and ids.min() >= 0 and top <= DENSE_ID_SPAN * len(ids) + 1024:
+            self.table = np.full(top, -1, dtype=np.int32 if len(ids) < 2 ** 31 else np.int64)
+            self.table[ids] = np.arange(len(ids))
+        else:
+            order = np.argsort(ids, kind="stable")
+            self.sorted_ids, self.order = ids[order], order
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            inside = (ids >= 0) & (ids < len(self.table))
+            return np.where(inside, self.table[np.where(inside, ids, 0)], -1).astype(np.int64)
+        if not len(self.sorted_ids):
+            return np.full(len(ids), -1, np.int64)
+        pos = np.minimum(np.searchsorted(self.sorted_ids, ids), len(self.sorted_ids) - 1)
+        return np.where(self.sorted_ids[pos] == ids, self.order[pos], -1)
 
 
 def _atomic_write_index(index: faiss.Index, path: Path) -> None:

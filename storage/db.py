@@ -7,6 +7,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+MMAP_BYTES = 1 << 30  # the first GiB of the database file is read through a memory map (address space, not RAM)
 
 
 def open_engine(db_path: Path | str) -> Engine:
@@ -21,6 +22,10 @@ def open_engine(db_path: Path | str) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
+        # why: a month or place filter at a million photos reads 100k+ index and R*Tree entries; through the
+        # 2 MB page cache each read copied pages from the OS again (about half of the query's time), mapped
+        # they are read in place, shared by every connection and process (the OS's cache, not ours)
+        cur.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
         cur.close()
 
     migrate(engine)

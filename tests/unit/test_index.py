@@ -132,3 +132,43 @@ def test_bitmap_and_hash_selectors_agree():
     finally:
         module.BITMAP_MAX_ID, module.SMALL_POOL = module_max, old
     assert (bitmap[1] == hashed[1]).all() and set(bitmap[1].ravel()) <= set(pool)
+
+
+def test_id_selector_admits_exactly_the_pool():
+    """FAISS reads the bitmap up to the length it is given (in bytes); ids past the pool's largest must be
+    refused, not looked up in memory past the bitmap."""
+    from core.index import id_selector
+
+    pool = np.arange(5, 8000, 3)
+    sel, _keep = id_selector(pool)
+    members = [i for i in range(80_000) if sel.is_member(i)]
+    assert members == pool.tolist()
+
+
+def _brute(x, ids, q, k, pool):
+    keep = np.isin(ids, pool)
+    sims = x[keep] @ q
+    order = np.lexsort((ids[keep], -sims))[:k]
+    return ids[keep][order]
+
+
+def test_large_pool_through_the_flat_rows_matches_brute_force(monkeypatch):
+    """The FAISS path for large pools (a bitmap over the flat copy's rows, rows turned back into ids), for
+    dense ids with gaps (an id -> row table) and for sparse ids (a sorted search): pools holding ids the
+    index lacks, ending well before the index's largest id, or holding every id."""
+    import core.index as module
+
+    monkeypatch.setattr(module, "SMALL_POOL", 0)
+    x, _ = _data(3000)
+    for ids in (np.arange(1, 3001), np.arange(3000) * 1000 + 7):
+        index = VectorIndex(16)
+        index.add(ids, x)
+        index.remove(ids[10:400:3])  # removed rows: the rows move up, the ids stay
+        kept = ~np.isin(ids, ids[10:400:3])
+        xs, ks = x[kept], ids[kept]
+        for pool in (ids[::2], ids[:1500], np.concatenate([ids[5:2000], [ids[-1] + 5, -3]]), ids):
+            scores, found = index.search(x[:4], 10, pool)
+            for r in range(4):
+                assert found[r].tolist() == _brute(xs, ks, x[r], 10, pool).tolist()
+                np.testing.assert_allclose(scores[r], np.sort(xs[np.isin(ks, found[r])] @ x[r])[::-1], rtol=1e-5)
+        assert index._rows().table is None if ids[-1] > 10_000 else index._rows().table is not None
