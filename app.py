@@ -79,7 +79,7 @@ def build_services(settings: Settings) -> Services:
 
     set_threads(settings.threads)
     settings.path().mkdir(parents=True, exist_ok=True)
-    catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite")))
+    catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
     backends = Backends(settings)
     store = IndexStore(settings.path())
     corpus = Corpus(catalog, store, backends.embedder, settings)
@@ -121,7 +121,8 @@ def serve(ctx: Context) -> int:
     from ui.server import launch
 
     services = ctx.services()
-    session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite")),
+    session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
+                                            services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
     return launch(services.engine, session_log, services.banner(), services.ensure_corpus)
 

@@ -81,7 +81,7 @@ def task_sources(result: dict) -> dict[str, str]:
             out[task] = "not run"
             continue
         fallback = [n for n in notices if n.startswith(f"{task}: the language model")
-                    and "offline rule" in n]
+                    and "offline rule instead" in n]
         completed = [n for n in notices if n.startswith(f"{task}: the language model gave")]
         if task == "visualization instruction":
             out[task] = "model" if stages["visret"].get("source") == "llm" else "rule"

@@ -106,6 +106,10 @@ class Settings:
                                "approximate), saving 4 bytes x dimension per photo of RAM and disk.")
     index_on_disk: bool = _f(False, "Keep the ivfpq index's inverted lists in a file that is memory-mapped "
                              "(for corpora larger than RAM) instead of in memory.")
+    sqlite_mmap_mb: int = _f(1024, "Megabytes of the catalog database read through a memory map (faster place "
+                             "and month filters on large catalogs). 0 turns it off: use 0 when the data "
+                             "directory is on a network filesystem, where a read error through the map ends the "
+                             "process instead of failing one query.", hi=1 << 20)
     # --- search and methods -------------------------------------------------------------------------
     k: int = _f(20, "Results returned per search.", lo=1, hi=1000)
     visret_m: int = _f(3, "Visualizations generated per query (VisRet m).", lo=1, hi=16)

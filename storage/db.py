@@ -10,8 +10,9 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 MMAP_BYTES = 1 << 30  # the first GiB of the database file is read through a memory map (address space, not RAM)
 
 
-def open_engine(db_path: Path | str) -> Engine:
-    """An engine on `db_path` (created if new) with the schema migrated to the newest version."""
+def open_engine(db_path: Path | str, mmap_bytes: int = MMAP_BYTES) -> Engine:
+    """An engine on `db_path` (created if new) with the schema migrated to the newest version; `mmap_bytes`
+    of the file are read through a memory map (0: none, every read goes through SQLite's page cache)."""
     db_path = Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 30, "check_same_thread": False})
@@ -25,7 +26,8 @@ def open_engine(db_path: Path | str) -> Engine:
         # why: a month or place filter at a million photos reads 100k+ index and R*Tree entries; through the
         # 2 MB page cache each read copied pages from the OS again (about half of the query's time), mapped
         # they are read in place, shared by every connection and process (the OS's cache, not ours)
-        cur.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+        # (the sqlite_mmap_mb setting turns it off where a read error must not end the process: a network disk)
+        cur.execute(f"PRAGMA mmap_size={int(mmap_bytes)}")
         cur.close()
 
     migrate(engine)

@@ -4,6 +4,7 @@ import random
 from datetime import date
 
 import numpy as np
+import pytest
 from sqlalchemy import text
 
 from core.records import Filters, Photo
@@ -92,3 +93,16 @@ def test_filters_match_a_plain_reading_of_the_rows(tmp_path):
     assert _ids(cat, license="nc") == [i for i, p in rows if p.license == "cc-by-nc"]
     assert _ids(cat, ids=picked) == sorted(set(picked))
     assert _ids(cat, months=(13,)) == []
+
+
+@pytest.mark.parametrize("mb", [0, 64])
+def test_the_memory_map_follows_its_setting(tmp_path, mb):
+    from sqlalchemy import text
+
+    from app import build_services
+    from core.settings import load_settings
+
+    settings = load_settings(environ={}, data_dir=str(tmp_path), sqlite_mmap_mb=mb)
+    engine = build_services(settings).catalog.engine
+    with engine.connect() as conn:
+        assert conn.execute(text("PRAGMA mmap_size")).scalar() == mb << 20
