@@ -25,6 +25,12 @@ class InputError(EcoLensError):
     title = "Invalid input"
 
 
+class NotReady(EcoLensError):
+    """The request is fine but comes too early: the photo collection is still being prepared."""
+
+    title = "Please wait"
+
+
 class NotFoundError(EcoLensError):
     """Something the user named (a photo, taxon, session, file) does not exist."""
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import gradio as gr
 
-from core.errors import EcoLensError, InputError
+from core.errors import EcoLensError, InputError, NotReady
 from core import bounds
 from core.records import Filters, parse_bbox
 from core.sources import parse_date
@@ -130,12 +130,16 @@ def photo_id(value: Any) -> int | None:
 
 def shows_errors(fn: Callable) -> Callable:
     """Wrap a handler (plain or generator) so that an EcoLensError becomes a gr.Error the user reads, and any
-    other failure a short apology (the details go to the log file, never to the page: no SQL, no paths)."""
+    other failure a short apology (the details go to the log file, never to the page: no SQL, no paths). A
+    request that only came too early (NotReady: the collection is still being prepared) is not an error: the
+    page gets a "Please wait" note and keeps what it shows (no error marks on the result fields)."""
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
             try:
                 yield from fn(*args, **kwargs)
+            except NotReady as exc:
+                yield please_wait(exc)
             except Exception as exc:
                 raise as_user_error(exc, fn) from None
         return gen_wrapper
@@ -144,9 +148,18 @@ def shows_errors(fn: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except NotReady as exc:
+            return please_wait(exc)
         except Exception as exc:
             raise as_user_error(exc, fn) from None
     return wrapper
+
+
+def please_wait(exc: NotReady) -> dict:
+    """A note for a request that came too early, and an update that leaves every output as it is."""
+    log.info("refused while preparing: %s", exc.message)
+    gr.Info(user_message(exc), title=exc.title, duration=8)
+    return gr.skip()
 
 
 def as_user_error(exc: Exception, fn: Callable) -> gr.Error:

@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from core.errors import InputError
+from core.errors import InputError, NotReady
 from core.sessionlog import MemorySessionLog, SessionLog
 from core.startup import Preparation
 from ui import compare_view, dialogue_view, history_view, label_view, marks, search_view
@@ -38,10 +38,11 @@ def annotator_name(profile: gr.OAuthProfile | None) -> str:
 
 
 def _gate(preparation: Preparation | None):
-    """ready(): raises InputError while the photo collection is still being prepared (or failed)."""
+    """ready(): raises NotReady while the photo collection is still being prepared, InputError if that failed."""
     def ready() -> None:
         if preparation is not None and not preparation.ready:
-            raise InputError(preparation.status() or S.PREPARING, S.PREPARING_HINT)
+            error = InputError if preparation.finished else NotReady
+            raise error(preparation.status() or S.PREPARING, S.PREPARING_HINT)
     return ready
 
 

@@ -132,8 +132,8 @@ def open_browser(playwright, server):
 def shot():
     SHOTS.mkdir(parents=True, exist_ok=True)
 
-    def save(page, name: str, full_page: bool = True) -> None:
-        for button in page.locator("button.toast-close").all():  # notices would cover the banner
+    def save(page, name: str, full_page: bool = True, toasts: bool = False) -> None:
+        for button in [] if toasts else page.locator("button.toast-close").all():  # they would cover the banner
             try:
                 button.click(timeout=1000)
             except playwright_api.Error:  # the toast went away by itself

@@ -118,3 +118,47 @@ def test_hugging_face_login_only_on_a_space_with_oauth():
 
     assert not oauth_enabled({}) and not oauth_enabled({"SPACE_ID": "me/x"})
     assert oauth_enabled({"SPACE_ID": "me/x", "OAUTH_CLIENT_ID": "abc"})
+
+
+def test_a_search_while_preparing_is_a_note_not_an_error_and_a_failed_preparation_is_an_error():
+    import threading
+
+    import gradio as gr
+
+    from core.errors import InputError, NotReady
+    from core.startup import Preparation
+    from ui.forms import shows_errors
+    from ui.server import _gate
+
+    release = threading.Event()
+    preparing = Preparation(lambda progress: [release.wait(10)] and []).start()
+    ready = _gate(preparing)
+
+    @shows_errors
+    def plain():
+        ready()
+        return "results"
+
+    @shows_errors
+    def streaming():
+        ready()
+        yield "results"
+
+    with pytest.raises(NotReady):
+        ready()
+    assert plain() == gr.skip() and list(streaming()) == [gr.skip()]  # outputs left as they are, no gr.Error
+    release.set()
+    preparing.wait(10)
+    assert plain() == "results" and list(streaming()) == ["results"]
+
+    failed = Preparation(lambda progress: 1 / 0).start()
+    failed.wait(10)
+    with pytest.raises(InputError):
+        _gate(failed)()
+
+    @shows_errors
+    def after_failure():
+        _gate(failed)()
+
+    with pytest.raises(gr.Error, match="could not be prepared"):
+        after_failure()
