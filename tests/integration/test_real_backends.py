@@ -186,6 +186,31 @@ def test_openai_llm_against_llama_server(llama_server):
     assert isinstance(json.loads(answer), dict)  # the server refused json_schema; json_object + schema worked
 
 
+def test_smollm2_sub_questions_follow_the_yes_no_pattern_in_the_requests_words(llama_server):
+    """The pattern is a grammar on the real server: whatever the 135M model says, each question it writes opens
+    with a yes/no word, ends with '?', and uses only the request's words and the linking words."""
+    import re
+
+    from dataclasses import replace
+
+    from core.methods import llm_checks, llm_schemas, llm_tasks
+    from core.prompts import rerank as prompts
+
+    llm = registry.create_llm(replace(_openai_settings(llama_server), llm_model="SmolLM2-135M-Instruct"))
+    assert llm.own_words
+    query = "a heron eating a fish at dusk"
+    pattern = llm_schemas.yes_no_pattern(llm_checks.request_vocabulary(query))
+    schema = llm_schemas.schema_for(llm_schemas.SubQuestionsReply, items={"questions": (3, 3)}, echo=query,
+                                    patterns={"questions": pattern})
+    text = llm.chat([ChatMessage("system", prompts.SUBQ_SYSTEM.format(n=3)),
+                     ChatMessage("user", prompts.subq_user(query, ""))], max_tokens=200, json_schema=schema)
+    questions = json.loads(text)["questions"]
+    assert len(questions) == 3 and all(re.fullmatch(pattern, q) for q in questions), questions
+    notices: list[str] = []
+    used = llm_tasks.subquestions(llm, query, "", 3, notices)
+    assert len(used) == 3 and all(llm_checks.is_yes_no(q) for q in used), (used, notices)
+
+
 def test_openai_judge_against_llama_server(llama_server):
     """The reply's log-probabilities are read; and SmolLM2, a text-only model whose server drops the image
     part, fails the judge's two-picture check, so it never judges a photo."""
