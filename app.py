@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,8 @@ class Services:
             if self.settings.corpus:
                 return OWN
             return SYNTHETIC if self.backends.embedder.is_standin else EMPTY
-        return SYNTHETIC if self.catalog.sources() <= {"fieldguide"} else OWN
+        world = str(Path(self.settings.path("fieldguide")).resolve()) + os.sep  # where prepare_corpus builds it
+        return SYNTHETIC if self.catalog.count_outside(world) == 0 else OWN
 
     def banner(self) -> str:
         """One truthful line about the photos and models in use ('' when all is real)."""

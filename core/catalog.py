@@ -31,6 +31,9 @@ class Catalog(Protocol):
 
     def sources(self) -> set[str]: ...
 
+    def count_outside(self, folder: str) -> int:
+        """Photos whose file does not lie under `folder` (a path ending in '/')."""
+
     def filter_ids(self, filters: Filters) -> Sequence[int]:
         """Ids of the photos that pass every part of `filters`, ascending (SqlCatalog: an int64 numpy array,
         since a filter at a million photos selects 100k+ ids)."""

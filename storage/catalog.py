@@ -109,6 +109,12 @@ class SqlCatalog:
         with Session(self.engine) as s:
             return {str(v or "") for v in s.scalars(select(PhotoRow.source).distinct())}
 
+    def count_outside(self, folder: str) -> int:
+        """Photos whose file does not lie under `folder` (compared as a string prefix, no LIKE wildcards)."""
+        with Session(self.engine) as s:
+            outside = func.substr(PhotoRow.path, 1, len(folder)) != folder
+            return int(s.scalar(select(func.count()).select_from(PhotoRow).where(outside)) or 0)
+
     def _taxon_clause(self, name: str):
         """Photos with this name at any rank. Why a UNION of one lookup per rank rather than an OR: SQLite
         plans an OR over eight expressions as a full scan; each lower(rank) = name part uses its own

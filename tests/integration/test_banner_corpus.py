@@ -1,0 +1,34 @@
+"""Which photos the banner says are searched, read from the catalog of a real data directory: the demo world
+(built by EcoLens into data_dir/fieldguide) is SYNTHETIC after a restart too, and the user's own photos beside
+it make it OWN."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from app import build_services
+from core.banner import OWN, SYNTHETIC
+from core.settings import load_settings
+
+
+def _photos(folder: Path, n: int, shade: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        Image.new("RGB", (64, 48), (shade, 20 * i % 255, 90)).save(folder / f"p{i}.png")
+    return folder
+
+
+def test_the_world_stays_synthetic_after_a_restart_and_own_photos_make_it_own(tmp_path):
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash")
+    services = build_services(settings)
+    assert services.corpus_kind() == SYNTHETIC  # nothing yet, stand-in embedder: the world will be built
+    world = _photos(Path(settings.path("fieldguide")) / "images", 3, 10)
+    services.ingestor().run(world)
+    restarted = build_services(settings)  # a new process on the same data directory
+    assert restarted.corpus_kind() == SYNTHETIC
+    assert restarted.banner().startswith("SYNTHETIC DEMO")
+    restarted.ingestor().run(_photos(tmp_path / "mine", 2, 200))
+    assert build_services(settings).corpus_kind() == OWN
+    assert "YOUR PHOTOS" in build_services(settings).banner()
+
