@@ -2,7 +2,7 @@
 judge.pt + judge.json (seed, configuration, timings, temperatures, accuracy and ECE per question type).
 
 Usage: nice -n 10 python scripts/train_fieldguide_judge.py [--out assets/fieldguide] [--seed 4321]
-       [--epochs 10] [--per-species 500] [--threads 2]
+       [--epochs 12] [--per-species 500] [--threads 2]
 Deterministic for a seed on one machine (CPU, 2 threads). The retrieval encoder (encoder.pt) is not touched."""
 from __future__ import annotations
 

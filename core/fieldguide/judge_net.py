@@ -1,8 +1,11 @@
 """The field-guide judge's own network: a small CNN that reads every attribute of a picture (species, body plan,
-stage, view, pose, behaviour, habitat, count, carried item, colour of each part) from a 96 px copy, with one
+stage, view, pose, behaviour, habitat, count, carried item, colour of each part) from a 112 px copy, with one
 temperature per attribute fitted on held-out pictures (temperature scaling) so that its probabilities are
-calibrated. Trained by scripts/train_fieldguide_judge.py; the retrieval encoder is a separate network and is
-not changed by it."""
+calibrated. Beside the attribute heads it has an item map: per cell of its 28 x 28 feature map, which item (if
+any) is drawn there. The carried or eaten item is a few pixels wide, so the map is what teaches the network
+to find it (trained on where the renderer drew the item); its per-item maxima feed the attribute heads.
+Trained by scripts/train_fieldguide_judge.py; the retrieval encoder is a separate network and is not changed
+by it."""
 from __future__ import annotations
 
 import hashlib
@@ -18,14 +21,16 @@ from torch import nn
 from core.errors import BackendError
 from core.fieldguide.encoder import ASSET_DIR, HEADS
 
-VERSION = "fieldguide-judge-net@v1"
+VERSION = "fieldguide-judge-net@v2"
 WEIGHTS_NAME, CONFIG_NAME = "judge.pt", "judge.json"
 SIDE = 112
+MAP = "item map"
 
 
 class JudgeNet(nn.Module):
-    """Five 3x3 convolutions (four of them strided) on a SIDE x SIDE picture, one hidden layer, all heads side
-    by side in one linear layer."""
+    """Five 3x3 convolutions (four of them strided) on a SIDE x SIDE picture; a 1x1 convolution on the third
+    one's 28 x 28 map gives the item map; one hidden layer on the last map plus each item's strongest cell of the
+    item map; all attribute heads side by side in one linear layer."""
 
     def __init__(self, width: int = 24, hidden: int = 256, dropout: float = 0.1):
         super().__init__()
@@ -35,16 +40,24 @@ class JudgeNet(nn.Module):
             return nn.Sequential(nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False),
                                  nn.BatchNorm2d(cout), nn.ReLU())
 
-        self.features = nn.Sequential(block(3, w, 2), block(w, 2 * w, 2), block(2 * w, 2 * w, 1),
-                                      block(2 * w, 4 * w, 2), block(4 * w, 4 * w, 2), nn.Flatten(),
-                                      nn.Dropout(dropout), nn.Linear(4 * w * (SIDE // 16) ** 2, hidden), nn.ReLU())
+        self.early = nn.Sequential(block(3, w, 2), block(w, 2 * w, 2), block(2 * w, 2 * w, 1))
+        self.late = nn.Sequential(block(2 * w, 4 * w, 2), block(4 * w, 4 * w, 2), nn.Flatten())
+        self.item_map = nn.Conv2d(2 * w, len(HEADS["item"]), 1)
+        self.hidden = nn.Sequential(nn.Dropout(dropout),
+                                    nn.Linear(4 * w * (SIDE // 16) ** 2 + len(HEADS["item"]), hidden), nn.ReLU())
         self.heads = nn.Linear(hidden, sum(len(v) for v in HEADS.values()))
 
-    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
-        logits, out, start = self.heads(self.features(x)), {}, 0
+    def forward(self, x: torch.Tensor, with_map: bool = False) -> dict[str, torch.Tensor]:
+        """Each head's logits; with `with_map` also "item map" (n, items, SIDE / 4, SIDE / 4)."""
+        f = self.early(x)
+        item_map = self.item_map(f)
+        z = self.hidden(torch.cat([self.late(f), item_map.amax(dim=(2, 3))], dim=1))
+        logits, out, start = self.heads(z), {}, 0
         for key, labels in HEADS.items():
             out[key] = logits[:, start:start + len(labels)]
             start += len(labels)
+        if with_map:
+            out[MAP] = item_map
         return out
 
 

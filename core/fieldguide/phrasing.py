@@ -4,6 +4,9 @@ picture descriptions and field-guide notes. Every sentence is built from the lex
 and the caption matcher read these sentences back into the same facts."""
 from __future__ import annotations
 
+import re
+
+from core.fieldguide.facts import PLANS_OF_STAGE
 from core.fieldguide.request import PLURAL, Attr, Request, Target
 from core.fieldguide.scene import Scene, visible_parts
 from core.fieldguide.species import LOOKALIKE_PAIRS, PART_PHRASE, SPECIES, Species
@@ -63,6 +66,58 @@ def entity(t: Target, article: bool = False) -> str:
     if t.plural:
         return "two " + PLURAL.get(t.noun, t.noun)
     return a(t.noun) if article else t.noun
+
+
+# The nouns a description may name its organism with: noun -> (singular, body plan; None for a life stage).
+_SUBJECT_NOUNS = {"bird": ("bird", "bird"), "birds": ("bird", "bird"), "moth": ("moth", "moth"),
+                  "moths": ("moth", "moth"), "butterfly": ("butterfly", "moth"), "butterflies": ("butterfly", "moth"),
+                  "frog": ("frog", "frog"), "frogs": ("frog", "frog"), "beetle": ("beetle", "beetle"),
+                  "beetles": ("beetle", "beetle"), "bug": ("bug", "beetle"), "bugs": ("bug", "beetle"),
+                  "flower": ("flower", "flower"), "flowers": ("flower", "flower"), "plant": ("plant", "flower"),
+                  "plants": ("plant", "flower"), "caterpillar": ("caterpillar", "moth"),
+                  "caterpillars": ("caterpillar", "moth"), "larva": ("caterpillar", "moth"),
+                  "larvae": ("caterpillar", "moth"), "tadpole": ("tadpole", "frog"), "tadpoles": ("tadpole", "frog")}
+_SUBJECT = re.compile(r"\b(?:(a|an|one|the|two)\s+)?(" + "|".join(sorted(_SUBJECT_NOUNS, key=len, reverse=True))
+                      + r")\b", re.IGNORECASE)
+_YOUNG = {"larva": "caterpillar", "tadpole": "tadpole"}
+
+
+def plural(noun: str) -> str:
+    """'birds', 'butterflies', 'moth caterpillars'."""
+    head, _, last = noun.rpartition(" ")
+    last = {"butterfly": "butterflies"}.get(last, PLURAL.get(last, last if last.endswith("s") else last + "s"))
+    return f"{head} {last}".strip()
+
+
+def renamed_subject(text: str, species: Species | None = None, count: int | None = None,
+                    stage: str | None = None) -> str | None:
+    """`text` with the noun that names its organism said anew, the rest of its words kept: 'a bird perched on a
+    branch' -> 'a Slate Reedpiper perched on a branch' (species), 'two birds perched on a branch' (count 2), 'a
+    moth caterpillar on bark' (stage). None when `text` names no organism by a plain noun, when the new name does
+    not fit it (a moth species for 'a bird'), or when it would need a species name in the plural, which the
+    world's readers (and the encoder) do not know."""
+    m = _SUBJECT.search(text)
+    if m is None:
+        return None
+    article, word = (m.group(1) or "").lower(), m.group(2).lower()
+    noun, plan = _SUBJECT_NOUNS[word]
+    young = noun in ("caterpillar", "tadpole")
+    if (species is not None and species.plan != plan) or (stage in _YOUNG and plan != PLANS_OF_STAGE[stage]):
+        return None
+    if species is not None:
+        noun = f"{species.common_name} {noun}" if young else species.common_name
+    if stage in _YOUNG and not young:
+        noun = f"{noun} {_YOUNG[stage]}"
+    many = count == 2 or (count is None and (article == "two" or word.endswith(("s", "ae"))))
+    if many and species is not None:
+        return None
+    if many:
+        phrase = ("the " if article == "the" else "two " if article else "") + plural(noun)
+    else:
+        phrase = a(noun) if article in ("a", "an") else f"{article} {noun}".strip()
+    if m.group(0)[:1].isupper():
+        phrase = phrase[:1].upper() + phrase[1:]
+    return text[:m.start()] + phrase + text[m.end():]
 
 
 def part_with(t: Target, attr: Attr) -> str:

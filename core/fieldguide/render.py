@@ -1,5 +1,6 @@
 """Draws a Scene as a 224 x 224 RGB picture with PIL: background habitat, one or two organisms, props, then
-lighting and pixel noise. Deterministic for a scene (its seed drives the noise)."""
+lighting and pixel noise. Deterministic for a scene (its seed drives the noise). On request it also returns
+where the carried or eaten item was drawn (item_mask), which the judge's training uses as a target."""
 from __future__ import annotations
 
 import math
@@ -20,10 +21,12 @@ def _c(name: str, f: float = 1.0) -> tuple[int, int, int]:
 
 
 class _Pen:
-    """Local drawing coordinates: (0, 0) is the organism's centre, one unit is one pixel at scale 1."""
+    """Local drawing coordinates: (0, 0) is the organism's centre, one unit is one pixel at scale 1. `marks`
+    (optional) is a second drawing on which the item is drawn again, where it shows."""
 
-    def __init__(self, draw: ImageDraw.ImageDraw, cx: float, cy: float, s: float):
-        self.d, self.cx, self.cy, self.s = draw, cx, cy, s
+    def __init__(self, draw: ImageDraw.ImageDraw, cx: float, cy: float, s: float,
+                 marks: ImageDraw.ImageDraw | None = None):
+        self.d, self.cx, self.cy, self.s, self.marks = draw, cx, cy, s, marks
 
     def p(self, x: float, y: float) -> tuple[float, float]:
         return (self.cx + self.s * x, self.cy + self.s * y)
@@ -57,6 +60,12 @@ def _marks(pen: _Pen, s: Scene, box, colour) -> None:
 
 
 def _item(pen: _Pen, item: str, x: float, y: float) -> None:
+    _draw_item(pen, item, x, y)
+    if pen.marks is not None:  # the same shapes on the item mask
+        _draw_item(_Pen(pen.marks, pen.cx, pen.cy, pen.s), item, x, y)
+
+
+def _draw_item(pen: _Pen, item: str, x: float, y: float) -> None:
     if item == "twig":
         pen.line([(x - 14, y + 4), (x + 22, y - 6)], _c("brown", 0.8), 4)
         pen.line([(x + 6, y - 2), (x + 14, y - 12)], _c("brown", 0.8), 2)
@@ -261,12 +270,24 @@ _DRAW = {"bird": _bird, "moth": _moth, "frog": _frog, "beetle": _beetle, "flower
 
 def render(s: Scene) -> Image.Image:
     """The picture of scene `s` (224 x 224 RGB)."""
+    return _render(s, None)
+
+
+def render_with_item_mask(s: Scene) -> tuple[Image.Image, np.ndarray]:
+    """The picture of scene `s` and a boolean 224 x 224 mask of the pixels where its carried or eaten item shows
+    (all False without an item). The picture is the one render() draws."""
+    marks = Image.new("RGB", (SIZE, SIZE), (0, 0, 0))  # the item drawn in its own colours, none pure black
+    img = _render(s, ImageDraw.Draw(marks))
+    return img, np.asarray(marks).any(axis=-1)
+
+
+def _render(s: Scene, marks: ImageDraw.ImageDraw | None) -> Image.Image:
     rng = np.random.default_rng(s.seed)
     img = background(s.habitat, rng, SIZE)
     draw = ImageDraw.Draw(img)
     centres = [(0.0, 0.0, 1.0)] if s.count == 1 else [(-42.0, -30.0, 0.62), (42.0, 34.0, 0.62)]
     for ox, oy, f in centres:
-        pen = _Pen(draw, SIZE / 2 + s.dx + ox, SIZE / 2 + s.dy + oy, s.scale * f)
+        pen = _Pen(draw, SIZE / 2 + s.dx + ox, SIZE / 2 + s.dy + oy, s.scale * f, marks)
         _DRAW[s.plan](pen, s)
     arr = np.asarray(img, dtype=np.float32) * s.light
     if s.noise > 0:

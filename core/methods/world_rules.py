@@ -8,9 +8,9 @@ import re
 from collections import Counter
 
 from core.fieldguide.facts import question_facts, text_facts, understood
-from core.fieldguide.phrasing import (a, attr_question, describe_request, entity, field_note, identity_question,
-                                      identity_with, known_colour, modifier, part_with, picture_description,
-                                      species_fact_question)
+from core.fieldguide.phrasing import (a, attr_question, behaviour_of, describe_request, entity, field_note,
+                                      identity_question, identity_with, known_colour, modifier, part_with,
+                                      picture_description, renamed_subject, species_fact_question)
 from core.fieldguide.reading import read_text
 from core.fieldguide.request import Attr, Request, Target, _target, read_request
 from core.fieldguide.species import PART_PHRASE, SPECIES
@@ -225,43 +225,74 @@ def caption_of(t: Target, part: str = "") -> str:
         picture_description(t)
 
 
-def _confirmed_phrase(question: str) -> str | None:
-    """What a question answered 'yes' adds to a description: 'seen from below', 'a Gold-crested Tuftling'."""
-    if not understood(question):
+def _confirmed(text: str, have: set[str]) -> tuple[Target, list[str]] | None:
+    """What a confirmed question (or an answer in the world's words) adds to a description: the organism as
+    named there (its species, count and life stage go into the description's subject) and each attribute not
+    already stated, in the world's words ('seen from below', 'with black wings'). None for text outside the
+    world's terms."""
+    if not understood(text):
         return None
-    r = read_text(question)
-    t = _target(r, question)
-    if t.species is not None:
-        extra = [modifier(x, t.plan) for x in t.attrs]
-        return " ".join([a(t.noun), *extra])
-    if not t.attrs:
-        return a(t.noun) if (t.plan or t.stage) else None
-    return ", ".join(modifier(x, t.plan) for x in t.attrs)
+    t = _target(read_text(text), text)
+    extra = [modifier(x, t.plan, behaviour_of(t)) for x in t.attrs if x.fact not in have]
+    if t.count == 1 and "count=1" not in have:
+        extra.append(modifier(Attr("count", 1)))
+    return t, extra
+
+
+def _named_anew(base: str, t: Target, new: set[str]) -> str | None:
+    """`base` with its organism named as the confirmed target `t` names it (species, two of them, caterpillar
+    or tadpole); `base` itself when `t` adds none of these; None when its subject cannot take the new name."""
+    species = t.species if t.species is not None and f"species={t.species.scientific_name}" in new else None
+    count = 2 if t.count == 2 and "count=2" in new else None
+    stage = t.stage if t.stage in ("larva", "tadpole") and f"stage={t.stage}" in new else None
+    if species is None and count is None and stage is None:
+        return base
+    return renamed_subject(base, species, count, stage)
+
+
+def _subject_phrases(t: Target, new: set[str]) -> list[str]:
+    """The confirmed species, pair and life stage as phrases after a comma ('a Slate Reedpiper', 'in a pair')."""
+    out = [a(t.species.common_name)] if t.species is not None and f"species={t.species.scientific_name}" in new \
+        else []
+    if t.stage in ("larva", "tadpole") and f"stage={t.stage}" in new:
+        out.append(a({"larva": "caterpillar"}.get(t.stage, t.stage)))
+    if t.count == 2 and "count=2" in new:
+        out.append(modifier(Attr("count", 2)))
+    return out
 
 
 def reformulate(description: str, turns) -> str | None:
-    """The first description plus what each 'yes' confirmed, in the world's words; None when a confirmed
-    question is not in the world's terms."""
+    """The first description, every word of it kept, with what each 'yes' confirmed (and each answer given in
+    the world's words) added as a naturalist writes it: a confirmed species, pair or life stage names the
+    organism anew ('a Slate Reedpiper perched on a branch'), other attributes follow after commas ('..., seen
+    from below, with black wings'). A feature question or a comparison is first said as what a matching photo
+    shows. 'No' and 'not sure' add nothing here (the dialogue turns a 'no' into a negative constraint). None
+    when a confirmed question is not in the world's terms."""
     base = " ".join(description.split()).rstrip(".?!")
     req = read_request(base)
-    if req is not None:  # the request as a caption: what a matching photo shows, in the world's words
-        part = req.part if req.kind in ("feature", "comparison") else ""
-        base = " or ".join(caption_of(t, part) for t in req.targets) if req.kind == "comparison" else \
-            " and ".join(caption_of(t, part) for t in req.targets)
+    if req is not None and req.kind in ("feature", "comparison"):  # a question, said as what a photo shows
+        base = (" or " if req.kind == "comparison" else " and ").join(caption_of(t, req.part) for t in req.targets)
     have = set(text_facts(base, defaults=False))
     bits = [base]
     for q, ans in turns:
         word = answer_word(ans)
-        if word == "yes":
-            phrase = _confirmed_phrase(q)
-            if phrase is None:
+        if word not in ("yes", "text"):
+            continue
+        said = q if word == "yes" else " ".join(ans.split()).rstrip(".")
+        found = _confirmed(said, have)
+        if found is None:
+            if word == "yes":
                 return None
-            new = set(question_facts(q)) - have
-            if new and phrase not in bits:
-                bits.append(phrase)
-                have |= new
-        elif word == "text":
-            bits.append(" ".join(ans.split()).rstrip("."))
+            bits.append(said)  # free text outside the world's words, as given
+            continue
+        t, extra = found
+        new = set(question_facts(said) if word == "yes" else text_facts(said, defaults=False)) - have
+        renamed = _named_anew(bits[0], t, new)
+        if renamed is None:  # the subject cannot take the new name: say it after a comma
+            renamed, extra = bits[0], [*_subject_phrases(t, new), *extra]
+        bits[0] = renamed
+        bits += [x for x in extra if x not in bits]
+        have |= new
     return ", ".join(b for b in bits if b)
 
 

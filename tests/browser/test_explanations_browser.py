@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 
+from core.fieldguide.species import SPECIES
 from tests.browser.pages import captions, search, tab
 
 VERIFY_QUERY = "What colour is the belly of the Gold-crested Tuftling?"
 COVER_QUERY = "Slate Reedpiper showing both its black crest and its orange belly"
+DIALOGUE_START = "a bird perched on a branch"
 QUESTION_WORDS = ("Is", "Are", "Does", "Do", "Can", "Has", "Have", "What", "Which", "How")
 
 
@@ -61,27 +63,41 @@ def test_cover_splits_the_request_into_the_organism_with_each_part(server, open_
     shot(page, "cover")
 
 
+def _rank(caption: str) -> int:
+    return int(re.search(r"· #(\d+)", caption).group(1))
+
+
+def _birds(captions_: list[str]) -> list[int]:
+    """Positions of the candidates whose caption names a bird of the world (the species name the page shows)."""
+    birds = [sp.common_name for sp in SPECIES if sp.plan == "bird"]
+    return [i for i, c in enumerate(captions_) if any(name in c for name in birds)]
+
+
 def test_three_turn_dialogue_keeps_every_marked_photo_marked(server, open_browser, shot):
     page = open_browser()
     tab(page, "Dialogue")
-    page.fill("#dialogue-start-text textarea", "a bird perched on a branch")
+    page.fill("#dialogue-start-text textarea", DIALOGUE_START)
     page.click("#dialogue-start")
     page.wait_for_selector("#dialogue-gallery .thumbnail-item img")
     bots = "document.querySelectorAll('#dialogue-chat [data-testid=bot]').length"
     page.wait_for_function(f"{bots} >= 1")
-    galleries, questions = [], []
+    galleries, questions, descriptions, marked = [], [], [], []
     for turn, answer in enumerate(["no", "no", "not sure"]):
         questions.append(page.locator("#dialogue-chat [data-testid=bot]").last.inner_text().strip())
         galleries.append(captions(page, "#dialogue-gallery"))
-        if turn == 1:  # mark two photos: both stay starred, named by their rank numbers
-            for index in (1, 3):
+        descriptions.append(page.locator("#dialogue-description textarea").input_value())
+        if turn == 1:  # mark the first two birds shown: both stay starred, named by their rank numbers
+            birds = _birds(galleries[-1])[:2]
+            assert len(birds) == 2, galleries[-1]  # the candidates for "a bird ..." hold birds to mark
+            marked = sorted(_rank(galleries[-1][i]) for i in birds)
+            for n, index in enumerate(birds, start=1):
                 page.locator("#dialogue-gallery .thumbnail-item").nth(index).click()
                 page.wait_for_function("(n) => [...document.querySelectorAll('#dialogue-gallery .caption-label')]"
-                                       ".filter(e => e.innerText.startsWith('✓')).length >= n", arg=1 + (index > 1))
+                                       ".filter(e => e.innerText.startsWith('✓')).length >= n", arg=n)
             page.keyboard.press("Escape")
             starred = [c for c in captions(page, "#dialogue-gallery") if c.startswith("✓")]
-            assert len(starred) == 2 and "· #2" in starred[0] and "· #4" in starred[1], starred
-            assert "#2, #4" in page.locator("#dialogue-marked").inner_text()
+            assert sorted(_rank(c) for c in starred) == marked and all(_birds([c]) for c in starred), starred
+            assert f"#{marked[0]}, #{marked[1]}" in page.locator("#dialogue-marked").inner_text()
         if answer == "not sure":
             page.click("#dialogue-not-sure")
         else:
@@ -89,11 +105,15 @@ def test_three_turn_dialogue_keeps_every_marked_photo_marked(server, open_browse
             page.click("#dialogue-send")
         page.wait_for_function(f"{bots} >= {turn + 2}")
     page.wait_for_selector("#dialogue-gallery .thumbnail-item img")
+    descriptions.append(page.locator("#dialogue-description textarea").input_value())
     assert all(_readable(q) for q in questions) and len(set(questions)) == 3, questions
     assert galleries[1] != galleries[0]  # a "no" moved the candidates
+    # every turn searches for the whole description: the bird, how it sits and where (no "yes" added anything)
+    assert all(d.startswith(DIALOGUE_START) for d in descriptions), descriptions
     users = page.eval_on_selector_all("#dialogue-chat [data-testid=user]", "els => els.map(e => e.innerText)")
-    assert any("#2, #4" in u for u in users), users  # the chat names the marked photos as the screen did
+    assert any(f"#{marked[0]}, #{marked[1]}" in u for u in users), users  # named as the screen named them
     starred = [c for c in captions(page, "#dialogue-gallery") if c.startswith("✓")]
     note = page.locator("#dialogue-marked").inner_text()
     assert starred or "no longer among the candidates" in note, note  # fed back and still marked
+    assert all(_birds([c]) for c in starred), starred
     shot(page, "dialogue-3-turns")

@@ -63,3 +63,27 @@ def test_species_cover_body_plans_and_lookalikes_differ_in_one_part():
         sa, sb = by_name(a), by_name(b)
         differing = [p for p in sa.colours if sa.colours[p] != sb.colours[p]]
         assert differing == [part] and sa.larva == sb.larva and sa.marking == sb.marking
+
+
+def test_item_mask_marks_where_the_item_is_drawn_and_leaves_the_picture_as_it_is():
+    import random
+
+    import numpy as np
+
+    from core.fieldguide.render import render, render_with_item_mask
+    from core.fieldguide.scene import sample_scene
+
+    rng = random.Random(11)
+    scenes = [sample_scene(sp, rng) for sp in SPECIES for _ in range(6)]
+    with_item = [s for s in scenes if s.item]
+    assert with_item and len(with_item) < len(scenes)
+    for s in scenes:
+        picture, mask = render_with_item_mask(s)
+        assert np.array_equal(np.asarray(picture), np.asarray(render(s)))  # the same picture, byte for byte
+        assert mask.shape == (224, 224) and mask.dtype == bool
+        assert mask.any() == bool(s.item), s
+    s = next(x for x in with_item if x.item == "fly" or x.item == "berry")
+    picture, mask = render_with_item_mask(s)
+    empty = Scene(**{**s.__dict__, "item": ""})  # the same scene without the item differs where the mask says
+    changed = np.abs(np.asarray(picture, dtype=int) - np.asarray(render(empty), dtype=int)).sum(-1) > 0
+    assert changed[mask].mean() > 0.8 and changed[~mask].mean() < 0.01

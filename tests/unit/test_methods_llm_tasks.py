@@ -71,10 +71,11 @@ def test_decomposition_and_token_match():
 
 
 def test_plugir_rules():
-    # "yes" adds the question's content in the world's words, free text is kept, "no" / "not sure" add nothing
+    # "yes" adds the question's content in the world's words, so does free text in them ("red wings" -> "with red
+    # wings"); "no" / "not sure" add nothing
     assert rules.reformulate("a bird", [("Is the bird perching?", "yes"), ("Colour?", "red wings"),
                                         ("Is it night?", "not sure"), ("Is it wet?", "no")]) == \
-        "a bird, perched, red wings"
+        "a bird, perched, with red wings"
     assert rules.reformulate("a nest", [("Does the photo show a cowbird egg?", "yes: a speckled egg")]) == \
         "a nest, a cowbird egg"  # outside the world's words: the question's content, never the reason
     qs = rules.questions("a bird", [], ["bird, perching, red wings", "bird, flying, red wings", "bird, perching"], 3)

@@ -34,7 +34,7 @@ def test_session_asks_grounded_questions_and_re_retrieves(tmp_path):
     assert all(set(c) >= {"id", "caption", "entropy", "cluster"} for c in q.candidates)
     assert q.text in q.kept and len(q.proposed) == 5
     hits = session.answer("red wings")
-    assert len(hits) == 5 and session.caption == "a small bird, red wings"
+    assert len(hits) == 5 and session.caption == "a small bird, with red wings"  # the answer in the world's words
     q2 = session.next_question()
     assert q2.round == 1 and q2.n_candidates == 27
     turns, caption = list(session.turns), session.caption

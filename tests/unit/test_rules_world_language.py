@@ -116,3 +116,33 @@ def test_no_part_is_uncovered_when_the_world_holds_a_photo_of_it(world):
                 checked += 1
             assert set(np.flatnonzero(sat[:, j])) == set(shown), p.text  # and nothing it does not show
     assert checked >= 60
+
+
+def test_reformulation_keeps_the_whole_description_and_adds_what_was_confirmed(world):
+    notices: list[str] = []
+
+    def say(description: str, turns: list[tuple[str, str]]) -> str:
+        return llm_tasks.reformulate(FakeLLM(is_standin=True), description, description, turns, notices)
+
+    start = "a bird perched on a branch"
+    # "no" and "not sure" add nothing; nothing of the description is lost (the pose and where it sits)
+    assert say(start, [("Is it in grass?", "no"), ("Are its wings black?", "not sure")]) == start
+    # a confirmed species names the bird; other answers follow as a naturalist writes them
+    assert say(start, [("Is this a Slate Reedpiper?", "yes"), ("Is it seen from below?", "yes"),
+                       ("Are its wings black?", "yes: black with a white bar")]) == \
+        "a Slate Reedpiper perched on a branch, seen from below, with black wings"
+    assert say(start, [("Are there two of them?", "yes"), ("Is it in grass?", "yes")]) == \
+        "two birds perched on a branch, in grass"
+    assert say("a moth on bark", [("Is it a caterpillar?", "yes"), ("Colour?", "green body")]) == \
+        "a moth caterpillar on bark, with a green body"
+    assert notices == []  # the rule's answers pass the same checks as an LLM's (the subject is still named)
+    # every scene query of the benchmark keeps all its words, in order, whatever is confirmed after it
+    _, queries = world
+    for q in queries:
+        if q["kind"] not in ("behaviour", "many_part"):
+            continue
+        text = " ".join(q["text"].split()).rstrip(".?!")
+        out = say(text, [("Is it seen from above?", "yes")])
+        assert out.startswith(text) and text_facts(text, defaults=False) <= text_facts(out, defaults=False), \
+            (text, out)
+    assert notices == []
