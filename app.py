@@ -18,16 +18,22 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from core.backends.registry import Backends  # noqa: E402
-from core.banner import EMPTY, OWN, SYNTHETIC, banner_for  # noqa: E402
-from core.corpus import Corpus  # noqa: E402
-from core.engine import SearchEngine  # noqa: E402
-from core.errors import EcoLensError  # noqa: E402
-from core.index_store import IndexStore  # noqa: E402
-from core.ingest import Ingestor  # noqa: E402
+from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for  # noqa: E402
+from core.search.corpus import Corpus  # noqa: E402
+from core.search.engine import SearchEngine  # noqa: E402
+from core.contracts.errors import EcoLensError  # noqa: E402
+from core.contracts.world import demo_world, use_world  # noqa: E402
+from core.vectors.index_store import IndexStore  # noqa: E402
+from core.ingest.ingestor import Ingestor  # noqa: E402
 from core.logs import configure_logging  # noqa: E402
-from core.settings import Settings, load_settings  # noqa: E402
-from core.startup import Progress, prepare_corpus  # noqa: E402
+from core.contracts.settings import Settings, load_settings  # noqa: E402
+from core.search.preparation import Progress, prepare_corpus  # noqa: E402
 
+
+# world plug-ins (core.contracts.world): each module's register() adds its rule book, backends, demo and benchmark
+WORLD_PLUGINS = ("fieldguide.plugin",)
+for _plugin in WORLD_PLUGINS:
+    importlib.import_module(_plugin).register()
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
@@ -50,13 +56,22 @@ class Services:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
 
     def corpus_kind(self) -> str:
-        """What is (or, on first start, will be) searched: core.banner SYNTHETIC, OWN or EMPTY."""
+        """What is (or, on first start, will be) searched: core.search.banner SYNTHETIC, OWN or EMPTY."""
         if self.catalog.count() == 0:
             if self.settings.corpus:
                 return OWN
             return SYNTHETIC if self.backends.embedder.is_standin else EMPTY
-        world = str(Path(self.settings.path("fieldguide")).resolve()) + os.sep  # where prepare_corpus builds it
+        demo = demo_world()
+        if demo is None:
+            return OWN
+        world = str(Path(self.settings.path(demo.demo_folder)).resolve()) + os.sep  # where prepare_corpus builds it
         return SYNTHETIC if self.catalog.count_outside(world) == 0 else OWN
+
+    def choose_world(self) -> str:
+        """Let the demo world's rule book read requests only while the collection is (or, on first start, will
+        be) that world; a user's own photos get the generic rules. Returns the rule book's name."""
+        demo = demo_world()
+        return use_world(demo.name if demo is not None and self.corpus_kind() == SYNTHETIC else None).name
 
     def banner(self) -> str:
         """One truthful line about the photos and models in use ('' when all is real)."""
@@ -68,6 +83,7 @@ class Services:
         emb = self.backends.embedder
         notices = prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
                                  lambda path, step: self.ingestor().run(path, step), progress)
+        self.choose_world()
         banner = self.banner()
         return ([banner] if banner else []) + notices
 
@@ -77,7 +93,7 @@ def build_services(settings: Settings) -> Services:
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
-    from core.index import set_threads
+    from core.vectors.index import set_threads
 
     set_threads(settings.threads)
     settings.path().mkdir(parents=True, exist_ok=True)
@@ -85,7 +101,9 @@ def build_services(settings: Settings) -> Services:
     backends = Backends(settings)
     store = IndexStore(settings.path())
     corpus = Corpus(catalog, store, backends.embedder, settings)
-    return Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings))
+    services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings))
+    services.choose_world()
+    return services
 
 
 @dataclass

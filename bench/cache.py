@@ -30,10 +30,10 @@ def offline_backends() -> dict:
 
 def one_setup(label: str, per_species: int, **overrides) -> bool:
     from app import build_services
-    from core.fieldguide.world import build_world
-    from core.engine import SearchEngine
-    from core.request import SearchRequest
-    from core.settings import load_settings
+    from fieldguide.world import build_world
+    from core.search.engine import SearchEngine
+    from core.contracts.search_request import SearchRequest
+    from core.contracts.settings import load_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = build_world(Path(tmp) / "world", seed=0, per_species=per_species, benchmark=False)

@@ -61,7 +61,7 @@ def _camera_like(rng: np.random.Generator) -> np.ndarray:
 
 def ingest_rate(tmp: Path, name: str, photos: list[Path], args, engine: str) -> tuple[float, object]:
     from app import build_services
-    from core.settings import load_settings
+    from core.contracts.settings import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp / f"data-{name}"), embedder=f"open_clip:{args.arch}",
                              batch_size=args.batch, threads=args.threads, device="cpu", ingest_engine=engine,
@@ -90,7 +90,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from core.ingest_decode import decode_for_embedding, decode_workers
+    from core.ingest.decode import decode_for_embedding, decode_workers
 
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

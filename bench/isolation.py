@@ -88,13 +88,13 @@ def main() -> None:
     args = ap.parse_args()
     from gradio_client import Client
 
-    from core.fieldguide.world import build_world
+    from fieldguide.world import build_world
 
     judge, judge_port = silent_judge()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         from app import build_services
-        from core.settings import load_settings
+        from core.contracts.settings import load_settings
 
         services = build_services(load_settings(environ={}, data_dir=str(data)))
         services.ingestor().run(build_world(data / "fieldguide", per_species=args.per_species, benchmark=False))

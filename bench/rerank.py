@@ -72,10 +72,10 @@ def main() -> int:
     args = ap.parse_args()
 
     from core.backends.openai_judge import OpenAIJudge
-    from core.engine import SearchEngine
-from core.request import SearchRequest
-    from core.records import Photo
-    from core.settings import Settings
+    from core.search.engine import SearchEngine
+from core.contracts.search_request import SearchRequest
+    from core.contracts.records import Photo
+    from core.contracts.settings import Settings
     from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
 
     server = JudgeServer(args.delay)

@@ -83,13 +83,13 @@ def main() -> None:
 
     from core.backends.hash_embedder import HashEmbedder
     from core.backends.registry import Backends
-    from core.index import VectorIndex, id_selector, set_threads
-    from core.index_store import IndexStore
-    from core.records import Filters
-    from core.corpus import Corpus
-    from core.engine import SearchEngine
-    from core.request import SearchRequest
-    from core.settings import load_settings
+    from core.vectors.index import VectorIndex, id_selector, set_threads
+    from core.vectors.index_store import IndexStore
+    from core.contracts.records import Filters
+    from core.search.corpus import Corpus
+    from core.search.engine import SearchEngine
+    from core.contracts.search_request import SearchRequest
+    from core.contracts.settings import load_settings
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 

@@ -45,9 +45,9 @@ def fill_catalog(engine, n: int) -> None:
 def overhead(index, n: int, queries: np.ndarray, k: int) -> tuple[float, float]:
     """EcoLens's path vs bare FAISS on the same flat index; prints and returns the bare p50, p95."""
     from core.backends.registry import Backends
-    from core.index_store import IndexStore
-    from core.corpus import Corpus
-    from core.settings import load_settings
+    from core.vectors.index_store import IndexStore
+    from core.search.corpus import Corpus
+    from core.contracts.settings import load_settings
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
@@ -88,7 +88,7 @@ def main() -> None:
 
     import faiss
 
-    from core.index import VectorIndex, set_threads
+    from core.vectors.index import VectorIndex, set_threads
 
     set_threads(args.threads)
     gen = ClipLike(args.dim)

@@ -9,8 +9,8 @@ import json
 import sys
 
 from cli.common import add_filter_args, filters_from_args, prepare
-from core import bounds
-from core.request import clean_query
+from core.contracts import bounds
+from core.contracts.search_request import clean_query
 
 STOP = {"done", "quit", "exit", "q", "stop"}
 

@@ -5,9 +5,9 @@ import argparse
 import os
 import sys
 
-from core.errors import InputError
-from core.records import Filters, parse_bbox
-from core.sources import parse_date
+from core.contracts.errors import InputError
+from core.contracts.records import Filters, parse_bbox
+from core.ingest.sources import parse_date
 
 
 class Parser(argparse.ArgumentParser):

@@ -3,8 +3,8 @@ on a benchmark with its own pools and write a report (tables, significance, plot
 deviations from the papers, and with --answers the answer accuracy).
 
 Real benchmarks are evaluated in a catalog of their own, data_dir/eval/<benchmark>-<hash of the image
-source>, that holds only the benchmark's images (never the synthetic world); the field-guide benchmark runs
-on the world's own catalog. Items left with no image fail; when none is left the command exits with 2."""
+source>, that holds only the benchmark's images (never the synthetic world); a world plug-in's own benchmark
+(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits with 2."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,12 +14,13 @@ from pathlib import Path
 
 from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments
-from core.errors import InputError, NotFoundError
-from core.evaluation.benchmarks import default_images_root
+from core.contracts.errors import InputError, NotFoundError
+from core.contracts.world import demo_world
+from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
 from core.evaluation.runner import evaluate_dialogue
-from core.presets import METHOD_NAMES
+from core.search.presets import METHOD_NAMES
 
 
 def add_parser(sub) -> None:
@@ -51,15 +52,16 @@ def eval_services(ctx, benchmark: str, source: str):
 
 def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
-    if args.benchmark == "fieldguide":
+    if args.benchmark in OWN_CATALOG:
         services = ctx.services()
         notices = prepare(services)
-        args.data = args.data or str(services.settings.path("fieldguide"))
+        world = demo_world()
+        args.data = args.data or str(services.settings.path(world.demo_folder if world else args.benchmark))
         args.images = args.images or args.data
         items = load_items(args)
         prepare_or_fail(items, args.images)  # exit 2 before any work when no image is there
         root = args.images
-        catalog = (f"the field-guide world's own catalog in {services.settings.path()} (the world is this "
+        catalog = (f"the {args.benchmark} world's own catalog in {services.settings.path()} (the world is this "
                    "benchmark's corpus)")
     else:
         items = load_items(args)

@@ -7,9 +7,9 @@ import json
 import sys
 
 from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
-from core import bounds
-from core.presets import PRESET_NAMES, request_for
-from core.request import METHODS, RERANK_MODES, SearchRequest
+from core.contracts import bounds
+from core.search.presets import PRESET_NAMES, request_for
+from core.contracts.search_request import METHODS, RERANK_MODES, SearchRequest
 
 
 def add_parser(sub) -> None:
@@ -77,7 +77,7 @@ def request_from_args(args, filters, images) -> SearchRequest:
 
 
 def run(ctx, args) -> int:
-    # the request is checked (core.bounds, as for the web app) before anything is built or loaded
+    # the request is checked (core.contracts.bounds, as for the web app) before anything is built or loaded
     bounds.example_count(len(args.image))
     images = [bounds.example_photo(p, ctx.settings.max_upload_mb) for p in args.image]
     filters = filters_from_args(args, ids=parse_ids(args.ids, "--ids") if args.ids else None)

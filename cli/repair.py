@@ -9,7 +9,7 @@ reports and exits 1 when something is wrong."""
 import json
 
 from cli.common import progress_bar
-from core.repair import check_indexes, repair_indexes
+from core.vectors.repair import check_indexes, repair_indexes
 
 
 def add_parser(sub) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 from core.backends.base import ChatMessage, JudgeRequest
-from core.errors import EcoLensError
+from core.contracts.errors import EcoLensError
 from core.redact import mask_urls_in
 
 log = logging.getLogger(__name__)

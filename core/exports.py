@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from core.errors import InputError
-from core.records import Photo
+from core.contracts.errors import InputError
+from core.contracts.records import Photo
 
 MARK_FORMATS = ("csv", "jsonl")
 MARK_COLUMNS = ("id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",

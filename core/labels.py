@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.exports import public_name
-from core.records import Photo
-from core.sessionlog import SKIPPED, Label
+from core.contracts.records import Photo
+from core.contracts.sessionlog import SKIPPED, Label
 
 EXPORT_FORMATS = ("csv", "jsonl", "inquire-rerank")
 LABEL_COLUMNS = ("session_id", "query", "photo_id", "label", "annotator", "seconds", "created_at")

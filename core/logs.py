@@ -7,7 +7,7 @@ import logging
 import logging.handlers
 from pathlib import Path
 
-from core.errors import ConfigError
+from core.contracts.errors import ConfigError
 from core.redact import MaskUrlsFilter
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"

@@ -19,9 +19,9 @@ from typing import Sequence
 
 from PIL import Image, ImageDraw
 
-from core.errors import InputError
-from core.imageio import load_image
-from core.records import Photo
+from core.contracts.errors import InputError
+from core.ingest.imageio import load_image
+from core.contracts.records import Photo
 
 log = logging.getLogger(__name__)
 SIZES = {"thumb": 320, "view": 1280}  # longer side in pixels

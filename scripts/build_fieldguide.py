@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from core.fieldguide.world import build_world
+    from fieldguide.world import build_world
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
@@ -26,8 +26,8 @@ def main() -> int:
     csv_path = build_world(Path(args.out_dir), seed=args.seed, per_species=args.per_species)
     print(f"SYNTHETIC field-guide world written to {csv_path.parent} in {time.time() - t0:.1f} s ({csv_path.name})")
     if args.eval:
-        from core.fieldguide.encoder import FieldGuideEmbedder
-        from core.fieldguide.evaluate import evaluate_baseline, format_report
+        from fieldguide.encoder import FieldGuideEmbedder
+        from fieldguide.evaluate import evaluate_baseline, format_report
 
         print(format_report(evaluate_baseline(Path(args.out_dir), FieldGuideEmbedder())))
     return 0

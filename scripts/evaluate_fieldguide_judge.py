@@ -13,11 +13,11 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from core.fieldguide.judge import FieldGuideJudge
-    from core.fieldguide.judge_eval import evaluate_judge, format_table
-    from core.fieldguide.judge_net import JudgeReader
-    from core.fieldguide.judge_training import draw
-    from core.fieldguide.render import render
+    from fieldguide.judge import FieldGuideJudge
+    from fieldguide.judge_eval import evaluate_judge, format_table
+    from fieldguide.judge_net import JudgeReader
+    from fieldguide.judge_training import draw
+    from fieldguide.render import render
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--weights", default=str(ROOT / "assets" / "fieldguide"))

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.settings import Settings  # noqa: E402
+from core.contracts.settings import Settings  # noqa: E402
 
 
 def allowed(f) -> str:

@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from core.fieldguide.training import TrainConfig, train
+    from fieldguide.training import TrainConfig, train
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "assets" / "fieldguide"))
@@ -35,9 +35,9 @@ def main() -> int:
           f"{info['train_seconds']} s (drawing {info['draw_seconds']} s); final loss {info['final_loss']}")
     print(f"weights in {args.out}")
     if args.eval:
-        from core.fieldguide.encoder import FieldGuideEmbedder
-        from core.fieldguide.evaluate import evaluate_baseline, format_report
-        from core.fieldguide.world import build_world
+        from fieldguide.encoder import FieldGuideEmbedder
+        from fieldguide.evaluate import evaluate_baseline, format_report
+        from fieldguide.world import build_world
 
         with tempfile.TemporaryDirectory() as tmp:
             build_world(Path(tmp), seed=0)

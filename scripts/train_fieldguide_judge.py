@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from core.fieldguide.judge_eval import format_table
-    from core.fieldguide.judge_training import JudgeTrainConfig, train_judge
+    from fieldguide.judge_eval import format_table
+    from fieldguide.judge_training import JudgeTrainConfig, train_judge
 
     defaults = JudgeTrainConfig()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -1,4 +1,4 @@
-"""The photo catalog in SQLite, implementing core.catalog.Catalog. The rest of the code sees Photo
+"""The photo catalog in SQLite, implementing core.contracts.catalog.Catalog. The rest of the code sees Photo
 dataclasses, never rows."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from sqlalchemy import Engine, column, delete, func, select, table, text, union,
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.catalog import VectorSet
-from core.records import Filters, Photo
+from core.contracts.catalog import VectorSet
+from core.contracts.records import Filters, Photo
 from storage.models import IngestRunRow, PhotoRow, PhotoVectorRow, VectorSetRow, utcnow
 
 _PHOTO_FIELDS = [f.name for f in fields(Photo)]

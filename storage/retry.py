@@ -1,5 +1,5 @@
 """Writing to SQLite while another process may hold the write lock: retries with backoff inside a time budget,
-and database or disk trouble turned into core.errors.StorageError (a message and a hint, no raw SQL).
+and database or disk trouble turned into core.contracts.errors.StorageError (a message and a hint, no raw SQL).
 
 Budgets differ by what is at stake: a search's log entry waits a few seconds (the result is shown either
 way, with a notice when it was not saved); a label waits up to two minutes (an annotator's judgement is
@@ -13,7 +13,7 @@ from typing import Callable, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from core.errors import StorageError
+from core.contracts.errors import StorageError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

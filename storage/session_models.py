@@ -1,5 +1,5 @@
 """SQLAlchemy tables of the session log (sessions, requests, stages, turns, labels, exports). Only storage/
-sees these classes; the rest of the code sees core.sessionlog dataclasses."""
+sees these classes; the rest of the code sees core.contracts.sessionlog dataclasses."""
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,7 +1,7 @@
-"""The session log in SQLite, implementing core.sessionlog.SessionLog. One lock serialises every write (one
+"""The session log in SQLite, implementing core.contracts.sessionlog.SessionLog. One lock serialises every write (one
 writer, as SQLite wants); WAL (set by storage.db) lets reads run meanwhile. While another process holds the
 database, writes are retried with backoff (storage.retry: seconds for a search, minutes for a label), then
-fail with core.errors.StorageError; nothing is ever reported saved that was not. Pictures found in stage
+fail with core.contracts.errors.StorageError; nothing is ever reported saved that was not. Pictures found in stage
 artefacts are written as PNG files under `files_dir` and the rows keep their paths."""
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from PIL import Image
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
-from core.errors import NotFoundError
-from core.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
+from core.contracts.errors import NotFoundError
+from core.contracts.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
                              TurnRecord)
 from storage.models import utcnow
 from storage.retry import LONG_S, SHORT_S, Busy, retrying

@@ -1,5 +1,5 @@
 """Fakes for tests (no mocks): embedder, LLM, judge, generator, captioner, and an in-memory corpus view
-(FakeSearch) that the search engine accepts in place of core.corpus.Corpus.
+(FakeSearch) that the search engine accepts in place of core.search.corpus.Corpus.
 
 Every fake records its calls in `.calls` (a list) so tests can count backend calls and read requests."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 from PIL import Image
 
 from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest, l2_normalise
-from core.errors import BackendError
-from core.records import Filters, Hit, Photo
+from core.contracts.errors import BackendError
+from core.contracts.records import Filters, Hit, Photo
 
 
 def _seeded(text: str, dim: int) -> np.ndarray:
@@ -216,7 +216,7 @@ class _FakeIndex:
 
 
 class FakeSearch:
-    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like core.corpus.Corpus."""
+    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like core.search.corpus.Corpus."""
 
     def __init__(self, photos: Sequence[Photo], vectors: np.ndarray, settings, backends=None,
                  images: dict[int, Image.Image] | None = None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from core.presets import PRESET_NAMES
+from core.search.presets import PRESET_NAMES
 from ui import strings as S
 from ui.compare_handlers import MAX_COLUMNS, CompareHandlers, new_compare_state
 

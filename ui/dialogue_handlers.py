@@ -9,11 +9,10 @@ from typing import Any
 
 import gradio as gr
 
-from core import bounds
-from core.errors import EcoLensError, InputError
-from core.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
-from core.settings import masked
-from ui import present
+from core.contracts import bounds
+from core.contracts.errors import EcoLensError, InputError
+from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
+from core.contracts.settings import masked
 from ui import strings as S
 from ui.forms import shows_errors, warn
 from ui.photos import PhotoFiles

@@ -13,10 +13,10 @@ from typing import Any, Callable, Sequence
 
 import gradio as gr
 
-from core.errors import EcoLensError, InputError, NotReady
-from core import bounds
-from core.records import Filters, parse_bbox
-from core.sources import parse_date
+from core.contracts.errors import EcoLensError, InputError, NotReady
+from core.contracts import bounds
+from core.contracts.records import Filters, parse_bbox
+from core.ingest.sources import parse_date
 from ui import strings as S
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
 
 def example_photo_input(**kwargs: Any) -> gr.Image:
     """A gr.Image (same look) whose upload reaches the handler unopened, so a file that is not a photo, too
-    large or with too many pixels is refused by core.bounds in EcoLens's own words, never with Gradio's or
+    large or with too many pixels is refused by core.contracts.bounds in EcoLens's own words, never with Gradio's or
     PIL's text and the upload's temporary path, and no huge image is decoded first. (Only this instance's
     preprocess is replaced: a subclass would make Gradio write a .pyi stub into the source tree.)"""
     image = gr.Image(type="filepath", image_mode=None, **kwargs)
@@ -70,7 +70,7 @@ def example_photo_input(**kwargs: Any) -> gr.Image:
 
 
 def read_upload(path: str | None, max_mb: float):
-    """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.bounds), the same
+    """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.contracts.bounds), the same
     ones `search --image` goes through."""
     if not path:
         return None

@@ -8,8 +8,8 @@ from typing import Any
 
 import gradio as gr
 
-from core.errors import InputError
-from core.sessionlog import RequestRecord, SessionDetail, SessionLog
+from core.contracts.errors import InputError
+from core.contracts.sessionlog import RequestRecord, SessionDetail, SessionLog
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors, warn

@@ -20,13 +20,13 @@ from typing import Any
 
 import gradio as gr
 
-from core import bounds
-from core.errors import EcoLensError, InputError, NotFoundError
+from core.contracts import bounds
+from core.contracts.errors import EcoLensError, InputError, NotFoundError
 from core.exports import collection_roots
 from core.labels import ADJUDICATED, agreement, disagreements, export_labels
-from core.presets import request_for
-from core.request import clean_query
-from core.sessionlog import ExportRecord, Label, SessionLog
+from core.search.presets import request_for
+from core.contracts.search_request import clean_query
+from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from ui import label_board, present
 from ui import strings as S
 from ui.forms import shows_errors, user_message

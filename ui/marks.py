@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import gradio as gr
 
 from core.exports import MARK_FORMATS, collection_roots, export_marks
-from core.sessionlog import ExportRecord, SessionLog
+from core.contracts.sessionlog import ExportRecord, SessionLog
 from ui import present
 from ui import strings as S
 from ui.forms import photo_id as read_photo_id

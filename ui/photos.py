@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from core.records import Photo
+from core.contracts.records import Photo
 from core.served import ServedFiles
 from ui import present
 from ui import strings as S
@@ -21,7 +21,7 @@ def served_files(settings: Any) -> ServedFiles:
 
 class PhotoFiles:
     def __init__(self, engine: Any):
-        """`engine`: core.engine.SearchEngine (its corpus answers which photo an id is)."""
+        """`engine`: core.search.engine.SearchEngine (its corpus answers which photo an id is)."""
         self.corpus = engine.corpus
         self.served = served_files(engine.settings)
 

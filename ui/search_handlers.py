@@ -10,15 +10,15 @@ from typing import Any, Iterator
 
 import gradio as gr
 
-from core.cancel import REPLACED, LatestSearches
-from core.errors import EcoLensError, InputError
-from core.events import Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent, Visualization
+from core.search.cancel import REPLACED, LatestSearches
+from core.contracts.errors import EcoLensError, InputError
+from core.contracts.events import Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent, Visualization
 from core.labels import latest
-from core.presets import request_for
-from core.records import Filters
-from core.request import clean_query
-from core.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
-from core.settings import masked
+from core.search.presets import request_for
+from core.contracts.records import Filters
+from core.contracts.search_request import clean_query
+from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
+from core.contracts.settings import masked
 from ui import present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
@@ -43,7 +43,7 @@ def session_key(request: gr.Request | None) -> str:
 
 class SearchHandlers:
     def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
-        """`engine`: core.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
+        """`engine`: core.search.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
         self.running = LatestSearches()
         self.photos = PhotoFiles(engine)

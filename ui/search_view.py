@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from core.presets import PRESET_NAMES
+from core.search.presets import PRESET_NAMES
 from ui import strings as S
 from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
@@ -38,7 +38,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode",
                                       scale=2)
             answer = gr.Checkbox(False, label=S.WANT_ANSWER, elem_id="search-answer")
-        # the upload reaches the handler unopened; core.bounds checks it
+        # the upload reaches the handler unopened; core.contracts.bounds checks it
         example = example_photo_input(label=S.EXAMPLE_PHOTO, elem_id="search-example", height=160,
                                       sources=["upload", "clipboard"])
     with gr.Accordion(S.FILTERS, open=False, elem_id="search-filters"):

@@ -9,9 +9,9 @@ from typing import Any
 
 import gradio as gr
 
-from core.errors import InputError, NotReady
-from core.sessionlog import MemorySessionLog, SessionLog
-from core.startup import Preparation
+from core.contracts.errors import InputError, NotReady
+from core.contracts.sessionlog import MemorySessionLog, SessionLog
+from core.search.preparation import Preparation
 from ui import compare_view, dialogue_view, history_view, label_view, marks, search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
@@ -47,7 +47,7 @@ def _gate(preparation: Preparation | None):
 
 
 def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=None) -> gr.Blocks:
-    """The whole app as gr.Blocks on `engine` (core.engine.SearchEngine). `banner` (elem_id standin-banner)
+    """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
     says which stand-ins are in use; `prepare(progress) -> notices` builds the photo collection on first use:
     it runs in the background and the page shows its progress until it is done."""
     preparation = Preparation(prepare).start() if prepare is not None else None

@@ -12,7 +12,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 import numpy as np
 from PIL import Image
 
-from core.records import Photo
+from core.contracts.records import Photo
 
 
 @runtime_checkable

@@ -21,7 +21,7 @@ from core.backends import hf_hub, torch_device
 from core.backends.base import GeneratedImage, ReferenceImage
 from core.backends.model_facts import model_facts
 from core.backends.reference_collage import collage, instructions_text
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 log = logging.getLogger(__name__)
 INSTALL = "pip install diffusers transformers"

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 log = logging.getLogger(__name__)
 PROBE_TIMEOUT_S = 3.0

@@ -15,7 +15,7 @@ from typing import Any
 from PIL import Image
 
 from core.backends.base import JudgeRequest
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 log = logging.getLogger(__name__)
 PROBE_QUESTION = "Is this picture mostly red?"
@@ -33,7 +33,7 @@ def honest_reply(response: Any, where: str) -> tuple[str, dict[str, float]]:
     """(text, first-answer-token log-probabilities) of one judge reply, or BackendError saying why the reply
     cannot count as an answer."""
     from core.backends import openai_common as oc
-    from core.backends.openai_judge import _yes_no_mass, answer_logprobs
+    from core.backends.judge_answers import _yes_no_mass, answer_logprobs
 
     choices = getattr(response, "choices", None)
     if choices is None:  # the client hands back the body as text when it is not JSON (a login or error page)

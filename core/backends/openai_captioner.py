@@ -8,7 +8,7 @@ from PIL import Image
 
 from core.backends import openai_common as oc
 from core.prompts import judge as prompts
-from core.records import Photo
+from core.contracts.records import Photo
 
 MAX_TOKENS = 80
 

@@ -14,8 +14,8 @@ from typing import Any, Iterator
 
 from PIL import Image
 
-from core import bounds
-from core.errors import BackendError
+from core.contracts import bounds
+from core.contracts.errors import BackendError
 from core.redact import mask_url, mask_urls_in
 
 INSTALL_HINT = "pip install openai"

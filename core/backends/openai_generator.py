@@ -14,7 +14,7 @@ from PIL import Image
 from core.backends import openai_common as oc
 from core.backends.base import GeneratedImage, ReferenceImage
 from core.backends.reference_collage import instructions_text
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 
 def api_size(model: str, size: int) -> str:

@@ -24,7 +24,7 @@ from PIL import Image
 from core.backends import hf_hub, torch_device
 from core.backends.base import l2_normalise
 from core.backends.model_facts import model_facts
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 INSTALL = "pip install open-clip-torch"
 

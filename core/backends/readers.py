@@ -3,28 +3,53 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import ConfigError
+from core.contracts.errors import ConfigError
 
-READERS = ("auto", "captions", "openai", "fieldguide")
+READERS = ["auto", "captions", "openai"]
+_PLUGGED: dict[str, str] = {}  # reader name -> "module:factory" (factory(settings, embedder)), from plug-ins
+
+
+def register_reader(name: str, target: str) -> None:
+    """Add a photo reader by name (a world plug-in's reader)."""
+    _PLUGGED[name] = target
+    if name not in READERS:
+        READERS.append(name)
+
+
+def _auto(settings: Any) -> str:
+    """'auto' follows the judge: the OpenAI judge's model reads photos; a world's judge and encoder, while that
+    world reads the requests (core.contracts.world), come with the world's reader; anything else: captions."""
+    from core.contracts.world import rule_book, worlds
+
+    judge = settings.judge
+    if judge == "openai":
+        return "openai"
+    for w in worlds().values():
+        if (w.reader and rule_book() is w.rule_book and judge in w.backends.get("judge", {})
+                and any(str(settings.embedder).startswith(e) for e in w.backends.get("embedder", {}))):
+            return w.reader
+    return "captions"
 
 
 def create_reader(settings: Any, embedder: Any = None):
     """The PhotoReader named by settings.answer_reader, or None for 'captions' (photo notes read by the text
     LLM). 'auto' follows the judge: the OpenAI judge's model reads photos; the field-guide judge with the
     field-guide embedder (the synthetic world) has the field-guide reader; anything else means captions."""
-    name = getattr(settings, "answer_reader", "auto") or "auto"
+    name = settings.answer_reader or "auto"
     if name == "auto":
-        judge = getattr(settings, "judge", "")
-        world = judge == "fieldguide" and str(getattr(settings, "embedder", "")).startswith("fieldguide")
-        name = "openai" if judge == "openai" else ("fieldguide" if world else "captions")
+        name = _auto(settings)
     if name == "captions":
         return None
     if name == "openai":
         from core.backends.openai_reader import OpenAIReader
 
         return OpenAIReader.from_settings(settings)
-    if name == "fieldguide":
-        from core.backends.fieldguide_reader import FieldGuideReader
+    if name in _PLUGGED:
+        import importlib
 
-        return FieldGuideReader.from_settings(settings, embedder)
+        module, _, attr = _PLUGGED[name].partition(":")
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj(settings, embedder)
     raise ConfigError(f"Unknown answer_reader {name!r}", f"set answer_reader to one of: {', '.join(READERS)}")

@@ -1,4 +1,4 @@
-"""Backends chosen by name from settings: create_embedder, create_llm, create_judge, create_generator,
+"""Backends chosen by name from settings (plug-ins add theirs with register_backend): create_embedder, create_llm, create_judge, create_generator,
 create_captioner and the lazy Backends bundle. Implementations are imported only when chosen; what each
 model needs (steps, guidance, size, precision, context) is data in core/backends/model_facts.py.
 
@@ -14,14 +14,13 @@ from typing import Callable
 
 from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
 from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
-from core.errors import BackendError, ConfigError
-from core.settings import Settings
+from core.contracts.errors import BackendError, ConfigError
+from core.contracts.settings import Settings
 
 log = logging.getLogger(__name__)
 
 # name (or "prefix:") -> "module:factory"; each factory takes (settings, spec[, embedder]).
 EMBEDDERS = {
-    "fieldguide": "core.fieldguide.encoder:create_fieldguide_embedder",
     "hash": "core.backends.hash_embedder:HashEmbedder.from_settings",
     "open_clip:": "core.backends.openclip_embedder:OpenClipEmbedder.from_settings",
 }
@@ -31,22 +30,32 @@ LLMS = {
     "openai": "core.backends.openai_llm:OpenAILLM.from_settings",
 }
 JUDGES = {
-    "fieldguide": "core.fieldguide.judge:FieldGuideJudge.from_settings",
     "clip": "core.backends.clip_judge:ClipJudge.from_settings",
     "openai": "core.backends.openai_judge:OpenAIJudge.from_settings",
 }
 GENERATORS = {
-    "fieldguide": "core.fieldguide.painter:FieldGuideGenerator.from_settings",
     "standin": "core.backends.standin_generator:StandinGenerator.from_settings",
     "diffusers:": "core.backends.diffusers_generator:DiffusersGenerator.from_settings",
     "openai:": "core.backends.openai_generator:OpenAIGenerator.from_settings",
 }
-EMBEDDER_JUDGES = {"clip", "fieldguide"}  # judges built on the embedder (the field-guide one reads its heads)
+EMBEDDER_JUDGES = {"clip"}  # judges built on the embedder (a world's judge may read its encoder's heads)
 CAPTIONERS = {
     "metadata": "core.backends.metadata_captioner:MetadataCaptioner.from_settings",
-    "fieldguide": "core.fieldguide.captioner:FieldGuideCaptioner.from_settings",
     "openai": "core.backends.openai_captioner:OpenAICaptioner.from_settings",
 }
+
+
+TABLES = {"embedder": EMBEDDERS, "llm": LLMS, "judge": JUDGES, "generator": GENERATORS, "captioner": CAPTIONERS}
+
+
+def register_backend(kind: str, name: str, target: str, *, reads_embedder: bool = False) -> None:
+    """Add backend `name` ("module:factory") for setting `kind` (a plug-in's backends, e.g. a world's encoder
+    and judge). `reads_embedder`: a judge built on the embedder, which it receives as a third argument."""
+    if kind not in TABLES:
+        raise ConfigError(f"Unknown backend kind {kind!r}", f"use one of: {', '.join(TABLES)}")
+    TABLES[kind][name] = target
+    if kind == "judge" and reads_embedder:
+        EMBEDDER_JUDGES.add(name)
 
 
 def _resolve(table: dict[str, str], setting: str, value: str) -> tuple[Callable, str]:

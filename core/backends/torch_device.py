@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 
 _DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
 

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError
 from core.evaluation.inquire import (find_fullrank_files, load_inquire_fullrank, load_inquire_rerank,
                                      load_inquire_rerank_hard)
 from core.evaluation.items import EvalItem, ImageCheck, check_images
 from core.evaluation.loaders import load_coco_captions, load_visual_rag, load_visual_rag_me
 
-BENCHMARKS = ("visual-rag", "visual-rag-me", "inquire-rerank", "inquire-rerank-hard", "inquire-fullrank", "coco",
-              "fieldguide")
+BENCHMARKS = ["visual-rag", "visual-rag-me", "inquire-rerank", "inquire-rerank-hard", "inquire-fullrank", "coco"]
 # the cut-offs each benchmark's paper reports, used as defaults for --metrics
 DEFAULT_METRICS = {
     "visual-rag": ["hit@1", "hit@10", "hit@30", "ndcg_visret@10", "ndcg_visret@30", "ndcg@30"],
@@ -20,37 +20,26 @@ DEFAULT_METRICS = {
     "inquire-rerank-hard": ["hit@1", "hit@10", "hit@30", "ndcg_visret@10", "ndcg_visret@30", "ap@100"],
     "inquire-fullrank": ["ap@50", "ndcg@50", "recall@50", "mrr"],
     "coco": ["hit@1", "hit@10", "hit@30", "ndcg_visret@10", "ndcg_visret@30", "mrr"],
-    "fieldguide": ["hit@1", "hit@10", "ndcg_visret@10", "ndcg@10", "ap@100", "mrr"],
 }
-# the field-guide world's benchmark folder: file -> (query kind, reader)
-FIELDGUIDE_FILES = (("visual_rag.jsonl", "feature"), ("visual_rag_me.jsonl", "comparison"),
-                    ("inquire_rerank.parquet", "behaviour"), ("many_part.jsonl", "many_part"))
+# benchmarks that plug-ins register (a world's own benchmark): name -> loader(data, limit); those in
+# OWN_CATALOG run on the world's own catalog (the world is their corpus) instead of a catalog of their images
+_REGISTERED: dict[str, Callable[..., list[EvalItem]]] = {}
+OWN_CATALOG: set[str] = set()
 
 
-def load_fieldguide(folder: str | Path, limit: int | None = None) -> list[EvalItem]:
-    """The field-guide world's benchmark (<world>/benchmark/, or the world folder itself): every file that
-    exists, each in its real benchmark's layout; kind = the query kind (feature, comparison, behaviour,
-    many_part), the file's own kind kept in extra["subset_kind"]. `limit` applies per file."""
-    d = Path(folder)
-    if (d / "benchmark").is_dir():
-        d = d / "benchmark"
-    readers = {"feature": load_visual_rag, "comparison": load_visual_rag_me,
-               "behaviour": load_inquire_rerank, "many_part": load_visual_rag}
-    items: list[EvalItem] = []
-    for name, kind in FIELDGUIDE_FILES:
-        if (d / name).is_file():
-            for it in readers[kind](d / name, limit):
-                it.extra["subset_kind"], it.kind = it.kind, kind
-                items.append(it)
-    if not items:
-        raise NotFoundError(f"no field-guide benchmark files in {d}",
-                            f"expected some of {', '.join(n for n, _ in FIELDGUIDE_FILES)}; build the world first")
-    return items
+def register_benchmark(name: str, loader: Callable[..., list[EvalItem]], metrics: list[str],
+                       own_catalog: bool = False) -> None:
+    """Add a benchmark layout by name (a world plug-in's benchmark); `eval --benchmark NAME` then reads it."""
+    if name not in BENCHMARKS:
+        BENCHMARKS.append(name)
+    _REGISTERED[name] = loader
+    DEFAULT_METRICS[name] = list(metrics)
+    if own_catalog:
+        OWN_CATALOG.add(name)
 
 
 def load_benchmark(name: str, data: str | Path, limit: int | None = None) -> list[EvalItem]:
-    """Read `data` in the layout of benchmark `name` (one of BENCHMARKS); fieldguide reads the folder the
-    field-guide world writes its benchmark files to."""
+    """Read `data` in the layout of benchmark `name` (one of BENCHMARKS, including those plug-ins registered)."""
     if name == "visual-rag":
         return load_visual_rag(data, limit)
     if name == "visual-rag-me":
@@ -64,8 +53,8 @@ def load_benchmark(name: str, data: str | Path, limit: int | None = None) -> lis
         return load_inquire_fullrank(q, a, limit)
     if name == "coco":
         return load_coco_captions(data, limit)
-    if name == "fieldguide":
-        return load_fieldguide(data, limit)
+    if name in _REGISTERED:
+        return _REGISTERED[name](data, limit)
     raise InputError(f"unknown benchmark {name!r}", f"use one of {', '.join(BENCHMARKS)}")
 
 

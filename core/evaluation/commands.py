@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.benchmarks import DEFAULT_METRICS, PreparedItems, load_benchmark, prepare_items
 from core.evaluation.items import EvalItem
 from core.evaluation.report import write_report

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 
 
 def _padded(ranks: Mapping[str, Sequence[int]]) -> dict[str, list[int]]:

@@ -1,5 +1,5 @@
 """The evaluation's methods are the engine's named searches: each benchmark item becomes a request from the
-core.presets catalog (the item's own pool, and for Visual-RAG-ME the organism it is scored on), run by the
+core.search.presets catalog (the item's own pool, and for Visual-RAG-ME the organism it is scored on), run by the
 same SearchEngine the web app uses, and scored on the result's final ranking (`result.hits`)."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 from typing import Callable, Mapping
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.items import EvalItem
 from core.evaluation.runner import MethodOutput
-from core.presets import request_for
-from core.records import Filters
-from core.request import SearchRequest
+from core.search.presets import request_for
+from core.contracts.records import Filters
+from core.contracts.search_request import SearchRequest
 
 MIN_DEPTH = 100  # results fetched per item (at least the whole pool)
 

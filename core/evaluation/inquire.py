@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.items import EvalItem
 
 RERANK_COLUMNS = ("query", "relevant", "clip_score", "inat24_image_id", "inat24_file_name", "supercategory",

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.items import EvalItem
 
 

@@ -20,7 +20,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 
 BASES = ("hit", "recall", "ndcg", "ndcg_visret", "ap", "mrr")
 _RANX_NAMES = {"hit": "hit_rate", "recall": "recall", "ndcg": "ndcg", "mrr": "mrr"}

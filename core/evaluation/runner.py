@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.errors import EcoLensError, InputError
+from core.contracts.errors import EcoLensError, InputError
 from core.evaluation.dialogue import dialogue_summary
 from core.evaluation.items import EvalItem
 from core.evaluation.metrics import parse_metric, parse_metrics, score_rankings

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 
 
 def _paired(a: Mapping[str, float] | Sequence[float], b: Mapping[str, float] | Sequence[float]

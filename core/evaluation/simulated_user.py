@@ -11,10 +11,10 @@ import re
 from typing import Mapping
 
 from core.backends.base import JudgeRequest
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.items import EvalItem
 from core.methods.plugir import DialogueSession
-from core.records import Filters
+from core.contracts.records import Filters
 
 
 # what offline judges say about their own method, not about the photo: never passed on as the user's words
@@ -56,7 +56,7 @@ def target_rank(session: DialogueSession, target_id: int, depth: int | None = No
 
 def plugir_ranks(engine, item: EvalItem, rounds: int, id_of: Mapping[str, int]) -> list[int]:
     """Ranks of the item's first relevant photo at rounds 0..rounds of a simulated dialogue run by `engine`
-    (core.engine.SearchEngine: the same dialogue sessions as the web app)."""
+    (core.search.engine.SearchEngine: the same dialogue sessions as the web app)."""
     targets = [k for k, rel in item.relevant.items() if rel > 0 and k in id_of]
     if not targets:
         raise InputError(f"query {item.qid} has no relevant photo in the catalog", "ingest the benchmark's images")

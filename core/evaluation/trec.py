@@ -9,7 +9,7 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.dialogue import dialogue_summary
 from core.evaluation.metrics import mean_metrics, parse_metrics, score_rankings
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from core.errors import BudgetExceeded
+from core.contracts.errors import BudgetExceeded
 
 
 class Budget:

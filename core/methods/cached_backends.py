@@ -45,7 +45,7 @@ class Unavailable:
         self.model_id = f"unavailable:{name}"
 
     def _fail(self, *args, **kwargs):
-        from core.errors import BackendError
+        from core.contracts.errors import BackendError
 
         raise BackendError(f"the {self.name} backend is unavailable: {self.reason}", "check its settings")
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
 from core.backends.base import JudgeRequest
-from core.fieldguide.facts import content_key, question_facts
+from core.contracts.world import rule_book
 from core.methods.confidence import p_yes
 
 log = logging.getLogger(__name__)
@@ -18,10 +18,10 @@ log = logging.getLogger(__name__)
 def question_key(question: str) -> str:
     """'view=underside' for both "Is it seen from below?" and "Is this an underside view?"; content words
     ("words:nest,twig") for questions outside the world's terms."""
-    facts = question_facts(question)
+    facts = rule_book().question_facts(question)
     if facts:
         return "|".join(sorted(f for f in facts if not f.startswith("part:")) or sorted(facts))
-    return "words:" + ",".join(sorted(content_key(question)))
+    return "words:" + ",".join(sorted(rule_book().content_key(question)))
 
 
 @dataclass

@@ -8,6 +8,8 @@ import re
 from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 
+from core.contracts.world import RuleBook, rule_book
+
 MAX_SUBQUERIES = 8
 _FRAMING = re.compile(
     r"^(?:please\s+)?(?:(?:find|show|search(?:\s+for)?|get|give)\s+(?:me\s+)?)?"
@@ -123,7 +125,7 @@ def bound_pairs(text: str) -> set[tuple[str, str]]:
 
 class CaptionTerms:
     """What sparse satisfaction reads from one caption: its tokens, which modifier goes with which word, and
-    (read only when a sub-query needs them) its facts in the field-guide world's terms."""
+    (read only when a sub-query needs them) its facts in the terms of the world in use."""
 
     def __init__(self, text: str):
         self.text = text or ""
@@ -132,20 +134,20 @@ class CaptionTerms:
 
     @cached_property
     def facts(self) -> frozenset[str]:
-        from core.fieldguide.facts import text_facts
+        return frozenset(rule_book().text_facts(self.text))
 
-        return frozenset(text_facts(self.text))
+
+def _world_need(subquery: str) -> frozenset[str] | None:
+    return _world_need_in(subquery, rule_book())
 
 
 @lru_cache(maxsize=4096)
-def _world_need(subquery: str) -> frozenset[str] | None:
-    from core.fieldguide.facts import text_facts, understood
-
-    return frozenset(text_facts(subquery, defaults=False)) if understood(subquery) else None
+def _world_need_in(subquery: str, book: RuleBook) -> frozenset[str] | None:
+    return frozenset(book.text_facts(subquery, defaults=False)) if book.understood(subquery) else None
 
 
 def satisfies(subquery: str, caption: "CaptionTerms | set[str] | str") -> bool:
-    """Sparse satisfaction. A sub-query in the field-guide world's vocabulary is satisfied when the caption
+    """Sparse satisfaction. A sub-query in the vocabulary of the world in use is satisfied when the caption
     states each of its facts (so "in full bloom" matches "flower open", a species name its body plan, and a
     colour counts only for the part it is said of). Other text: every content token of the sub-query occurs in
     the caption (normalised: lower case, simple plural stripped, grey/gray unified; a compound word counts for

@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from core.backends.base import l2_normalise
-from core.errors import InputError
+from core.contracts.errors import InputError
 
 
 def rocchio(query: np.ndarray, relevant: np.ndarray | None = None, nonrelevant: np.ndarray | None = None,

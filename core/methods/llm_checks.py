@@ -10,16 +10,12 @@ from __future__ import annotations
 import logging
 import re
 
-from core.fieldguide.lexicon import PLAN_SAY
-from core.fieldguide.reading import read_text
+from core.contracts.world import rule_book
 from core.methods import rules
 from core.methods.decompose import rule_decompose, token_set, tokens
 from core.methods.llm_schemas import YES_NO_OPENERS
 
 log = logging.getLogger(__name__)
-
-
-_YOUNG_OF = {"moth": ("caterpillar", "larva"), "frog": ("tadpole",)}
 
 
 class Unusable(ValueError):
@@ -158,7 +154,7 @@ def keeps_subject(description: str, reformulation: str) -> None:
     """A PlugIR reformulation still names what the first description was about; a species of the field-guide
     world counts for the kind of organism it is ('a Slate Reedpiper perched on a branch' for 'a bird on a
     branch', once the user confirmed the species)."""
-    kinds = {w for sp in read_text(reformulation).species for w in [*PLAN_SAY[sp.plan], *_YOUNG_OF.get(sp.plan, ())]}
+    kinds = rule_book().organism_kinds(reformulation)
     if kinds & {w[:-1] if w.endswith("s") else w for w in subject_words(description)}:
         return
     require_subject("reformulation", description, reformulation)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from core.backends.base import ChatMessage
@@ -17,6 +16,7 @@ from core.methods import llm_checks as checks
 from core.methods import llm_schemas as schemas
 from core.methods import rules
 from core.methods.decompose import MAX_SUBQUERIES, SubQuery, core_concept
+from core.methods.instruction import Instruction  # noqa: F401  (re-exported: callers import it from here)
 from core.prompts import answer as answer_prompts
 from core.prompts import coverage as coverage_prompts
 from core.prompts import plugir as plugir_prompts
@@ -25,19 +25,6 @@ from core.prompts import visret as visret_prompts
 
 log = logging.getLogger(__name__)
 MAX_ANSWER_CHARS = 4000  # a free-text answer longer than this is not an answer (max_tokens is far lower)
-
-
-@dataclass
-class Instruction:
-    """VisRet's picture description(s): one per organism for comparisons, else one."""
-
-    kind: str  # feature | comparison | scene
-    descriptions: list[str]
-    organisms: list[str] = field(default_factory=list)
-    source: str = "rule"
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def short_error(exc: BaseException) -> str:

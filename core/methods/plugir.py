@@ -18,15 +18,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from core.fieldguide.facts import question_facts, text_facts
+from core.contracts.world import answer_word, rule_book
 from core.methods.cached_backends import CachedBackends
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
 from core.methods.feedback import check_photo_ids, rocchio
 from core.methods.llm_tasks import filter_questions, propose_questions, reformulate, short_error
 from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
                                             representatives)
-from core.methods.world_rules import answer_word, consistent, denied_facts, settled_by_denials
-from core.records import Filters, Hit
+from core.contracts.records import Filters, Hit
 
 SKIP_TOP = 10  # the KL choice looks at candidates ranked 11..n_t
 FREE_QUESTION = "Can you describe the photo in more detail?"
@@ -55,7 +54,7 @@ class Question:
 class DialogueSession:
     def __init__(self, search, description: str, *, settings=None, backends: CachedBackends | None = None,
                  filters: Filters | None = None, k: int | None = None):
-        from core.request import clean_query
+        from core.contracts.search_request import clean_query
 
         self.search = search
         self.settings = settings or search.settings
@@ -145,16 +144,16 @@ class DialogueSession:
     def _screen(self, questions: list[str], captions: list[str]) -> tuple[list[str], list[dict[str, str]]]:
         """Questions not asked before (by meaning) that, when in the world's terms, split the candidates: some
         but not all candidate notes state what they ask."""
-        facts_of = consistent(self.caption, self.turns, [text_facts(c) for c in captions if c])
-        denied = denied_facts(self.turns)
+        facts_of = rule_book().consistent(self.caption, self.turns, [rule_book().text_facts(c) for c in captions if c])
+        denied = rule_book().denied_facts(self.turns)
         out, dropped, keys = [], [], set(self.asked_keys)
         for q in questions:
             key = question_key(q)
-            facts = {f for f in question_facts(q) if not f.startswith("part:")}
+            facts = {f for f in rule_book().question_facts(q) if not f.startswith("part:")}
             if key in keys:
                 dropped.append({"question": q, "reason": "asked before (same meaning)"})
                 continue
-            if facts and any(settled_by_denials(f, denied, facts_of) for f in facts):
+            if facts and any(rule_book().settled_by_denials(f, denied, facts_of) for f in facts):
                 dropped.append({"question": q, "reason": "settled by earlier answers"})
                 continue
             if facts and facts_of:
@@ -214,7 +213,7 @@ class DialogueSession:
             q_vecs = emb.embed_texts([f"{self.caption}, {q}" for q in usable])
             choice, kls = kl_select(emb.embed_texts([self.caption])[0], q_vecs, self.search.vectors(tail), scale)
         text = usable[choice] if usable else FREE_QUESTION
-        facts = sorted(question_facts(text)) if usable else []
+        facts = sorted(rule_book().question_facts(text)) if usable else []
         self.pending = Question(text, r, self.caption, candidates, proposed, kept, [round(k, 6) for k in kls], n_t,
                                 facts, question_key(text) if usable else "free text",
                                 list(SUGGESTIONS) if usable else ["not sure"], dropped)

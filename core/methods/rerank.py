@@ -18,9 +18,9 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 from core.backends.base import JudgeRequest
-from core.cancel import SearchCancelled
-from core.errors import BudgetExceeded
-from core.events import PhotoJudged
+from core.search.cancel import SearchCancelled
+from core.contracts.errors import BudgetExceeded
+from core.contracts.events import PhotoJudged
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.confidence import p_yes
 from core.methods.llm_tasks import expert_context, short_error, subquestions

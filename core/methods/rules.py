@@ -1,6 +1,7 @@
 """The deterministic rules behind every LLM task (used offline and whenever the LLM is unusable).
 
-Requests in the field-guide world's vocabulary get the world's own wording (world_rules.py). Any other text
+Requests in the vocabulary of the world in use (core.contracts.world.rule_book(), e.g. the field-guide plug-in) get
+that world's own wording. Any other text
 (a user's real collection) gets plain generic sentences: whole phrases of the user's words, quoted where a rule
 cannot parse them, never words stitched together from different places; where a rule cannot break a query
 down it says so."""
@@ -9,8 +10,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from core.methods import world_rules as world
+from core.contracts.world import answer_word, rule_book
 from core.methods.decompose import MODIFIERS, SubQuery, core_concept, rule_decompose, tokens
+from core.methods.instruction import Instruction
 
 COLOURS = frozenset("red orange yellow green blue purple violet pink white black brown grey gray golden silver "
                     "rusty tan buff olive cream crimson scarlet".split())
@@ -116,9 +118,7 @@ def instruction(query: str):
     """World requests: the world's own picture description. Otherwise: feature questions give organism + part
     (value left out); comparisons one description per organism; anything else the query plus a short note on
     appearance and posture (well under 30 words)."""
-    from core.methods.llm_tasks import Instruction
-
-    found = world.instruction(query)
+    found = rule_book().instruction(query)
     if found is not None:
         return found
     q = " ".join(query.split())
@@ -141,7 +141,7 @@ def instruction(query: str):
 
 
 def context(query: str) -> str:
-    found = world.context(query)
+    found = rule_book().context(query)
     if found is not None:
         return found
     q = " ".join(query.split()).rstrip("?.!")
@@ -151,7 +151,7 @@ def context(query: str) -> str:
 
 def subquestions(query: str, n: int) -> list[str]:
     """Two or three yes/no questions: the world's wording for world requests, else plain generic ones."""
-    found = world.subquestions(query, n)
+    found = rule_book().subquestions(query, n)
     if found is not None:
         return found[:n]
     q = " ".join(query.split()).rstrip("?.! ")
@@ -205,7 +205,7 @@ def _after_head(query: str, head: str) -> str:
 def decomposition(query: str, limit: int) -> tuple[list[SubQuery], bool]:
     """(sub-queries, whether the rule managed to split). World requests: each organism with one attribute per
     part. Other text: split at conjunctions and prepositions into whole phrases; one part means it could not."""
-    found = world.decomposition(query, limit)
+    found = rule_book().decomposition(query, limit)
     if found is not None:
         return found, True
     q = " ".join(query.split()).rstrip("?.! ")
@@ -232,12 +232,12 @@ def reformulate(description: str, turns) -> str:
     a world question) and free text as given. 'No' and 'not sure' add nothing here (the dialogue turns a 'no'
     into a negative constraint), and neither does the reason after 'yes:' (it would grow the description by
     whole notes)."""
-    found = world.reformulate(description, turns)
+    found = rule_book().reformulate(description, turns)
     if found is not None:
         return found
     bits = [" ".join(description.split()).rstrip(".")]
     for q, a in turns:
-        word = world.answer_word(a)
+        word = answer_word(a)
         if word == "yes":
             bits.append(_statement(q))
         elif word == "text":
@@ -267,7 +267,7 @@ def _phrase_question(phrase: str) -> str:
 def questions(caption: str, turns, candidates: list[str], n: int) -> list[str]:
     """Questions that split the candidates best and that the caption and dialogue do not settle: about the
     world's attributes when the candidates' notes are in its terms, else about caption phrases."""
-    found = world.questions(caption, turns, candidates, n)
+    found = rule_book().questions(caption, turns, candidates, n)
     if found:
         return found[:n]
     known = set(tokens(caption + " " + " ".join(q + " " + a for q, a in turns)))
@@ -287,7 +287,7 @@ def questions(caption: str, turns, candidates: list[str], n: int) -> list[str]:
 def filter_answers(caption: str, turns, questions_: list[str]) -> list[str]:
     """Per question what the caption and dialogue alone say ('uncertain' when they cannot answer it):
     world questions by their facts, other questions by whether their content words are all known."""
-    found = world.filter_answers(caption, turns, questions_) or [None] * len(questions_)
+    found = rule_book().filter_answers(caption, turns, questions_) or [None] * len(questions_)
     known = set(tokens(caption + " " + " ".join(q + " " + a for q, a in turns)))
     asked = {q.strip().lower() for q, _ in turns}
     out = []
@@ -311,7 +311,7 @@ def uncertain_questions(caption: str, turns, questions_: list[str]) -> list[str]
 def answer(question: str, notes: list[tuple[int, str]]) -> dict:
     """An unverified answer: read from the photos' notes for a world colour question, else a plain statement
     that nothing was concluded, citing the best-matching photos."""
-    found = world.answer(question, notes)
+    found = rule_book().answer(question, notes)
     return found if found is not None else unverified_answer(notes)
 
 

@@ -10,18 +10,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from core.cancel import CancelToken
-from core.events import Event, Notice, StageEvent
+from core.search.cancel import CancelToken
+from core.contracts.events import Event, Notice, StageEvent
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
-from core.settings import Settings
+from core.contracts.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Run:
-    corpus: Any  # core.corpus.Corpus
+    corpus: Any  # core.search.corpus.Corpus
     backends: CachedBackends
     settings: Settings
     budget: Budget
@@ -70,7 +70,7 @@ class Run:
         return [memo[int(i)] for i in ids if int(i) in memo]
 
     def hits(self, ranked) -> list:
-        from core.records import Hit
+        from core.contracts.records import Hit
 
         by_id = {p.id: p for p in self.photos([i for i, _ in ranked])}
         return [Hit(rank=r, photo_id=i, score=s, photo=by_id.get(i)) for r, (i, s) in enumerate(ranked, start=1)]

@@ -13,8 +13,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from PIL import Image
 
-from core.errors import BudgetExceeded
-from core.events import Visualization
+from core.contracts.errors import BudgetExceeded
+from core.contracts.events import Visualization
 from core.methods.cache import key_of
 from core.methods.deadline import call_with_deadline
 from core.methods.feedback import photo_vectors

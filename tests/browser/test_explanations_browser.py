@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from core.fieldguide.species import SPECIES
+from fieldguide.species import SPECIES
 from tests.browser.pages import captions, search, tab
 
 VERIFY_QUERY = "What colour is the belly of the Gold-crested Tuftling?"

@@ -8,8 +8,8 @@ from pathlib import Path
 from PIL import Image
 
 from app import build_services
-from core.banner import OWN, SYNTHETIC
-from core.settings import load_settings
+from core.search.banner import OWN, SYNTHETIC
+from core.contracts.settings import load_settings
 
 
 def _photos(folder: Path, n: int, shade: int) -> Path:

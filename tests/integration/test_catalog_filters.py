@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from core.records import Filters, Photo
+from core.contracts.records import Filters, Photo
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
 
@@ -100,7 +100,7 @@ def test_the_memory_map_follows_its_setting(tmp_path, mb):
     from sqlalchemy import text
 
     from app import build_services
-    from core.settings import load_settings
+    from core.contracts.settings import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp_path), sqlite_mmap_mb=mb)
     engine = build_services(settings).catalog.engine

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from cli.eval_args import add_eval_arguments, add_eval_run_arguments
 from core.evaluation.commands import (parse_methods, run_benchmark,
                                       run_eval_run)
@@ -50,7 +50,7 @@ def test_run_benchmark_writes_report(tmp_path):
 
 def test_fieldguide_world_files_load_and_report(tmp_path):
     # the real field-guide world (small): its benchmark files are read by the benchmarks' own readers
-    from core.fieldguide.world import build_world
+    from fieldguide.world import build_world
 
     build_world(tmp_path / "world", seed=0, per_species=3)
     args = _parser(add_eval_arguments).parse_args(

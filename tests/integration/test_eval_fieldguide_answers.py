@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_answers_and_plugir_alone(tmp_path):
-    from core.fieldguide.world import build_world
+    from fieldguide.world import build_world
 
     world = tmp_path / "world"
     csv_path = build_world(world, seed=0, per_species=3)

@@ -10,7 +10,7 @@ METHODS = "baseline,rewrite,visret,rerank-direct,rerank-subq,rerank-context,rera
 
 
 def test_eval_fieldguide_all_methods_writes_report(tmp_path):
-    from core.fieldguide.world import build_world
+    from fieldguide.world import build_world
 
     world = tmp_path / "world"
     csv_path = build_world(world, seed=0, per_species=3)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from core.errors import BackendError
+from core.contracts.errors import BackendError
 from core.evaluation.benchmarks import load_benchmark, prepare_items
 from core.evaluation.report import write_report
 from core.evaluation.runner import MethodOutput, evaluate, evaluate_dialogue, expand_metrics

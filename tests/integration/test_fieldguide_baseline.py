@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.fieldguide.encoder import ASSET_DIR, CONFIG_NAME, WEIGHTS_NAME, FieldGuideEmbedder
-from core.fieldguide.evaluate import evaluate_baseline, ndcg_at_k, random_ndcg_at_k
-from core.fieldguide.world import build_world
+from fieldguide.encoder import ASSET_DIR, CONFIG_NAME, WEIGHTS_NAME, FieldGuideEmbedder
+from fieldguide.evaluate import evaluate_baseline, ndcg_at_k, random_ndcg_at_k
+from fieldguide.world import build_world
 
 
 def test_ndcg_definitions():

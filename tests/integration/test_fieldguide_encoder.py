@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from core.backends.base import Embedder, Judge, JudgeRequest
-from core.errors import BackendError
-from core.fieldguide.encoder import ASSET_DIR, CONFIG_NAME, WEIGHTS_NAME, FieldGuideEmbedder
-from core.fieldguide.render import render
-from core.fieldguide.training import TrainConfig, train
-from core.fieldguide.world import sample_observations
+from core.contracts.errors import BackendError
+from fieldguide.encoder import ASSET_DIR, CONFIG_NAME, WEIGHTS_NAME, FieldGuideEmbedder
+from fieldguide.render import render
+from fieldguide.training import TrainConfig, train
+from fieldguide.world import sample_observations
 
 HAVE_WEIGHTS = (ASSET_DIR / WEIGHTS_NAME).exists() and (ASSET_DIR / CONFIG_NAME).exists() and \
     (ASSET_DIR / "judge.pt").exists()
@@ -66,7 +66,7 @@ def test_missing_weights_raise_backend_error_with_hint(tmp_path):
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
 def test_registry_builds_embedder_and_judge_from_committed_weights():
     from core.backends.registry import create_embedder, create_judge
-    from core.settings import Settings
+    from core.contracts.settings import Settings
 
     s = Settings()
     emb = create_embedder(s)
@@ -77,8 +77,8 @@ def test_registry_builds_embedder_and_judge_from_committed_weights():
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
 def test_judge_reads_attributes_from_pixels_better_than_chance():
-    from core.fieldguide.judge import FieldGuideJudge
-    from core.fieldguide.species import SPECIES
+    from fieldguide.judge import FieldGuideJudge
+    from fieldguide.species import SPECIES
 
     judge = FieldGuideJudge(FieldGuideEmbedder())
     rng = random.Random(0)
@@ -101,7 +101,7 @@ def test_judge_reads_attributes_from_pixels_better_than_chance():
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
 def test_judge_falls_back_to_similarity_for_unknown_words():
-    from core.fieldguide.judge import FieldGuideJudge
+    from fieldguide.judge import FieldGuideJudge
 
     judge = FieldGuideJudge(FieldGuideEmbedder())
     img = render(sample_observations(seed=2, per_species=1)[0].scene)
@@ -112,7 +112,7 @@ def test_judge_falls_back_to_similarity_for_unknown_words():
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
 def test_captioner_names_what_it_reads():
     from core.backends.base import Captioner
-    from core.fieldguide.captioner import FieldGuideCaptioner
+    from fieldguide.captioner import FieldGuideCaptioner
 
     cap = FieldGuideCaptioner.from_settings(None)
     assert isinstance(cap, Captioner) and cap.is_standin

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from core.backends.base import Judge, JudgeRequest
-from core.errors import BackendError
-from core.fieldguide.encoder import ASSET_DIR
-from core.fieldguide.judge_net import CONFIG_NAME, WEIGHTS_NAME, JudgeReader
-from core.fieldguide.judge_training import JudgeTrainConfig, draw, train_judge
-from core.fieldguide.render import render
+from core.contracts.errors import BackendError
+from fieldguide.encoder import ASSET_DIR
+from fieldguide.judge_net import CONFIG_NAME, WEIGHTS_NAME, JudgeReader
+from fieldguide.judge_training import JudgeTrainConfig, draw, train_judge
+from fieldguide.render import render
 
 HAVE_WEIGHTS = (ASSET_DIR / WEIGHTS_NAME).exists() and (ASSET_DIR / CONFIG_NAME).exists()
 TINY = dict(per_species=3, calibration_per_species=2, test_per_species=2, epochs=1, batch=16, width=4, hidden=16)
@@ -53,8 +53,8 @@ def test_missing_judge_weights_raise_backend_error_with_hint(tmp_path):
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide judge weights not present")
 def test_committed_judge_is_accurate_and_calibrated_on_unseen_pictures():
-    from core.fieldguide.judge import FieldGuideJudge
-    from core.fieldguide.judge_eval import evaluate_judge
+    from fieldguide.judge import FieldGuideJudge
+    from fieldguide.judge_eval import evaluate_judge
 
     judge = FieldGuideJudge(reader=JudgeReader())
     assert isinstance(judge, Judge) and judge.is_standin
@@ -68,9 +68,9 @@ def test_committed_judge_is_accurate_and_calibrated_on_unseen_pictures():
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide judge weights not present")
 def test_judge_answers_a_look_alike_by_the_telling_part():
-    from core.fieldguide.judge import FieldGuideJudge
-    from core.fieldguide.species import by_name
-    from core.fieldguide.scene import sample_scene
+    from fieldguide.judge import FieldGuideJudge
+    from fieldguide.species import by_name
+    from fieldguide.scene import sample_scene
     import random
 
     judge = FieldGuideJudge(reader=JudgeReader())

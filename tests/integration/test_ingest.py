@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app import build_services
-from core.settings import load_settings
+from core.contracts.settings import load_settings
 from tests.photos import make_photo_folder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,7 +145,7 @@ def test_a_second_ingest_at_the_same_time_is_refused_with_a_message(tmp_path):
     settings.path().mkdir(parents=True)
     with open(settings.path("ingest.lock"), "w") as held:  # as if another process were ingesting
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        from core.errors import InputError
+        from core.contracts.errors import InputError
 
         with pytest.raises(InputError, match="Another ingest is running"):
             build_services(settings).ingestor().run(folder)

@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from app import build_services
-from core.request import SearchRequest
+from core.contracts.search_request import SearchRequest
 from core.backends.hash_embedder import HashEmbedder
-from core.errors import InputError
-from core.settings import load_settings
+from core.contracts.errors import InputError
+from core.contracts.settings import load_settings
 from tests.photos import colour_image
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ def test_precomputed_parquet_is_ingested_and_searched(tmp_path):
     # query by example: photo 5's own picture finds photo 5 first (the stored vector is its embedding)
     result = engine.engine.search(SearchRequest(examples=[colour_image(5)], k=3))
     assert Path(result.hits[0].photo.path).name == "5.png" and result.hits[0].score == pytest.approx(1.0, abs=1e-5)
-    from core.records import Filters
+    from core.contracts.records import Filters
 
     filtered = engine.engine.search(SearchRequest("frog", k=20, filters=Filters(taxon="Rana aurora")))
     assert {h.photo.scientific_name for h in filtered.hits} == {"Rana aurora"} and len(filtered.hits) == 4

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app import build_services
-from core.settings import load_settings
+from core.contracts.settings import load_settings
 from tests.photos import colour_image, make_photo_folder
 
 pytest.importorskip("ray")
@@ -67,7 +67,7 @@ def test_killed_ray_ingest_resumes_with_each_photo_exactly_once(tmp_path):
     data = tmp_path / "data"
     env = dict(os.environ, ECOLENS_DATA_DIR=str(data), ECOLENS_EMBEDDER="hash", ECOLENS_BATCH_SIZE="4",
                ECOLENS_CHECKPOINT_S="0", ECOLENS_INGEST_ENGINE="ray", ECOLENS_INGEST_WORKERS="1", CI="true")
-    slow = ("import sys, time; sys.path.insert(0, %r); import core.ingest as ing; add = ing._Committer.add; "
+    slow = ("import sys, time; sys.path.insert(0, %r); import core.ingest.ingestor as ing; add = ing._Committer.add; "
             "ing._Committer.add = lambda self, b: (time.sleep(0.3), add(self, b))[1]; "
             "import app; sys.exit(app.main(['ingest', %r]))") % (str(ROOT), str(folder))
     proc = subprocess.Popen([sys.executable, "-c", slow], env=env, cwd=ROOT,

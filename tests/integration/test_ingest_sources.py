@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from app import build_services
-from core.request import SearchRequest
-from core.settings import load_settings
+from core.contracts.search_request import SearchRequest
+from core.contracts.settings import load_settings
 from tests.photos import colour_image, write_observations
 
 

@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from app import build_services
-from core.request import SearchRequest
-from core.settings import load_settings
+from core.contracts.search_request import SearchRequest
+from core.contracts.settings import load_settings
 from tests.photos import make_photo_folder
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import NotFoundError
+from core.contracts.errors import NotFoundError
 from core.labels import latest
-from core.records import Photo
-from core.sessionlog import Label
+from core.contracts.records import Photo
+from core.contracts.sessionlog import Label
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
 from storage.sessionlog import SqlSessionLog

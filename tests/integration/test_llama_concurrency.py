@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import json, sys, threading
 import app
-from core.request import SearchRequest
-from core.settings import load_settings
+from core.contracts.search_request import SearchRequest
+from core.contracts.settings import load_settings
 
 settings = load_settings(environ={}, data_dir=sys.argv[1], corpus=sys.argv[2], embedder="hash", llm="llama_cpp",
                          threads=2, k=5, rerank_k=5)

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from core.errors import StorageError
-from core.sessionlog import Label, MemorySessionLog, RequestRecord
+from core.contracts.errors import StorageError
+from core.contracts.sessionlog import Label, MemorySessionLog, RequestRecord
 from storage.db import open_engine
 from storage.sessionlog import SqlSessionLog
 from tests.live_server import LiveServer, cli, db_rows, integrity_ok

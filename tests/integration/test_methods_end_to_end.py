@@ -31,8 +31,8 @@ def env_for(data_dir: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     from app import build_services
-    from core.fieldguide.world import build_world
-    from core.settings import load_settings
+    from fieldguide.world import build_world
+    from core.contracts.settings import load_settings
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=3, benchmark=False)
@@ -69,7 +69,7 @@ def check_stages(out: dict, method: str) -> None:
 
 @pytest.mark.parametrize("method", ["baseline", "rewrite", "visret"])
 def test_engine_runs_every_method(world, method):
-    from core.request import SearchRequest
+    from core.contracts.search_request import SearchRequest
 
     engine, _ = world
     events = []

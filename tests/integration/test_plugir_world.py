@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.fieldguide.encoder import ASSET_DIR
-from core.fieldguide.judge_net import CONFIG_NAME, WEIGHTS_NAME
+from fieldguide.encoder import ASSET_DIR
+from fieldguide.judge_net import CONFIG_NAME, WEIGHTS_NAME
 
 pytestmark = pytest.mark.skipif(not ((ASSET_DIR / WEIGHTS_NAME).exists() and (ASSET_DIR / CONFIG_NAME).exists()
                                      and (ASSET_DIR / "encoder.pt").exists()),
@@ -16,8 +16,8 @@ pytestmark = pytest.mark.skipif(not ((ASSET_DIR / WEIGHTS_NAME).exists() and (AS
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
     from app import build_services
-    from core.fieldguide.world import build_world
-    from core.settings import load_settings
+    from fieldguide.world import build_world
+    from core.contracts.settings import load_settings
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=6, benchmark=False)

@@ -9,8 +9,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from app import build_services
-from core.presets import request_for
-from core.settings import load_settings
+from core.search.presets import request_for
+from core.contracts.settings import load_settings
 from tests.photos import colour_image, write_observations
 from ui.photos import served_files
 

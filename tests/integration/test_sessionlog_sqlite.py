@@ -6,8 +6,8 @@ import threading
 import pytest
 from PIL import Image
 
-from core.errors import InputError, NotFoundError
-from core.sessionlog import ExportRecord, Label, RequestRecord, StageRecord, TurnRecord
+from core.contracts.errors import InputError, NotFoundError
+from core.contracts.sessionlog import ExportRecord, Label, RequestRecord, StageRecord, TurnRecord
 from storage.db import open_engine
 from storage.sessionlog import SqlSessionLog
 

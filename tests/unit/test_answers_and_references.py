@@ -14,13 +14,13 @@ from core.backends.base import GeneratedImage, ReferenceImage
 from core.backends.openai_generator import OpenAIGenerator
 from core.backends.openai_reader import OpenAIReader
 from core.backends.standin_generator import StandinGenerator
-from core.engine import SearchEngine
-from core.errors import BackendError
+from core.search.engine import SearchEngine
+from core.contracts.errors import BackendError
 from core.evaluation.answers import answer_units, judge_answer, keyword_score
 from core.evaluation.items import EvalItem
-from core.records import Photo
-from core.request import SearchRequest
-from core.settings import Settings
+from core.contracts.records import Photo
+from core.contracts.search_request import SearchRequest
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeGenerator, FakeLLM, FakeSearch
 
 DIM = 8
@@ -162,7 +162,7 @@ def test_standin_composes_from_the_references():
 
 
 def test_fieldguide_painter_composes_from_the_references():
-    from core.fieldguide.painter import FieldGuideGenerator
+    from fieldguide.painter import FieldGuideGenerator
 
     refs = [ReferenceImage(Image.new("RGB", (10, 10), (0, 0, 255)), "use only a bird with a red crest", 1)]
     out = FieldGuideGenerator().generate_from_references("a bird", refs, seed=0, size=224)

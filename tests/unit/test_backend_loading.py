@@ -12,8 +12,8 @@ from PIL import Image
 
 from core.backends import registry
 from core.backends.model_facts import model_facts
-from core.errors import BackendError
-from core.settings import Settings
+from core.contracts.errors import BackendError
+from core.contracts.settings import Settings
 
 CALLS: list[str] = []
 

@@ -10,7 +10,7 @@ from PIL import Image
 from core.backends import registry
 from core.backends.base import Judge, JudgeRequest, l2_normalise
 from core.backends.clip_judge import ClipJudge, statement_pair, yes_probability
-from core.settings import Settings
+from core.contracts.settings import Settings
 
 
 class FakeEmbedder:

@@ -12,9 +12,9 @@ from core.backends.base import ChatMessage, Captioner, ImageGenerator, LLM
 from core.backends.metadata_captioner import MetadataCaptioner
 from core.backends.rule_llm import RuleLLM
 from core.backends.standin_generator import StandinGenerator
-from core.errors import ConfigError, EcoLensError
-from core.records import Photo
-from core.settings import Settings
+from core.contracts.errors import ConfigError, EcoLensError
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
 
 
 def test_rule_llm_is_a_standin_that_answers_empty():

@@ -1,4 +1,4 @@
-"""core.bounds: example photos checked before decoding and decoded reduced, backend replies bounded, numbers and
+"""core.contracts.bounds: example photos checked before decoding and decoded reduced, backend replies bounded, numbers and
 free text checked with one message for the CLI and the web app, label ids checked against the catalog."""
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
-from core import bounds
+from core.contracts import bounds
 from core.backends import openai_common as oc
-from core.errors import BackendError, InputError, NotFoundError
-from core.request import SearchRequest
-from core.sessionlog import MemorySessionLog
+from core.contracts.errors import BackendError, InputError, NotFoundError
+from core.contracts.search_request import SearchRequest
+from core.contracts.sessionlog import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
 
@@ -39,7 +39,7 @@ def test_a_79_megapixel_jpeg_is_decoded_reduced_in_little_memory(tmp_path):
     probe = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from core import bounds
+        from core.contracts import bounds
         image = bounds.example_photo({str(path)!r}, max_mb=20)
         peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
         print(max(image.size), peak // 1024)

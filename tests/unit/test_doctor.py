@@ -5,8 +5,8 @@ import json
 
 from core.backends.base import JudgeAnswer
 from core.doctor import check_up, probe
-from core.errors import BackendError
-from core.settings import Settings
+from core.contracts.errors import BackendError
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeLLM, logprobs_for
 
 

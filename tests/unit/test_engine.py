@@ -8,10 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from core.cancel import CancelToken, LatestSearches, SearchCancelled
-from core.engine import final_ranking
-from core.presets import METHOD_NAMES, PRESET_NAMES, preset, request_for
-from core.request import SearchRequest
+from core.search.cancel import CancelToken, LatestSearches, SearchCancelled
+from core.search.engine import final_ranking
+from core.search.presets import METHOD_NAMES, PRESET_NAMES, preset, request_for
+from core.contracts.search_request import SearchRequest
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine
 
@@ -135,7 +135,7 @@ def test_events_are_typed_and_json_ready(tmp_path):
 def test_every_hit_carries_its_similarity_on_one_scale(tmp_path):
     """Whatever the ranking score (cosine, RRF, the judge's %), each hit has a similarity: the cosine with the
     words for plain search and coverage, with the closest picture searched with for VisRet."""
-    from core.presets import request_for
+    from core.search.presets import request_for
     from tests.unit.test_ui_fakes import FakeEngine
 
     engine = FakeEngine(tmp_path)

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.dialogue import (best_ranks, bri, bri_per_round, bri_query, dialogue_summary, hits_per_round,
                                       recall_per_round)
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.benchmarks import default_images_root, load_benchmark, prepare_items
 from core.evaluation.commands import prepare_or_fail
 from core.evaluation.items import EvalItem

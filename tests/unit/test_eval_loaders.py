@@ -5,7 +5,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.benchmarks import load_benchmark, prepare_items
 from core.evaluation.inquire import load_inquire_fullrank, load_inquire_rerank
 from core.evaluation.items import check_images

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.metrics import (ap_at_k, hit_at_k, mean_metrics, mrr, ndcg_at_k, ndcg_visret_at_k,
                                      parse_metric, parse_metrics, recall_at_k, score_rankings, score_with_ranx)
 

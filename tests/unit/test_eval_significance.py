@@ -1,7 +1,7 @@
 """Paired significance tests: exact small cases and the marks used in tables."""
 import pytest
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.significance import compare, mark, paired_t_test, randomization_test
 
 

@@ -1,7 +1,7 @@
 """TREC qrels/run scoring and the dialogue rank CSV."""
 import pytest
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.trec import read_dialogue_ranks, read_qrels, read_run, score_dialogue_csv, score_trec
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d9 2\n"

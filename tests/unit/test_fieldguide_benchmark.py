@@ -6,9 +6,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from core.fieldguide.benchmark import write_benchmark
-from core.fieldguide.scene import visible_parts
-from core.fieldguide.world import sample_observations
+from fieldguide.benchmark import write_benchmark
+from fieldguide.scene import visible_parts
+from fieldguide.world import sample_observations
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def test_benchmark_files_parse_and_cover_four_kinds(tmp_path, obs):
 
 
 def test_many_part_queries_need_several_pictures(obs):
-    from core.fieldguide.benchmark import build_queries
+    from fieldguide.benchmark import build_queries
 
     for q in (q for q in build_queries(obs) if q["kind"] == "many_part"):
         subs = [set(s["relevant"]) for s in q["sub_queries"]]
@@ -54,7 +54,7 @@ def test_many_part_queries_need_several_pictures(obs):
 
 
 def test_feature_relevance_means_the_part_is_visible(obs):
-    from core.fieldguide.benchmark import build_queries
+    from fieldguide.benchmark import build_queries
 
     by_path = {o.path: o for o in obs}
     for q in (q for q in build_queries(obs) if q["kind"] == "feature"):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from core.backends.base import ImageGenerator
-from core.fieldguide.painter import FieldGuideGenerator, scene_from_text
-from core.fieldguide.reading import read_text
-from core.fieldguide.scene import visible_parts
+from fieldguide.painter import FieldGuideGenerator, scene_from_text
+from fieldguide.reading import read_text
+from fieldguide.scene import visible_parts
 
 
 def test_named_species_and_attribute_words_are_drawn():

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core.fieldguide.scene import Scene, visible_parts
-from core.fieldguide.species import LOOKALIKE_PAIRS, SPECIES, by_name
-from core.fieldguide.world import CSV_COLUMNS, build_world, read_world
+from fieldguide.scene import Scene, visible_parts
+from fieldguide.species import LOOKALIKE_PAIRS, SPECIES, by_name
+from fieldguide.world import CSV_COLUMNS, build_world, read_world
 
 
 def _hashes(folder: Path) -> dict[str, str]:
@@ -70,8 +70,8 @@ def test_item_mask_marks_where_the_item_is_drawn_and_leaves_the_picture_as_it_is
 
     import numpy as np
 
-    from core.fieldguide.render import render, render_with_item_mask
-    from core.fieldguide.scene import sample_scene
+    from fieldguide.render import render, render_with_item_mask
+    from fieldguide.scene import sample_scene
 
     rng = random.Random(11)
     scenes = [sample_scene(sp, rng) for sp in SPECIES for _ in range(6)]

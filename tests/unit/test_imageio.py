@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core.errors import InputError
-from core.imageio import decode_image, to_rgb
+from core.contracts.errors import InputError
+from core.ingest.imageio import decode_image, to_rgb
 from tests.photos import colour_image, write_broken
 
 

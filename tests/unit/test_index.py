@@ -1,7 +1,7 @@
 import numpy as np
 
 from core.backends.base import l2_normalise
-from core.index import VectorIndex
+from core.vectors.index import VectorIndex
 
 
 def _data(n=200, d=16, seed=0):
@@ -25,7 +25,7 @@ def test_pool_restricts_small_and_large_paths_identically(monkeypatch):
     index.add(ids, x)
     pool = ids[::7]
     small = index.search(x[:2], 10, pool)
-    import core.index as module
+    import core.vectors.index as module
 
     monkeypatch.setattr(module, "SMALL_POOL", 0)  # force the FAISS id-selector path
     large = index.search(x[:2], 10, pool)
@@ -117,7 +117,7 @@ def test_on_disk_lists_and_no_flat_copy_roundtrip(tmp_path):
 
 
 def test_bitmap_and_hash_selectors_agree():
-    import core.index as module
+    import core.vectors.index as module
 
     x, ids = _data(3000)
     index = VectorIndex(16)
@@ -137,7 +137,7 @@ def test_bitmap_and_hash_selectors_agree():
 def test_id_selector_admits_exactly_the_pool():
     """FAISS reads the bitmap up to the length it is given (in bytes); ids past the pool's largest must be
     refused, not looked up in memory past the bitmap."""
-    from core.index import id_selector
+    from core.vectors.index import id_selector
 
     pool = np.arange(5, 8000, 3)
     sel, _keep = id_selector(pool)
@@ -156,7 +156,7 @@ def test_large_pool_through_the_flat_rows_matches_brute_force(monkeypatch):
     """The FAISS path for large pools (a bitmap over the flat copy's rows, rows turned back into ids), for
     dense ids with gaps (an id -> row table) and for sparse ids (a sorted search): pools holding ids the
     index lacks, ending well before the index's largest id, or holding every id."""
-    import core.index as module
+    import core.vectors.index as module
 
     monkeypatch.setattr(module, "SMALL_POOL", 0)
     x, _ = _data(3000)

@@ -5,11 +5,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# the field-guide world is a plug-in: only app.py (the composition root), tests and benchmarks import it
 FORBIDDEN = {
-    "core": {"gradio", "ui", "storage", "cli", "app", "sqlalchemy", "alembic"},
-    "ui": {"torch", "faiss", "open_clip", "diffusers", "sqlalchemy", "alembic", "storage", "cli"},
-    "storage": {"ui", "cli", "gradio", "app", "torch", "faiss"},
-    "cli": {"gradio", "ui", "storage", "sqlalchemy"},
+    "core": {"gradio", "ui", "storage", "cli", "app", "sqlalchemy", "alembic", "fieldguide"},
+    "ui": {"torch", "faiss", "open_clip", "diffusers", "sqlalchemy", "alembic", "storage", "cli", "fieldguide"},
+    "storage": {"ui", "cli", "gradio", "app", "torch", "faiss", "fieldguide"},
+    "cli": {"gradio", "ui", "storage", "sqlalchemy", "fieldguide"},
+    "fieldguide": {"gradio", "ui", "storage", "cli", "app", "sqlalchemy", "alembic"},
 }
 
 
@@ -45,3 +47,49 @@ def test_library_code_never_prints_or_exits():
                         and node.func.attr == "exit" and getattr(node.func.value, "id", "") == "sys"):
                     bad.append(f"{path.relative_to(ROOT)}:{node.lineno} calls sys.exit()")
     assert not bad, "\n".join(bad)
+
+
+def _module_imports(path: Path, package_modules: set[str]) -> set[str]:
+    """Project modules `path` imports (at any depth in the file: lazy imports count too)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        out |= {n for n in names if n in package_modules}
+    return out
+
+
+def test_no_import_circles():
+    """The import graph of core/, fieldguide/, storage/, ui/ and cli/ (lazy imports included) has no cycle."""
+    files = {}
+    for package in ("core", "fieldguide", "storage", "ui", "cli"):
+        for path in (ROOT / package).rglob("*.py"):
+            mod = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            files[mod.removesuffix(".__init__")] = path
+    graph = {m: _module_imports(p, set(files)) - {m} for m, p in files.items()}
+    graph = {m: {d for d in deps if not m.startswith(d + ".")} for m, deps in graph.items()}  # a package's own init
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m, stack):
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                cycles.append(" -> ".join(stack[stack.index(d):] + [d]))
+            elif d not in state:
+                visit(d, stack + [d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, "\n".join(cycles)
+
+
+def test_core_has_few_loose_modules():
+    loose = sorted(p.name for p in (ROOT / "core").glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= 10, loose

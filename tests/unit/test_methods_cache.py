@@ -6,11 +6,11 @@ import pytest
 from PIL import Image
 
 from core.backends.base import JudgeRequest
-from core.errors import BackendError, BudgetExceeded, ConfigError
+from core.contracts.errors import BackendError, BudgetExceeded, ConfigError
 from core.methods.budget import Budget, BudgetedJudge
 from core.methods.cache import CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM, DiskCache, key_of
 from core.methods.cached_backends import CachedBackends
-from core.records import Photo
+from core.contracts.records import Photo
 from tests.fakes import FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM
 
 

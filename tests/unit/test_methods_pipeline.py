@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from core.backends.base import JudgeRequest
-from core.engine import SearchEngine
-from core.request import SearchRequest
-from core.records import Filters, Photo
-from core.settings import Settings
+from core.search.engine import SearchEngine
+from core.contracts.search_request import SearchRequest
+from core.contracts.records import Filters, Photo
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM, FakeSearch
 
 DIM = 8
@@ -250,7 +250,7 @@ def test_empty_pool_runs_every_stage_without_error(tmp_path):
 @pytest.mark.parametrize("field,method", [("relevant_ids", "baseline"), ("nonrelevant_ids", "rewrite"),
                                           ("example_ids", "visret"), ("example_ids", "baseline")])
 def test_unknown_photo_ids_are_input_errors(tmp_path, field, method):
-    from core.errors import InputError
+    from core.contracts.errors import InputError
 
     gen = FakeGenerator()
     search = corpus(tmp_path, FakeBackends(generator=gen))

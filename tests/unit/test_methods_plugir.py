@@ -5,10 +5,10 @@ import json
 
 import numpy as np
 
-from core.engine import SearchEngine
+from core.search.engine import SearchEngine
 from core.methods.plugir import DialogueSession
-from core.records import Photo
-from core.settings import Settings
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeLLM, FakeSearch
 
 DIM = 8
@@ -95,7 +95,7 @@ def test_captions_stay_aligned_with_ids_when_the_catalog_lacks_one(tmp_path):
 def test_marking_an_unknown_photo_is_an_input_error_and_changes_nothing(tmp_path):
     import pytest
 
-    from core.errors import InputError
+    from core.contracts.errors import InputError
 
     session = DialogueSession(make(tmp_path), "a small bird")
     with pytest.raises(InputError, match="photo id 999 is not in the index"):

@@ -10,10 +10,10 @@ from PIL import Image
 from core.backends.base import JudgeRequest
 from core.backends.openai_judge import VOTE_TEMPERATURE, OpenAIJudge
 from core.methods.cache import CachedJudge, DiskCache
-from core.engine import SearchEngine
-from core.request import SearchRequest
-from core.records import Photo
-from core.settings import Settings
+from core.search.engine import SearchEngine
+from core.contracts.search_request import SearchRequest
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeJudge, FakeSearch
 
 DIM = 8

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from core.evaluation.engine_methods import item_request, organism_of
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.evaluation.loaders import load_visual_rag_me
-from core.engine import SearchEngine
-from core.request import SearchRequest
+from core.search.engine import SearchEngine
+from core.contracts.search_request import SearchRequest
 from core.methods.rules import instruction
-from core.records import Photo
-from core.settings import Settings
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeSearch
 
 DIM = 8

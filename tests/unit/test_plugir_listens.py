@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 
-from core.fieldguide.facts import question_facts, scene_facts
-from core.fieldguide.world import sample_observations
+from fieldguide.facts import question_facts, scene_facts
+from fieldguide.world import sample_observations
 from core.methods.constraints import question_key
 from core.methods.plugir import DialogueSession
-from core.records import Photo
-from core.settings import Settings
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeLLM, FakeSearch
 
 DIM = 16

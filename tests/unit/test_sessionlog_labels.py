@@ -7,10 +7,10 @@ from datetime import date
 
 import pytest
 
-from core.errors import InputError
+from core.contracts.errors import InputError
 from core.labels import INQUIRE_RERANK_COLUMNS, agreement, cohen_kappa, export_labels, latest
-from core.records import Photo
-from core.sessionlog import Label, MemorySessionLog
+from core.contracts.records import Photo
+from core.contracts.sessionlog import Label, MemorySessionLog
 
 
 def _lb(photo, label, who="a", query="q"):

@@ -1,7 +1,7 @@
 import pytest
 
-from core.errors import ConfigError
-from core.settings import Settings, field_help, load_settings, masked
+from core.contracts.errors import ConfigError
+from core.contracts.settings import Settings, field_help, load_settings, masked
 
 
 def test_defaults_then_toml_then_environment(tmp_path):

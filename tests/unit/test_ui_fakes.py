@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import numpy as np
 from PIL import Image
 
-from core.engine import SearchEngine
-from core.records import Photo
-from core.settings import Settings
+from core.search.engine import SearchEngine
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
 
 N_PHOTOS = 12

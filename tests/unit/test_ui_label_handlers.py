@@ -13,8 +13,8 @@ import gradio as gr
 import pytest
 
 from core.labels import ADJUDICATED
-from core.presets import request_for
-from core.sessionlog import MemorySessionLog
+from core.search.presets import request_for
+from core.contracts.sessionlog import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from core.sessionlog import Label, MemorySessionLog
+from core.contracts.sessionlog import Label, MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers

@@ -10,8 +10,8 @@ import gradio as gr
 import pytest
 from PIL import Image
 
-from core.presets import request_for
-from core.sessionlog import Label, MemorySessionLog
+from core.search.presets import request_for
+from core.contracts.sessionlog import Label, MemorySessionLog
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine
 from ui.search_handlers import SearchHandlers

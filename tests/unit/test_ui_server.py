@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.sessionlog import MemorySessionLog
-from core.settings import Settings
+from core.contracts.sessionlog import MemorySessionLog
+from core.contracts.settings import Settings
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.server import blocked_folders, build_app, launch_options, served_folders
 
@@ -125,8 +125,8 @@ def test_a_search_while_preparing_is_a_note_not_an_error_and_a_failed_preparatio
 
     import gradio as gr
 
-    from core.errors import InputError, NotReady
-    from core.startup import Preparation
+    from core.contracts.errors import InputError, NotReady
+    from core.search.preparation import Preparation
     from ui.forms import shows_errors
     from ui.server import _gate
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import InputError, NotFoundError
+from core.contracts.errors import InputError, NotFoundError
 from ui import strings as S
 from ui.forms import user_message, web_notices, web_words
 
@@ -18,9 +18,9 @@ JARGON = re.compile(r"--[a-z]|(?<!\.)\.\.(?!\.)|\badaptor\b|\btokens?\b|\bencode
                     r"\bembedder\b|\bdense score\b|\bfirst-stage\b|\bbaseline\b|\bpipeline\b|\bstage\b|"
                     r"\bp\(yes\)|\bsub-query\b|python app\.py", re.IGNORECASE)
 # modules whose messages can reach the page (searching, filters, labels, exports, serving, backends at search time)
-REACH_THE_PAGE = ["core/corpus.py", "core/bounds.py", "core/request.py", "core/records.py", "core/labels.py",
-                  "core/exports.py", "core/sessionlog.py", "core/served.py", "core/imageio.py", "core/engine.py",
-                  "core/presets.py", "core/sources.py", *[str(p.relative_to(ROOT)) for p in
+REACH_THE_PAGE = ["core/search/corpus.py", "core/contracts/bounds.py", "core/contracts/search_request.py", "core/contracts/records.py", "core/labels.py",
+                  "core/exports.py", "core/contracts/sessionlog.py", "core/served.py", "core/ingest/imageio.py", "core/search/engine.py",
+                  "core/search/presets.py", "core/ingest/sources.py", *[str(p.relative_to(ROOT)) for p in
                                                          sorted((ROOT / "core" / "methods").glob("*.py"))]]
 
 

@@ -1,0 +1,158 @@
+"""Every bound on what one request may ask for, in one place: the CLI, the web app and the API all go
+through these checks and get the same message. Limits keep one request from exhausting memory or budget."""
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from PIL import Image
+
+from core.contracts.errors import BackendError, InputError
+
+MAX_QUERY_CHARS = 2000
+MAX_K = 1000  # results returned
+MAX_RERANK_K = 1000  # candidates judged
+MAX_M = 16  # generated pictures per instruction
+MAX_VOTES = 9  # judge votes per question
+MAX_ROUNDS = 100  # dialogue questions in one chat
+MAX_IDS = 100_000  # photo ids in one request (a benchmark pool, relevance marks)
+MAX_ID = 2**63 - 1  # SQLite / FAISS ids are signed 64-bit
+MAX_PHOTO_BYTES = 100_000_000  # one downloaded photo (CSV image_url)
+MAX_EXAMPLES = 8  # example photos in one search (uploaded, --image, or catalog photos by id)
+MAX_EXAMPLE_PIXELS = 100_000_000  # an example JPEG (decoded reduced, so its full size never sits in memory)
+MAX_FULL_DECODE_PIXELS = 24_000_000  # an example in a format decoded at full size (PNG, WebP, GIF, TIFF, BMP)
+EXAMPLE_SIDE = 1024  # example photos are used at most this large (JPEGs decoded reduced, the rest scaled)
+WORKING_SIDE = 1024  # catalog photos read for the judge and captioner (they send at most 1024 px anyway)
+MAX_REPLY_CHARS = 200_000  # a model backend's text reply; a longer one is not an answer
+EXAMPLE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
+
+
+def whole_number(name: str, value: Any, lo: int, hi: int, hint: str = "") -> int:
+    """`value` as an int in [lo, hi]; InputError naming `name` for NaN, fractions, text, booleans, or out of
+    range values."""
+    if isinstance(value, bool):
+        raise InputError(f"{name} = {value!r} is not a whole number", hint or f"use a whole number from {lo} to {hi}")
+    exact = _exact_int(value)
+    if exact is None:
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{name} = {_shown(value)} is not a whole number",
+                             hint or f"use a whole number from {lo} to {hi}") from None
+        if math.isnan(number) or math.isinf(number) or number != int(number):
+            raise InputError(f"{name} = {_shown(value)} is not a whole number",
+                             hint or f"use a whole number from {lo} to {hi}")
+        exact = int(number)
+    if not lo <= exact <= hi:
+        raise InputError(f"{name} = {_shown(exact)} is outside {lo} to {hi}", hint or f"use a value from {lo} to {hi}")
+    return exact
+
+
+def _exact_int(value: Any) -> int | None:
+    """An int or a text of digits as the exact integer (no float rounding of a 25-digit id); else None."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value.strip()) <= 40:
+        return int(value.strip())
+    return None
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: short, printable."""
+    text = repr(value) if not isinstance(value, int) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def photo_ids(name: str, ids: Iterable[Any]) -> tuple[int, ...]:
+    """User-supplied photo ids as ints; InputError for too many, non-integers or impossible values."""
+    out = tuple(ids)
+    if len(out) > MAX_IDS:
+        raise InputError(f"{name}: {len(out)} photo ids, more than {MAX_IDS}", "give fewer photo ids")
+    return tuple(whole_number(f"{name} id", i, 1, MAX_ID, "use photo ids shown in the results") for i in out)
+
+
+def download(data: bytes, url: str) -> bytes:
+    """A downloaded photo's bytes, read with a limit of MAX_PHOTO_BYTES + 1; OSError when over it (the ingest
+    then skips that row with the reason)."""
+    if len(data) > MAX_PHOTO_BYTES:
+        raise OSError(f"{url} is larger than {MAX_PHOTO_BYTES // 1_000_000} MB")
+    return data
+
+
+def example_photo(path: str | Path, max_mb: float) -> Image.Image:
+    """An example photo (a web upload or `search --image`) as RGB, at most EXAMPLE_SIDE pixels on its longer
+    side. Checked before any pixel is decoded: file type, file size (`max_mb`, the max_upload_mb setting) and
+    the pixel count in its header (MAX_EXAMPLE_PIXELS for JPEG, MAX_FULL_DECODE_PIXELS for formats that must
+    be decoded in full). Messages name the file, never the folder it was uploaded to."""
+    from core.ingest.imageio import decode_image
+
+    p = Path(path)
+    name = p.name
+    if p.suffix.lower() not in EXAMPLE_SUFFIXES:
+        raise InputError(f"The file {name} is not a photo EcoLens can read",
+                         "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
+    if not p.is_file():
+        raise InputError(f"The photo {name} does not exist", "check the file name and folder")
+    mb = p.stat().st_size / 1_000_000
+    if mb > max_mb:
+        raise InputError(f"The photo {name} is {mb:.1f} MB, more than the {max_mb:g} MB allowed",
+                         "use a smaller photo (resize or re-export it first)")
+    data = p.read_bytes()
+    limit = MAX_FULL_DECODE_PIXELS
+    try:
+        with Image.open(io.BytesIO(data)) as probe:  # reads the header only
+            if probe.format == "JPEG":
+                limit = MAX_EXAMPLE_PIXELS
+    except Exception:  # not an image at all: decode_image says so in its own words
+        pass
+    hint = (f"use a photo of at most {MAX_FULL_DECODE_PIXELS // 1_000_000} megapixels "
+            f"({MAX_EXAMPLE_PIXELS // 1_000_000} for a JPEG); resize it first")
+    return decode_image(data, name=f"The photo {name}", max_pixels=limit, max_side=EXAMPLE_SIDE, too_large_hint=hint)
+
+
+def example_count(n: int) -> None:
+    """InputError when one search brings more than MAX_EXAMPLES example photos."""
+    if n > MAX_EXAMPLES:
+        raise InputError(f"{n} example photos, more than the {MAX_EXAMPLES} one search may use",
+                         f"choose at most {MAX_EXAMPLES} example photos")
+
+
+def reply_text(text: str) -> str:
+    """A model backend's text reply, or BackendError when it is longer than MAX_REPLY_CHARS: a reply that
+    long is a broken or hostile server, never an answer to show or to trust."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise BackendError(f"the model server sent a reply of {len(text):,} characters, more than the "
+                           f"{MAX_REPLY_CHARS:,} a reply may have; it was not used",
+                           "check the server and the model it runs")
+    return text
+
+
+def text(name: str, value: Any, max_chars: int = MAX_QUERY_CHARS) -> str:
+    """A free-text field (taxon, licence, annotator) as a str; InputError for bytes that are not UTF-8, broken
+    characters (lone surrogates, from undecodable command-line bytes), control characters or too long."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"The {name} is not valid UTF-8 text", "type it again as plain text") from None
+    value = "" if value is None else str(value)
+    if any(0xD800 <= ord(c) <= 0xDFFF or (ord(c) < 32 and c not in "\t") for c in value):
+        raise InputError(f"The {name} contains control characters or broken text", "type it again as plain text")
+    if len(value) > max_chars:
+        raise InputError(f"The {name} has {len(value)} characters, more than {max_chars}", "shorten it")
+    return value
+
+
+def seconds(value: Any) -> float:
+    """Seconds spent on one label: a finite number, 0 when not given; InputError otherwise."""
+    if value in (None, ""):
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"seconds = {value!r} is not a number", "give the seconds as a number, e.g. 2.5") from None
+    if math.isnan(number) or math.isinf(number) or not 0 <= number <= 86_400:
+        raise InputError(f"seconds = {value!r} is outside 0 to 86400", "give the seconds spent on this photo")
+    return number

@@ -1,0 +1,63 @@
+"""What the engine needs from the photo catalog. storage/ implements it with SQLite; tests use fakes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+from core.contracts.records import Filters, Photo
+
+
+@dataclass
+class VectorSet:
+    """A set of embeddings made by one model: vectors of different models are never mixed."""
+
+    id: int
+    model_id: str
+    dim: int
+    count: int = 0
+
+
+class Catalog(Protocol):
+    def add_photos(self, photos: Sequence[Photo], run_id: int | None = None) -> list[int]:
+        """Insert photos (sha256 must be new); returns their ids in order."""
+
+    def ids_for_hashes(self, hashes: Sequence[str]) -> dict[str, int]:
+        """Known content hashes -> photo id."""
+
+    def get_photos(self, ids: Sequence[int]) -> list[Photo]:
+        """Photos in the order of `ids`; unknown ids are left out."""
+
+    def count(self) -> int: ...
+
+    def sources(self) -> set[str]: ...
+
+    def count_outside(self, folder: str) -> int:
+        """Photos whose file does not lie under `folder` (a path ending in '/')."""
+
+    def filter_ids(self, filters: Filters) -> Sequence[int]:
+        """Ids of the photos that pass every part of `filters`, ascending (SqlCatalog: an int64 numpy array,
+        since a filter at a million photos selects 100k+ ids)."""
+
+    def taxon_known(self, name: str) -> bool:
+        """True if any photo has this name at any rank (case-insensitive)."""
+
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str, int]]:
+        """(name, rank, photos) for the catalog's taxon names at every rank and its common names, the `limit`
+        most photographed; one entry per name whatever its case. rank: species, common name, genus, family,
+        order, class, phylum or kingdom (the lowest rank the name is used at)."""
+
+    def vector_set(self, model_id: str, dim: int) -> VectorSet:
+        """The vector set of this model, created if new."""
+
+    def indexed_ids(self, vector_set_id: int) -> set[int]: ...
+
+    def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None: ...
+
+    def unmark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None: ...
+
+    def unindexed_ids(self, vector_set_id: int) -> list[int]:
+        """Photos of the catalog that have no vector in this set yet."""
+
+    def start_ingest(self, source: str) -> int: ...
+
+    def finish_ingest(self, run_id: int, summary: dict[str, Any]) -> None: ...

@@ -1,0 +1,125 @@
+"""Plain dataclasses shared by core, storage and ui: photos, filters and search hits."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Any
+
+RANKS = ("kingdom", "phylum", "class_name", "order", "family", "genus")
+
+
+@dataclass
+class Photo:
+    """One photo of the corpus with its metadata. `id` is the catalog row id (= the FAISS id)."""
+
+    path: str  # local path (absolute, or relative to the corpus root) or an http(s) URL
+    sha256: str = ""
+    id: int | None = None
+    width: int = 0
+    height: int = 0
+    bytes: int = 0
+    scientific_name: str = ""
+    common_name: str = ""
+    kingdom: str = ""
+    phylum: str = ""
+    class_name: str = ""
+    order: str = ""
+    family: str = ""
+    genus: str = ""
+    observed_on: date | None = None
+    latitude: float | None = None
+    longitude: float | None = None
+    license: str = ""
+    rights_holder: str = ""
+    caption: str = ""
+    source: str = ""  # e.g. "folder", "inat-csv", "inquire-parquet", "fieldguide"
+    extra: dict[str, Any] = field(default_factory=dict)  # source-specific fields (ground truth, ids)
+
+    def taxon_names(self) -> list[str]:
+        """Every taxon name this photo belongs to, species first, lower-cased."""
+        names = [self.scientific_name, self.common_name, *(getattr(self, r) for r in reversed(RANKS))]
+        return [n.lower() for n in names if n]
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["observed_on"] = self.observed_on.isoformat() if self.observed_on else None
+        return d
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What narrows the pool of one search. All parts are optional and combine with AND."""
+
+    taxon: str = ""  # any rank or common name, case-insensitive
+    date_from: date | None = None
+    date_to: date | None = None
+    months: tuple[int, ...] = ()  # 1-12, any year
+    bbox: tuple[float, float, float, float] | None = None  # west, south, east, north (degrees)
+    license: str = ""  # substring, case-insensitive, e.g. "cc0", "cc-by"
+    ids: tuple[int, ...] | None = None  # an explicit pool (a benchmark's candidate list)
+
+    def is_empty(self) -> bool:
+        return self == Filters()
+
+    def to_json(self) -> dict[str, Any]:
+        """The parts that are set, JSON-ready (an explicit id pool is given as its size)."""
+        out: dict[str, Any] = {}
+        for name in ("taxon", "license"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        for name in ("date_from", "date_to"):
+            if getattr(self, name):
+                out[name] = getattr(self, name).isoformat()
+        if self.months:
+            out["months"] = list(self.months)
+        if self.bbox:
+            out["bbox"] = list(self.bbox)
+        if self.ids is not None:
+            out["ids"] = len(self.ids)
+        return out
+
+
+def parse_bbox(text: str | None) -> tuple[float, float, float, float] | None:
+    """'WEST,SOUTH,EAST,NORTH' (commas or semicolons) as four floats; None for empty text. Ranges are
+    checked where the pool is built (core.search.corpus)."""
+    from core.contracts.errors import InputError
+
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        parts = tuple(float(p) for p in text.replace(";", ",").split(","))
+    except ValueError:
+        parts = ()
+    if len(parts) != 4:
+        raise InputError(f"Bounding box {text!r} is not four numbers",
+                         "write WEST,SOUTH,EAST,NORTH in degrees, e.g. -10,35,30,60")
+    return parts  # type: ignore[return-value]
+
+
+@dataclass
+class Hit:
+    """One ranked result."""
+
+    rank: int  # 1-based
+    photo_id: int
+    score: float
+    photo: Photo | None = None
+    covers: list[str] | None = None  # coverage: the parts of the query this photo shows (None: not a cover photo)
+    # cosine of the photo with the query's words (feedback applied), or with the example photo when there are
+    # no words: one scale for every search, whatever its ranking score is (RRF, judge %)
+    similarity: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        p = self.photo
+        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6)}
+        if self.similarity is not None:
+            out["similarity"] = round(float(self.similarity), 6)
+        if self.covers is not None:
+            out["covers"] = list(self.covers)
+        if p is not None:
+            out.update(path=p.path, taxon=p.scientific_name, common_name=p.common_name,
+                       observed_on=p.observed_on.isoformat() if p.observed_on else None,
+                       latitude=p.latitude, longitude=p.longitude, license=p.license,
+                       rights_holder=p.rights_holder, caption=p.caption)
+        return out

@@ -1,0 +1,254 @@
+"""The session log contract: what the web app records about sessions, turns, requests, stages, labels and
+exports, as plain dataclasses plus the SessionLog protocol. storage/sessionlog.py implements it on SQLite;
+MemorySessionLog here keeps everything in memory (tests, throwaway runs)."""
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any, Protocol, Sequence
+
+from core.contracts import bounds
+from core.contracts.errors import InputError, NotFoundError
+
+RELEVANT, NOT_RELEVANT, SKIPPED = 1, 0, -1
+LABEL_VALUES = (RELEVANT, NOT_RELEVANT, SKIPPED)
+SESSION_KINDS = ("search", "dialogue", "compare", "label")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class SessionInfo:
+    """One browser session of one kind (search, dialogue, compare, label)."""
+
+    id: int
+    kind: str
+    title: str = ""
+    created_at: datetime = field(default_factory=utcnow)
+    requests: int = 0
+    labels: int = 0
+
+
+@dataclass
+class StageRecord:
+    """One stage of a request: its ranking [(photo id, score)] and its artefacts (JSON; pictures by path)."""
+
+    name: str
+    ranking: list[tuple[int, float]] = field(default_factory=list)
+    artefacts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RequestRecord:
+    """One search: the query, the method, the settings and model ids used, and its stages."""
+
+    session_id: int
+    query: str
+    method: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, Any] = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    stages: list[StageRecord] = field(default_factory=list)
+
+
+@dataclass
+class TurnRecord:
+    """One dialogue turn: the question asked, the user's answer and the reformulated description."""
+
+    session_id: int
+    index: int
+    question: str
+    answer: str = ""
+    description: str = ""
+    request_id: int | None = None
+    id: int | None = None
+    created_at: datetime = field(default_factory=utcnow)
+
+
+@dataclass
+class Label:
+    """One relevance judgement: this photo is (1) / is not (0) relevant to this query, or skipped (-1)."""
+
+    session_id: int
+    query: str
+    photo_id: int
+    label: int
+    annotator: str
+    seconds: float = 0.0
+    id: int | None = None
+    created_at: datetime = field(default_factory=utcnow)
+
+    def checked(self) -> "Label":
+        if self.label not in LABEL_VALUES:
+            raise InputError(f"Label {self.label!r} is not 1, 0 or -1", "use 1 relevant, 0 not relevant, -1 skip")
+        name = " ".join(bounds.text("annotator name", self.annotator, 200).split())
+        if not name:
+            raise InputError("The annotator name is empty", "type your name before labelling")
+        if not bounds.text("query", self.query).strip():
+            raise InputError("The label has no query", "search for something before labelling")
+        return replace(self, annotator=name[:100], seconds=max(0.0, float(self.seconds or 0.0)))
+
+
+@dataclass
+class ExportRecord:
+    session_id: int | None
+    format: str
+    path: str
+    rows: int
+    id: int | None = None
+    created_at: datetime = field(default_factory=utcnow)
+
+
+@dataclass
+class SessionDetail:
+    """A past session reopened: its requests (with stages), dialogue turns and labels."""
+
+    session: SessionInfo
+    requests: list[RequestRecord] = field(default_factory=list)
+    turns: list[TurnRecord] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
+
+
+class SessionLog(Protocol):
+    def start_session(self, kind: str, title: str = "") -> int: ...
+
+    def log_request(self, request: RequestRecord) -> int:
+        """Store the request and its stages (pictures in artefacts are written as files); returns its id."""
+
+    def add_stage(self, request_id: int, stage: StageRecord) -> None: ...
+
+    def log_turn(self, turn: TurnRecord) -> int: ...
+
+    def add_label(self, label: Label) -> int: ...
+
+    def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]: ...
+
+    def remove_label(self, label_id: int) -> Label:
+        """Undo: delete one label (the annotator's previous label of that photo, if any, counts again);
+        returns it. NotFoundError when the id is unknown."""
+
+    def set_instructions(self, query: str, text: str) -> None:
+        """The annotators' instructions for one query (empty text removes them)."""
+
+    def instructions(self, query: str) -> str:
+        """The instructions for `query`, or ''."""
+
+    def log_export(self, export: ExportRecord) -> int: ...
+
+    def exports(self) -> list[ExportRecord]: ...
+
+    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+        """Most recent first."""
+
+    def session(self, session_id: int) -> SessionDetail:
+        """NotFoundError when the id is unknown."""
+
+
+class MemorySessionLog:
+    """SessionLog in memory, one lock; for tests and runs that need no history."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._sessions: dict[int, SessionInfo] = {}
+        self._requests: dict[int, RequestRecord] = {}
+        self._turns: list[TurnRecord] = []
+        self._labels: list[Label] = []
+        self._exports: list[ExportRecord] = []
+        self._instructions: dict[str, str] = {}
+
+    def start_session(self, kind: str, title: str = "") -> int:
+        with self._lock:
+            sid = next(self._ids)
+            self._sessions[sid] = SessionInfo(id=sid, kind=kind, title=title[:200])
+            return sid
+
+    def _need(self, session_id: int) -> SessionInfo:
+        if session_id not in self._sessions:
+            raise NotFoundError(f"No session {session_id}", "start a new search")
+        return self._sessions[session_id]
+
+    def log_request(self, request: RequestRecord) -> int:
+        with self._lock:
+            self._need(request.session_id).requests += 1
+            rid = next(self._ids)
+            self._requests[rid] = replace(request, id=rid, stages=list(request.stages))
+            return rid
+
+    def add_stage(self, request_id: int, stage: StageRecord) -> None:
+        with self._lock:
+            self._requests[request_id].stages.append(stage)
+
+    def log_turn(self, turn: TurnRecord) -> int:
+        with self._lock:
+            self._need(turn.session_id)
+            tid = next(self._ids)
+            self._turns.append(replace(turn, id=tid))
+            return tid
+
+    def add_label(self, label: Label) -> int:
+        label = label.checked()
+        with self._lock:
+            self._need(label.session_id).labels += 1
+            lid = next(self._ids)
+            self._labels.append(replace(label, id=lid))
+            return lid
+
+    def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
+        with self._lock:
+            return [lb for lb in self._labels if (session_id is None or lb.session_id == session_id)
+                    and (query is None or lb.query == query)]
+
+    def remove_label(self, label_id: int) -> Label:
+        with self._lock:
+            found = next((lb for lb in self._labels if lb.id == label_id), None)
+            if found is None:
+                raise NotFoundError(f"No label {label_id}", "it was already undone")
+            self._labels.remove(found)
+            self._sessions[found.session_id].labels -= 1
+            return found
+
+    def set_instructions(self, query: str, text: str) -> None:
+        with self._lock:
+            if (text or "").strip():
+                self._instructions[query] = text.strip()
+            else:
+                self._instructions.pop(query, None)
+
+    def instructions(self, query: str) -> str:
+        with self._lock:
+            return self._instructions.get(query, "")
+
+    def log_export(self, export: ExportRecord) -> int:
+        with self._lock:
+            eid = next(self._ids)
+            self._exports.append(replace(export, id=eid))
+            return eid
+
+    def exports(self) -> list[ExportRecord]:
+        with self._lock:
+            return list(self._exports)
+
+    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+        with self._lock:
+            return sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+
+    def session(self, session_id: int) -> SessionDetail:
+        with self._lock:
+            info = self._need(session_id)
+            return SessionDetail(
+                session=info,
+                requests=[r for r in self._requests.values() if r.session_id == session_id],
+                turns=[t for t in self._turns if t.session_id == session_id],
+                labels=[lb for lb in self._labels if lb.session_id == session_id])
+
+
+def ranking_of(hits: Sequence[Any]) -> list[tuple[int, float]]:
+    """[(photo id, score)] of a list of core.contracts.records.Hit."""
+    return [(int(h.photo_id), float(h.score)) for h in hits]

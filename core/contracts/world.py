@@ -1,0 +1,170 @@
+"""What the generic search path asks of a world: a domain with a vocabulary of its own (the synthetic field
+guide is one), plugged in by name like the backends.
+
+A world brings a `RuleBook` (how to word sub-questions, picture descriptions, decompositions, dialogue
+questions and answers for requests in its vocabulary, and the facts its captions state), the names of its
+backends, a demo builder and a benchmark. Every rule-book method answers None (or an empty set) for text
+outside the world; the generic rules then use their own plain wording. The base class below is the generic
+book: it knows no world at all.
+
+Core never imports a world. The composition root registers the worlds it knows (`register_world`) and
+decides which one, if any, reads the requests of this process (`use_world`); with none in use every request
+goes through the generic rules."""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+log = logging.getLogger(__name__)
+
+Turns = Sequence[tuple[str, str]]
+Progress = Callable[[int, int], None]
+
+YES = frozenset({"yes", "y", "yeah", "yep", "correct", "true"})
+NO = frozenset({"no", "n", "nope", "false"})
+UNSURE = frozenset({"not sure", "unsure", "don't know", "dont know", "no idea", "maybe", "unknown", "?", ""})
+_FRAME = frozenset("what which how who is are does do did can has have having there this these those that them "
+                   "something photo photos image images picture pictures the a an of in on at it its".split())
+
+
+def answer_word(answer: str) -> str:
+    """yes / no / unsure / text for a user's reply ('yes: the wings are red' is yes)."""
+    a_norm = " ".join((answer or "").lower().split()).strip(" .!")
+    head = re.split(r"[:,;-]", a_norm, maxsplit=1)[0].strip()
+    if a_norm in UNSURE:
+        return "unsure"
+    if head in YES:
+        return "yes"
+    if head in NO:
+        return "no"
+    return "text"
+
+
+def content_key(text: str) -> frozenset[str]:
+    """A wording-independent key for a question outside any world's vocabulary: its content words, lower
+    case, simple plural stripped."""
+    words = re.findall(r"[a-z0-9]+(?:[-'][a-z0-9]+)*", (text or "").lower())
+    stripped = {w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words}
+    return frozenset(w for w in stripped if w not in _FRAME)
+
+
+class RuleBook:
+    """The generic rule book: it reads no request (every wording method answers None) and finds no facts.
+    A world subclasses it and answers for the text in its own vocabulary."""
+
+    name = "generic"
+
+    # ---- wording: None means "not in this world's terms", and the generic rules answer instead
+    def subquestions(self, query: str, n: int) -> list[str] | None:
+        return None
+
+    def decomposition(self, query: str, limit: int) -> list[Any] | None:
+        return None
+
+    def instruction(self, query: str) -> Any | None:
+        return None
+
+    def context(self, query: str) -> str | None:
+        return None
+
+    def questions(self, caption: str, turns: Turns, candidates: list[str], n: int) -> list[str] | None:
+        return None
+
+    def filter_answers(self, caption: str, turns: Turns, questions: list[str]) -> list[str | None] | None:
+        return None
+
+    def reformulate(self, description: str, turns: Turns) -> str | None:
+        return None
+
+    def answer(self, question: str, notes: list[tuple[int, str]]) -> dict | None:
+        return None
+
+    # ---- facts: normalised strings ("species=...", "colour:crest=red") that serve as meanings
+    def text_facts(self, text: str, defaults: bool = True) -> set[str]:
+        return set()
+
+    def question_facts(self, question: str) -> frozenset[str]:
+        return frozenset()
+
+    def understood(self, text: str) -> bool:
+        """True when every word of `text` is in the world's vocabulary (and it names something)."""
+        return False
+
+    def content_key(self, text: str) -> frozenset[str]:
+        return content_key(text)
+
+    # ---- the dialogue's bookkeeping over candidate facts
+    def consistent(self, caption: str, turns: Turns, per: list[set[str]]) -> list[set[str]]:
+        return per
+
+    def denied_facts(self, turns: Turns) -> set[str]:
+        return set()
+
+    def settled_by_denials(self, fact: str, denied: set[str], candidate_facts: list[set[str]]) -> bool:
+        return False
+
+    def organism_kinds(self, text: str) -> set[str]:
+        """Words that name the kind of each organism `text` names in the world's terms ('bird', 'chick')."""
+        return set()
+
+
+@dataclass
+class World:
+    """A world plug-in: its rule book, the backend names it registers, where its demo photos go and how they
+    are drawn, and its benchmark."""
+
+    name: str
+    rule_book: RuleBook
+    title: str = ""  # how sentences name it ("field-guide")
+    # backend kind ("embedder", "judge", "generator", "captioner", "reader") -> {name: "module:factory"}
+    backends: dict[str, dict[str, str]] = field(default_factory=dict)
+    # build_demo(folder, seed, progress) -> the CSV the ingest reads; None: the world has no demo collection
+    build_demo: Callable[..., Any] | None = None
+    demo_folder: str = ""  # under data_dir
+    reader: str = ""  # the answer reader 'auto' picks when this world's judge and encoder are in use
+
+
+GENERIC = RuleBook()
+_WORLDS: dict[str, World] = {}
+_ACTIVE: list[RuleBook] = [GENERIC]
+_LOCK = threading.Lock()
+
+
+def register_world(world: World) -> None:
+    """Make `world` known by its name (idempotent: registering the same name again replaces it)."""
+    with _LOCK:
+        _WORLDS[world.name] = world
+
+
+def worlds() -> dict[str, World]:
+    with _LOCK:
+        return dict(_WORLDS)
+
+
+def get_world(name: str) -> World | None:
+    with _LOCK:
+        return _WORLDS.get(name)
+
+
+def use_world(name: str | None) -> RuleBook:
+    """Let world `name` read the requests of this process (None or '': the generic rules only). Returns the
+    rule book now in use."""
+    with _LOCK:
+        book = _WORLDS[name].rule_book if name else GENERIC
+        _ACTIVE[0] = book
+    log.info("rule book in use: %s", book.name)
+    return book
+
+
+def rule_book() -> RuleBook:
+    """The rule book in use (the generic one unless the composition root chose a world)."""
+    return _ACTIVE[0]
+
+
+def demo_world() -> World | None:
+    """The registered world that can draw a demo collection (the first one registered), if any."""
+    with _LOCK:
+        return next((w for w in _WORLDS.values() if w.build_demo is not None), None)

@@ -1,0 +1,182 @@
+"""Ingest: read photos from a source, skip duplicates and broken files with reasons, embed them, and add
+them to the catalog and the index. Resumable (the index is checkpointed, the catalog follows it) and
+incremental (known content hashes are not embedded twice).
+
+Three phases whatever the engine: scan and hash (deduplicated against the catalog), embed (the local
+engine's decoding threads, or Ray Data actors), commit on this process (the one SQLite writer, FAISS and
+its checkpoints). A parquet of precomputed vectors skips the embedding (core.ingest.precomputed)."""
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import logging
+import time
+from pathlib import Path
+from typing import Callable
+
+from core.backends.base import Embedder
+from core.contracts.catalog import Catalog, VectorSet
+from core.contracts.errors import InputError
+from core.vectors.index import VectorIndex
+from core.vectors.index_store import IndexStore
+from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
+from core.contracts.settings import Settings
+from core.ingest.sources import scan
+
+__all__ = ["Ingestor", "IngestReport"]
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]  # (done, total)
+RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
+
+
+class Ingestor:
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings):
+        self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+
+    def run(self, path: str | Path, progress: Progress | None = None, *, engine: str | None = None,
+            workers: int | None = None, model: str | None = None) -> IngestReport:
+        """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, or a parquet of precomputed vectors);
+        raises InputError only if `path` itself is unusable or another ingest is writing to the same data
+        directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
+        ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors."""
+        with self._locked():
+            return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
+                             self.settings.ingest_workers if workers is None else workers, model)
+
+    def reembed(self, progress: Progress | None = None, *, retrain: bool = False) -> IngestReport:
+        """Embed the catalog photos that have no vector in the current embedder's set (after a repair);
+        `retrain`: train the approximate index again on the corpus as it is now."""
+        with self._locked():
+            return self._run(None, progress, self.settings.ingest_engine, self.settings.ingest_workers, None,
+                             retrain=retrain)
+
+    def _locked(self):
+        settings = self.settings
+        settings.path().mkdir(parents=True, exist_ok=True)
+
+        class _Lock:
+            def __enter__(inner):
+                inner.fh = open(settings.path("ingest.lock"), "w")
+                try:  # why: two ingests would both rewrite the index file and one's vectors would be lost
+                    fcntl.flock(inner.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    inner.fh.close()
+                    raise InputError(f"Another ingest is running in {settings.path()}",
+                                     "wait for it to finish, then run this ingest again") from None
+
+            def __exit__(inner, *exc):
+                fcntl.flock(inner.fh, fcntl.LOCK_UN)
+                inner.fh.close()
+        return _Lock()
+
+    def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
+             model: str | None, retrain: bool = False) -> IngestReport:
+        started = time.perf_counter()
+        from core.ingest.precomputed import is_precomputed, precomputed_batches
+
+        precomputed = path is not None and is_precomputed(path)
+        # a source that cannot be read is refused here, before anything is written
+        source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
+        vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
+        index, rec = self.store.open(vs, self.catalog, writer=True)
+        if retrain and index.approx is not None and index.has_flat:
+            index.approx, index.approx_kind = None, "flat"
+        report = IngestReport(source=str(path or "(catalog)"), engine=engine_name)
+        report.notices += rec.notices()
+        run_id = self.catalog.start_ingest(str(path or "(re-embed)"))
+        commit = _Committer(self, vs, index, run_id, report)
+        if precomputed:
+            report.kind, report.engine = "precomputed", "precomputed"
+            total = 0
+            batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings)
+        else:
+            items = source.items if source else []
+            report.kind, report.ignored = (source.kind, source.ignored) if source else ("catalog", [])
+            report.notices += source.notices if source else []
+            total = len(items)
+            resume = self.catalog.get_photos(self.catalog.unindexed_ids(vs.id))
+            dedupe = Deduper(self.catalog, report, self.settings.path("media"))
+            batches = self._engine(engine_name, workers, report).batches(resume, items, dedupe,
+                                                                         report)
+        done = 0
+        for batch in batches:
+            commit.add(batch)
+            done += batch.seen
+            if progress and batch.seen:
+                progress(done, max(total, done))
+        commit.checkpoint()
+        report.seen = total or done
+        self._finish_index(vs, index, report)
+        report.seconds = time.perf_counter() - started
+        self.catalog.finish_ingest(run_id, report.to_json())
+        return report
+
+    def _engine(self, name: str, workers: int, report: IngestReport):
+        if name == "ray":
+            from core.ingest.ray_engine import RayEngine
+
+            engine = RayEngine(self.embedder, self.settings, workers)
+        elif name == "local":
+            from core.ingest.local_engine import LocalEngine
+
+            engine = LocalEngine(self.embedder, dataclasses.replace(self.settings, ingest_workers=workers))
+        else:
+            raise InputError(f"Unknown ingest engine {name!r}", "use --engine local or --engine ray")
+        report.workers = engine.workers
+        return engine
+
+    def _finish_index(self, vs: VectorSet, index: VectorIndex, report: IngestReport) -> None:
+        s = self.settings
+        before = (index.approx_kind, index.has_flat, len(index))
+        trained_on = len(index) if index.approx is None else None
+        report.index_kind = index.ensure_approximate(
+            s.index_type, nlist=s.index_nlist, pq_m=s.index_pq_m, nprobe=s.index_nprobe, hnsw_m=s.hnsw_m,
+            ef_search=s.hnsw_ef_search, on_disk=self.store.lists_path_for(vs) if s.index_on_disk else None,
+            keep_flat=s.index_flat_copy)
+        if report.index_kind != s.index_type:
+            report.notices.append(f"index: too few photos ({len(index)}) to train {s.index_type}; "
+                                  "the exact flat index is used")
+        if (index.approx_kind, index.has_flat, len(index)) != before:
+            self.store.save(vs, index)
+        if report.index_kind == "ivfpq":
+            meta = self.store.root / f"vectors-{vs.id}.trained"
+            if trained_on is not None and index.approx is not None:
+                meta.write_text(str(trained_on))
+            elif meta.exists() and len(index) > RETRAIN_GROWTH * int(meta.read_text() or 1):
+                report.notices.append(f"index: the ivfpq index was trained when the corpus had {meta.read_text()} "
+                                      f"photos and it has {len(index)} now; `python app.py repair --retrain` "
+                                      "trains it again for the larger corpus")
+
+
+class _Committer:
+    """Commits embedded batches on this process: catalog rows, index vectors, periodic checkpoints. A photo
+    is recorded as indexed only once the index file holding its vector has been written."""
+
+    def __init__(self, ingestor: Ingestor, vs: VectorSet, index: VectorIndex, run_id: int, report: IngestReport):
+        self.catalog, self.store, self.vs, self.index = ingestor.catalog, ingestor.store, vs, index
+        self.run_id, self.report, self.every = run_id, report, ingestor.settings.checkpoint_s
+        self.pending: list[int] = []
+        self.last = time.monotonic()
+
+    def add(self, batch: EmbeddedBatch) -> None:
+        if batch.photos:
+            if batch.new:
+                self.catalog.add_photos(batch.photos, self.run_id)
+            ids = [p.id for p in batch.photos]
+            self.index.add(ids, batch.vectors)
+            self.pending += ids
+            if batch.new:
+                self.report.added += len(ids)
+            else:
+                self.report.reembedded += len(ids)
+        if time.monotonic() - self.last >= self.every:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        self.store.save(self.vs, self.index)
+        if self.pending:
+            self.catalog.mark_indexed(self.vs.id, self.pending)
+            self.pending.clear()
+        self.last = time.monotonic()

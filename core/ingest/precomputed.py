@@ -1,0 +1,185 @@
+"""Precomputed embeddings: a parquet of (photo path or URL, metadata columns, vector) made elsewhere
+(clip-retrieval's inference output joined with its metadata, INQUIRE's released CLIP features), ingested
+without running the embedder over the photos.
+
+The vectors must come from the configured embedder's model: searches embed the query with it, and two
+models' spaces do not mix. The file says which model made them (parquet key-value metadata `model_id`
+or `model`, or a `model_id` column), or the user states it (`ingest --model ID`); the model and the
+dimension are checked against the vector set before anything is written."""
+from __future__ import annotations
+
+import hashlib
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+from PIL import Image
+
+from core.backends.base import Embedder
+from core.contracts.catalog import Catalog, VectorSet
+from core.contracts.errors import InputError
+from core.ingest.decode import read_and_hash
+from core.ingest.state import EmbeddedBatch, IngestReport
+from core.contracts.records import Photo
+from core.contracts.settings import Settings
+from core.ingest.sources import CSV_COLUMNS, SourceItem, _float, parse_date
+
+log = logging.getLogger(__name__)
+
+VECTOR_COLUMNS = ("embedding", "vector", "image_embedding", "clip_embedding", "img_emb", "emb")
+REF_COLUMNS = ("path", "image_path", "filepath", "file", "filename", "url", "image_url")
+MODEL_KEYS = (b"model_id", b"model", b"ecolens.model_id")
+ROWS_PER_BATCH = 4096
+
+
+def _vector_column(names: list[str]) -> str | None:
+    return next((c for c in VECTOR_COLUMNS if c in names), None)
+
+
+def is_precomputed(path: Path) -> bool:
+    """A parquet file with a vector column and no image bytes column."""
+    if Path(path).suffix.lower() != ".parquet" or not Path(path).is_file():
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except Exception:  # not a parquet file at all: the INQUIRE reader reports it
+        return False
+    return "image" not in names and _vector_column(names) is not None
+
+
+def base_model(model_id: str) -> str:
+    """A model id without the library version suffix ('open_clip:ViT-B-32/x#open_clip=3.3.0' -> before '#')."""
+    return model_id.split("#", 1)[0].strip()
+
+
+def declared_model(path: Path, names: list[str], table_meta: dict | None, first_row: dict | None) -> str | None:
+    for key in MODEL_KEYS:
+        if table_meta and key in table_meta:
+            return table_meta[key].decode("utf-8", "replace")
+    for col in ("model_id", "model"):
+        if col in names and first_row and first_row.get(col):
+            return str(first_row[col])
+    return None
+
+
+def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: VectorSet, report: IngestReport,
+                        model: str | None, settings: Settings) -> Iterator[EmbeddedBatch]:
+    """Embedded batches straight from the file: new photos, and catalog photos of the file whose vector in
+    this set is missing (a resumed run). Raises InputError when the vectors do not fit the vector set."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    names = pf.schema_arrow.names
+    vec_col = _vector_column(names)
+    ref_col = next((c for c in REF_COLUMNS if c in names), None)
+    if ref_col is None:
+        raise InputError(f"{path} has a vector column ({vec_col}) but no photo column",
+                         "add a column named path (relative to the parquet file), image_path or url")
+    first = pf.read_row_group(0, columns=[c for c in ("model_id", "model") if c in names]).slice(0, 1).to_pylist() \
+        if pf.num_row_groups and any(c in names for c in ("model_id", "model")) else []
+    stated = declared_model(path, names, pf.schema_arrow.metadata, first[0] if first else None)
+    if model and stated and base_model(model) != base_model(stated):
+        raise InputError(f"--model {model} disagrees with the model the file names ({stated})",
+                         "leave out --model, or fix the file's model_id")
+    stated = model or stated
+    if not stated:
+        raise InputError(f"{path} does not say which model made its vectors",
+                         f"add parquet metadata model_id, or pass --model (the configured embedder is "
+                         f"{base_model(embedder.model_id)})")
+    if base_model(stated) != base_model(vs.model_id):
+        raise InputError(f"The vectors in {path} were made by {stated}, the configured embedder is "
+                         f"{base_model(vs.model_id)}; vectors of two models cannot be searched together",
+                         f"set embedder so that it matches {stated}, or embed the photos themselves with "
+                         "`python app.py ingest FOLDER`")
+    unindexed = set(catalog.unindexed_ids(vs.id))
+    seen: set[str] = set()
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="precomputed-hash") as pool:
+        for rb in pf.iter_batches(batch_size=ROWS_PER_BATCH):
+            rows = rb.to_pylist()
+            vectors = _vectors(rows, vec_col, vs.dim, path)
+            items = [_item(row, ref_col, path, vec_col) for row in rows]
+            digests = list(pool.map(_digest, items))
+            known = catalog.ids_for_hashes([d for d in digests if d])
+            new_photos, new_rows, old_ids, old_rows = [], [], [], []
+            for i, (item, digest) in enumerate(zip(items, digests)):
+                norm = float(np.linalg.norm(vectors[i]))
+                if not np.isfinite(norm) or norm == 0.0:
+                    report.skipped.append((item.name, "its vector is zero or not finite; recompute it"))
+                elif digest in seen:
+                    report.duplicates += 1
+                elif digest in known:
+                    if known[digest] in unindexed:
+                        old_ids.append(known[digest])
+                        old_rows.append(i)
+                        unindexed.discard(known[digest])
+                    else:
+                        report.already += 1
+                else:
+                    item.photo.sha256 = digest
+                    new_photos.append(item.photo)
+                    new_rows.append(i)
+                seen.add(digest)
+            if old_ids:
+                yield EmbeddedBatch(catalog.get_photos(old_ids), _unit(vectors[old_rows]), False, 0)
+            yield EmbeddedBatch(new_photos, _unit(vectors[new_rows]), True, len(rows))
+
+
+def _vectors(rows: list[dict], col: str, dim: int, path: Path) -> np.ndarray:
+    try:
+        mat = np.asarray([r[col] for r in rows], dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InputError(f"The {col} column of {path} is not a list of numbers of one length per row",
+                         "write each vector as a fixed-length list of floats") from None
+    if mat.ndim != 2 or mat.shape[1] != dim:
+        got = mat.shape[1] if mat.ndim == 2 else "mixed"
+        raise InputError(f"The vectors in {path} have dimension {got}, the vector set has {dim}",
+                         "use vectors made by the configured embedder's model")
+    return mat
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32) if len(x) else x
+
+
+def _item(row: dict, ref_col: str, path: Path, vec_col: str) -> SourceItem:
+    ref = str(row.get(ref_col) or "").strip()
+    values = {ours: row.get(next((h for h in names if h in row), ""), "") for ours, names in CSV_COLUMNS.items()
+              if ours != "path"}
+    used = {h for names in CSV_COLUMNS.values() for h in names} | {vec_col, ref_col, "model_id", "model"}
+    extra = {k: v for k, v in row.items() if k not in used and isinstance(v, (str, int, float, bool))}
+    try:
+        observed = parse_date(values.get("observed_on"))
+    except InputError:
+        observed = None
+    remote = ref.startswith(("http://", "https://"))
+    local = None if remote or not ref else (path.parent / ref).resolve()
+    photo = Photo(path=ref if remote or not ref else str(local), source="precomputed",
+                  scientific_name=str(values.get("scientific_name") or ""),
+                  common_name=str(values.get("common_name") or ""), kingdom=str(values.get("kingdom") or ""),
+                  phylum=str(values.get("phylum") or ""), class_name=str(values.get("class_name") or ""),
+                  order=str(values.get("order") or ""), family=str(values.get("family") or ""),
+                  genus=str(values.get("genus") or ""), observed_on=observed,
+                  latitude=_float(values.get("latitude")), longitude=_float(values.get("longitude")),
+                  license=str(values.get("license") or ""), rights_holder=str(values.get("rights_holder") or ""),
+                  caption=str(values.get("caption") or ""), extra=extra)
+    return SourceItem(ref or f"{path}:row", (lambda f=local: f.read_bytes()) if local else (lambda: b""), photo)
+
+
+def _digest(item: SourceItem) -> str:
+    """The content hash of a local photo (so later ingests of the same file dedupe against it), else a hash
+    of its reference (a URL's bytes are not fetched: the vector is all that is needed)."""
+    if item.photo.path and not item.photo.path.startswith(("http://", "https://")):
+        r = read_and_hash(item)
+        if r.digest:
+            item.photo.bytes = r.nbytes
+            try:
+                with Image.open(item.photo.path) as im:  # the header only: no decoding
+                    item.photo.width, item.photo.height = im.size
+            except Exception:  # not an image we can read: the vector still stands; sizes stay 0
+                log.warning("precomputed ingest: cannot read the size of %s", item.photo.path)
+            return r.digest
+    return hashlib.sha256(b"precomputed-ref\0" + item.name.encode()).hexdigest()

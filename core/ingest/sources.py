@@ -1,0 +1,233 @@
+"""Where photos come from: a folder of images, an iNaturalist-style CSV, or a parquet file in the
+INQUIRE-Rerank schema. Each source yields SourceItems: a name for reports, a way to read the bytes, and the
+metadata known before the image is opened."""
+from __future__ import annotations
+
+import csv
+import json
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Callable
+
+from core.contracts import bounds
+from core.contracts.errors import InputError
+from core.ingest.imageio import IMAGE_SUFFIXES, sha256_bytes
+from core.contracts.records import Photo
+
+# iNaturalist-style CSV: our column -> accepted header names (first present wins). Other columns go to extra.
+CSV_COLUMNS: dict[str, tuple[str, ...]] = {
+    "path": ("path", "image_path", "file", "filename", "image_url", "url"),
+    "scientific_name": ("scientific_name", "taxon_name", "species"),
+    "common_name": ("common_name", "taxon_common_name"),
+    "kingdom": ("kingdom", "taxon_kingdom_name"),
+    "phylum": ("phylum", "taxon_phylum_name"),
+    "class_name": ("class", "class_name", "taxon_class_name"),
+    "order": ("order", "taxon_order_name"),
+    "family": ("family", "taxon_family_name"),
+    "genus": ("genus", "taxon_genus_name"),
+    "observed_on": ("observed_on", "date", "observed_at"),
+    "latitude": ("latitude", "lat"),
+    "longitude": ("longitude", "lon", "lng"),
+    "license": ("license", "licence", "image_license"),
+    "rights_holder": ("rights_holder", "user_login", "user_name", "attribution"),
+    "caption": ("caption", "description"),
+}
+
+
+@dataclass
+class SourceItem:
+    name: str  # what the report shows: a path, URL or row reference
+    read: Callable[[], bytes]
+    photo: Photo  # metadata template (path, names, date, ...); sha256 and size are filled at ingest
+    save_to: Path | None = None  # bytes without a file of their own are written here (parquet images)
+
+
+@dataclass
+class SourceScan:
+    items: list[SourceItem]
+    kind: str
+    ignored: list[str] = field(default_factory=list)  # files that are not images by their suffix
+    notices: list[str] = field(default_factory=list)  # values that were left out (a longitude of 999)
+
+
+def parse_date(text: str | None) -> date | None:
+    """YYYY-MM-DD (a time part is ignored) or None for an empty value; InputError otherwise."""
+    if text is None or str(text).strip() in ("", "nan", "NaT", "None"):
+        return None
+    if isinstance(text, (date, datetime)):
+        return text if isinstance(text, date) and not isinstance(text, datetime) else text.date()
+    raw = str(text).strip()
+    try:
+        return date.fromisoformat(raw[:10])
+    except ValueError:
+        raise InputError(f"Date {raw!r} is not in the form YYYY-MM-DD", "write dates like 2024-05-31") from None
+
+
+def _float(value) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if out != out else out  # NaN -> None
+
+
+def _coordinate(values: dict, name: str, limit: float, row: str, extra: dict, notices: list[str]) -> float | None:
+    """A latitude (|x| <= 90) or longitude (|x| <= 180), or None; a value out of range is kept in extra
+    (name_invalid) and reported, so a filter by place never silently matches or misses it."""
+    value = _float(values.get(name))
+    if value is None or -limit <= value <= limit:
+        return value
+    extra[f"{name}_invalid"] = values.get(name)
+    notices.append(f"{row}: {name} {values.get(name)} is outside -{limit:g} to {limit:g}; the place was left empty")
+    return None
+
+
+def scan(path: str | Path, media_dir: Path) -> SourceScan:
+    """Pick the source kind from `path` (folder, .csv, .parquet) and list its items."""
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise InputError(f"{p} does not exist", "give a folder of images, a .csv or a .parquet file")
+    if p.is_dir():
+        return _scan_folder(p)
+    if p.suffix.lower() == ".csv":
+        return _scan_csv(p)
+    if p.suffix.lower() == ".parquet":
+        return _scan_parquet(p, media_dir)
+    raise InputError(f"{p} is not a folder, .csv or .parquet file",
+                     "point ingest at a folder of images, an iNaturalist-style CSV or an INQUIRE parquet file")
+
+
+def _file_reader(p: Path) -> Callable[[], bytes]:
+    return lambda: p.read_bytes()
+
+
+def _scan_folder(root: Path) -> SourceScan:
+    items, ignored = [], []
+    for f in sorted(root.rglob("*")):
+        if not f.is_file() or f.name.startswith("."):
+            continue
+        if f.suffix.lower() not in IMAGE_SUFFIXES:
+            ignored.append(str(f))
+            continue
+        items.append(SourceItem(str(f), _file_reader(f), Photo(path=str(f.resolve()), source="folder")))
+    return SourceScan(items, "folder", ignored)
+
+
+def _url_reader(url: str) -> Callable[[], bytes]:
+    def read() -> bytes:
+        with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - user-given photo URL
+            return bounds.download(resp.read(bounds.MAX_PHOTO_BYTES + 1), url)
+    return read
+
+
+def _scan_csv(csv_path: Path) -> SourceScan:
+    try:
+        return _read_csv(csv_path)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{csv_path.name} is not UTF-8 text (byte {exc.start} cannot be read)",
+                         "save the file as 'CSV UTF-8' (or check that it is a CSV at all)") from None
+    except csv.Error as exc:
+        raise InputError(f"{csv_path.name} is not a readable CSV file ({exc})",
+                         "check that the file is a comma-separated text file with a header row") from None
+
+
+def _read_csv(csv_path: Path) -> SourceScan:
+    with csv_path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        headers = reader.fieldnames or []
+        chosen = {ours: next((h for h in names if h in headers), None) for ours, names in CSV_COLUMNS.items()}
+        if chosen["path"] is None:
+            raise InputError(f"{csv_path} has no image column",
+                             "add a column named path (relative to the CSV), image_path or image_url")
+        used = {h for h in chosen.values() if h}
+        items, notices = [], []
+        for line, row in enumerate(reader, start=2):
+            ref = (row.get(chosen["path"]) or "").strip()
+            name = f"{csv_path}:{line}"
+            if not ref:
+                items.append(SourceItem(name, lambda: b"", Photo(path="", source="inat-csv")))
+                continue
+            values = {ours: (row.get(h) or "").strip() for ours, h in chosen.items() if h}
+            extra = {h: v for h, v in row.items() if h not in used and h is not None and v not in (None, "")}
+            if "attributes" in extra:
+                try:
+                    extra["attributes"] = json.loads(extra["attributes"])
+                except json.JSONDecodeError:
+                    pass
+            try:
+                observed = parse_date(values.get("observed_on"))
+            except InputError:
+                observed = None
+                extra["observed_on_unparsed"] = values.get("observed_on")
+            photo = Photo(
+                path=ref, source="inat-csv", scientific_name=values.get("scientific_name", ""),
+                common_name=values.get("common_name", ""), kingdom=values.get("kingdom", ""),
+                phylum=values.get("phylum", ""), class_name=values.get("class_name", ""),
+                order=values.get("order", ""), family=values.get("family", ""), genus=values.get("genus", ""),
+                observed_on=observed, latitude=_coordinate(values, "latitude", 90, name, extra, notices),
+                longitude=_coordinate(values, "longitude", 180, name, extra, notices),
+                license=values.get("license", ""),
+                rights_holder=values.get("rights_holder", ""), caption=values.get("caption", ""), extra=extra)
+            if ref.startswith(("http://", "https://")):
+                items.append(SourceItem(ref, _url_reader(ref), photo))
+            else:
+                f = (csv_path.parent / ref).resolve()
+                photo.path = str(f)
+                items.append(SourceItem(str(f), _file_reader(f), photo))
+    if len(notices) > 20:  # a few examples; the count says the rest
+        notices = notices[:20] + [f"... and {len(notices) - 20} more rows with coordinates out of range"]
+    return SourceScan(items, "inat-csv", notices=notices)
+
+
+INQUIRE_EXTRA = ("inat24_image_id", "inat24_file_name", "inat24_species_id", "supercategory", "category",
+                 "iconic_group", "location_uncertainty", "clip_score")
+
+
+def _scan_parquet(path: Path, media_dir: Path) -> SourceScan:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise InputError(f"{path.name} is not a readable parquet file ({type(exc).__name__})",
+                         "check that the file is a complete parquet file (INQUIRE-Rerank schema)") from None
+    cols = set(table.column_names)
+    if "image" not in cols:
+        raise InputError(f"{path} has no 'image' column",
+                         "use a parquet file in the INQUIRE-Rerank schema (image, query, relevant, ...)")
+    items = []
+    for i, row in enumerate(table.to_pylist()):
+        img = row.get("image")
+        raw, ref = (img.get("bytes"), img.get("path")) if isinstance(img, dict) else (img, None)
+        if isinstance(raw, str):  # some exports keep a path string instead of bytes
+            ref, raw = raw, None
+        if raw is None and ref:
+            f = (path.parent / ref).resolve()
+            read, save_to, photo_path = _file_reader(f), None, str(f)
+        else:
+            data = bytes(raw or b"")
+            read = (lambda d=data: d)
+            fname = row.get("inat24_file_name") or ref or f"row{i}.jpg"
+            save_to = media_dir / Path(str(fname)).name
+            photo_path = str(save_to)
+        photo = Photo(
+            path=photo_path, source="inquire-parquet", scientific_name=row.get("inat24_species_name") or "",
+            observed_on=_safe_date(row.get("date")), latitude=_float(row.get("latitude")),
+            longitude=_float(row.get("longitude")), license=row.get("license") or "",
+            rights_holder=row.get("rights_holder") or "",
+            extra={k: row[k] for k in INQUIRE_EXTRA if k in cols and row.get(k) is not None})
+        items.append(SourceItem(f"{path}:row {i}", read, photo, save_to=save_to))
+    return SourceScan(items, "inquire-parquet")
+
+
+def _safe_date(value) -> date | None:
+    try:
+        return parse_date(value)
+    except InputError:
+        return None
+
+
+def content_hash(data: bytes) -> str:
+    return sha256_bytes(data)

@@ -1,0 +1,87 @@
+"""The banner: one truthful line about what the user is searching and with which models.
+
+Three cases: the synthetic demo world (invented species, stand-in models); the user's own photos searched
+with stand-in models (the results are not meaningful, and this says how to configure a real embedder and
+judge); real models (no banner, or a note naming the parts that are still stand-ins). `banner_for` is pure:
+the app passes the settings, Backends.describe() (backends not built yet are judged by their names) and the
+kind of corpus in the catalog."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from core.contracts.world import demo_world, worlds
+
+SYNTHETIC = "synthetic"  # the field-guide world built by EcoLens
+OWN = "own"  # photos the user ingested (a folder, CSV or parquet)
+EMPTY = "empty"  # nothing ingested yet
+
+# Backend names that are offline stand-ins (besides open_clip with random weights, which says so itself).
+# A world plug-in's backends (core.contracts.world) are stand-ins too: see standin_names.
+STANDIN_NAMES = {
+    "embedder": {"hash"},
+    "llm": {"rule"},
+    "judge": {"clip"},
+    "generator": {"standin"},
+    "captioner": {"metadata"},
+}
+
+
+def standin_names(kind: str) -> set[str]:
+    """The backend names of `kind` that are offline stand-ins: the built-in ones and every world's."""
+    return STANDIN_NAMES[kind] | {n for w in worlds().values() for n in w.backends.get(kind, {})}
+# What each stand-in costs the user, and the setting that replaces it.
+FIXES = {
+    "embedder": ("rankings", "ECOLENS_EMBEDDER=open_clip:hf-hub:imageomics/bioclip-2 (or another open_clip model)"),
+    "judge": ("sub-question answers and reranking",
+              "ECOLENS_JUDGE=openai with a vision-language model (ECOLENS_JUDGE_MODEL, and OPENAI_API_KEY or "
+              "ECOLENS_OPENAI_BASE_URL)"),
+    "generator": ("VisRet pictures", "ECOLENS_GENERATOR=diffusers:stabilityai/sdxl-turbo or openai:gpt-image-1"),
+    "llm": ("query rewriting by rules, not a language model", "ECOLENS_LLM=openai or llama_cpp"),
+    "captioner": ("captions from the metadata", "ECOLENS_CAPTIONER=openai"),
+}
+ORDER = ("embedder", "judge", "generator", "llm", "captioner")
+
+
+def standins(settings: Any, described: Mapping[str, Mapping[str, Any]] | None = None) -> list[str]:
+    """The backends (in ORDER) that are stand-ins: as built (described) where known, else by configured name."""
+    described = described or {}
+    out = []
+    for kind in ORDER:
+        info = described.get(kind)
+        if info is not None and "standin" in info:
+            standin = bool(info["standin"])
+        else:
+            standin = str(getattr(settings, kind, "")) in standin_names(kind)
+        if standin:
+            out.append(kind)
+    return out
+
+
+def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, corpus: str) -> str:
+    """The banner text for these settings, backends and corpus kind (SYNTHETIC, OWN or EMPTY); '' when
+    every backend is real and the photos are the user's own."""
+    fake = standins(settings, described)
+    if corpus == SYNTHETIC:
+        world = demo_world()
+        title = (world.title or world.name) if world else "demo"
+        return (f"SYNTHETIC DEMO: the {title} world (invented species, made for testing) searched with "
+                + ("offline stand-in models, not real CLIP / diffusion / vision-language models"
+                   if fake else "the models you configured")
+                + ". To search your own photos, set ECOLENS_CORPUS=/path/to/photos (see 'Switching to real "
+                "models' in the README).")
+    if not fake:
+        return ""
+    names = ", ".join(f"{kind} '{getattr(settings, kind, '?')}'" for kind in fake)
+    if "embedder" in fake:
+        return (f"YOUR PHOTOS, STAND-IN MODELS ({names}): the offline stand-ins were made for the synthetic "
+                "demo world, so rankings, sub-question answers and pictures are NOT meaningful for real photos. "
+                f"For real results set {FIXES['embedder'][1]} and {FIXES['judge'][1]}; then run "
+                "`python app.py ingest` again to embed the photos with the new model.")
+    parts = "; ".join(f"{kind} '{getattr(settings, kind, '?')}': {FIXES[kind][0]} are not meaningful "
+                      f"(set {FIXES[kind][1]})" for kind in fake if kind != "llm" and kind != "captioner")
+    minor = [kind for kind in fake if kind in ("llm", "captioner")]
+    text = "Real embedder; stand-ins in use: " + (parts if parts else "")
+    if minor:
+        text += ("; " if parts else "") + ", ".join(f"{kind} '{getattr(settings, kind, '?')}' ({FIXES[kind][0]})"
+                                                    for kind in minor)
+    return text + "."

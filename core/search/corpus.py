@@ -1,0 +1,149 @@
+"""The corpus view every search builds on: the catalog and the index of the current embedder. It answers
+which photos a search may return (the pool), their stored vectors, metadata and pixels, and ranks a vector
+inside a pool. Searching itself (every method) is core.search.engine.SearchEngine."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from PIL import Image
+
+from core.contracts import bounds
+from core.contracts.catalog import Catalog, VectorSet
+from core.contracts.errors import InputError, NotFoundError
+from core.ingest.imageio import load_image
+from core.vectors.index import VectorIndex
+from core.vectors.index_store import IndexStore
+from core.contracts.records import Filters, Hit, Photo
+from core.contracts.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Corpus:
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder, settings: Settings):
+        """`embedder` (model_id, dim) decides which vector set and index are searched."""
+        self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+        self._index: VectorIndex | None = None
+        self._vs: VectorSet | None = None
+        self._generation: tuple | None = None  # what the index files on disk looked like when loaded
+        self._lock = threading.Lock()
+        self.startup_notices: list[str] = []
+
+    # ---- the index of the current embedder --------------------------------------------------------
+    @property
+    def index(self) -> VectorIndex:
+        if self._index is None:
+            emb = self.embedder
+            self._vs = self.catalog.vector_set(emb.model_id, emb.dim)
+            index, rec = self.store.open(self._vs, self.catalog)
+            self._generation = self._on_disk()
+            self._index = index
+            self.startup_notices += rec.notices()
+            if len(self._index) == 0 and self.catalog.count() > 0:
+                self.startup_notices.append(
+                    f"no photo is embedded with {emb.model_id} yet; run `python app.py ingest PATH` "
+                    "again to embed the catalog with this model")
+        return self._index
+
+    def reload(self) -> None:
+        """Forget the loaded index (after an ingest in this process)."""
+        self._index = None
+
+    def _on_disk(self) -> tuple | None:
+        """The index generation: (mtime, size, inode) of the index file and its approximate twin. Ingest
+        replaces the files atomically at every checkpoint, so a changed stat means new content."""
+        if self._vs is None:
+            return None
+        out = []
+        for path in (self.store.path_for(self._vs), Path(str(self.store.path_for(self._vs)) + ".approx")):
+            try:
+                st = os.stat(path)
+                out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def follow_catalog(self) -> list[str]:
+        """Checked before every search: when another process (an ingest by the CLI) has saved the index since
+        it was loaded, load it again, so new photos are searched without a restart. Returns notices for the
+        user. The reload only reads (it never repairs or writes while an ingest may be writing)."""
+        if self._index is None or self._vs is None:
+            return []
+        now = self._on_disk()
+        if now == self._generation:
+            return []
+        with self._lock:
+            if now == self._generation:
+                return []
+            before = len(self._index)
+            try:
+                fresh = VectorIndex.load(self.store.path_for(self._vs), self._vs.dim)
+            except Exception:  # a damaged file: keep searching what was loaded, and say so
+                log.exception("the index of %s changed on disk but could not be read", self._vs.model_id)
+                self._generation = now
+                return ["the photo index changed on disk but could not be read; the photos known before are "
+                        "searched (see the log; run the ingest again)"]
+            self._index, self._generation = fresh, now
+        added = len(fresh) - before
+        log.info("index of %s reloaded from disk: %d -> %d photos", self._vs.model_id, before, len(fresh))
+        if added > 0:
+            return [f"{added} new photo{'s' if added != 1 else ''} joined the catalog since the last search "
+                    "(added by an ingest) and are searched now"]
+        if added < 0:
+            return [f"{-added} photo{'s' if added != -1 else ''} left the index since the last search"]
+        return []
+
+    # ---- the corpus view --------------------------------------------------------------------------
+    def pool(self, filters: Filters | None) -> np.ndarray | None:
+        """Photo ids a search may return, or None for the whole indexed corpus."""
+        if filters is None or filters.is_empty():
+            return None
+        bounds.text("taxon", filters.taxon, 200)
+        bounds.text("licence", filters.license, 200)
+        if filters.taxon and not self.catalog.taxon_known(filters.taxon):
+            raise NotFoundError(f"No photo in the catalog has the taxon {filters.taxon!r}",
+                                "check the spelling or use a higher rank (genus, family)")
+        if filters.bbox:
+            w, s, e, n = filters.bbox
+            if not (-180 <= w <= 180 and -180 <= e <= 180 and -90 <= s <= n <= 90):
+                raise InputError(f"Bounding box {filters.bbox} is not west,south,east,north in degrees",
+                                 "e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)")
+        if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
+            raise InputError("The start date is after the end date", "swap --date-from and --date-to")
+        return np.asarray(self.catalog.filter_ids(filters), dtype=np.int64)
+
+    def taxon_names(self, limit: int = 5000) -> list[tuple[str, str]]:
+        """(name, rank) of the catalog's taxon and common names, most photographed first (the web app's taxon
+        choices and suggestions); asked of the catalog again only when it has grown."""
+        count = self.catalog.count()
+        cached = getattr(self, "_taxa", None)
+        if cached is None or cached[0] != (count, limit):
+            cached = ((count, limit), [(name, rank) for name, rank, _ in self.catalog.taxon_names(limit)])
+            self._taxa = cached
+        return list(cached[1])
+
+    def photos(self, ids: Sequence[int]) -> list[Photo]:
+        return self.catalog.get_photos([int(i) for i in ids])
+
+    def vectors(self, ids: Sequence[int]) -> np.ndarray:
+        return self.index.vectors(ids)
+
+    def load_image(self, photo: Photo) -> Image.Image:
+        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
+
+    def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
+        """(photo id, cosine) best first."""
+        if len(self.index) == 0:
+            return []
+        scores, ids = self.index.search(vector[None, :], k, pool)
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+
+    def hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
+        """Ranked (id, score) pairs as Hits with their photos attached."""
+        by_id = {p.id: p for p in self.photos([i for i, _ in ranked])}
+        return [Hit(rank=r, photo_id=i, score=s, photo=by_id.get(i)) for r, (i, s) in enumerate(ranked, start=1)]

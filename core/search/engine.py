@@ -1,0 +1,288 @@
+"""The one search facade: every front end (web app, CLI, evaluation) runs its searches here, so what is
+evaluated is what is shown.
+
+    engine = SearchEngine(corpus, backends, settings)        # built once, in app.py
+    result = engine.search(request_for("Verify", "a frog calling at night"))
+    for event in engine.stream(request, cancel=token): ...   # FirstResults, Visualization, PhotoJudged, Notice,
+                                                              # StageEvent, then Done | Failed | Cancelled
+
+A search is: pool (filters) -> first stage (baseline | rewrite | visret, with example photos and relevance
+feedback) -> optional judge rerank -> optional Pareto coverage -> the final ranking (`final_ranking`) ->
+optional answer. Searches that call costly backends take one of `max_heavy_searches` slots, so plain
+searches never wait behind them."""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from core.search.cancel import CancelToken, SearchCancelled
+from core.contracts.errors import EcoLensError
+from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults
+from core.methods.budget import Budget
+from core.methods.cached_backends import CachedBackends, difference
+from core.methods.feedback import check_photo_ids, photo_vectors, rocchio
+from core.methods.llm_tasks import visual_instruction
+from core.methods.rerank import run_rerank
+from core.methods.rrf import rrf
+from core.methods.run import Run
+from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.contracts.search_request import SearchRequest
+from core.contracts.search_result import SearchResult
+
+log = logging.getLogger(__name__)
+Ranked = list[tuple[int, float]]
+
+
+def final_ranking(ranked: Ranked, coverage: dict[str, Any] | None,
+                  score_of: Callable[[list[int]], dict[int, float]] | None = None) -> tuple[Ranked, dict[int, list[str]]]:
+    """The ranking a search returns. Without coverage: `ranked` as it is. With coverage: the Pareto photos
+    first (most parts covered, then dense score, then id), then the rest in `ranked` order. Returns the
+    ranking and, per covering photo, the texts of the parts it covers. Cover photos outside `ranked` get
+    their score from `score_of` (ids -> score) when given, else their dense score."""
+    if not coverage or not coverage.get("photos"):
+        return list(ranked), {}
+    texts = [q.get("text", str(q)) if isinstance(q, dict) else str(q) for q in coverage.get("subqueries") or []]
+    cover = sorted(coverage["photos"], key=lambda p: (-len(p["satisfies"]), -float(p["dense"]), int(p["id"])))
+    known = dict(ranked)
+    missing = [int(p["id"]) for p in cover if int(p["id"]) not in known]
+    extra = score_of(missing) if (score_of and missing) else {}
+    head = [(int(p["id"]), known.get(int(p["id"]), extra.get(int(p["id"]), float(p["dense"])))) for p in cover]
+    covers = {int(p["id"]): [texts[j] if j < len(texts) else str(j) for j in p["satisfies"]] for p in cover}
+    first = set(covers)
+    return head + [(i, s) for i, s in ranked if i not in first], covers
+
+
+class SearchEngine:
+    def __init__(self, corpus, backends, settings=None, cached: CachedBackends | None = None):
+        """`corpus`: core.search.corpus.Corpus (or a fake with the same methods); `backends`: core.backends.registry
+        .Backends (raw, built lazily); the engine keeps them behind one disk cache for its lifetime."""
+        self.corpus = corpus
+        self.settings = settings or corpus.settings
+        self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
+                                                 self.settings.path("generated"))
+        self._heavy = threading.BoundedSemaphore(max(1, int(getattr(self.settings, "max_heavy_searches", 4))))
+
+    # ---- searching ------------------------------------------------------------------------------
+    def search(self, request: SearchRequest, on_event: Callable[[Event], None] | None = None,
+               cancel: CancelToken | None = None) -> SearchResult:
+        """Run one search to the end; events go to `on_event` as they happen. Raises EcoLensError for bad
+        input and SearchCancelled when `cancel` is cancelled."""
+        request.validate()
+        # user-supplied photo ids are checked before any costly stage runs
+        check_photo_ids(self.corpus, [*request.relevant_ids, *request.nonrelevant_ids, *request.example_ids])
+        s = self.settings
+        t0 = time.perf_counter()
+        followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
+        before = self.backends.snapshot()
+        run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
+                  cancel or CancelToken())
+        for text in followed:
+            run.notice(text)
+        k = request.k or s.k
+        with run.timed("filter"):
+            pool = self.corpus.pool(request.filters)
+        if pool is not None and len(pool) == 0:
+            run.notice("no photo passes the filters")
+        stages: dict[str, Any] = {}
+        rerank_k = request.rerank_k or s.rerank_k
+        depth = max(k, rerank_k if request.rerank != "none" else 0, 100)
+        adjust = self._feedback(request, stages)
+        if request.preview and request.method != "baseline":
+            preview = run.hits(run.rank(adjust(run.embed_text(request.query)), k, pool))
+            for h in preview:  # the preview's score is the similarity itself
+                h.similarity = h.score
+            run.emit(FirstResults("preview", [h.to_json() for h in preview]))
+        with self._slot(run, heavy=self._is_heavy(request)):
+            run.check()
+            ranked = self._first_stage(run, request, depth, pool, adjust, stages)
+            first = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            run.emit(FirstResults("first", [h.to_json() for h in first]))
+            if request.rerank != "none" and ranked:
+                votes = request.votes or s.rerank_votes
+                reranked, stages["rerank"] = run_rerank(run, request.query, ranked[:rerank_k], request.rerank, votes)
+                ranked = reranked + ranked[rerank_k:]
+            run.check()
+            if request.coverage:
+                from core.methods.coverage import run_coverage
+
+                stages["coverage"] = run_coverage(run, request.query, pool, request.reference)
+            ranked, covers = final_ranking(ranked, stages.get("coverage"),
+                                           lambda ids: self._text_scores(run, request, ids, adjust))
+            hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            for h in hits:
+                h.covers = covers.get(h.photo_id)
+            run.check()
+            if request.answer:
+                from core.methods.answer import run_answer
+
+                stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits])
+        if stages.get("visret"):  # on the hits now; not part of what the stage reports
+            stages["visret"].pop("picture_similarity", None)
+        for text in run.budget.notices():
+            run.notice(text)
+        run.timings["total"] = (time.perf_counter() - t0) * 1000
+        stages["cache"] = difference(self.backends.snapshot(), before)
+        stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
+        result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
+                              timings_ms=run.timings, backends=self.backends.describe(),
+                              notices=list(self.corpus.startup_notices) + run.notices, stages=stages,
+                              filters=request.filters.to_json() if request.filters else {},
+                              pool_size=None if pool is None else len(pool), label=request.label)
+        run.emit(Done(result))
+        return result
+
+    def stream(self, request: SearchRequest, cancel: CancelToken | None = None) -> Iterator[Event]:
+        """The events of one search as they happen, ending with Done, Failed or Cancelled. Closing the
+        iterator early (a closed page, a newer search) cancels the search."""
+        token = cancel or CancelToken()
+        q: queue.Queue = queue.Queue()
+
+        def work() -> None:
+            try:
+                self.search(request, on_event=q.put, cancel=token)
+            except SearchCancelled:
+                q.put(Cancelled(token.reason or "cancelled"))
+            except Exception as exc:  # handed to the consumer, who decides how to show it
+                if not isinstance(exc, EcoLensError):
+                    log.exception("search %r failed", request.name)
+                q.put(Failed(exc))
+
+        threading.Thread(target=work, daemon=True, name="search").start()
+        finished = False
+        try:
+            while True:
+                event = q.get()
+                yield event
+                if isinstance(event, (Done, Failed, Cancelled)):
+                    finished = True
+                    return
+        finally:
+            if not finished:
+                token.cancel("nobody is waiting for the results any more")
+
+    def answer(self, question: str, photo_ids: Sequence[int], limit: int | None = None,
+               cancel: CancelToken | None = None) -> dict[str, Any]:
+        """Answer `question` from the given catalog photos (best first) with the answer stage: the photo reader
+        when one is configured, else the photos' notes and the text LLM. Returns the stage's dict (text,
+        cited_ids, source, ...) plus "notices"."""
+        from core.methods.answer import run_answer
+
+        s = self.settings
+        run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
+                  cancel or CancelToken())
+        ids = [int(i) for i in photo_ids]
+        out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
+        return {**out, "notices": list(run.notices)}
+
+    def dialogue(self, description: str, filters=None, k: int | None = None):
+        """A PlugIR dialogue session on this engine's corpus and cached backends."""
+        from core.methods.plugir import DialogueSession
+
+        self.corpus.follow_catalog()
+        return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
+                               filters=filters, k=k)
+
+    # ---- stages ---------------------------------------------------------------------------------
+    @staticmethod
+    def _is_heavy(request: SearchRequest) -> bool:
+        return request.method != "baseline" or request.rerank != "none" or request.coverage or request.answer
+
+    @contextmanager
+    def _slot(self, run: Run, heavy: bool):
+        """Searches that call costly backends share `max_heavy_searches` slots; plain ones never wait."""
+        if not heavy:
+            yield
+            return
+        if not self._heavy.acquire(blocking=False):
+            run.notice("other expensive searches are running; this one waits for a free slot")
+            while not self._heavy.acquire(timeout=0.2):
+                run.check()
+        try:
+            yield
+        finally:
+            self._heavy.release()
+
+    def _feedback(self, request: SearchRequest, stages: dict) -> Callable[[np.ndarray], np.ndarray]:
+        rel, non = list(request.relevant_ids), list(request.nonrelevant_ids)
+        if not rel and not non:
+            return lambda v: v
+        s = self.settings
+        rv = photo_vectors(self.corpus, rel) if rel else None
+        nv = photo_vectors(self.corpus, non) if non else None
+        stages["feedback"] = {"relevant": rel, "nonrelevant": non, "alpha": s.rocchio_alpha,
+                              "beta": s.rocchio_beta, "gamma": s.rocchio_gamma}
+        return lambda v: rocchio(v, rv, nv, s.rocchio_alpha, s.rocchio_beta, s.rocchio_gamma)
+
+    def _text_scores(self, run: Run, request: SearchRequest, ids: Sequence[int], adjust) -> dict[int, float]:
+        """Cosine of the (feedback-adjusted) query text with each photo: scores for cover photos the first
+        stage did not return."""
+        if not request.query or not ids:
+            return {}
+        vec = adjust(run.embed_text(request.query))
+        return {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
+
+    def _similar(self, run: Run, request: SearchRequest, hits: list, adjust, stages: dict) -> list:
+        """`hits` with their similarity set (core.contracts.records.Hit.similarity): for VisRet, the best cosine with a
+        picture searched with (drawings, example photos); else the cosine with the query's words, or, for a
+        search by one example photo alone, the ranking score, which is that cosine already."""
+        pictures = (stages.get("visret") or {}).get("picture_similarity")
+        if pictures:
+            sims = pictures
+        elif request.query:
+            sims = self._text_scores(run, request, [h.photo_id for h in hits], adjust)
+        elif (stages.get("examples") or {}).get("fusion") == "none":
+            sims = {h.photo_id: h.score for h in hits}
+        else:
+            sims = {}
+        for h in hits:
+            h.similarity = sims.get(h.photo_id)
+        return hits
+
+    def _first_stage(self, run: Run, request: SearchRequest, depth: int, pool, adjust, stages: dict) -> Ranked:
+        s, query = self.settings, request.query
+        if request.method == "visret":
+            ranked, stages["visret"] = run_visret(
+                run, query, m=request.m or s.visret_m, depth=depth, pool=pool, seeds=request.seeds,
+                examples=request.examples, example_ids=request.example_ids, adjust=adjust, organism=request.organism,
+                organism_name=request.organism_name)
+            stages["first"] = {"method": "visret", "text": stages["visret"]["instruction"]}
+            return ranked
+        if request.method == "rewrite":
+            with run.timed("rewrite"):
+                instr = visual_instruction(run.backends.llm, query, run.notices)
+            with run.timed("search"):
+                ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism, request.organism_name,
+                                           query)
+                ranked = self._with_examples(run, request, ranked, depth, pool, adjust, stages)
+            stages["first"] = {"method": "rewrite", "text": " | ".join(instr.descriptions)}
+            stages["rewrite"] = {"text": " | ".join(instr.descriptions), **instr.to_json(),
+                                 "per_organism": [[i for i, _ in r[:20]] for r in per], "organism": request.organism,
+                                 "organism_name": request.organism_name}
+            return ranked
+        with run.timed("search"):
+            ranked = run.rank(adjust(run.embed_text(query)), depth, pool) if query else []
+            ranked = self._with_examples(run, request, ranked, depth, pool, adjust, stages)
+        stages["first"] = {"method": "baseline", "text": query, "examples": len(request.examples) +
+                           len(request.example_ids)}
+        return ranked
+
+    @staticmethod
+    def _with_examples(run: Run, request: SearchRequest, ranked: Ranked, depth: int, pool, adjust,
+                       stages: dict) -> Ranked:
+        """Example photos: alone, their own similarity ranking (one photo) or fused lists; with words, fused
+        (RRF) with the text ranking."""
+        if not request.has_examples:
+            return ranked
+        vectors = example_lists(run, request.examples, request.example_ids, depth, pool, adjust)
+        if not ranked and len(vectors) == 1:
+            stages["examples"] = {"count": 1, "fusion": "none"}
+            return vectors[0]
+        lists = ([[i for i, _ in ranked]] if ranked else []) + [[i for i, _ in r] for r in vectors]
+        stages["examples"] = {"count": len(vectors), "fusion": "rrf"}
+        return rrf(lists, run.settings.rrf_lambda)[:depth]

@@ -1,0 +1,89 @@
+"""Making sure there is something to search before the first query: the configured corpus, or (with the
+offline stand-in models) the demo world of the world plug-in the composition root registered (the synthetic
+field guide). `Preparation` runs that once, in the background
+for the web app, and reports its progress ("drawing the demo world: 120/480 pictures")."""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Callable
+
+from core.contracts.errors import EcoLensError
+from core.contracts.world import demo_world
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]  # (what, done, total)
+
+
+def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest: Callable,
+                   progress: Progress | None = None) -> list[str]:
+    """Build the catalog on first use and return notices for the user. `ingest(path, progress)` runs an
+    ingest (core.ingest.ingestor.Ingestor.run); `progress(what, done, total)` follows both building and embedding."""
+    step = progress or (lambda what, done, total: None)
+    notices: list[str] = []
+    if catalog.count() == 0:
+        if settings.corpus:
+            report = ingest(settings.corpus, lambda d, t: step("adding your photos", d, t))
+            notices.append(f"built the catalog from {settings.corpus}: {report.added} photos")
+        elif embedder_is_standin and demo_world() is not None:
+            world = demo_world()
+            folder = settings.path(world.demo_folder)
+            csv_path = world.build_demo(folder, seed=0, progress=lambda d, t: step("drawing the demo world", d, t))
+            report = ingest(csv_path, lambda d, t: step("indexing the demo world", d, t))
+            notices.append(f"built the synthetic {world.title or world.name} world into {folder}: {report.added} photos")
+        corpus.reload()
+    return notices
+
+
+@dataclass
+class Preparation:
+    """Runs `work(progress) -> notices` once and tells anyone who asks how far it got."""
+
+    work: Callable[[Progress], list[str]]
+    what: str = "starting"
+    done: int = 0
+    total: int = 0
+    notices: list[str] = field(default_factory=list)
+    error: str = ""
+    _finished: threading.Event = field(default_factory=threading.Event)
+
+    def _step(self, what: str, done: int, total: int) -> None:
+        self.what, self.done, self.total = what, done, total
+
+    def run(self) -> None:
+        try:
+            self.notices = list(self.work(self._step))
+        except EcoLensError as exc:
+            log.error("preparing the photo collection failed: %s", exc)
+            self.error = str(exc)
+        except Exception as exc:  # reported to every user of the app, and logged with its traceback
+            log.exception("preparing the photo collection failed")
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._finished.set()
+
+    def start(self) -> "Preparation":
+        threading.Thread(target=self.run, daemon=True, name="prepare-corpus").start()
+        return self
+
+    @property
+    def ready(self) -> bool:
+        return self._finished.is_set() and not self.error
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._finished.wait(timeout)
+
+    def status(self) -> str:
+        """One sentence for the page: progress, failure, or "" when ready."""
+        if self.error:
+            return f"The photo collection could not be prepared: {self.error}"
+        if self._finished.is_set():
+            return ""
+        if self.total:
+            return f"Preparing the photo collection, {self.what}: {self.done} of {self.total}…"
+        return "Preparing the photo collection…"

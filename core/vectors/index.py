@@ -1,0 +1,393 @@
+"""The vector index of one vector set: FAISS inner product over L2-normalised rows; the FAISS id is the
+catalog photo id.
+
+Two parts. The exact flat copy (full precision, written atomically) is the reference: exact filtered
+search, exact re-scoring, the source a damaged approximate index is rebuilt from. The approximate twin
+(IVF-PQ or HNSW) serves whole-corpus searches of large corpora; it is trained once, on a sample, and every
+later vector is added to it incrementally. Its IVF lists can live in a memory-mapped file (corpora larger
+than RAM), and the flat copy can be dropped once the twin is trained (settings index_on_disk,
+index_flat_copy)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import faiss
+import numpy as np
+
+from core.contracts.errors import ConfigError
+
+SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
+SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
+REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
+BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
+DENSE_ID_SPAN = 4  # ids up to this many times the row count: id -> row is a table (4 bytes per id), else a search
+TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
+MIN_PER_LIST = 39  # FAISS wants at least this many training vectors per list
+
+
+@contextlib.contextmanager
+def _c_stdout_muted(active: bool):
+    """FAISS's on-disk lists printf() a line on every file resize; keep it out of our stdout (JSON output)."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def set_threads(n: int) -> None:
+    """Cap FAISS's OpenMP threads (0 leaves the library's default)."""
+    if n > 0:
+        faiss.omp_set_num_threads(n)
+
+
+def new_flat(dim: int) -> faiss.Index:
+    return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+
+def approx_kind_of(index: faiss.Index) -> str:
+    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
+    return "hnsw" if "HNSW" in type(inner).__name__ else "ivfpq"
+
+
+def id_selector(pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
+    """A FAISS selector for `pool` and the buffer it reads (keep it alive while searching)."""
+    top = int(pool.max()) + 1 if len(pool) else 1
+    if top <= BITMAP_MAX_ID and pool.min(initial=0) >= 0:
+        bits = np.zeros(top, dtype=bool)
+        bits[pool] = True
+        bitmap = np.packbits(bits, bitorder="little")
+        # FAISS takes the bitmap's length in bytes: ids past it are outside the pool, never read
+        return faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap)), bitmap
+    return faiss.IDSelectorBatch(pool), pool
+
+
+class VectorIndex:
+    """Exact inner-product index with photo ids, plus an optional approximate twin."""
+
+    def __init__(self, dim: int, flat: faiss.Index | None = None, approx: faiss.Index | None = None):
+        self.dim = dim
+        self.flat = flat if (flat is not None or approx is not None) else new_flat(dim)
+        self.approx = approx
+        self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
+        self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
+
+    # ---- persistence ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: Path, dim: int, *, with_approx: bool = True) -> "VectorIndex":
+        """Open the flat index at `path` and its twin at `path`.approx (either may be absent; both absent
+        gives an empty index). FAISS's own errors pass through: core.vectors.integrity checks files first."""
+        path, approx_path = Path(path), Path(str(path) + ".approx")
+        flat = faiss.read_index(str(path)) if path.exists() else None
+        approx = None
+        if with_approx and approx_path.exists():
+            approx = faiss.read_index(str(approx_path), faiss.IO_FLAG_ONDISK_SAME_DIR)
+        for part in (flat, approx):
+            if part is not None and part.d != dim:
+                raise ConfigError(f"Index {path} has dimension {part.d}, the embedder gives {dim}",
+                                  "run `python app.py repair` to rebuild it, or re-run ingest to re-embed")
+        if flat is not None and approx is not None and approx.ntotal != flat.ntotal:
+            approx = None  # behind the flat copy (a crash between two writes): rebuilt by the next ingest
+        return cls(dim, flat, approx)
+
+    def parts(self, path: Path) -> list[tuple[faiss.Index | None, Path]]:
+        """(FAISS index or None, its file) for the flat copy and the approximate twin."""
+        return [(self.flat, Path(path)), (self.approx, Path(str(path) + ".approx"))]
+
+    def save(self, path: Path, write=None) -> None:
+        """Write atomically (a temporary file in the same folder, renamed over the old one; `write(index,
+        path)` replaces that, e.g. to add a checksum); a part that no longer exists is deleted."""
+        for part, target in self.parts(path):
+            if part is not None:
+                (write or _atomic_write_index)(part, target)
+            elif target.exists():
+                target.unlink()
+
+    # ---- content ----------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int((self.flat if self.flat is not None else self.approx).ntotal)
+
+    @property
+    def has_flat(self) -> bool:
+        return self.flat is not None
+
+    def ids(self) -> np.ndarray:
+        if self.flat is not None:
+            return faiss.vector_to_array(self.flat.id_map).astype(np.int64)
+        if isinstance(self.approx, faiss.IndexIDMap2):
+            return faiss.vector_to_array(self.approx.id_map).astype(np.int64)
+        ivf = faiss.extract_index_ivf(self.approx)
+        lists = ivf.invlists
+        parts = [faiss.rev_swig_ptr(lists.get_ids(i), lists.list_size(i)).copy()
+                 for i in range(ivf.nlist) if lists.list_size(i)]
+        return np.sort(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+    def matrix(self) -> np.ndarray:
+        """All stored vectors, row i belonging to ids()[i] (a view on FAISS memory when the flat copy is
+        kept; reconstructed, and for IVF-PQ approximate, when it is not)."""
+        if self.flat is None:
+            return self.vectors(self.ids())
+        inner = faiss.downcast_index(self.flat.index)
+        n = int(inner.ntotal)
+        if n == 0:
+            return np.zeros((0, self.dim), np.float32)
+        return faiss.rev_swig_ptr(inner.get_xb(), n * self.dim).reshape(n, self.dim)
+
+    def _rows(self) -> "_RowLookup":
+        if self._lookup is None or len(self._lookup.ids) != len(self):
+            self._lookup = _RowLookup(self.ids())
+        return self._lookup
+
+    def _rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """Row of each id in the flat copy, -1 where absent (vectorised)."""
+        return self._rows().rows_of(np.asarray(ids, dtype=np.int64))
+
+    def add(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.dim:
+            raise ConfigError(f"Vectors of dimension {vectors.shape[-1]} do not fit an index of {self.dim}",
+                              "the embedder changed: re-run ingest")
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.flat is not None:
+            self.flat.add_with_ids(vectors, ids)
+        if self.approx is not None:  # why: trained once; later vectors join it without retraining
+            with _c_stdout_muted(self.on_disk):
+                self.approx.add_with_ids(vectors, ids)
+        self._lookup = None
+
+    def remove(self, ids: Sequence[int]) -> int:
+        if not len(ids):
+            return 0
+        sel = faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
+        removed = int(self.flat.remove_ids(sel)) if self.flat is not None else 0
+        if self.approx is not None:
+            try:
+                removed = max(removed, int(self.approx.remove_ids(sel)))
+            except RuntimeError:  # HNSW and on-disk lists cannot remove: rebuilt from the flat copy
+                if self.flat is None:
+                    raise
+                self.approx, self.approx_kind = None, "flat"
+        self._lookup = None
+        return removed
+
+    def vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """The stored vectors of `ids` in that order; KeyError for an id not in the index."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return np.zeros((0, self.dim), np.float32)
+        if self.flat is None:
+            try:
+                return self.approx.reconstruct_batch(ids)
+            except RuntimeError:
+                raise KeyError(f"photo id(s) not in the index: {ids[:5].tolist()}") from None
+        rows = self._rows_of(ids)
+        if (rows < 0).any():
+            raise KeyError(f"photo id(s) not in the index: {ids[rows < 0][:5].tolist()}")
+        return self.matrix()[rows]
+
+    def contains(self, photo_id: int) -> bool:
+        return bool(self._rows_of(np.array([photo_id]))[0] >= 0) if self.flat is not None else \
+            bool(np.isin(photo_id, self.ids()))
+
+    # ---- search -----------------------------------------------------------------------------------
+    def search(self, queries: np.ndarray, k: int, pool: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (scores, ids) per query row; ids of -1 pad short results. `pool` restricts the candidates:
+        small pools are scored exactly, large ones through a FAISS id selector (bitmap or hash set)."""
+        q = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
+        if pool is None:
+            return self._search_all(q, k)
+        pool = np.asarray(pool, dtype=np.int64)
+        if len(pool) <= SMALL_POOL or len(pool) * SMALL_POOL_SHARE <= len(self):
+            return self._search_small_pool(q, k, pool)
+        if self.flat is not None:
+            return self._search_flat_rows(q, k, pool)
+        sel, _keep = id_selector(pool)
+        if self.approx_kind == "hnsw":
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self._ef_search()))
+        else:  # a sparse pool needs more lists probed to fill k
+            ivf = faiss.extract_index_ivf(self.approx)
+            share = len(pool) / max(1, len(self))
+            params = faiss.SearchParametersIVF(sel=sel, nprobe=min(ivf.nlist, int(np.ceil(ivf.nprobe / share))))
+        return self.approx.search(q, k, params=params)
+
+    def _search_flat_rows(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A large pool on the flat copy: FAISS scans the inner flat index with a bitmap of the pool's rows,
+        and the rows found are turned back into ids here. Why not the id map's own search with an id
+        selector: that wraps the selector in a translation (row -> id -> bit) that FAISS runs for every one of
+        the corpus's rows; at a million rows it cost about a third of the search (bench/scale.py)."""
+        lookup = self._rows()
+        rows = lookup.rows_of(pool)
+        sel, _keep = id_selector(rows[rows >= 0])
+        inner = faiss.downcast_index(self.flat.index)
+        scores, found = inner.search(q, k, params=faiss.SearchParameters(sel=sel))
+        return scores, np.where(found >= 0, lookup.ids[np.maximum(found, 0)], -1)
+
+    def _ef_search(self) -> int:
+        return int(faiss.downcast_index(self.approx.index).hnsw.efSearch)
+
+    def _search_all(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.approx is None:
+            return self.flat.search(q, k)
+        if self.approx_kind != "ivfpq" or self.flat is None:
+            return self.approx.search(q, k)
+        # why refine: PQ codes reorder close neighbours; re-scoring a short list exactly restores them
+        _, short = self.approx.search(q, k * REFINE_FACTOR)
+        scores = np.full((len(q), k), -np.inf, np.float32)
+        ids = np.full((len(q), k), -1, np.int64)
+        for r in range(len(q)):
+            cand = short[r][short[r] >= 0]
+            if not len(cand):
+                continue
+            sims = self.vectors(cand) @ q[r]
+            order = np.lexsort((cand, -sims))[:k]
+            scores[r, :len(order)], ids[r, :len(order)] = sims[order], cand[order]
+        return scores, ids
+
+    def _search_small_pool(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.flat is not None:
+            rows = self._rows_of(pool)
+            present, rows = pool[rows >= 0], rows[rows >= 0]
+            mat = self.matrix()[rows] if len(rows) else None
+        else:
+            present = pool[np.isin(pool, self.ids())]
+            mat = self.vectors(present) if len(present) else None
+        scores = np.full((len(q), k), -np.inf, np.float32)
+        ids = np.full((len(q), k), -1, np.int64)
+        if mat is None:
+            return scores, ids
+        take = min(k, len(present))
+        for r in range(len(q)):
+            sims = mat @ q[r]  # why per row: a matrix-vector product; a 1-row GEMM wakes every BLAS thread
+            top = np.argpartition(-sims, take - 1)[:take] if take < len(present) else np.arange(len(present))
+            # stable sort on (-score, id) so equal scores come out in a fixed order
+            order = top[np.lexsort((present[top], -sims[top]))]
+            scores[r, :take], ids[r, :take] = sims[order], present[order]
+        return scores, ids
+
+    # ---- approximate twin -------------------------------------------------------------------------
+    def ensure_approximate(self, kind: str, *, nlist: int = 0, pq_m: int = 64, nprobe: int = 32,
+                           hnsw_m: int = 32, ef_search: int = 128, on_disk: Path | None = None,
+                           keep_flat: bool = True, seed: int = 0) -> str:
+        """Make the approximate twin of `kind` exist and hold every vector: an existing twin of that kind
+        is kept (new vectors were added to it as they came), otherwise one is trained on a sample. Returns
+        the kind in use ('flat' while the corpus is too small to train IVF-PQ). `on_disk`: file for the IVF
+        lists. `keep_flat` False drops the flat copy once a twin holds the vectors."""
+        if kind == "flat" or len(self) == 0:
+            if self.flat is None and self.approx is not None:  # back to exact: rebuild the flat copy
+                self.flat = new_flat(self.dim)
+                self.flat.add_with_ids(self.matrix_from_approx(), self.ids())
+            self.approx, self.approx_kind = None, "flat"
+            return "flat"
+        if kind not in ("ivfpq", "hnsw"):
+            raise ConfigError(f"Unknown index type {kind!r}", "use flat, ivfpq or hnsw")
+        if self.approx is None or self.approx_kind != kind:
+            if self.flat is None:
+                raise ConfigError(f"The {self.approx_kind} index cannot become {kind} without the flat copy",
+                                  "run `python app.py repair --reembed` to embed the photos again")
+            built = self._train(kind, nlist, pq_m, nprobe, hnsw_m, ef_search, on_disk, seed)
+            if built is None:
+                return "flat"
+            self.approx, self.approx_kind = built, kind
+            self._add_all_to_approx()
+        if not keep_flat:
+            self.flat = None
+            self._lookup = None
+        return kind
+
+    def matrix_from_approx(self) -> np.ndarray:
+        return self.approx.reconstruct_batch(self.ids())
+
+    def _train(self, kind, nlist, pq_m, nprobe, hnsw_m, ef_search, on_disk, seed) -> faiss.Index | None:
+        n = len(self)
+        if kind == "hnsw":
+            inner = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            inner.hnsw.efSearch = ef_search
+            return faiss.IndexIDMap2(inner)
+        nlist = nlist or max(1, int(2 * np.sqrt(n)))
+        if n < MIN_PER_LIST * nlist or self.dim % pq_m:
+            return None
+        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(self.dim), self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = seed
+        rows = np.random.default_rng(seed).choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
+        ivf.train(np.ascontiguousarray(self.matrix()[np.sort(rows)]))
+        ivf.nprobe = nprobe
+        ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct by photo id
+        if on_disk is not None:
+            on_disk.parent.mkdir(parents=True, exist_ok=True)
+            if on_disk.exists():
+                on_disk.unlink()
+            lists = faiss.OnDiskInvertedLists(nlist, ivf.code_size, str(on_disk))
+            ivf.replace_invlists(lists, True)
+            lists.this.disown()  # the index owns and frees it
+        return ivf
+
+    def _add_all_to_approx(self, chunk: int = 100_000) -> None:
+        ids, mat = self.ids(), self.matrix()
+        with _c_stdout_muted(self.on_disk):
+            for i in range(0, len(ids), chunk):
+                self.approx.add_with_ids(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+
+    @property
+    def on_disk(self) -> bool:
+        """True when the approximate index's inverted lists live in a memory-mapped file."""
+        ivf = faiss.try_extract_index_ivf(self.approx) if self.approx is not None else None
+        return ivf is not None and isinstance(ivf.invlists, faiss.OnDiskInvertedLists) or (
+            ivf is not None and "OnDisk" in type(faiss.downcast_InvertedLists(ivf.invlists)).__name__)
+
+    def rebuild_approximate(self) -> None:
+        """Empty the twin (keeping its training) and add every flat vector again."""
+        self.approx.reset()
+        self._add_all_to_approx()
+
+    # kept for callers of the earlier name: builds (or keeps) the twin
+    def build_approximate(self, kind: str, **kw) -> str:
+        return self.ensure_approximate(kind, **kw)
+
+
+class _RowLookup:
+    """The flat copy's ids by row, and the way back from an id to its row: a table indexed by id when the ids
+    are dense enough (the usual case: catalog ids from 1, a few removed), else a sorted copy searched."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+        top = int(ids.max()) + 1 if len(ids) else 0
+        self.table: np.ndarray | None = None
+        if len(ids) and ids.min() >= 0 and top <= DENSE_ID_SPAN * len(ids) + 1024:
+            self.table = np.full(top, -1, dtype=np.int32 if len(ids) < 2 ** 31 else np.int64)
+            self.table[ids] = np.arange(len(ids))
+        else:
+            order = np.argsort(ids, kind="stable")
+            self.sorted_ids, self.order = ids[order], order
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        if self.table is not None:
+            inside = (ids >= 0) & (ids < len(self.table))
+            return np.where(inside, self.table[np.where(inside, ids, 0)], -1).astype(np.int64)
+        if not len(self.sorted_ids):
+            return np.full(len(ids), -1, np.int64)
+        pos = np.minimum(np.searchsorted(self.sorted_ids, ids), len(self.sorted_ids) - 1)
+        return np.where(self.sorted_ids[pos] == ids, self.order[pos], -1)
+
+
+def _atomic_write_index(index: faiss.Index, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        faiss.write_index(index, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

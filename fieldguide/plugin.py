@@ -1,0 +1,49 @@
+"""The field-guide world as a plug-in: `register()` makes its rule book, backends (encoder, judge, painter,
+captioner, answer reader), demo builder and benchmark known to core by the name "fieldguide". Only the
+composition root (app.py), tests and benchmarks call it; core, ui, storage and cli never import this package."""
+from __future__ import annotations
+
+from core.backends.readers import register_reader
+from core.backends.registry import register_backend
+from core.contracts.world import World, get_world, register_world
+from core.evaluation.benchmarks import register_benchmark
+
+NAME = "fieldguide"
+BACKENDS = {
+    "embedder": {NAME: "fieldguide.encoder:create_fieldguide_embedder"},
+    "judge": {NAME: "fieldguide.judge:FieldGuideJudge.from_settings"},
+    "generator": {NAME: "fieldguide.painter:FieldGuideGenerator.from_settings"},
+    "captioner": {NAME: "fieldguide.captioner:FieldGuideCaptioner.from_settings"},
+}
+READER = "fieldguide.reader:FieldGuideReader.from_settings"
+
+
+def _build_demo(folder, seed: int = 0, progress=None):
+    from fieldguide.world import build_world
+
+    return build_world(folder, seed=seed, progress=progress)
+
+
+def _load_benchmark(data, limit=None):
+    from fieldguide.eval_benchmark import load_fieldguide
+
+    return load_fieldguide(data, limit)
+
+
+def register() -> World:
+    """Register the world (idempotent) and return it."""
+    known = get_world(NAME)
+    if known is not None:
+        return known
+    from fieldguide.eval_benchmark import METRICS
+    from fieldguide.rules import FieldGuideRules
+
+    for kind, table in BACKENDS.items():
+        for name, target in table.items():
+            register_backend(kind, name, target, reads_embedder=(kind == "judge"))
+    register_reader(NAME, READER)
+    register_benchmark(NAME, _load_benchmark, METRICS, own_catalog=True)
+    world = World(name=NAME, title="field-guide", rule_book=FieldGuideRules(), backends=dict(BACKENDS),
+                  build_demo=_build_demo, demo_folder=NAME, reader=NAME)
+    register_world(world)
+    return world
