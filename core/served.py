@@ -20,7 +20,7 @@ from typing import Sequence
 from PIL import Image, ImageDraw
 
 from core.contracts.errors import InputError
-from core.ingest.imageio import load_image
+from core.imageio import load_image
 from core.contracts.records import Photo
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 
 import gradio as gr
 
-from core.search.cancel import REPLACED, LatestSearches
+from core.contracts.cancel import REPLACED, LatestSearches
 from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent, Visualization
 from core.labels import latest

@@ -86,7 +86,7 @@ def example_photo(path: str | Path, max_mb: float) -> Image.Image:
     side. Checked before any pixel is decoded: file type, file size (`max_mb`, the max_upload_mb setting) and
     the pixel count in its header (MAX_EXAMPLE_PIXELS for JPEG, MAX_FULL_DECODE_PIXELS for formats that must
     be decoded in full). Messages name the file, never the folder it was uploaded to."""
-    from core.ingest.imageio import decode_image
+    from core.imageio import decode_image
 
     p = Path(path)
     name = p.name

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from PIL import Image
 
 from core.contracts.errors import InputError
-from core.ingest.imageio import decode_sized
+from core.imageio import decode_sized
 from core.ingest.sources import SourceItem, content_hash
 
 DECODE_MIN_SIDE = 512  # the shorter side a reduced JPEG decode keeps (covers embedders up to 512 px input)

@@ -13,7 +13,7 @@ from typing import Callable
 
 from core.contracts import bounds
 from core.contracts.errors import InputError
-from core.ingest.imageio import IMAGE_SUFFIXES, sha256_bytes
+from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.contracts.records import Photo
 
 # iNaturalist-style CSV: our column -> accepted header names (first present wins). Other columns go to extra.

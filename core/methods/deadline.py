@@ -13,7 +13,7 @@ T = TypeVar("T")
 
 def call_with_deadline(fn: Callable[[], T], timeout_s: float, what: str, cancel=None) -> T:
     """fn()'s result, its exception, or BackendError when it has not returned within `timeout_s` seconds.
-    With a `cancel` token (core.search.cancel.CancelToken), stop waiting as soon as it is cancelled (SearchCancelled)."""
+    With a `cancel` token (core.contracts.cancel.CancelToken), stop waiting as soon as it is cancelled (SearchCancelled)."""
     box: dict[str, object] = {}
     done = threading.Event()
 

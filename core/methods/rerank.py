@@ -18,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 from core.backends.base import JudgeRequest
-from core.search.cancel import SearchCancelled
+from core.contracts.cancel import SearchCancelled
 from core.contracts.errors import BudgetExceeded
 from core.contracts.events import PhotoJudged
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of

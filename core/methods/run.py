@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from core.search.cancel import CancelToken
+from core.contracts.cancel import CancelToken
 from core.contracts.events import Event, Notice, StageEvent
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends

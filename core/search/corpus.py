@@ -15,7 +15,7 @@ from PIL import Image
 from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
-from core.ingest.imageio import load_image
+from core.imageio import load_image
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Filters, Hit, Photo

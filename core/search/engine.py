@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from core.search.cancel import CancelToken, SearchCancelled
+from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults
 from core.methods.budget import Budget

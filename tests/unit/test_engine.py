@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from core.search.cancel import CancelToken, LatestSearches, SearchCancelled
+from core.contracts.cancel import CancelToken, LatestSearches, SearchCancelled
 from core.search.engine import final_ranking
 from core.search.presets import METHOD_NAMES, PRESET_NAMES, preset, request_for
 from core.contracts.search_request import SearchRequest

@@ -5,7 +5,7 @@ import pytest
 from PIL import Image
 
 from core.contracts.errors import InputError
-from core.ingest.imageio import decode_image, to_rgb
+from core.imageio import decode_image, to_rgb
 from tests.photos import colour_image, write_broken
 
 

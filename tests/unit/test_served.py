@@ -6,7 +6,7 @@ import io
 
 from PIL import Image
 
-from core.ingest.imageio import decode_image
+from core.imageio import decode_image
 from core.contracts.records import Photo
 from core.served import SIZES, ServedFiles
 from tests.photos import colour_image

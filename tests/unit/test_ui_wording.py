@@ -19,7 +19,7 @@ JARGON = re.compile(r"--[a-z]|(?<!\.)\.\.(?!\.)|\badaptor\b|\btokens?\b|\bencode
                     r"\bp\(yes\)|\bsub-query\b|python app\.py", re.IGNORECASE)
 # modules whose messages can reach the page (searching, filters, labels, exports, serving, backends at search time)
 REACH_THE_PAGE = ["core/search/corpus.py", "core/contracts/bounds.py", "core/contracts/search_request.py", "core/contracts/records.py", "core/labels.py",
-                  "core/exports.py", "core/contracts/sessionlog.py", "core/served.py", "core/ingest/imageio.py", "core/search/engine.py",
+                  "core/exports.py", "core/contracts/sessionlog.py", "core/served.py", "core/imageio.py", "core/search/engine.py",
                   "core/search/presets.py", "core/ingest/sources.py", *[str(p.relative_to(ROOT)) for p in
                                                          sorted((ROOT / "core" / "methods").glob("*.py"))]]
 
