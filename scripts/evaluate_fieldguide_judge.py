@@ -1,5 +1,5 @@
 """Accuracy and expected calibration error (ECE) of the field-guide judge per question type, on pictures it
-never saw (drawn from a seed the training did not use). Prints a Markdown table (the one in README.md).
+never saw (drawn from a seed the training did not use). Prints a Markdown table (the one in docs/fieldguide.md).
 
 Usage: python scripts/evaluate_fieldguide_judge.py [--weights assets/fieldguide] [--per-species 100] [--seed 7]"""
 from __future__ import annotations

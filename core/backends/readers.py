@@ -33,8 +33,7 @@ def _auto(settings: Any) -> str:
 
 def create_reader(settings: Any, embedder: Any = None):
     """The PhotoReader named by settings.answer_reader, or None for 'captions' (photo notes read by the text
-    LLM). 'auto' follows the judge: the OpenAI judge's model reads photos; the field-guide judge with the
-    field-guide embedder (the synthetic world) has the field-guide reader; anything else means captions."""
+    LLM), or a reader a world plug-in registered; 'auto' is decided by _auto."""
     name = settings.answer_reader or "auto"
     if name == "auto":
         name = _auto(settings)

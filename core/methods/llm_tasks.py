@@ -186,7 +186,7 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
 
     def rule() -> list[str]:
         v = rules.subquestions(query, n)
-        # the rule words questions from the field guide's lexicon ("Is it flying?" for "in flight"), so they are
+        # the rule may word questions in the world's own lexicon ("Is it flying?" for "in flight"), so they are
         # checked for shape, not for the request's own words
         return checked_rule("sub-questions", v, json.dumps({"questions": v}),
                             checked("sub-questions", lambda text: parse(text, strict=False)), notices)
@@ -229,7 +229,7 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
         if not split:
             notices.append(rules.CANNOT_SPLIT)
         reply = json.dumps({"parts": [{"text": q.text, "core": q.core} for q in subs]})
-        # the rule may add the field guide's words ("Ember-crested Tuftling with a red crest" for a comparison of
+        # the rule may add the world's words ("Ember-crested Tuftling with a red crest" for a comparison of
         # crests), so its parts are checked for shape, not for words outside the request
         return checked_rule("query decomposition", subs, reply,
                             checked("query decomposition", lambda text: parse(text, strict=False)), notices)

@@ -1,7 +1,7 @@
 """What an ecologist reads on the synthetic world: the yes/no checks of a Verify search, the parts of a Cover
 search, and a three-turn dialogue in which marked photos stay marked and are named by the rank numbers on
-screen. Each test saves the screenshot the README shows (docs/screenshots/verify.png, cover.png,
-dialogue-3-turns.png)."""
+screen. Each test saves a screenshot the README and docs/user-guide.md show (docs/screenshots/verify.png,
+cover.png, dialogue-3-turns.png)."""
 from __future__ import annotations
 
 import re
