@@ -141,7 +141,9 @@ class DiskCache:
     diskcache measures its size as the SQLite file's pages plus the value files; the write-ahead log
     (cache.db-wal, truncated to JOURNAL_LIMIT after each checkpoint, about 4 MiB before one) and cache.db-shm
     come on top. An entry's write culls at most CULL_LIMIT old entries, so the cache may pass its bound by
-    about one entry between writes; opening a cache over its bound (its bound was lowered) culls it at once."""
+    about one entry between writes; opening a cache over its bound (its bound was lowered) culls it at once.
+    Culling takes whole batches, so a bound that holds fewer than CULL_LIMIT entries can lose the entry just
+    written (the smallest bound, 1 MB, holds hundreds of embeddings or answers)."""
 
     def __init__(self, root: Path, size_mb: float | None = None):
         self.root = Path(root)

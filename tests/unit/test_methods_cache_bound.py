@@ -56,14 +56,18 @@ def test_filling_past_the_bound_evicts_the_least_recently_used(tmp_path):
 
 
 def test_values_kept_in_files_are_evicted_with_their_files(tmp_path):
-    bound = 512 * KIB
+    # a write over the bound evicts up to CULL_LIMIT (10) entries, so a bound that holds fewer than ten values
+    # would lose the value just written: 2 MiB holds about 32 of these 64 KiB values
+    bound = 2048 * KIB
     cache = DiskCache(tmp_path, size_mb=bound / (1 << 20))
-    for i in range(40):  # 64 KiB each: diskcache keeps values of 32 KiB and more in files
+    for i in range(100):  # diskcache keeps values of 32 KiB and more in files
         cache.put_array("embed", f"big{i}", _row(i, 16 * KIB))
+        assert cache.get_array("embed", f"big{i}") is not None
     files = list(tmp_path.rglob("*.val"))
-    assert 0 < len(files) <= bound // (64 * KIB) + 1
+    assert 10 < len(files) <= bound // (64 * KIB) + 1
     assert _files_bytes(tmp_path, _db_and_values) <= bound + 64 * KIB + SLACK
-    assert np.array_equal(cache.get_array("embed", "big39"), _row(39, 16 * KIB))
+    assert np.array_equal(cache.get_array("embed", "big99"), _row(99, 16 * KIB))
+    assert cache.get_array("embed", "big0") is None
 
 
 def test_a_cache_over_a_lowered_bound_shrinks_when_opened(tmp_path, caplog):
