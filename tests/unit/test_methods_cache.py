@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 import numpy as np
 import pytest
@@ -45,7 +46,7 @@ def test_cached_wrappers_call_the_backend_once(tmp_path):
 
 def _damage(root, name: str, data: bytes) -> None:
     """Overwrite the stored bytes of the entry `name` in the cache's SQLite file, as damage on disk would."""
-    with sqlite3.connect(root / "cache.db") as con:
+    with closing(sqlite3.connect(root / "cache.db")) as con, con:
         assert con.execute("UPDATE Cache SET value = ? WHERE key = ?", (data, name)).rowcount == 1
 
 

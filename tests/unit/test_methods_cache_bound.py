@@ -6,7 +6,9 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import re
+import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -118,9 +120,7 @@ def test_a_damaged_json_entry_is_a_logged_miss(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="core.methods.cache"):
         assert cache.get_json("judge", "k") is None
     assert any("damaged" in r.getMessage() for r in caplog.records)
-    import sqlite3
-
-    with sqlite3.connect(tmp_path / "cache.db") as con:  # a row claiming a pickle is damage, never unpickled
+    with closing(sqlite3.connect(tmp_path / "cache.db")) as con, con:  # a row claiming a pickle: never unpickled
         con.execute("UPDATE Cache SET mode = 4, value = ? WHERE key = ?", (b"\x80\x04K\x01.", "judge:k"))
     assert cache.get_json("judge", "k") is None and cache.misses["judge"] == 2
 
