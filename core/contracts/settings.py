@@ -35,6 +35,10 @@ def _f(default: Any, help: str, *, secret: bool = False, choices: tuple[str, ...
 class Settings:
     # --- where things live -------------------------------------------------------------------------
     data_dir: str = _f("./data", "Folder for the catalog, FAISS indexes, caches, generated pictures and logs.")
+    cache_size_mb: int = _f(1024, "Most megabytes the disk cache of backend answers (data_dir/cache: embeddings, "
+                            "LLM, judge, reader and captioner answers) may hold; past it the least recently used "
+                            "entries are evicted, and a cache over a lowered bound shrinks when next opened.",
+                            lo=1, hi=1 << 20)
     corpus: str = _f(
         "",
         "Photo collection to build on first use (a folder, CSV or parquet). Empty: the synthetic "

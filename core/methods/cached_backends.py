@@ -68,9 +68,10 @@ def _raw(backends: Any, name: str) -> Any:
 
 
 class CachedBackends:
-    def __init__(self, backends: Any, cache_dir: Path, generated_dir: Path):
+    def __init__(self, backends: Any, cache_dir: Path, generated_dir: Path, size_mb: float | None = None):
+        """`size_mb`: the disk cache's bound (the cache_size_mb setting; None: diskcache's own)."""
         self.raw = backends
-        self.cache = DiskCache(cache_dir)
+        self.cache = DiskCache(cache_dir, size_mb)
         self.generated_dir = Path(generated_dir)
         self.calls: dict[str, int] = {}
         self._lock = threading.Lock()

@@ -59,7 +59,7 @@ class DialogueSession:
         self.search = search
         self.settings = settings or search.settings
         self.backends = backends or CachedBackends(search.backends, self.settings.path("cache"),
-                                                   self.settings.path("generated"))
+                                                   self.settings.path("generated"), self.settings.cache_size_mb)
         self.description = clean_query(description)
         self.caption = self.description
         self.k = k or self.settings.k

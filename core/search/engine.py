@@ -65,7 +65,7 @@ class SearchEngine:
         self.corpus = corpus
         self.settings = settings or corpus.settings
         self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
-                                                 self.settings.path("generated"))
+                                                 self.settings.path("generated"), self.settings.cache_size_mb)
         self._heavy = threading.BoundedSemaphore(max(1, int(getattr(self.settings, "max_heavy_searches", 4))))
 
     # ---- searching ------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """Disk cache, budgets and unavailable backends."""
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -41,10 +44,16 @@ def test_cached_wrappers_call_the_backend_once(tmp_path):
     assert path == path2 and path.is_file() and len(gen.calls) == 1 and again.image.getpixel((0, 0)) == (9, 9, 9)
 
 
+def _damage(root, name: str, data: bytes) -> None:
+    """Overwrite the stored bytes of the entry `name` in the cache's SQLite file, as damage on disk would."""
+    with closing(sqlite3.connect(root / "cache.db")) as con, con:
+        assert con.execute("UPDATE Cache SET value = ? WHERE key = ?", (data, name)).rowcount == 1
+
+
 def test_damaged_entry_is_a_miss(tmp_path):
     cache = DiskCache(tmp_path)
     cache.put_json("llm", "ab" * 32, {"text": "x"})
-    cache.path("llm", "ab" * 32, "json").write_text("{broken")
+    _damage(tmp_path, "llm:" + "ab" * 32, b"{broken")
     assert cache.get_json("llm", "ab" * 32) is None and cache.misses["llm"] == 1
 
 
