@@ -120,3 +120,36 @@ def test_unreadable_values_are_left_empty_with_a_notice_and_a_log_line(tmp_path,
     fixed = engine.ingestor().run(csv_path)
     p0 = next(p for p in engine.catalog.all_photos() if p.path.endswith("/0.png"))
     assert fixed.updated == 1 and p0.observed_on == date(2024, 2, 29) and "observed_on_unparsed" not in p0.extra
+
+
+def test_an_inquire_parquet_after_its_folder_updates_the_metadata(tmp_path):
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.photos import colour_image
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    rows = []
+    for i in range(3):
+        buf = io.BytesIO()
+        colour_image(40 + i).save(buf, "JPEG")
+        (folder / f"{i}.jpg").write_bytes(buf.getvalue())
+        rows.append({"image": {"bytes": buf.getvalue(), "path": f"{i}.jpg"}, "inat24_species_name": "Ardea herodias",
+                     "date": "2021-02-30" if i == 2 else f"2021-06-0{i + 1}", "latitude": 45.5, "longitude": -73.5,
+                     "license": "CC_BY_NC_4_0", "rights_holder": f"observer {i}", "inat24_image_id": 1000 + i})
+    engine = build_services(_settings(tmp_path))
+    assert engine.ingestor().run(folder).added == 3
+    path = tmp_path / "inquire.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    report = engine.ingestor().run(path)
+    assert (report.added, report.already, report.updated) == (0, 3, 3)
+    assert any("3 photos already indexed: their metadata was updated from the parquet file" in n for n in report.notices)
+    assert any(f"{path}:row 2: date '2021-02-30' is not a day of the calendar" in n for n in report.notices)
+    photos = sorted(engine.catalog.all_photos(), key=lambda p: p.extra["inat24_image_id"])
+    assert [p.observed_on for p in photos] == [date(2021, 6, 1), date(2021, 6, 2), None]
+    assert all(p.scientific_name == "Ardea herodias" and p.license == "CC_BY_NC_4_0" for p in photos)
+    assert engine.catalog.filter_ids(Filters(license="cc-by-nc-4.0")).tolist() == sorted(p.id for p in photos)
+    assert engine.catalog.filter_ids(Filters(license="cc-by")).tolist() == []
