@@ -65,7 +65,8 @@ def fill_catalog(db, labels: np.ndarray, species_per_genus: int, rng: np.random.
                              "scientific_name": f"Genus{g} species{s}", "genus": f"Genus{g}",
                              "family": f"Family{g // 20}", "observed_on": observed, "observed_month": observed.month,
                              "latitude": float(lat[j]), "longitude": float(lon[j]),
-                             "license": "cc-by" if j % 3 else "cc0", "extra": {}})
+                             "license": "cc-by" if j % 3 else "cc0",
+                             "license_code": "cc-by" if j % 3 else "cc0", "extra": {}})  # (as add_photos derives it)
             conn.execute(insert(PhotoRow), rows)
 
 

@@ -54,7 +54,8 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--date-to", help="YYYY-MM-DD")
     p.add_argument("--months", help="comma-separated months 1-12, any year")
     p.add_argument("--bbox", help="WEST,SOUTH,EAST,NORTH in degrees")
-    p.add_argument("--license", help="licence substring, e.g. cc0")
+    p.add_argument("--license", help="licence code, e.g. cc-by (exactly: not cc-by-nc), cc-by-4.0 (that version), "
+                                     "cc-by* (the family), nc (every non-commercial licence)")
 
 
 def parse_ids(text: str | None, flag: str = "--ids") -> tuple[int, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -14,6 +15,28 @@ from core.contracts.records import Photo
 MARK_FORMATS = ("csv", "jsonl")
 MARK_COLUMNS = ("id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",
                 "rights_holder", "query", "preset")
+# a spreadsheet reads a cell that begins with one of these as a formula (OWASP, "CSV Injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula: text beginning with =, +, -, @, a tab or a carriage
+    return gets a leading apostrophe (OWASP's advice for CSV injection; spreadsheets hide the apostrophe).
+    Numbers, and text that is only a plain number (a label of -1, a longitude of -3.5 read from a source as
+    text), are written as they are: a number is no formula, and altering it would corrupt the column."""
+    if not isinstance(value, str) or not value.startswith(FORMULA_STARTS) or _PLAIN_NUMBER.fullmatch(value):
+        return value
+    return "'" + value
+
+
+def write_csv(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write `rows` under a header of `columns`, every text cell made spreadsheet_safe. (JSONL exports keep
+    the raw text: they are read by programs, not opened in spreadsheets.)"""
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(columns))
+        writer.writeheader()
+        writer.writerows([{k: spreadsheet_safe(v) for k, v in row.items()} for row in rows])
 
 
 def public_name(photo: Photo, roots: Sequence[Path | str] = ()) -> str:
@@ -73,8 +96,5 @@ def export_marks(marks: Sequence[Mapping[str, Any]], photos: Mapping[int, Photo]
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     else:
-        with path.open("w", encoding="utf-8", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(MARK_COLUMNS))
-            writer.writeheader()
-            writer.writerows([{k: ("" if v is None else v) for k, v in row.items()} for row in rows])
+        write_csv(path, MARK_COLUMNS, [{k: ("" if v is None else v) for k, v in row.items()} for row in rows])
     return len(rows)

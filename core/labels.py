@@ -2,14 +2,14 @@
 agreement between two annotators (Cohen's kappa), and the photos they disagree on, to adjudicate."""
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from core.contracts import bounds
 from core.contracts.errors import InputError
-from core.exports import public_name
+from core.exports import public_name, write_csv
 from core.contracts.records import Photo
 from core.contracts.sessionlog import SKIPPED, Label
 
@@ -25,11 +25,27 @@ INQUIRE_RERANK_COLUMNS = ("query", "relevant", "annotator", "clip_score", "inat2
 ADJUDICATED = "adjudicated"
 
 
+def same_annotator(a: str, b: str) -> bool:
+    """Whether two annotator names are one person's: compared Unicode-normalised and case-folded
+    (core.contracts.bounds.name_key), so "Renée" typed composed, decomposed or in capitals is one annotator."""
+    return bounds.name_key(a) == bounds.name_key(b)
+
+
+def annotator_names(labels: Sequence[Label]) -> dict[str, str]:
+    """name_key -> the annotator's name as first written, the one every summary shows."""
+    shown: dict[str, str] = {}
+    for lb in labels:
+        shown.setdefault(bounds.name_key(lb.annotator), bounds.name(lb.annotator))
+    return shown
+
+
 def latest(labels: Sequence[Label]) -> list[Label]:
-    """The last label of each (query, photo, annotator), in first-seen order: a relabel replaces a label."""
+    """The last label of each (query, photo, annotator), in first-seen order: a relabel replaces a label.
+    One annotator whatever the case or Unicode form of the name (same_annotator); each label keeps the name
+    it was written with."""
     last: dict[tuple[str, int, str], Label] = {}
     for lb in labels:
-        last[(lb.query, lb.photo_id, lb.annotator)] = lb
+        last[(lb.query, lb.photo_id, bounds.name_key(lb.annotator))] = lb
     return list(last.values())
 
 
@@ -79,10 +95,7 @@ def export_labels(labels: Sequence[Label], fmt: str, path: Path | str,
         rows = [_inquire_row(lb, photos.get(lb.photo_id), scores, roots)
                 for lb in latest(labels) if lb.label != SKIPPED]
         columns = INQUIRE_RERANK_COLUMNS
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(columns))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(path, columns, rows)  # text cells that a spreadsheet would run as formulas are neutralised
     return len(rows)
 
 
@@ -113,6 +126,9 @@ def agreement(labels: Sequence[Label], first: str = "", second: str = "") -> lis
     """Kappa for each pair of annotators (or just `first` vs `second`) over the pairs both judged."""
     by_annotator = _judgements(labels)
     names = sorted(by_annotator)
+    if first and second:  # the names as the caller typed them, matched like every other name
+        shown = {bounds.name_key(n): n for n in names}
+        first, second = (shown.get(bounds.name_key(n), bounds.name(n)) for n in (first, second))
     pairs = [(first, second)] if first and second else [(x, y) for i, x in enumerate(names) for y in names[i + 1:]]
     out = []
     for x, y in pairs:
@@ -128,11 +144,13 @@ def agreement(labels: Sequence[Label], first: str = "", second: str = "") -> lis
 
 
 def _judgements(labels: Sequence[Label]) -> dict[str, dict[tuple[str, int], int]]:
-    """annotator -> (query, photo) -> latest relevant / not relevant label; skips and adjudications left out."""
+    """annotator (as first written) -> (query, photo) -> latest relevant / not relevant label; skips and
+    adjudications left out."""
+    shown = annotator_names(labels)
     out: dict[str, dict[tuple[str, int], int]] = {}
     for lb in latest(labels):
-        if lb.label != SKIPPED and lb.annotator != ADJUDICATED:
-            out.setdefault(lb.annotator, {})[(lb.query, lb.photo_id)] = lb.label
+        if lb.label != SKIPPED and not same_annotator(lb.annotator, ADJUDICATED):
+            out.setdefault(shown[bounds.name_key(lb.annotator)], {})[(lb.query, lb.photo_id)] = lb.label
     return out
 
 
@@ -148,11 +166,12 @@ def disagreements(labels: Sequence[Label]) -> list[Disagreement]:
     """The (query, photo) pairs on which annotators' latest labels differ, in first-labelled order, each with
     the adjudicated label if one was given."""
     by_annotator = _judgements(labels)
+    shown = annotator_names(labels)
     pairs: dict[tuple[str, int], dict[str, int]] = {}
     for lb in latest(labels):
-        key = (lb.query, lb.photo_id)
-        if lb.annotator in by_annotator and key in by_annotator[lb.annotator]:
-            pairs.setdefault(key, {})[lb.annotator] = by_annotator[lb.annotator][key]
-    final = {(lb.query, lb.photo_id): lb.label for lb in latest(labels) if lb.annotator == ADJUDICATED}
+        key, who = (lb.query, lb.photo_id), shown[bounds.name_key(lb.annotator)]
+        if who in by_annotator and key in by_annotator[who]:
+            pairs.setdefault(key, {})[who] = by_annotator[who][key]
+    final = {(lb.query, lb.photo_id): lb.label for lb in latest(labels) if same_annotator(lb.annotator, ADJUDICATED)}
     return [Disagreement(q, pid, dict(sorted(who.items())), final.get((q, pid)))
             for (q, pid), who in pairs.items() if len(set(who.values())) > 1]

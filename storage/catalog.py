@@ -8,16 +8,40 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 import numpy as np
-from sqlalchemy import Engine, column, delete, func, select, table, text, union, union_all
+from sqlalchemy import (Engine, and_, column, delete, false, func, literal, or_, select, table, text, union,
+                        union_all)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from core.contracts.catalog import VectorSet
+from core.contracts import bounds
+from core.contracts.catalog import METADATA_FIELDS, VectorSet
+from core.licences import like_escape, parse_licence, parse_licence_filter
 from core.contracts.records import Filters, Photo
+from storage.db import NAME_KEY_SQL
 from storage.models import IngestRunRow, PhotoRow, PhotoVectorRow, VectorSetRow, utcnow
 
 _PHOTO_FIELDS = [f.name for f in fields(Photo)]
+# names stored Unicode-normalised (NFC, trimmed): the same name typed composed or decomposed is one name
+_NAME_FIELDS = ("scientific_name", "common_name", "kingdom", "phylum", "class_name", "order", "family", "genus",
+                "rights_holder")
+MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
 _CHUNK = 500  # SQLite caps bound parameters; large id lists are queried in chunks
+
+
+def _stored(photo: Photo) -> dict[str, Any]:
+    """The columns of a photo as stored: names normalised, the month and the licence code derived."""
+    data = {n: getattr(photo, n) for n in _PHOTO_FIELDS if n != "id"}
+    for n in _NAME_FIELDS:
+        data[n] = bounds.name(data[n])
+    data["license"] = (data["license"] or "").strip()
+    lic = parse_licence(data["license"])
+    data.update(observed_month=photo.observed_on.month if photo.observed_on else None, license_code=lic.code,
+                license_version=lic.version)
+    return data
+
+
+def _json_value(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
 
 
 def _row_to_photo(row: PhotoRow) -> Photo:
@@ -69,17 +93,67 @@ class SqlCatalog:
     # ---- photos -----------------------------------------------------------------------------------
     def add_photos(self, photos: Sequence[Photo], run_id: int | None = None) -> list[int]:
         with self._write, Session(self.engine) as s, s.begin():
-            rows = []
-            for p in photos:
-                data = {n: getattr(p, n) for n in _PHOTO_FIELDS if n != "id"}
-                month = p.observed_on.month if p.observed_on else None
-                rows.append(PhotoRow(**data, observed_month=month, ingest_run_id=run_id))
+            rows = [PhotoRow(**_stored(p), ingest_run_id=run_id) for p in photos]
             s.add_all(rows)
             s.flush()
             ids = [r.id for r in rows]
         for p, i in zip(photos, ids):
             p.id = i
         return ids
+
+    def update_metadata(self, updates: Sequence[tuple[int, Photo]], source: str = "") -> dict[int, list[str]]:
+        """Write the metadata a source carries onto photos already in the catalog; returns photo id -> the
+        fields that changed (photos with no change left out). An empty value never erases a stored one; a
+        replaced value is kept in extra["history"] (field, old, new, when, source), so a corrected
+        identification can be traced; the source's extra keys are merged in. Path, content, size and vectors
+        are not touched."""
+        changed: dict[int, list[str]] = {}
+        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        with self._write, Session(self.engine) as s, s.begin():
+            for chunk in _chunks(list(updates)):
+                rows = {r.id: r for r in s.scalars(select(PhotoRow).where(PhotoRow.id.in_([int(i) for i, _ in chunk])))}
+                for pid, photo in chunk:
+                    row = rows.get(int(pid))
+                    if row is not None:
+                        fields_ = self._merge(row, photo, source, at)
+                        if fields_:
+                            changed.setdefault(row.id, [])
+                            changed[row.id] += [f for f in fields_ if f not in changed[row.id]]
+        return changed
+
+    @staticmethod
+    def _merge(row: PhotoRow, photo: Photo, source: str, at: str) -> list[str]:
+        new = _stored(photo)
+        extra = dict(row.extra or {})
+        history = list(extra.get("history") or [])
+        changed = []
+        for name in METADATA_FIELDS:
+            value, old = new[name], getattr(row, name)
+            if value in ("", None) or value == old:
+                continue
+            if old not in ("", None):
+                history.append({"field": name, "old": _json_value(old), "new": _json_value(value), "at": at,
+                                "source": source})
+            setattr(row, name, value)
+            changed.append(name)
+        if "observed_on" in changed:
+            row.observed_month = new["observed_month"]
+        if "license" in changed:
+            row.license_code, row.license_version = new["license_code"], new["license_version"]
+        for name, note in (("observed_on", "observed_on_unparsed"), ("latitude", "latitude_invalid"),
+                           ("longitude", "longitude_invalid")):
+            if name in changed:  # a readable value now: the note about an unreadable one is stale
+                extra.pop(note, None)
+        for key, value in (photo.extra or {}).items():
+            if key != "history" and value not in ("", None) and extra.get(key) != value:
+                extra[key] = value
+                if "extra" not in changed:
+                    changed.append("extra")
+        if history:
+            extra["history"] = history[-MAX_HISTORY:]
+        if extra != (row.extra or {}):
+            row.extra = extra  # a new dict, so that the JSON column is written
+        return changed
 
     def ids_for_hashes(self, hashes: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -119,11 +193,20 @@ class SqlCatalog:
         """Photos with this name at any rank. Why a UNION of one lookup per rank rather than an OR: SQLite
         plans an OR over eight expressions as a full scan; each lower(rank) = name part uses its own
         partial expression index (migration 0003_filters; empty ranks are not indexed), which keeps the filter fast at a million photos."""
-        name = name.strip().lower()
+        typed = bounds.name(name)
         cols = [PhotoRow.scientific_name, PhotoRow.common_name, PhotoRow.genus, PhotoRow.family,
                 PhotoRow.order, PhotoRow.class_name, PhotoRow.phylum, PhotoRow.kingdom]
-        # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
-        return PhotoRow.id.in_(union(*[select(PhotoRow.id).where(c.op("!=")(text("''")), func.lower(c) == name)
+        if typed.isascii():  # SQLite's lower() is the case fold for ASCII text: the indexed lookup (an ASCII
+            # name so misses only names that fold to ASCII from other letters: "strasse" for "Straße")
+            key = typed.lower()
+            # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
+            return PhotoRow.id.in_(union(*[select(PhotoRow.id).where(c.op("!=")(text("''")), func.lower(c) == key)
+                                           for c in cols]))
+        # a name with non-ASCII letters ("Renée", "Ähre"): lower() would not fold them, so every name is compared
+        # NFC + case-folded by the function storage.db registers (a scan, not an index lookup)
+        key = bounds.name_key(typed)
+        return PhotoRow.id.in_(union(*[select(PhotoRow.id).where(c.op("!=")(text("''")),
+                                                                 getattr(func, NAME_KEY_SQL)(c) == key)
                                        for c in cols]))
 
     def taxon_known(self, name: str) -> bool:
@@ -138,10 +221,27 @@ class SqlCatalog:
         with Session(self.engine) as s:
             for rank, col in ranks:
                 for name, n in s.execute(select(col, func.count()).where(col != "").group_by(col)):
-                    entry = counts.setdefault(str(name).lower(), [str(name), rank, 0])
+                    entry = counts.setdefault(bounds.name_key(name), [bounds.name(name), rank, 0])
                     entry[2] += int(n)
         top = sorted(counts.values(), key=lambda e: (-e[2], e[0].lower()))[:limit]
         return [(name, rank, n) for name, rank, n in top]
+
+    @staticmethod
+    def _licence_clause(text_: str):
+        """The licence filter's rule (core.licences): an exact code (and version, if given) on the indexed
+        code column; `code*` that code and the codes extending it; bare CC elements (`nc`) every CC licence
+        having them. The user's text reaches LIKE only escaped: % and _ are never wildcards."""
+        flt = parse_licence_filter(text_)
+        code = PhotoRow.license_code
+        if flt.elements:
+            dashed = literal("-") + code + literal("-")
+            return and_(code.like("cc-%"), *[dashed.like(f"%-{like_escape(e)}-%", escape="\\")
+                                            for e in flt.elements])
+        if not flt.code:
+            return false()
+        clause = (or_(code == flt.code, code.like(like_escape(flt.code) + "-%", escape="\\")) if flt.family
+                  else code == flt.code)
+        return and_(clause, PhotoRow.license_version == flt.version) if flt.version else clause
 
     def filter_ids(self, filters: Filters) -> np.ndarray:
         clauses = []
@@ -154,7 +254,7 @@ class SqlCatalog:
         if filters.months:
             clauses.append(PhotoRow.observed_month.in_([int(m) for m in filters.months]))
         if filters.license:
-            clauses.append(func.lower(PhotoRow.license).contains(filters.license.lower()))
+            clauses.append(self._licence_clause(filters.license))
         with self.engine.connect() as conn:
             out = None
             if filters.ids is not None:

@@ -6,8 +6,15 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
+from core.contracts.bounds import name_key
+
 MIGRATIONS = Path(__file__).with_name("migrations")
+NAME_KEY_SQL = "ecolens_name_key"  # the SQL function of core.contracts.bounds.name_key on every connection
 MMAP_BYTES = 1 << 30  # the first GiB of the database file is read through a memory map (address space, not RAM)
+
+
+def _name_key(value):
+    return None if value is None else name_key(value)
 
 
 def open_engine(db_path: Path | str, mmap_bytes: int = MMAP_BYTES) -> Engine:
@@ -29,6 +36,10 @@ def open_engine(db_path: Path | str, mmap_bytes: int = MMAP_BYTES) -> Engine:
         # (the sqlite_mmap_mb setting turns it off where a read error must not end the process: a network disk)
         cur.execute(f"PRAGMA mmap_size={int(mmap_bytes)}")
         cur.close()
+        # why: SQLite's lower() folds ASCII only, so a taxon filter typed with non-ASCII letters ("Renée",
+        # "Ä") compares through this (NFC + case fold, core.contracts.bounds.name_key); never used in an index or a
+        # trigger, so a connection without it (the sqlite3 shell) still reads and writes the database
+        dbapi_conn.create_function(NAME_KEY_SQL, 1, _name_key, deterministic=True)
 
     migrate(engine)
     return engine

@@ -35,7 +35,10 @@ class PhotoRow(Base):
     observed_month: Mapped[int | None] = mapped_column(Integer, nullable=True)  # 1-12, indexed for month filters
     latitude: Mapped[float | None] = mapped_column(Float, nullable=True)
     longitude: Mapped[float | None] = mapped_column(Float, nullable=True)
-    license: Mapped[str] = mapped_column(String(100), default="")
+    license: Mapped[str] = mapped_column(String(100), default="")  # as the source wrote it
+    # core.licences' reading of `license` (migration 0006): what the licence filter compares
+    license_code: Mapped[str] = mapped_column(String(100), default="", server_default="", index=True)
+    license_version: Mapped[str] = mapped_column(String(20), default="", server_default="")
     rights_holder: Mapped[str] = mapped_column(String(200), default="")
     caption: Mapped[str] = mapped_column(Text, default="")
     source: Mapped[str] = mapped_column(String(50), default="")

@@ -23,7 +23,7 @@ import gradio as gr
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError, NotFoundError
 from core.exports import collection_roots
-from core.labels import ADJUDICATED, agreement, disagreements, export_labels
+from core.labels import ADJUDICATED, agreement, disagreements, export_labels, same_annotator
 from core.search.presets import request_for
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import ExportRecord, Label, SessionLog
@@ -42,7 +42,7 @@ def new_label_state() -> dict[str, Any]:
 
 
 def _name(annotator: str) -> str:
-    return " ".join((annotator or "").split())
+    return bounds.name(annotator or "")  # NFC, one space, trimmed: as Label.checked stores it
 
 
 def judged(done: dict[str, int]) -> int:
@@ -95,7 +95,7 @@ class LabelHandlers:
         st = new_label_state()
         st.update(query=query, items=hits, seq=int((before or {}).get("seq") or 0))
         name = _name(annotator)
-        mine = {str(lb.photo_id): lb.label for lb in self.log.labels(query=query) if lb.annotator == name}
+        mine = {str(lb.photo_id): lb.label for lb in self.log.labels(query=query) if same_annotator(lb.annotator, name)}
         ids = {str(h["id"]) for h in hits}
         st["done"] = {k: v for k, v in mine.items() if k in ids}  # resume what this annotator already said
         st["pos"] = self._next_unjudged(st, -1)
@@ -185,7 +185,7 @@ class LabelHandlers:
         st["undo"] = st["undo"][:-1]
         removed = self.log.remove_label(int(last["label_id"]))
         before = [lb for lb in self.log.labels(query=st["query"])
-                  if lb.annotator == removed.annotator and lb.photo_id == removed.photo_id]
+                  if same_annotator(lb.annotator, removed.annotator) and lb.photo_id == removed.photo_id]
         done = dict(st["done"])
         if before:
             done[str(removed.photo_id)] = before[-1].label
@@ -244,7 +244,7 @@ class LabelHandlers:
             raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_SUFFIX))
         labels = self.log.labels(query=query)
         if _name(annotator):
-            labels = [lb for lb in labels if lb.annotator == _name(annotator)]
+            labels = [lb for lb in labels if same_annotator(lb.annotator, _name(annotator))]
         if not labels:
             raise InputError(f"No labels for “{query}”" + (f" by {_name(annotator)}" if _name(annotator) else ""),
                              "judge some photos of this query first")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import math
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -143,6 +144,18 @@ def text(name: str, value: Any, max_chars: int = MAX_QUERY_CHARS) -> str:
     if len(value) > max_chars:
         raise InputError(f"The {name} has {len(value)} characters, more than {max_chars}", "shorten it")
     return value
+
+
+def name(value: Any) -> str:
+    """A person's or a taxon's name as it is stored: Unicode NFC (an "é" typed as one character or as "e" plus
+    a combining accent is the same text), runs of white space as one space, trimmed."""
+    return " ".join(unicodedata.normalize("NFC", "" if value is None else str(value)).split())
+
+
+def name_key(value: Any) -> str:
+    """What two names are compared by: the stored form (name) case-folded, so "Renée", "RENÉE" and a
+    decomposed "rene\u0301e" are one annotator, and "Straße" is "strasse"."""
+    return unicodedata.normalize("NFC", name(value).casefold())
 
 
 def seconds(value: Any) -> float:

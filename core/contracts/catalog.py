@@ -7,6 +7,11 @@ from typing import Any, Protocol, Sequence
 from core.contracts.records import Filters, Photo
 
 
+# what a source may say about a photo, and an ingest of the source again updates (Catalog.update_metadata)
+METADATA_FIELDS = ("scientific_name", "common_name", "kingdom", "phylum", "class_name", "order", "family", "genus",
+                   "observed_on", "latitude", "longitude", "license", "rights_holder", "caption")
+
+
 @dataclass
 class VectorSet:
     """A set of embeddings made by one model: vectors of different models are never mixed."""
@@ -20,6 +25,10 @@ class VectorSet:
 class Catalog(Protocol):
     def add_photos(self, photos: Sequence[Photo], run_id: int | None = None) -> list[int]:
         """Insert photos (sha256 must be new); returns their ids in order."""
+
+    def update_metadata(self, updates: Sequence[tuple[int, Photo]], source: str = "") -> dict[int, list[str]]:
+        """Write a source's metadata (METADATA_FIELDS, extra) onto photos already in the catalog by id; returns
+        id -> the fields changed. Empty values never erase; replaced values go to extra["history"]."""
 
     def ids_for_hashes(self, hashes: Sequence[str]) -> dict[str, int]:
         """Known content hashes -> photo id."""

@@ -55,7 +55,7 @@ class Filters:
     date_to: date | None = None
     months: tuple[int, ...] = ()  # 1-12, any year
     bbox: tuple[float, float, float, float] | None = None  # west, south, east, north (degrees)
-    license: str = ""  # substring, case-insensitive, e.g. "cc0", "cc-by"
+    license: str = ""  # a licence code (core.licences): "cc-by" exactly, "cc-by-4.0", "cc-by*" family, "nc"
     ids: tuple[int, ...] | None = None  # an explicit pool (a benchmark's candidate list)
 
     def is_empty(self) -> bool:

@@ -87,7 +87,7 @@ class Label:
     def checked(self) -> "Label":
         if self.label not in LABEL_VALUES:
             raise InputError(f"Label {self.label!r} is not 1, 0 or -1", "use 1 relevant, 0 not relevant, -1 skip")
-        name = " ".join(bounds.text("annotator name", self.annotator, 200).split())
+        name = bounds.name(bounds.text("annotator name", self.annotator, 200))  # NFC, one space, trimmed
         if not name:
             raise InputError("The annotator name is empty", "type your name before labelling")
         if not bounds.text("query", self.query).strip():

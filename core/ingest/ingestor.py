@@ -19,6 +19,7 @@ from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
+from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.contracts.settings import Settings
 from core.ingest.sources import scan
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
 RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
+METADATA_SOURCES = ("inat-csv", "inquire-parquet")  # source kinds that say what their photos show (not folders)
+FIELD_WORDS = {"scientific_name": "species", "observed_on": "date", "common_name": "common name",
+               "class_name": "class", "rights_holder": "rights holder", "license": "licence"}
 
 
 class Ingestor:
@@ -76,6 +80,8 @@ class Ingestor:
         started = time.perf_counter()
         from core.ingest.precomputed import is_precomputed, precomputed_batches
 
+        known: list[tuple[int, Photo]] = []  # photos already in the catalog, with the source's metadata
+
         precomputed = path is not None and is_precomputed(path)
         # a source that cannot be read is refused here, before anything is written
         source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
@@ -90,14 +96,17 @@ class Ingestor:
         if precomputed:
             report.kind, report.engine = "precomputed", "precomputed"
             total = 0
-            batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings)
+            batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings,
+                                          known=known)
         else:
             items = source.items if source else []
             report.kind, report.ignored = (source.kind, source.ignored) if source else ("catalog", [])
             report.notices += source.notices if source else []
             total = len(items)
             resume = self.catalog.get_photos(self.catalog.unindexed_ids(vs.id))
-            dedupe = Deduper(self.catalog, report, self.settings.path("media"))
+            dedupe = Deduper(self.catalog, report, self.settings.path("media"),
+                             carries_metadata=bool(source) and source.kind in METADATA_SOURCES)
+            known = dedupe.known
             batches = self._engine(engine_name, workers, report).batches(resume, items, dedupe,
                                                                          report)
         done = 0
@@ -107,11 +116,34 @@ class Ingestor:
             if progress and batch.seen:
                 progress(done, max(total, done))
         commit.checkpoint()
+        if known:
+            self._update_metadata(known, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _update_metadata(self, known: list[tuple[int, Photo]], report: IngestReport) -> None:
+        """Photos the catalog already holds, met again in a source that says what they show (a CSV after
+        their folder, a re-exported CSV with a corrected identification): their metadata follows the
+        source (empty cells erase nothing, replaced values are kept in their history); no vector changes."""
+        changed = self.catalog.update_metadata(known, source=report.source)
+        report.updated = len(changed)
+        for names in changed.values():
+            for name in names:
+                report.updated_fields[name] = report.updated_fields.get(name, 0) + 1
+        what = "the CSV" if report.kind == "inat-csv" else "the parquet file"
+        if changed:
+            fields = ", ".join(f"{FIELD_WORDS.get(n, n)} {c}" for n, c in sorted(report.updated_fields.items(),
+                                                                                   key=lambda kv: -kv[1]))
+            report.notices.append(f"{len(changed)} photo{'s' if len(changed) != 1 else ''} already indexed: their "
+                                  f"metadata was updated from {what} ({fields}); they were not embedded again")
+            log.info("ingest %s: metadata of %d photos already indexed updated (%s)", report.source, len(changed),
+                     fields)
+        else:
+            report.notices.append(f"{len(known)} photo{'s' if len(known) != 1 else ''} already indexed: {what} "
+                                  "says nothing new about them (metadata unchanged)")
 
     def _engine(self, name: str, workers: int, report: IngestReport):
         if name == "ray":

@@ -24,7 +24,7 @@ from core.ingest.decode import read_and_hash
 from core.ingest.state import EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
 from core.contracts.settings import Settings
-from core.ingest.sources import CSV_COLUMNS, SourceItem, _float, parse_date
+from core.ingest.sources import CSV_COLUMNS, SourceItem, ValueNotes, _coordinate, _date_value
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +67,11 @@ def declared_model(path: Path, names: list[str], table_meta: dict | None, first_
 
 
 def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: VectorSet, report: IngestReport,
-                        model: str | None, settings: Settings) -> Iterator[EmbeddedBatch]:
+                        model: str | None, settings: Settings,
+                        known: list[tuple[int, Photo]] | None = None) -> Iterator[EmbeddedBatch]:
     """Embedded batches straight from the file: new photos, and catalog photos of the file whose vector in
-    this set is missing (a resumed run). Raises InputError when the vectors do not fit the vector set."""
+    this set is missing (a resumed run). Raises InputError when the vectors do not fit the vector set.
+    `known` collects (id, the file's record) of photos already indexed, for their metadata to be updated."""
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(path)
@@ -97,13 +99,14 @@ def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: Ve
                          "`python app.py ingest FOLDER`")
     unindexed = set(catalog.unindexed_ids(vs.id))
     seen: set[str] = set()
+    notes = ValueNotes()
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="precomputed-hash") as pool:
         for rb in pf.iter_batches(batch_size=ROWS_PER_BATCH):
             rows = rb.to_pylist()
             vectors = _vectors(rows, vec_col, vs.dim, path)
-            items = [_item(row, ref_col, path, vec_col) for row in rows]
+            items = [_item(row, ref_col, path, vec_col, notes) for row in rows]
             digests = list(pool.map(_digest, items))
-            known = catalog.ids_for_hashes([d for d in digests if d])
+            known_ids = catalog.ids_for_hashes([d for d in digests if d])
             new_photos, new_rows, old_ids, old_rows = [], [], [], []
             for i, (item, digest) in enumerate(zip(items, digests)):
                 norm = float(np.linalg.norm(vectors[i]))
@@ -111,13 +114,15 @@ def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: Ve
                     report.skipped.append((item.name, "its vector is zero or not finite; recompute it"))
                 elif digest in seen:
                     report.duplicates += 1
-                elif digest in known:
-                    if known[digest] in unindexed:
-                        old_ids.append(known[digest])
+                elif digest in known_ids:
+                    if known_ids[digest] in unindexed:
+                        old_ids.append(known_ids[digest])
                         old_rows.append(i)
-                        unindexed.discard(known[digest])
+                        unindexed.discard(known_ids[digest])
                     else:
                         report.already += 1
+                        if known is not None:
+                            known.append((known_ids[digest], item.photo))
                 else:
                     item.photo.sha256 = digest
                     new_photos.append(item.photo)
@@ -126,6 +131,7 @@ def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: Ve
             if old_ids:
                 yield EmbeddedBatch(catalog.get_photos(old_ids), _unit(vectors[old_rows]), False, 0)
             yield EmbeddedBatch(new_photos, _unit(vectors[new_rows]), True, len(rows))
+    report.notices += notes.all()
 
 
 def _vectors(rows: list[dict], col: str, dim: int, path: Path) -> np.ndarray:
@@ -145,16 +151,15 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32) if len(x) else x
 
 
-def _item(row: dict, ref_col: str, path: Path, vec_col: str) -> SourceItem:
+def _item(row: dict, ref_col: str, path: Path, vec_col: str, notes: ValueNotes) -> SourceItem:
     ref = str(row.get(ref_col) or "").strip()
     values = {ours: row.get(next((h for h in names if h in row), ""), "") for ours, names in CSV_COLUMNS.items()
               if ours != "path"}
     used = {h for names in CSV_COLUMNS.values() for h in names} | {vec_col, ref_col, "model_id", "model"}
     extra = {k: v for k, v in row.items() if k not in used and isinstance(v, (str, int, float, bool))}
-    try:
-        observed = parse_date(values.get("observed_on"))
-    except InputError:
-        observed = None
+    where = f"{path.name}:{ref or 'row'}"
+    header = {ours: next((h for h in names if h in row), ours) for ours, names in CSV_COLUMNS.items()}
+    observed = _date_value(values.get("observed_on"), where, header["observed_on"], extra, notes)
     remote = ref.startswith(("http://", "https://"))
     local = None if remote or not ref else (path.parent / ref).resolve()
     photo = Photo(path=ref if remote or not ref else str(local), source="precomputed",
@@ -163,7 +168,9 @@ def _item(row: dict, ref_col: str, path: Path, vec_col: str) -> SourceItem:
                   phylum=str(values.get("phylum") or ""), class_name=str(values.get("class_name") or ""),
                   order=str(values.get("order") or ""), family=str(values.get("family") or ""),
                   genus=str(values.get("genus") or ""), observed_on=observed,
-                  latitude=_float(values.get("latitude")), longitude=_float(values.get("longitude")),
+                  latitude=_coordinate(values.get("latitude"), "latitude", header["latitude"], 90, where, extra, notes),
+                  longitude=_coordinate(values.get("longitude"), "longitude", header["longitude"], 180, where, extra,
+                                        notes),
                   license=str(values.get("license") or ""), rights_holder=str(values.get("rights_holder") or ""),
                   caption=str(values.get("caption") or ""), extra=extra)
     return SourceItem(ref or f"{path}:row", (lambda f=local: f.read_bytes()) if local else (lambda: b""), photo)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
+import re
 import urllib.request
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -15,6 +17,15 @@ from core.contracts import bounds
 from core.contracts.errors import InputError
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.contracts.records import Photo
+
+log = logging.getLogger(__name__)
+
+MAX_VALUE_NOTICES = 20  # notices about unreadable values: a few examples, then a count of the rest
+# a date, optionally with the time of day and a zone as exports write them ("2024-05-31 14:02:11 UTC")
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                   r"\s*(?:Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?)?")
+
+_EMPTY_WORDS = ("", "nan", "none", "null", "na", "n/a")  # how exports write a missing coordinate
 
 # iNaturalist-style CSV: our column -> accepted header names (first present wins). Other columns go to extra.
 CSV_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -53,16 +64,22 @@ class SourceScan:
 
 
 def parse_date(text: str | None) -> date | None:
-    """YYYY-MM-DD (a time part is ignored) or None for an empty value; InputError otherwise."""
+    """YYYY-MM-DD, optionally followed by a time of day and a zone (which are ignored), or None for an empty
+    value; InputError for anything else: a date that is not in the calendar (2024-02-30) or one followed by
+    other text ("2024-05-31 approx") is refused, never cut to its first ten characters."""
     if text is None or str(text).strip() in ("", "nan", "NaT", "None"):
         return None
     if isinstance(text, (date, datetime)):
         return text if isinstance(text, date) and not isinstance(text, datetime) else text.date()
     raw = str(text).strip()
-    try:
-        return date.fromisoformat(raw[:10])
-    except ValueError:
+    m = _DATE.fullmatch(raw)
+    if not m:
         raise InputError(f"Date {raw!r} is not in the form YYYY-MM-DD", "write dates like 2024-05-31") from None
+    try:
+        return date.fromisoformat(m.group(1))
+    except ValueError:
+        raise InputError(f"Date {raw!r} is not a day of the calendar",
+                         "check the month and day (2024-02-30 does not exist); write dates like 2024-05-31") from None
 
 
 def _float(value) -> float | None:
@@ -73,14 +90,55 @@ def _float(value) -> float | None:
     return None if out != out else out  # NaN -> None
 
 
-def _coordinate(values: dict, name: str, limit: float, row: str, extra: dict, notices: list[str]) -> float | None:
-    """A latitude (|x| <= 90) or longitude (|x| <= 180), or None; a value out of range is kept in extra
-    (name_invalid) and reported, so a filter by place never silently matches or misses it."""
-    value = _float(values.get(name))
-    if value is None or -limit <= value <= limit:
-        return value
-    extra[f"{name}_invalid"] = values.get(name)
-    notices.append(f"{row}: {name} {values.get(name)} is outside -{limit:g} to {limit:g}; the place was left empty")
+class ValueNotes:
+    """Values of a source that cannot be read: each is left empty on the photo, kept in its extra, logged, and
+    reported as a notice naming the row, the column, the value and the fix (the first MAX_VALUE_NOTICES;
+    then a count of the rest)."""
+
+    def __init__(self):
+        self.notices: list[str] = []
+        self.count = 0
+
+    def add(self, row: str, column: str, value, problem: str, fix: str) -> None:
+        self.count += 1
+        log.warning("%s: column %s: %r %s; left empty", row, column, value, problem)
+        if self.count <= MAX_VALUE_NOTICES:
+            self.notices.append(f"{row}: {column} {str(value)!r} {problem}; it was left empty (how to fix: {fix}, "
+                                "then ingest the file again)")
+
+    def all(self) -> list[str]:
+        more = self.count - MAX_VALUE_NOTICES
+        return self.notices + ([f"... and {more} more values that could not be read (see the log)"] if more > 0 else [])
+
+
+def _date_value(value, row: str, column: str, extra: dict, notes: ValueNotes) -> date | None:
+    """The date of a row, or None; an unreadable one is kept in extra (observed_on_unparsed) and noted."""
+    try:
+        return parse_date(value)
+    except InputError as exc:
+        extra["observed_on_unparsed"] = value if isinstance(value, str) else str(value)
+        problem = "is not a day of the calendar" if "calendar" in exc.message else "is not a date (YYYY-MM-DD)"
+        notes.add(row, column, value, problem, "write the date as YYYY-MM-DD, e.g. 2024-05-31")
+        return None
+
+
+def _coordinate(value, name: str, column: str, limit: float, row: str, extra: dict, notes: ValueNotes) -> float | None:
+    """A latitude (|x| <= 90) or longitude (|x| <= 180), or None; a value that is not a number or out of range
+    is kept in extra (name_invalid) and noted, so a filter by place never silently matches or misses it."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in _EMPTY_WORDS):
+        return None
+    number = _float(value)
+    if number is not None and -limit <= number <= limit:
+        return number
+    extra[f"{name}_invalid"] = value
+    if number is None and not (isinstance(value, float) and value != value):  # NaN: an empty parquet cell
+        notes.add(row, column, value, "is not a number",
+                  f"write the {name} in decimal degrees, e.g. {'45.52' if name == 'latitude' else '-73.61'}")
+    elif number is not None:
+        notes.add(row, column, value, f"is outside -{limit:g} to {limit:g}",
+                  f"give the {name} in decimal degrees between -{limit:g} and {limit:g}")
+    else:
+        extra.pop(f"{name}_invalid")
     return None
 
 
@@ -142,7 +200,7 @@ def _read_csv(csv_path: Path) -> SourceScan:
             raise InputError(f"{csv_path} has no image column",
                              "add a column named path (relative to the CSV), image_path or image_url")
         used = {h for h in chosen.values() if h}
-        items, notices = [], []
+        items, notes = [], ValueNotes()
         for line, row in enumerate(reader, start=2):
             ref = (row.get(chosen["path"]) or "").strip()
             name = f"{csv_path}:{line}"
@@ -156,18 +214,16 @@ def _read_csv(csv_path: Path) -> SourceScan:
                     extra["attributes"] = json.loads(extra["attributes"])
                 except json.JSONDecodeError:
                     pass
-            try:
-                observed = parse_date(values.get("observed_on"))
-            except InputError:
-                observed = None
-                extra["observed_on_unparsed"] = values.get("observed_on")
+            observed = _date_value(values.get("observed_on"), name, chosen["observed_on"], extra, notes)
             photo = Photo(
                 path=ref, source="inat-csv", scientific_name=values.get("scientific_name", ""),
                 common_name=values.get("common_name", ""), kingdom=values.get("kingdom", ""),
                 phylum=values.get("phylum", ""), class_name=values.get("class_name", ""),
                 order=values.get("order", ""), family=values.get("family", ""), genus=values.get("genus", ""),
-                observed_on=observed, latitude=_coordinate(values, "latitude", 90, name, extra, notices),
-                longitude=_coordinate(values, "longitude", 180, name, extra, notices),
+                observed_on=observed,
+                latitude=_coordinate(values.get("latitude"), "latitude", chosen["latitude"], 90, name, extra, notes),
+                longitude=_coordinate(values.get("longitude"), "longitude", chosen["longitude"], 180, name, extra,
+                                      notes),
                 license=values.get("license", ""),
                 rights_holder=values.get("rights_holder", ""), caption=values.get("caption", ""), extra=extra)
             if ref.startswith(("http://", "https://")):
@@ -176,9 +232,7 @@ def _read_csv(csv_path: Path) -> SourceScan:
                 f = (csv_path.parent / ref).resolve()
                 photo.path = str(f)
                 items.append(SourceItem(str(f), _file_reader(f), photo))
-    if len(notices) > 20:  # a few examples; the count says the rest
-        notices = notices[:20] + [f"... and {len(notices) - 20} more rows with coordinates out of range"]
-    return SourceScan(items, "inat-csv", notices=notices)
+    return SourceScan(items, "inat-csv", notices=notes.all())
 
 
 INQUIRE_EXTRA = ("inat24_image_id", "inat24_file_name", "inat24_species_id", "supercategory", "category",
@@ -197,7 +251,7 @@ def _scan_parquet(path: Path, media_dir: Path) -> SourceScan:
     if "image" not in cols:
         raise InputError(f"{path} has no 'image' column",
                          "use a parquet file in the INQUIRE-Rerank schema (image, query, relevant, ...)")
-    items = []
+    items, notes = [], ValueNotes()
     for i, row in enumerate(table.to_pylist()):
         img = row.get("image")
         raw, ref = (img.get("bytes"), img.get("path")) if isinstance(img, dict) else (img, None)
@@ -212,21 +266,16 @@ def _scan_parquet(path: Path, media_dir: Path) -> SourceScan:
             fname = row.get("inat24_file_name") or ref or f"row{i}.jpg"
             save_to = media_dir / Path(str(fname)).name
             photo_path = str(save_to)
+        where = f"{path}:row {i}"
+        extra = {k: row[k] for k in INQUIRE_EXTRA if k in cols and row.get(k) is not None}
         photo = Photo(
             path=photo_path, source="inquire-parquet", scientific_name=row.get("inat24_species_name") or "",
-            observed_on=_safe_date(row.get("date")), latitude=_float(row.get("latitude")),
-            longitude=_float(row.get("longitude")), license=row.get("license") or "",
-            rights_holder=row.get("rights_holder") or "",
-            extra={k: row[k] for k in INQUIRE_EXTRA if k in cols and row.get(k) is not None})
-        items.append(SourceItem(f"{path}:row {i}", read, photo, save_to=save_to))
-    return SourceScan(items, "inquire-parquet")
-
-
-def _safe_date(value) -> date | None:
-    try:
-        return parse_date(value)
-    except InputError:
-        return None
+            observed_on=_date_value(row.get("date"), where, "date", extra, notes),
+            latitude=_coordinate(row.get("latitude"), "latitude", "latitude", 90, where, extra, notes),
+            longitude=_coordinate(row.get("longitude"), "longitude", "longitude", 180, where, extra, notes),
+            license=row.get("license") or "", rights_holder=row.get("rights_holder") or "", extra=extra)
+        items.append(SourceItem(where, read, photo, save_to=save_to))
+    return SourceScan(items, "inquire-parquet", notices=notes.all())
 
 
 def content_hash(data: bytes) -> str:

@@ -25,6 +25,8 @@ class IngestReport:
     already: int = 0  # in the catalog from an earlier run
     duplicates: int = 0  # same content as another file of this run
     reembedded: int = 0  # catalog photos that had no vector yet (an interrupted run, a new model)
+    updated: int = 0  # photos already in the catalog whose metadata this source changed (not embedded again)
+    updated_fields: dict[str, int] = field(default_factory=dict)  # field -> photos it changed for
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (name, reason)
     ignored: list[str] = field(default_factory=list)  # not images by their suffix
     notices: list[str] = field(default_factory=list)
@@ -35,7 +37,8 @@ class IngestReport:
 
     def to_json(self) -> dict:
         return {"source": self.source, "kind": self.kind, "seen": self.seen, "added": self.added,
-                "already_indexed": self.already, "duplicates": self.duplicates, "reembedded": self.reembedded,
+                "already_indexed": self.already, "updated": self.updated, "updated_fields": dict(self.updated_fields),
+                "duplicates": self.duplicates, "reembedded": self.reembedded,
                 "skipped": [{"path": n, "reason": r} for n, r in self.skipped], "ignored": self.ignored,
                 "notices": self.notices, "index": self.index_kind, "engine": self.engine,
                 "workers": self.workers, "seconds": round(self.seconds, 2)}
@@ -56,9 +59,14 @@ class Deduper:
     """Decides, in source order, which read items are new content: known hashes are counted as already in
     the catalog, repeats within the run as duplicates, and copies of a broken file are skipped like it."""
 
-    def __init__(self, catalog: Catalog, report: IngestReport, media_dir: Path | None = None):
-        """`media_dir`: where the bytes of remote photos are kept (core.ingest.media_store); None keeps none."""
+    def __init__(self, catalog: Catalog, report: IngestReport, media_dir: Path | None = None,
+                 carries_metadata: bool = False):
+        """`media_dir`: where the bytes of remote photos are kept (core.ingest.media_store); None keeps none.
+        `carries_metadata`: the source says what the photos show (a CSV, a parquet; not a folder), so a photo
+        already in the catalog is kept in `known` with its id, for its metadata to be updated."""
         self.catalog, self.report, self.media_dir = catalog, report, media_dir
+        self.carries_metadata = carries_metadata
+        self.known: list[tuple[int, Photo]] = []  # (catalog id, the source's record) of photos already indexed
         self.first: dict[str, str] = {}  # content hash -> name of the first file with it
         self.copies: dict[str, list[str]] = {}  # content hash -> names counted as its duplicates
         self.bad: dict[str, str] = {}  # content hash -> why it cannot be used
@@ -83,6 +91,8 @@ class Deduper:
                     report.notices.append(f"{r.item.name}: same content as {self.first[r.digest]}; skipped")
             elif r.digest in known:
                 report.already += 1
+                if self.carries_metadata:
+                    self.known.append((known[r.digest], r.item.photo))
             else:
                 self.first[r.digest] = r.item.name
                 out.append(r)

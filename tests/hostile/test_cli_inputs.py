@@ -52,6 +52,18 @@ def _csv_with_bad_longitude(root: Path) -> str:
     return str(folder / "obs.csv")
 
 
+def _csv_with(root: Path, name: str, column: str, value: str, seed: int) -> str:
+    """A one-photo iNaturalist-style CSV whose `column` holds `value` (an unreadable date or coordinate)."""
+    folder = root / "inputs" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    colour_image(seed).save(folder / "a.png")
+    row = {"path": "a.png", "taxon_name": "Ardea alba", "observed_on": "2024-05-01", "latitude": "45.1",
+           "longitude": "-73.5", "license": "cc-by"}
+    row[column] = value
+    (folder / "obs.csv").write_text(",".join(row) + "\n" + ",".join(row.values()) + "\n")
+    return str(folder / "obs.csv")
+
+
 def _many(root: Path) -> str:
     return str(make_photo_folder(root / "inputs" / "many", good=60, broken=0))
 
@@ -93,6 +105,21 @@ CASES = [
          env={"ECOLENS_DATA_DIR": "/proc/self"}),
     Case("CSV longitude 999", lambda r: ["ingest", _csv_with_bad_longitude(r)], "outside -180 to 180", rc=0,
          accepted=True),
+    Case("CSV observed_on 2024-02-30", lambda r: ["ingest", _csv_with(r, "feb30", "observed_on", "2024-02-30", 911)],
+         "observed_on '2024-02-30' is not a day of the calendar", rc=0, accepted=True),
+    Case("CSV latitude abc", lambda r: ["ingest", _csv_with(r, "lat-abc", "latitude", "abc", 912)],
+         "latitude 'abc' is not a number", rc=0, accepted=True),
+    Case("CSV date with trailing text", lambda r: ["ingest", _csv_with(r, "date-text", "observed_on",
+                                                                       "2024-05-01 or so", 913)],
+         "observed_on '2024-05-01 or so' is not a date", rc=0, accepted=True),
+    Case("--license % (a LIKE wildcard)", lambda r: ["search", "heron", "--license", "%"],
+         "no photo passes the filters", rc=0, accepted=True),
+    Case("--license cc-b_ (a LIKE wildcard)", lambda r: ["search", "heron", "--license", "cc-b_"],
+         "no photo passes the filters", rc=0, accepted=True),
+    Case("--date-from with trailing text", lambda r: ["search", "heron", "--date-from", "2024-05-01 or so"],
+         "YYYY-MM-DD"),
+    Case("--date-from 2024-02-30", lambda r: ["search", "heron", "--date-from", "2024-02-30"],
+         "not a day of the calendar"),
     Case("disk full during ingest", lambda r: ["ingest", _many(r)], "disk", fresh=True, limit_file_bytes=40_000),
     Case("max_upload_mb=nan at start", lambda r: ["config"], "max_upload_mb", env={"ECOLENS_MAX_UPLOAD_MB": "nan"}),
     Case("threads=100000", lambda r: ["config"], "threads", env={"ECOLENS_THREADS": "100000"}),

@@ -175,3 +175,25 @@ def test_scriptable_label_endpoint(setup):
     second = h.label_photo("frogs", 4, 0, "script")
     labels = log.labels(query="frogs")
     assert [lb.id for lb in labels] == [first, second] and labels[0].session_id == labels[1].session_id
+
+
+def test_one_annotator_however_the_name_is_typed_and_exports_without_formulas(setup):
+    """"Renée" typed composed, decomposed and in capitals is one annotator: her labels resume, her export
+    filter finds them all, kappa sees one person; a name or query that a spreadsheet would run as a formula
+    reaches the CSV neutralised (JSONL keeps it raw)."""
+    import unicodedata
+
+    _, log, _, h = setup
+    decomposed = unicodedata.normalize("NFD", "Renée")
+    (*_, a), _ = load(h, "frogs", "Renée", 4)
+    *_, a = press(h, a, "1", who="Renée")
+    (*_, a2), _ = load(h, "frogs", decomposed, 4)
+    assert a2["done"] == a["done"]  # her earlier label resumes under the other spelling
+    *_, a2 = press(h, a2, "0", photo=a2["items"][1]["id"], who=decomposed)
+    assert {lb.annotator for lb in log.labels(query="frogs")} == {"Renée"}  # stored NFC
+    assert len(open(h.export("jsonl", "frogs", "RENÉE")).read().splitlines()) == 2
+    h.label_photo("=HYPERLINK(\"http://x\")", 3, 1, "@evil")
+    [row] = list(csv.DictReader(open(h.export("csv", "=HYPERLINK(\"http://x\")", ""), newline="", encoding="utf-8")))
+    assert (row["query"], row["annotator"]) == ("'=HYPERLINK(\"http://x\")", "'@evil")
+    raw = json.loads(open(h.export("jsonl", "=HYPERLINK(\"http://x\")", "")).readline())
+    assert (raw["query"], raw["annotator"]) == ("=HYPERLINK(\"http://x\")", "@evil")
