@@ -12,10 +12,10 @@ def create_reader(settings: Any, embedder: Any = None):
     """The PhotoReader named by settings.answer_reader, or None for 'captions' (photo notes read by the text
     LLM). 'auto' follows the judge: the OpenAI judge's model reads photos; the field-guide judge with the
     field-guide embedder (the synthetic world) has the field-guide reader; anything else means captions."""
-    name = getattr(settings, "answer_reader", "auto") or "auto"
+    name = settings.answer_reader
     if name == "auto":
-        judge = getattr(settings, "judge", "")
-        world = judge == "fieldguide" and str(getattr(settings, "embedder", "")).startswith("fieldguide")
+        judge = settings.judge
+        world = judge == "fieldguide" and settings.embedder.startswith("fieldguide")
         name = "openai" if judge == "openai" else ("fieldguide" if world else "captions")
     if name == "captions":
         return None
