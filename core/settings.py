@@ -371,9 +371,9 @@ def _shown(name: str, raw: Any) -> Any:
 
 
 def _config_error(error: Mapping[str, Any]) -> ConfigError:
-    name, raw, problem = str(error["loc"][0]), error.get("input"), error["type"]
+    name, raw, problem = str(error["loc"][0]) if error["loc"] else "", error.get("input"), error["type"]
     if name not in Settings.model_fields:  # an unknown key reached the model (a caller built it directly)
-        _unknown([name], "in the given values")
+        _unknown([name or "?"], "in the given values")
     kind = field_type(name)
     choices = field_choices(name)
     if problem == "literal_error":
