@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     # --- where things live -------------------------------------------------------------------------
     data_dir: str = Field("./data", description="Folder for the catalog, FAISS indexes, caches, generated pictures "
         "and logs.")
+    cache_size_mb: int = Field(1024, ge=1, le=1 << 20, description="Most megabytes the disk cache of backend answers "
+        "(data_dir/cache: embeddings, LLM, judge, reader and captioner answers) may hold; past it the least recently "
+        "used entries are evicted, and a cache over a lowered bound shrinks when next opened.")
     corpus: str = Field("", description="Photo collection to build on first use (a folder, CSV or parquet). Empty: "
         "the synthetic field-guide world is built when the offline stand-in models are in use.")
     # --- backends (chosen by name) ------------------------------------------------------------------

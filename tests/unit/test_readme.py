@@ -1,5 +1,5 @@
-"""The settings reference (docs/reference/settings.md) is the one the settings model declares, and the README's
-test command is the one CI runs."""
+"""The settings reference table (docs/reference/settings.md) is the one the code declares, and the README's test
+command is the one CI runs."""
 from pathlib import Path
 
 from scripts.settings_table import render
