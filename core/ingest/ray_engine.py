@@ -35,7 +35,7 @@ from core.ingest.sources import SourceItem
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository root
 INSTALL = "pip install 'ray[data]'"
 HASH_CHUNK = 256  # items read and hashed per step of phase 1
 

@@ -1,0 +1,54 @@
+"""The demo world as a plug-in: its rule book and answer reader are in use only while the collection is the
+world; on a user's own photos the generic rules word every request and the photo notes answer questions."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PIL import Image
+
+from app import build_services
+from core.contracts import world
+from core.contracts.settings import load_settings
+from core.methods import rules
+
+WORLD_REQUEST = "a Slate Reedpiper carrying a twig"
+
+
+def _photos(folder: Path, n: int, shade: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        Image.new("RGB", (64, 48), (shade, 20 * i % 255, 90)).save(folder / f"p{i}.png")
+    return folder
+
+
+def test_the_world_reads_requests_only_while_the_collection_is_the_world(tmp_path):
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash")
+    services = build_services(settings)  # empty catalog, stand-in embedder: the world will be built here
+    assert world.rule_book().name == "fieldguide"
+    in_world = rules.subquestions(WORLD_REQUEST, 3)
+
+    services.ingestor().run(_photos(tmp_path / "mine", 3, 200))
+    own = build_services(settings)  # a restart on a catalog of the user's own photos
+    assert world.rule_book() is world.GENERIC
+    assert own.choose_world() == "generic"
+    generic = rules.subquestions(WORLD_REQUEST, 3)
+    assert generic != in_world  # the world's wording is gone ...
+    assert all(q.endswith("?") for q in generic)  # ... and the generic rules still ask yes/no questions
+    assert world.GENERIC.text_facts("a Slate Reedpiper with red wings") == set()
+
+
+def test_the_worlds_reader_answers_only_in_the_world(tmp_path):
+    """With the world's own encoder and judge (the defaults), 'auto' picks the world's reader for the world and
+    the photo notes (no reader) for the user's photos."""
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"))
+    assert build_services(settings).backends.reader is not None  # the world will be built: its reader
+    build_services(settings).ingestor().run(_photos(tmp_path / "mine", 2, 90))
+    assert build_services(settings).backends.reader is None  # own photos: questions are answered from notes
+
+
+def test_settings_for_own_photos_never_reach_the_world(tmp_path):
+    folder = _photos(tmp_path / "mine", 2, 120)
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", corpus=str(folder))
+    services = build_services(settings)
+    assert services.choose_world() == "generic"
+    assert rules.context(WORLD_REQUEST).startswith("No field notes are at hand")
