@@ -46,7 +46,7 @@ def image_source(args) -> tuple[str, str | None]:
 def eval_services(ctx, benchmark: str, source: str):
     """Services on data_dir/eval/<benchmark>-<hash>: a catalog holding only this benchmark's images."""
     tag = hashlib.sha1(str(Path(source).resolve()).encode("utf-8")).hexdigest()[:10]
-    settings = dataclasses.replace(ctx.settings, data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")))
+    settings = ctx.settings.replace(data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")))
     return dataclasses.replace(ctx, settings=settings, _services=None).services()
 
 

@@ -136,7 +136,7 @@ GENERIC_FIX = {
 
 def probe(backends: Any, kind: str) -> ProbeResult:
     """Build backend `kind` from `backends` (a registry.Backends) and probe it."""
-    setting = mask_urls_in(str(getattr(backends.settings, kind, "")))
+    setting = mask_urls_in(str(getattr(backends.settings, kind)))
     start = time.monotonic()
     backend = None
     try:

@@ -62,7 +62,7 @@ def collection_roots(settings: Any) -> list[Path]:
     """The folders exports name photo files relative to: the configured collection (a folder, or the folder
     of its CSV / parquet file), then the data directory (the synthetic world, downloaded media)."""
     roots: list[Path] = []
-    if getattr(settings, "corpus", ""):
+    if settings.corpus:
         p = Path(settings.corpus).expanduser()
         roots.append(p if p.is_dir() else p.parent)
     roots.append(settings.path())

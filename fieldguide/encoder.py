@@ -151,5 +151,5 @@ def create_fieldguide_embedder(settings, spec: str = "fieldguide") -> FieldGuide
     folder = ASSET_DIR
     if spec and spec != "fieldguide":
         folder = Path(spec.split(":", 1)[-1]).expanduser()
-    return FieldGuideEmbedder(folder, batch_size=getattr(settings, "batch_size", 64),
-                              threads=getattr(settings, "threads", 0))
+    return FieldGuideEmbedder(folder, batch_size=settings.batch_size,
+                              threads=settings.threads)

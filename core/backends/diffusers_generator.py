@@ -82,7 +82,7 @@ class DiffusersGenerator:
         if not spec:
             cls("")  # raises the error that names the setting
         device, _ = torch_device.resolve(settings)
-        precision = torch_device.precision_for(getattr(settings, "dtype", "auto"), device,
+        precision = torch_device.precision_for(settings.dtype, device,
                                                model_facts("generator", spec).precision)
         return cls(spec, device=device, dtype=torch_device.dtype_of(precision))
 

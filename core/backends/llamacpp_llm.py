@@ -39,7 +39,7 @@ def packaged_model_path() -> Path:
 
 
 def model_path(settings: Any) -> Path:
-    configured = getattr(settings, "llm_model_path", "")
+    configured = settings.llm_model_path
     if configured:
         path = Path(configured).expanduser()
         if not path.is_file():
@@ -80,7 +80,7 @@ class LlamaCppLLM:
             raise BackendError("llama-cpp-python is not installed (needed by llm='llama_cpp')",
                                f"{INSTALL_LLAMA}, or set llm to 'rule' or 'openai'") from None
         path = model_path(settings)
-        threads = int(getattr(settings, "threads", 0) or 0) or None
+        threads = settings.threads or None
         n_ctx = min(model_facts("llm", path.name).context_tokens or MAX_CONTEXT_TOKENS, MAX_CONTEXT_TOKENS)
         try:
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads,

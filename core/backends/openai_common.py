@@ -34,10 +34,10 @@ def import_openai(setting: str) -> Any:
 
 def api_key(settings: Any) -> str:
     """The key from settings, else $OPENAI_API_KEY, else a placeholder when a local base URL is set."""
-    key = getattr(settings, "openai_api_key", "") or os.environ.get("OPENAI_API_KEY", "")
+    key = settings.openai_api_key or os.environ.get("OPENAI_API_KEY", "")
     if key:
         return key
-    if getattr(settings, "openai_base_url", ""):
+    if settings.openai_base_url:
         return PLACEHOLDER_KEY
     raise BackendError("No API key for the OpenAI backend",
                        "set OPENAI_API_KEY (or ECOLENS_OPENAI_API_KEY), or set openai_base_url to a local "
@@ -47,10 +47,10 @@ def api_key(settings: Any) -> str:
 def make_client(settings: Any, setting: str) -> Any:
     """An `openai.OpenAI` client configured from settings (base URL, key, timeout, retries)."""
     openai = import_openai(setting)
-    return openai.OpenAI(base_url=getattr(settings, "openai_base_url", "") or None,
+    return openai.OpenAI(base_url=settings.openai_base_url or None,
                          api_key=api_key(settings),
-                         timeout=float(getattr(settings, "backend_timeout_s", 60.0)),
-                         max_retries=int(getattr(settings, "backend_retries", 2)))
+                         timeout=settings.backend_timeout_s,
+                         max_retries=settings.backend_retries)
 
 
 def server_name(client: Any) -> str:

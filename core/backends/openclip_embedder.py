@@ -109,7 +109,7 @@ class OpenClipEmbedder:
         open_clip = import_open_clip()
         name, pretrained = parse_spec(spec)
         device, _ = torch_device.resolve(settings)
-        precision = torch_device.precision_for(getattr(settings, "dtype", "auto"), device,
+        precision = torch_device.precision_for(settings.dtype, device,
                                                model_facts("embedder", spec).precision)
         load_name, load_pretrained = locate_weights(open_clip, name, pretrained)
         try:
@@ -122,7 +122,7 @@ class OpenClipEmbedder:
         version = getattr(open_clip, "__version__", "?")
         random_weights = pretrained is None and not name.startswith("hf-hub:")
         return cls(model, preprocess, tokenizer, model_id=f"open_clip:{spec}#open_clip={version}",
-                   device=device, dtype=dtype, batch_size=getattr(settings, "batch_size", 32),
+                   device=device, dtype=dtype, batch_size=settings.batch_size,
                    is_standin=random_weights)
 
     # --- forward passes -------------------------------------------------------------------------

@@ -109,6 +109,9 @@ def create_captioner(settings: Settings) -> Captioner:
     return factory(settings, spec)
 
 
+# backend kind -> the setting that names it, where the two differ
+SETTING_OF = {"reader": "answer_reader"}
+
 # (backend kind, settings) -> the error its load raised; kept for the life of the process.
 _FAILED_LOADS: dict[tuple[str, Settings], BackendError] = {}
 _FAILED_LOCK = threading.Lock()
@@ -153,7 +156,7 @@ class Backends:
                     setattr(self, "_" + name, make())
                 except BackendError as exc:
                     log.exception("loading the %s backend %r failed; not retried in this process", name,
-                                  getattr(self.settings, name, name))
+                                  getattr(self.settings, SETTING_OF.get(name, name)))
                     _remember_failure(name, self.settings, exc)
                     raise
             return getattr(self, "_" + name)

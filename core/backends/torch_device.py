@@ -85,7 +85,7 @@ def apply_threads(threads: int) -> None:
 
 def resolve(settings: Any) -> tuple[str, Any]:
     """(device, dtype) for these settings; also applies the thread limit."""
-    device = choose_device(getattr(settings, "device", "auto"))
-    dtype = choose_dtype(getattr(settings, "dtype", "auto"), device)
-    apply_threads(getattr(settings, "threads", 0))
+    device = choose_device(settings.device)
+    dtype = choose_dtype(settings.dtype, device)
+    apply_threads(settings.threads)
     return device, dtype

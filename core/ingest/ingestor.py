@@ -7,7 +7,6 @@ engine's decoding threads, or Ray Data actors), commit on this process (the one 
 its checkpoints). A parquet of precomputed vectors skips the embedding (core.ingest.precomputed)."""
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import logging
 import time
@@ -153,7 +152,7 @@ class Ingestor:
         elif name == "local":
             from core.ingest.local_engine import LocalEngine
 
-            engine = LocalEngine(self.embedder, dataclasses.replace(self.settings, ingest_workers=workers))
+            engine = LocalEngine(self.embedder, self.settings.replace(ingest_workers=workers))
         else:
             raise InputError(f"Unknown ingest engine {name!r}", "use --engine local or --engine ray")
         report.workers = engine.workers

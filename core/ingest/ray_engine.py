@@ -161,8 +161,6 @@ class EmbedActor:
     bound: tuple[Settings, int, str]  # (settings, torch threads, device), set by RayEngine._dataset
 
     def __init__(self):
-        import dataclasses
-
         settings, threads, device = self.bound
 
         from core.backends.registry import create_embedder
@@ -173,7 +171,7 @@ class EmbedActor:
             torch.set_num_threads(threads)
         except ImportError:
             pass
-        self.settings = dataclasses.replace(settings, device=device if settings.device == "auto" else settings.device)
+        self.settings = settings.replace(device=device if settings.device == "auto" else settings.device)
         self.embedder = create_embedder(self.settings)
         self.pool = ThreadPoolExecutor(max_workers=max(2, threads), thread_name_prefix="actor-decode")
 

@@ -51,7 +51,7 @@ def standins(settings: Any, described: Mapping[str, Mapping[str, Any]] | None = 
         if info is not None and "standin" in info:
             standin = bool(info["standin"])
         else:
-            standin = str(getattr(settings, kind, "")) in standin_names(kind)
+            standin = str(getattr(settings, kind)) in standin_names(kind)
         if standin:
             out.append(kind)
     return out
@@ -71,17 +71,17 @@ def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None,
                 "models' in the README).")
     if not fake:
         return ""
-    names = ", ".join(f"{kind} '{getattr(settings, kind, '?')}'" for kind in fake)
+    names = ", ".join(f"{kind} '{getattr(settings, kind)}'" for kind in fake)
     if "embedder" in fake:
         return (f"YOUR PHOTOS, STAND-IN MODELS ({names}): the offline stand-ins were made for the synthetic "
                 "demo world, so rankings, sub-question answers and pictures are NOT meaningful for real photos. "
                 f"For real results set {FIXES['embedder'][1]} and {FIXES['judge'][1]}; then run "
                 "`python app.py ingest` again to embed the photos with the new model.")
-    parts = "; ".join(f"{kind} '{getattr(settings, kind, '?')}': {FIXES[kind][0]} are not meaningful "
+    parts = "; ".join(f"{kind} '{getattr(settings, kind)}': {FIXES[kind][0]} are not meaningful "
                       f"(set {FIXES[kind][1]})" for kind in fake if kind != "llm" and kind != "captioner")
     minor = [kind for kind in fake if kind in ("llm", "captioner")]
     text = "Real embedder; stand-ins in use: " + (parts if parts else "")
     if minor:
-        text += ("; " if parts else "") + ", ".join(f"{kind} '{getattr(settings, kind, '?')}' ({FIXES[kind][0]})"
+        text += ("; " if parts else "") + ", ".join(f"{kind} '{getattr(settings, kind)}' ({FIXES[kind][0]})"
                                                     for kind in minor)
     return text + "."

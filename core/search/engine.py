@@ -66,7 +66,7 @@ class SearchEngine:
         self.settings = settings or corpus.settings
         self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
                                                  self.settings.path("generated"), self.settings.cache_size_mb)
-        self._heavy = threading.BoundedSemaphore(max(1, int(getattr(self.settings, "max_heavy_searches", 4))))
+        self._heavy = threading.BoundedSemaphore(self.settings.max_heavy_searches)
 
     # ---- searching ------------------------------------------------------------------------------
     def search(self, request: SearchRequest, on_event: Callable[[Event], None] | None = None,

@@ -191,12 +191,10 @@ def test_smollm2_sub_questions_follow_the_yes_no_pattern_in_the_requests_words(l
     with a yes/no word, ends with '?', and uses only the request's words and the linking words."""
     import re
 
-    from dataclasses import replace
-
     from core.methods import llm_checks, llm_schemas, llm_tasks
     from core.prompts import rerank as prompts
 
-    llm = registry.create_llm(replace(_openai_settings(llama_server), llm_model="SmolLM2-135M-Instruct"))
+    llm = registry.create_llm(_openai_settings(llama_server).replace(llm_model="SmolLM2-135M-Instruct"))
     assert llm.own_words
     query = "a heron eating a fish at dusk"
     pattern = llm_schemas.yes_no_pattern(llm_checks.request_vocabulary(query))

@@ -126,3 +126,43 @@ def test_credentials_in_urls_are_masked_when_settings_are_shown():
     assert "s3cret" not in mask_url("https://user:s3cret@host:notaport/v1")
     text = "could not reach https://a:b@h/v1 (see https://docs.example/x?token=zz)"
     assert mask_urls_in(text) == "could not reach https://***@h/v1 (see https://docs.example/x?token=***)"
+
+
+# --- the pydantic-settings model ----------------------------------------------------------------------------------
+
+
+def test_settings_alone_are_the_defaults_and_are_frozen_and_hashable(monkeypatch):
+    monkeypatch.setenv("ECOLENS_K", "77")
+    assert Settings().k == 20 and load_settings(environ=None).k == 77  # only load_settings reads the environment
+    a, b = Settings(k=5), Settings(k=5)
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1  # the backend registry keys on settings
+    with pytest.raises(Exception):
+        a.k = 6
+    assert "sk-secret" not in repr(Settings(openai_api_key="sk-secret"))
+
+
+def test_replace_is_checked_and_keeps_the_rest():
+    s = Settings(k=5, data_dir="/d")
+    t = s.replace(ingest_workers=3)
+    assert (t.k, t.data_dir, t.ingest_workers, s.ingest_workers) == (5, "/d", 3, 0)
+    with pytest.raises(ConfigError, match="out of range"):
+        s.replace(k=0)
+    with pytest.raises(ConfigError, match="Unknown setting"):
+        s.replace(colour="blue")
+
+
+def test_a_bad_file_value_counts_even_where_the_environment_overrides_it(tmp_path):
+    cfg = tmp_path / "eco.toml"
+    cfg.write_text("k = 2.9\n")
+    with pytest.raises(ConfigError, match="whole number"):
+        load_settings(cfg, environ={"ECOLENS_K": "9"})
+    with pytest.raises(ConfigError, match="whole number"):
+        load_settings(environ={"ECOLENS_K": "3.0"})  # text for a whole number is a whole number, not '3.0'
+
+
+def test_the_model_declares_type_range_choices_and_help():
+    from core.contracts.settings import allowed, field_choices, field_range
+
+    assert field_range("port") == (1, 65535) and field_choices("index_type") == ("flat", "ivfpq", "hnsw")
+    assert allowed("k") == "whole number 1-1000" and allowed("index_on_disk") == "true or false"
+    assert all(Settings.model_fields[name].description for name in Settings.model_fields)

@@ -117,7 +117,7 @@ def test_bad_inputs_become_gr_errors(setup, tmp_path):
         run(h, k=1_000_000_000)
     big = tmp_path / "big.png"
     Image.new("RGB", (900, 900)).save(big)
-    h.settings = h.settings.__class__(data_dir=h.settings.data_dir, max_upload_mb=0.0001)
+    h.settings = h.settings.model_copy(update={"max_upload_mb": 0.0001})  # below the allowed range: unchecked copy
     with pytest.raises(gr.Error, match="MB"):
         run(h, example=str(big))
     (tmp_path / "notes.txt").write_text("x")
