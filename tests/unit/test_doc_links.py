@@ -83,3 +83,16 @@ def test_the_checker_finds_what_it_should(tmp_path):
                    encoding="utf-8")
     bad = broken_links(doc, tmp_path.resolve())
     assert len(bad) == 2 and "docs/missing.png (no such file)" in bad[0] and "#nope" in bad[1], bad
+
+
+CODE_PATH = re.compile(r"`((?:core|ui|storage|cli|fieldguide|bench|scripts|tests)/[\w/.-]+\.(?:py|sh|md))`")
+
+
+def test_the_architecture_page_names_only_files_that_exist():
+    """docs/architecture.md names modules by path (`core/search/engine.py`): each one is in the tree, so the
+    page follows the code when a module moves."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = sorted(set(CODE_PATH.findall(text)))
+    assert named, "the architecture page names no module"
+    missing = [p for p in named if not (ROOT / p).exists()]
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
