@@ -79,3 +79,11 @@ def write_observations(root: Path, rows: list[dict]) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     return path
+
+
+def shaded_photos(folder: Path, n: int, shade: int) -> Path:
+    """`n` small PNGs of one shade (a user's own photos, unlike the demo world's) in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        Image.new("RGB", (64, 48), (shade, 20 * i % 255, 90)).save(folder / f"p{i}.png")
+    return folder

@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image
-
 from app import build_services
+from tests.photos import shaded_photos as _photos
 from core.search.banner import OWN, SYNTHETIC
 from core.contracts.settings import load_settings
 
-
-def _photos(folder: Path, n: int, shade: int) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        Image.new("RGB", (64, 48), (shade, 20 * i % 255, 90)).save(folder / f"p{i}.png")
-    return folder
 
 
 def test_the_world_stays_synthetic_after_a_restart_and_own_photos_make_it_own(tmp_path):

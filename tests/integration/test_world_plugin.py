@@ -2,23 +2,15 @@
 world; on a user's own photos the generic rules word every request and the photo notes answer questions."""
 from __future__ import annotations
 
-from pathlib import Path
-
-from PIL import Image
 
 from app import build_services
+from tests.photos import shaded_photos as _photos
 from core.contracts import world
 from core.contracts.settings import load_settings
 from core.methods import rules
 
 WORLD_REQUEST = "a Slate Reedpiper carrying a twig"
 
-
-def _photos(folder: Path, n: int, shade: int) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        Image.new("RGB", (64, 48), (shade, 20 * i % 255, 90)).save(folder / f"p{i}.png")
-    return folder
 
 
 def test_the_world_reads_requests_only_while_the_collection_is_the_world(tmp_path):
