@@ -3,7 +3,8 @@ server that answers every call after 200 ms (with log-probabilities), through th
 
 Prints the wall time, the sequential sum of the calls' latencies and their ratio (goal <= 1/8).
 
-    /root/.cache/ecolens/venv/bin/python bench/rerank.py [--concurrency 16] [--delay 0.2]
+    /root/.cache/ecolens/venv/bin/python bench/rerank.py [--concurrency 16] [--delay 0.2] [--candidates 100]
+    /root/.cache/ecolens/venv/bin/python bench/rerank.py --smoke   # tiny run for the test suite; goal not judged
 """
 from __future__ import annotations
 
@@ -69,11 +70,15 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--delay", type=float, default=0.2)
     ap.add_argument("--candidates", type=int, default=100)
+    ap.add_argument("--smoke", action="store_true",
+                    help="a tiny run (8 candidates, 20 ms calls) that checks the bench works; the goal is not judged")
     args = ap.parse_args()
+    if args.smoke:
+        args.candidates, args.delay, args.concurrency = 8, 0.02, 4
 
     from core.backends.openai_judge import OpenAIJudge
     from core.engine import SearchEngine
-from core.request import SearchRequest
+    from core.request import SearchRequest
     from core.records import Photo
     from core.settings import Settings
     from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
@@ -101,7 +106,11 @@ from core.request import SearchRequest
     print(f"wall time {wall:.2f} s; sequential sum {seq:.2f} s; ratio {wall / seq:.3f} (goal <= {1 / 8:.3f})")
     for note in res.notices:
         print(f"note: {note}")
-    return 0 if calls == n * len(rr["subquestions"]) and wall / seq <= 1 / 8 else 1
+    all_calls = calls == n * len(rr["subquestions"])
+    if args.smoke:
+        print("smoke run: the goal is not judged at this size")
+        return 0 if all_calls else 1
+    return 0 if all_calls and wall / seq <= 1 / 8 else 1
 
 
 if __name__ == "__main__":
