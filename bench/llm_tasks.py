@@ -10,11 +10,13 @@ the JSON: stages.visret.source for the instruction, and the fallback notices ('<
 sub-questions.
 
     python bench/llm_tasks.py [--queries 10] [--threads 2] [--data DIR] [--base-url URL]
-    python bench/llm_tasks.py --smoke [--base-url URL]   # a tiny run for the test suite; goals not judged
+    python bench/llm_tasks.py --smoke [--base-url URL | --stand-in-server]   # a tiny run; goals not judged
 
---base-url points the searches at an OpenAI-compatible server that is already running (e.g. the test suite's
-llama.cpp server on 127.0.0.1) instead of starting one. --smoke runs one query on a small world (one picture
-per species) built into the data directory first.
+--base-url points the searches at an OpenAI-compatible server that is already running instead of starting
+llama.cpp's. --stand-in-server starts a stand-in on 127.0.0.1 that answers every chat call at once with the
+same short sentence (no model: it checks the bench's own path, from the searches to the table; the test
+suite's smoke run uses it, since SmolLM2 takes minutes per query on a busy 2-core machine). --smoke runs one
+query on a small world (one picture per species) built into the data directory first.
 """
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,6 +81,41 @@ def start_server(model: Path, threads: int, log_path: Path) -> tuple[subprocess.
     raise SystemExit("llama_cpp.server did not start within 120 s")
 
 
+STAND_IN_REPLY = "a clear photo of the subject"
+
+
+class StandInHandler(BaseHTTPRequestHandler):
+    """/v1/models lists one model; /v1/chat/completions answers STAND_IN_REPLY to everything."""
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _send(self, reply: dict) -> None:
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send({"object": "list", "data": [{"id": "stand-in", "object": "model", "owned_by": "bench"}]})
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._send({"id": "stand-in", "object": "chat.completion", "created": int(time.time()), "model": "stand-in",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": STAND_IN_REPLY}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+
+def start_stand_in() -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StandInHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/v1"
+
+
 def task_sources(result: dict) -> dict[str, str]:
     """task -> 'model' | 'rule: <why>' | 'not run', read from one search's JSON."""
     stages, notices = result.get("stages", {}), result.get("notices", [])
@@ -119,6 +158,8 @@ def main() -> int:
     parser.add_argument("--data", help="data directory (default: a fresh temporary one)")
     parser.add_argument("--base-url", help="an OpenAI-compatible server already running (default: start "
                                            "llama_cpp.server with the packaged SmolLM2 model)")
+    parser.add_argument("--stand-in-server", action="store_true",
+                        help="answer every LLM call from a stand-in on 127.0.0.1 (no model; checks the bench runs)")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny run (one query, one picture per species) that checks the bench works")
     args = parser.parse_args()
@@ -128,8 +169,11 @@ def main() -> int:
         data = Path(args.data or Path(tmp) / "data")
         if args.smoke:
             small_world(data, per_species=1)
+        stand_in = None
         if args.base_url:
             proc, base = None, args.base_url.rstrip("/")
+        elif args.stand_in_server:
+            (stand_in, base), proc = start_stand_in(), None
         else:
             from core.backends.llamacpp_llm import packaged_model_path
 
@@ -162,8 +206,13 @@ def main() -> int:
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=30)
-    server = f"the server at {base}" if args.base_url else "llama_cpp.server"
-    print(f"\nSmolLM2-135M-Instruct via {server}, {len(rows)} queries, {time.monotonic() - start:.0f} s")
+            if stand_in is not None:
+                stand_in.shutdown()
+    if stand_in is not None:
+        served = f"a stand-in server answering {STAND_IN_REPLY!r} (no model)"
+    else:
+        served = "SmolLM2-135M-Instruct via " + (f"the server at {base}" if args.base_url else "llama_cpp.server")
+    print(f"\n{served}, {len(rows)} queries, {time.monotonic() - start:.0f} s")
     print(f"{'task':<26} {'by the model':>12} {'fraction':>9}  {'of which completed by the rule':>30}  goal")
     ok = True
     for task in TASKS:

@@ -34,6 +34,7 @@ class JudgeServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.delay = delay
         self.latencies: list[float] = []
+        self.probes = 0  # the judge's one-time check that it sees pictures (two calls before the first ask)
         self.lock = threading.Lock()
 
 
@@ -61,8 +62,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        from core.backends.judge_checks import PROBE_QUESTION
+
         with self.server.lock:
             self.server.latencies.append(time.perf_counter() - t0)
+            self.server.probes += PROBE_QUESTION.encode() in body
 
 
 def main() -> int:
@@ -99,10 +103,11 @@ def main() -> int:
         wall = time.perf_counter() - t0
     server.shutdown()
     rr = res.stages["rerank"]
-    calls = len(server.latencies)
-    seq = sum(server.latencies)
+    calls = len(server.latencies) - server.probes
+    seq = sum(server.latencies)  # the probe's calls too: the search waited for them as well
     print(f"rerank bench: {rr['judged']} photos x {len(rr['subquestions'])} sub-questions = {calls} judge calls "
-          f"({args.delay * 1000:.0f} ms each), concurrency {args.concurrency}")
+          f"(+{server.probes} for the judge's image probe; {args.delay * 1000:.0f} ms each), "
+          f"concurrency {args.concurrency}")
     print(f"wall time {wall:.2f} s; sequential sum {seq:.2f} s; ratio {wall / seq:.3f} (goal <= {1 / 8:.3f})")
     for note in res.notices:
         print(f"note: {note}")
