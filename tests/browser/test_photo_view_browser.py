@@ -11,8 +11,8 @@ import csv
 import json
 import re
 
-from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, lightbox_key, open_photo, search, tab,
-                                 show_tab, wait_searched, wait_settled)
+from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, lightbox_key, open_photo, search,
+                                 show_tab, tab, wait_searched, wait_settled)
 
 MARK_COLUMNS = ["id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",
                 "rights_holder", "query", "preset"]
