@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
-# Install (first time only) and run the whole test suite offline: unit, integration and browser tests.
-# Extra arguments go to pytest, e.g. ./test.sh tests/unit -q
+# Install (first time only) and run the test suite offline.
+#   ./test.sh              everything: unit, hostile, integration (every bench/*.py at a tiny size included)
+#                          and browser tests; what CI runs (.ci/run)
+#   ./test.sh fast         the fast lane: tests/unit and tests/hostile only (no browser, no integration), under
+#                          two minutes once set up; no Chromium needed
+# Further arguments go to pytest, e.g. ./test.sh tests/unit -q or ./test.sh fast -k engine
 set -euo pipefail
 cd "$(dirname "$0")"
+LANE=full
+if [ "${1:-}" = fast ]; then
+  LANE=fast
+  shift
+fi
 bash scripts/setup.sh --dev  # runtime + llama.cpp (the tests run a real llama.cpp server) + test tools
-if [ ! -x /usr/bin/chromium ]; then
+if [ "$LANE" = full ] && [ ! -x /usr/bin/chromium ]; then
   echo "test: installing Debian's chromium for the browser tests"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null;
   else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi
@@ -12,4 +21,8 @@ fi
 CACHE="${ECOLENS_SETUP_CACHE:-${ECOLENS_CACHE:-$HOME/.cache/ecolens}}"
 VENV="${ECOLENS_SETUP_VENV:-${ECOLENS_VENV:-$CACHE/venv}}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+if [ "$LANE" = fast ]; then
+  # --lane fast: tests/conftest.py refuses to run a browser or integration test in this lane
+  exec "$VENV/bin/python" -m pytest --lane fast tests/unit tests/hostile "$@"
+fi
 exec "$VENV/bin/python" -m pytest "$@"

@@ -3,6 +3,7 @@ measured in the same run.
 
     nice -n 10 python bench/ingest.py [--photos 300] [--realistic] [--engine local|ray|both] [--workers N]
                                       [--batch 32] [--threads 2] [--arch ViT-B-32]
+    python bench/ingest.py --smoke   # a tiny run for the test suite (8 photos, one round, local engine, ViT-S-32)
 
 Photos: 224 px generated pictures, or with --realistic 2-3 MP camera-like JPEGs (quality 90, about 0.6-1.2
 MB: smooth light, textured ground, edges and sensor noise). Model: a randomly initialised open_clip model
@@ -85,7 +86,12 @@ def main() -> None:
     ap.add_argument("--realistic", action="store_true", help="2-3 MP camera-like JPEGs instead of 224 px pictures")
     ap.add_argument("--engine", choices=("local", "ray", "both"), default="local")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; medians are reported")
+    ap.add_argument("--smoke", action="store_true",
+                    help="a tiny run (8 photos, batch 4, one round, local engine, ViT-S-32) that checks the bench works")
     args = ap.parse_args()
+    if args.smoke:
+        args.photos, args.batch, args.repeat, args.engine, args.realistic = 8, 4, 1, "local", False
+        args.arch = "ViT-S-32"  # the smallest plain ViT open_clip builds
 
     import torch
 

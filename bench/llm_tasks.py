@@ -9,7 +9,14 @@ the JSON: stages.visret.source for the instruction, and the fallback notices ('<
 ... used the offline rule instead') for the others. The goal is >= 0.8 for the instruction and the
 sub-questions.
 
-    python bench/llm_tasks.py [--queries 10] [--threads 2] [--data DIR]
+    python bench/llm_tasks.py [--queries 10] [--threads 2] [--data DIR] [--base-url URL]
+    python bench/llm_tasks.py --smoke [--base-url URL | --stand-in-server]   # a tiny run; goals not judged
+
+--base-url points the searches at an OpenAI-compatible server that is already running instead of starting
+llama.cpp's. --stand-in-server starts a stand-in on 127.0.0.1 that answers every chat call at once with the
+same short sentence (no model: it checks the bench's own path, from the searches to the table; the test
+suite's smoke run uses it, since SmolLM2 takes minutes per query on a busy 2-core machine). --smoke runs one
+query on a small world (one picture per species) built into the data directory first.
 """
 from __future__ import annotations
 
@@ -20,8 +27,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +81,41 @@ def start_server(model: Path, threads: int, log_path: Path) -> tuple[subprocess.
     raise SystemExit("llama_cpp.server did not start within 120 s")
 
 
+STAND_IN_REPLY = "a clear photo of the subject"
+
+
+class StandInHandler(BaseHTTPRequestHandler):
+    """/v1/models lists one model; /v1/chat/completions answers STAND_IN_REPLY to everything."""
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _send(self, reply: dict) -> None:
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._send({"object": "list", "data": [{"id": "stand-in", "object": "model", "owned_by": "bench"}]})
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self._send({"id": "stand-in", "object": "chat.completion", "created": int(time.time()), "model": "stand-in",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": STAND_IN_REPLY}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+
+def start_stand_in() -> tuple[ThreadingHTTPServer, str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StandInHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/v1"
+
+
 def task_sources(result: dict) -> dict[str, str]:
     """task -> 'model' | 'rule: <why>' | 'not run', read from one search's JSON."""
     stages, notices = result.get("stages", {}), result.get("notices", [])
@@ -95,18 +139,45 @@ def task_sources(result: dict) -> dict[str, str]:
     return out
 
 
+def small_world(data: Path, per_species: int) -> None:
+    """Build and ingest the field-guide world at `per_species` pictures per species into `data`, as the app
+    would on first use (same default backends), so the searches find a catalog and build nothing."""
+    from app import build_services
+    from fieldguide.world import build_world
+    from core.contracts.settings import load_settings
+
+    services = build_services(load_settings(environ={}, data_dir=str(data)))
+    if services.catalog.count() == 0:
+        services.ingestor().run(build_world(data / "fieldguide", per_species=per_species, benchmark=False))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     parser.add_argument("--data", help="data directory (default: a fresh temporary one)")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server already running (default: start "
+                                           "llama_cpp.server with the packaged SmolLM2 model)")
+    parser.add_argument("--stand-in-server", action="store_true",
+                        help="answer every LLM call from a stand-in on 127.0.0.1 (no model; checks the bench runs)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run (one query, one picture per species) that checks the bench works")
     args = parser.parse_args()
-    from core.backends.llamacpp_llm import packaged_model_path
-
-    model = packaged_model_path()
+    if args.smoke:
+        args.queries = 1
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(args.data or Path(tmp) / "data")
-        proc, base = start_server(model, args.threads, Path(tmp) / "server.log")
+        if args.smoke:
+            small_world(data, per_species=1)
+        stand_in = None
+        if args.base_url:
+            proc, base = None, args.base_url.rstrip("/")
+        elif args.stand_in_server:
+            (stand_in, base), proc = start_stand_in(), None
+        else:
+            from core.backends.llamacpp_llm import packaged_model_path
+
+            proc, base = start_server(packaged_model_path(), args.threads, Path(tmp) / "server.log")
         env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_") or k.startswith("ECOLENS_SETUP_")}
         env.update(HF_HUB_OFFLINE="1", ECOLENS_DATA_DIR=str(data), ECOLENS_LLM="openai",
                    ECOLENS_OPENAI_BASE_URL=base, ECOLENS_LLM_MODEL="SmolLM2-135M-Instruct",
@@ -132,9 +203,16 @@ def main() -> int:
                     if "answer rejected" in line:
                         print(f"           ({line.strip()[:160]})")
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-    print(f"\nSmolLM2-135M-Instruct via llama_cpp.server, {len(rows)} queries, {time.monotonic() - start:.0f} s")
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=30)
+            if stand_in is not None:
+                stand_in.shutdown()
+    if stand_in is not None:
+        served = f"a stand-in server answering {STAND_IN_REPLY!r} (no model)"
+    else:
+        served = "SmolLM2-135M-Instruct via " + (f"the server at {base}" if args.base_url else "llama_cpp.server")
+    print(f"\n{served}, {len(rows)} queries, {time.monotonic() - start:.0f} s")
     print(f"{'task':<26} {'by the model':>12} {'fraction':>9}  {'of which completed by the rule':>30}  goal")
     ok = True
     for task in TASKS:
@@ -148,6 +226,9 @@ def main() -> int:
               f"{'>= %.1f' % goal if goal else ''}")
     verified = sum(1 for *_, v in rows if v)
     print(f"answers marked verified (cite only photos they were shown): {verified} / {len(rows)}")
+    if args.smoke:
+        print("smoke run: the goals are not judged on one query")
+        return 0
     return 0 if ok else 1
 
 

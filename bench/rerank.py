@@ -3,7 +3,8 @@ server that answers every call after 200 ms (with log-probabilities), through th
 
 Prints the wall time, the sequential sum of the calls' latencies and their ratio (goal <= 1/8).
 
-    /root/.cache/ecolens/venv/bin/python bench/rerank.py [--concurrency 16] [--delay 0.2]
+    /root/.cache/ecolens/venv/bin/python bench/rerank.py [--concurrency 16] [--delay 0.2] [--candidates 100]
+    /root/.cache/ecolens/venv/bin/python bench/rerank.py --smoke   # tiny run for the test suite; goal not judged
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class JudgeServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.delay = delay
         self.latencies: list[float] = []
+        self.probes = 0  # the judge's one-time check that it sees pictures (two calls before the first ask)
         self.lock = threading.Lock()
 
 
@@ -60,8 +62,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        from core.backends.judge_checks import PROBE_QUESTION
+
         with self.server.lock:
             self.server.latencies.append(time.perf_counter() - t0)
+            self.server.probes += PROBE_QUESTION.encode() in body
 
 
 def main() -> int:
@@ -69,11 +74,15 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--delay", type=float, default=0.2)
     ap.add_argument("--candidates", type=int, default=100)
+    ap.add_argument("--smoke", action="store_true",
+                    help="a tiny run (8 candidates, 20 ms calls) that checks the bench works; the goal is not judged")
     args = ap.parse_args()
+    if args.smoke:
+        args.candidates, args.delay, args.concurrency = 8, 0.02, 4
 
     from core.backends.openai_judge import OpenAIJudge
     from core.search.engine import SearchEngine
-from core.contracts.search_request import SearchRequest
+    from core.contracts.search_request import SearchRequest
     from core.contracts.records import Photo
     from core.contracts.settings import Settings
     from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
@@ -94,14 +103,19 @@ from core.contracts.search_request import SearchRequest
         wall = time.perf_counter() - t0
     server.shutdown()
     rr = res.stages["rerank"]
-    calls = len(server.latencies)
-    seq = sum(server.latencies)
+    calls = len(server.latencies) - server.probes
+    seq = sum(server.latencies)  # the probe's calls too: the search waited for them as well
     print(f"rerank bench: {rr['judged']} photos x {len(rr['subquestions'])} sub-questions = {calls} judge calls "
-          f"({args.delay * 1000:.0f} ms each), concurrency {args.concurrency}")
+          f"(+{server.probes} for the judge's image probe; {args.delay * 1000:.0f} ms each), "
+          f"concurrency {args.concurrency}")
     print(f"wall time {wall:.2f} s; sequential sum {seq:.2f} s; ratio {wall / seq:.3f} (goal <= {1 / 8:.3f})")
     for note in res.notices:
         print(f"note: {note}")
-    return 0 if calls == n * len(rr["subquestions"]) and wall / seq <= 1 / 8 else 1
+    all_calls = calls == n * len(rr["subquestions"])
+    if args.smoke:
+        print("smoke run: the goal is not judged at this size")
+        return 0 if all_calls else 1
+    return 0 if all_calls and wall / seq <= 1 / 8 else 1
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 the latency of the app's own search path, measured in one run.
 
     nice -n 10 python bench/scale.py [--photos 1000000] [--queries 40] [--approx]
+    python bench/scale.py --smoke   # a tiny run for the test suite (3,000 photos, 5 queries); goals not judged
 
 Builds a real SQLite catalog (migrations, indexes) of N photos whose taxa, dates and places are drawn per
 species (skewed species sizes, seasonal months, species ranges), with CLIP-like vectors from
@@ -77,7 +78,11 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--approx", action="store_true", help="also train IVF-PQ and time the unfiltered app search")
+    ap.add_argument("--smoke", action="store_true",
+                    help="a tiny run (3,000 photos, 5 queries, with --approx) that checks the bench works")
     args = ap.parse_args()
+    if args.smoke:
+        args.photos, args.queries, args.approx = 3000, 5, True
 
     import faiss
     from sqlalchemy import text

@@ -2,6 +2,7 @@
 recall and speed-up, measured in one run on CLIP-like vectors.
 
     nice -n 10 python bench/search.py [--sizes 100000,1000000] [--queries 200] [--nprobe 16,32,64]
+    python bench/search.py --smoke   # a tiny run for the test suite (4,000 64-d vectors); goals not judged
 
 Vectors come from bench/clip_like.py (a mean direction, genera, species and photo noise on a power-law
 spectrum), whose statistics are printed and compared with those of CLIP ViT-B image embeddings: random-pair
@@ -84,7 +85,11 @@ def main() -> None:
     ap.add_argument("--pq-m", type=int, default=64)
     ap.add_argument("--hnsw", action="store_true", help="also build HNSW (slow to build on 2 cores)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--smoke", action="store_true",
+                    help="a tiny run (4,000 64-d vectors, 20 queries, 16 IVF lists) that checks the bench works")
     args = ap.parse_args()
+    if args.smoke:
+        args.sizes, args.queries, args.dim, args.nlist, args.pq_m, args.nprobe = "4000", 20, 64, 16, 8, "4,8"
 
     import faiss
 

@@ -1,5 +1,6 @@
 """What the browser tests do on a page, in one place: switch tabs, search and wait for the end, open the photo
-view, load a query in Label, and read colour contrast (WCAG) of the text on screen."""
+view, load a query in Label, read colour contrast (WCAG) of the text on screen, and wait for the page (or a
+condition outside it) instead of sleeping a fixed time."""
 from __future__ import annotations
 
 import time
@@ -42,6 +43,52 @@ CONTRAST_JS = """
 
 def tab(page, name: str) -> None:
     page.get_by_role("tab", name=name).click()
+
+
+# one element of each tab that is on screen once the tab is shown
+TAB_LANDMARKS = {"Search": "#search-query", "Dialogue": "#dialogue-start-text", "Compare": "#compare-query",
+                 "Label": "#label-query", "History": "#history-sessions"}
+
+# true when the boxes of the given elements are where they were at the previous poll and no finite animation
+# or transition is running: the layout has come to rest
+SETTLED_JS = """
+(sels) => {
+  const key = sels.map((s) => { const e = document.querySelector(s); if (!e) return 'absent';
+    const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height].join(','); }).join('|');
+  const moving = document.getAnimations().some((a) => a.playState === 'running'
+    && Number.isFinite(a.effect && a.effect.getComputedTiming().endTime));
+  const still = !moving && window.__settledKey === key;
+  window.__settledKey = key;
+  return still;
+}
+"""
+
+
+def wait_settled(page, *selectors: str) -> None:
+    """Wait until the elements of `selectors` stop moving and no transition runs (polled every 100 ms)."""
+    page.evaluate("() => { window.__settledKey = null; }")
+    page.wait_for_function(SETTLED_JS, arg=list(selectors), polling=100)
+
+
+def show_tab(page, name: str) -> None:
+    """Switch to tab `name` and wait until its content is on screen and at rest."""
+    tab(page, name)
+    landmark = TAB_LANDMARKS[name]
+    page.locator(landmark).wait_for(state="visible")
+    wait_settled(page, landmark)
+
+
+def wait_until(condition, what: str, timeout_s: float = 30.0, poll_s: float = 0.1):
+    """Poll `condition()` (e.g. a database query) until it returns something true, and return that; fail
+    with `what` after `timeout_s`. For conditions outside the page; on the page use Playwright's waits."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+        time.sleep(poll_s)
 
 
 def wait_searched(page, n: int) -> None:

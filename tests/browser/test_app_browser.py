@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 
 from tests.browser.conftest import wait_until_ready
-from tests.browser.pages import QUERY, load_labels, press, search, tab
+from tests.browser.pages import QUERY, load_labels, press, search, tab, wait_until
 
 
 def test_first_start_shows_the_preparation_and_then_searches(server, open_browser, shot):
@@ -80,13 +79,16 @@ def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
                            " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
     assert "previous search was stopped" in page.locator("#search-notices").inner_text()
-    time.sleep(1.5)  # the stopped search must not write over the new results
+    # the stopped search must not write over the new results: first wait until it has ended (its handler
+    # records it as cancelled in the session log as its last act, and sends nothing to the page after that)
+    cancelled = "SELECT s.artefacts FROM stages s JOIN requests r ON r.id = s.request_id " \
+                "WHERE r.method LIKE 'visret+rerank%' AND r.query = 'a bird carrying a twig'"
+    rows = wait_until(lambda: [a for (a,) in server.rows(cancelled) if "cancelled: a newer search replaced it" in a],
+                      "the stopped search to be logged as cancelled")
     status = page.locator("#search-status").inner_text()
     assert f"Search {searches}" in status and "checked" not in status
     shot(page, "search-cancelled")
-    rows = server.rows("SELECT s.artefacts FROM stages s JOIN requests r ON r.id = s.request_id "
-                       "WHERE r.method LIKE 'visret+rerank%' AND r.query = 'a bird carrying a twig'")
-    assert any("cancelled: a newer search replaced it" in a for (a,) in rows)
+    assert any("cancelled: a newer search replaced it" in a for a in rows)
 
 
 def test_two_dialogue_turns_update_the_gallery(server, open_browser, shot):

@@ -10,10 +10,9 @@ from __future__ import annotations
 import csv
 import json
 import re
-import time
 
-from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, lightbox_key, open_photo, search, tab,
-                                 wait_searched)
+from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, lightbox_key, open_photo, search,
+                                 show_tab, tab, wait_searched, wait_settled)
 
 MARK_COLUMNS = ["id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",
                 "rights_holder", "query", "preset"]
@@ -191,7 +190,7 @@ def test_phone_layout_explanation_under_the_tapped_photo_species_in_captions(pla
         tile.tap()
         page.wait_for_function("() => { const i = document.querySelector('#lightbox-photo img');"
                                " return i && i.complete && i.naturalWidth > 0; }")
-        time.sleep(0.5)
+        wait_settled(page, "#lightbox-photo", "#lightbox-info")  # the photo view has finished opening
         photo = page.locator("#lightbox-photo").bounding_box()
         info = page.locator("#lightbox-info").bounding_box()
         assert 0 <= info["y"] - (photo["y"] + photo["height"]) <= 120  # the explanation right under the photo
@@ -211,6 +210,5 @@ def test_every_text_has_wcag_aa_contrast(server, open_browser):
     assert page.evaluate(CONTRAST_JS, "#lightbox") == []
     close_photo(page)
     for name in ("Dialogue", "Compare", "Label", "History"):
-        tab(page, name)
-        time.sleep(0.3)
+        show_tab(page, name)
         assert page.evaluate(CONTRAST_JS, "body") == [], name

@@ -16,6 +16,7 @@ from core.contracts.errors import BackendError
 from core.contracts.settings import Settings
 
 CALLS: list[str] = []
+ALL_ASKING = threading.Event()  # set when the last thread of the concurrency test is about to ask
 
 
 def broken_llm(settings, spec):
@@ -25,7 +26,7 @@ def broken_llm(settings, spec):
 
 def slow_llm(settings, spec):
     CALLS.append(spec)
-    time.sleep(0.2)
+    ALL_ASKING.wait(10)  # the load still runs when the last thread comes to ask for the backend
     return types.SimpleNamespace(model_id="slow", is_standin=True)
 
 
@@ -53,8 +54,18 @@ def test_a_failed_load_is_remembered_and_logged_once(test_llms, caplog):
 
 def test_concurrent_first_use_loads_once(test_llms):
     backends = registry.Backends(Settings(llm="slow"))
-    seen = []
-    threads = [threading.Thread(target=lambda: seen.append(backends.llm)) for _ in range(4)]
+    seen, asking = [], []
+    lock = threading.Lock()
+    ALL_ASKING.clear()
+
+    def use() -> None:
+        with lock:
+            asking.append(1)
+            if len(asking) == 4:
+                ALL_ASKING.set()
+        seen.append(backends.llm)
+
+    threads = [threading.Thread(target=use) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:

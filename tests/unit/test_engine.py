@@ -58,10 +58,17 @@ def test_a_plain_search_never_waits_for_heavy_slots(tmp_path):
         assert time.perf_counter() - t0 < 2
         token = CancelToken()
         events = []
-        worker = threading.Thread(target=lambda: events.extend(engine.stream(request_for("Cover", "a frog"),
-                                                                             cancel=token)))
+        waiting = threading.Event()  # set when the engine says the search waits for a slot
+
+        def consume() -> None:
+            for event in engine.stream(request_for("Cover", "a frog"), cancel=token):
+                events.append(event)
+                if "waits for a free slot" in getattr(event, "text", ""):
+                    waiting.set()
+
+        worker = threading.Thread(target=consume)
         worker.start()
-        time.sleep(0.5)
+        assert waiting.wait(10), [e.kind for e in events]  # the engine reached the slot and reported the wait
         assert worker.is_alive()  # an expensive one waits for the slot ...
         token.cancel("test over")
         worker.join(5)
@@ -72,15 +79,24 @@ def test_a_plain_search_never_waits_for_heavy_slots(tmp_path):
 
 
 def test_a_cancelled_search_stops_sending_judge_calls(tmp_path):
-    judge = FakeJudge(delay=0.1)
+    token = CancelToken()
+
+    def cancel_on_the_fifth_call(request) -> float:  # runs inside the judge, after the call was recorded
+        if len(judge.calls) >= 5:
+            token.cancel("enough")
+        return 0.5
+
+    judge = FakeJudge(rule=cancel_on_the_fifth_call, delay=0.1)
     engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge),
                         judge_concurrency=1)
-    token = CancelToken()
-    threading.Timer(0.5, token.cancel, args=("enough",)).start()
+    before = set(threading.enumerate())
     with pytest.raises(SearchCancelled, match="enough"):
         engine.search(request_for("rerank-full", "a frog", rerank_k=12), cancel=token)
     calls = len(judge.calls)
-    time.sleep(0.5)
+    # every thread the search started (the judge's workers) has ended: nothing is left that could send a call
+    for thread in set(threading.enumerate()) - before:
+        thread.join(10)
+        assert not thread.is_alive(), f"{thread.name} still runs after the search was cancelled"
     assert len(judge.calls) <= calls + 1 and calls < 12 * 3
 
 

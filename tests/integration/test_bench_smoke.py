@@ -1,0 +1,67 @@
+"""Every benchmark in bench/ compiles and runs to the end at a tiny size (`--smoke`), so a benchmark broken by a
+change in the engine fails CI instead of the next person who measures. Each runs as its own process, as a
+person would run it, with a time limit, and must print the line with its ratio (or, for bench/clip_like.py,
+its statistics). At these sizes the goals are not judged; the figures in docs come from full runs.
+
+Nothing here reaches beyond 127.0.0.1: the judge and LLM servers the benchmarks talk to are local stand-ins
+(bench/rerank.py's judge server, also used by bench/cache.py; bench/llm_tasks.py's --stand-in-server, which
+answers every LLM call at once: SmolLM2 on llama.cpp takes minutes per query on a busy 2-core machine, and
+tests/integration/test_real_backends.py already runs the app against that server)."""
+from __future__ import annotations
+
+import os
+import py_compile
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHES = sorted(p.name for p in (ROOT / "bench").glob("*.py") if p.name != "__init__.py")
+
+EXTRA_ARGS = {"llm_tasks.py": ["--stand-in-server"]}
+# bench -> (the line its smoke run must print, seconds it may take on a busy 2-core machine)
+EXPECTED = {
+    "cache.py": (r"ratio \d+(\.\d+)?x \(goal >= 20x\), same ranking: True", 300),
+    "clip_like.py": (r"random-pair cosine -?\d\.\d\d \(CLIP: 0\.1-0\.3\)", 120),
+    "ingest.py": (r"ratio ingest \(local\) / bare decode\+forward: median \d", 300),
+    "isolation.py": (r"ratio \(loaded / alone\): +p50 +\d+\.\d+ +p95 +\d+\.\d+", 300),
+    "llm_tasks.py": (r"sub-questions +\d+ / \d+ +\d\.\d\d", 300),
+    "rerank.py": (r"ratio \d\.\d{3} \(goal <= 0\.125\)", 120),
+    "scale.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
+    "search.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
+    "upload_memory.py": (r"peak memory ratio \d\.\d{3} \(goal <= 0\.125\)", 120),
+}
+
+
+def bench_env() -> dict[str, str]:
+    """The caller's environment without EcoLens settings, offline, and no proxy for local servers."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_") or k.startswith("ECOLENS_SETUP_")}
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    return env
+
+
+def test_every_bench_compiles_and_has_a_smoke_expectation(tmp_path):
+    assert BENCHES, "no benchmark found in bench/"
+    for name in BENCHES:
+        py_compile.compile(str(ROOT / "bench" / name), cfile=str(tmp_path / (name + "c")), doraise=True)
+    assert sorted(EXPECTED) == BENCHES, "every bench/*.py needs a smoke expectation here (and only those)"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BENCHES)
+def test_bench_runs_at_a_tiny_size(name):
+    pattern, timeout = EXPECTED[name]
+    cmd = [sys.executable, str(ROOT / "bench" / name), "--smoke", *EXTRA_ARGS.get(name, [])]
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=bench_env(), capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        pytest.fail(f"bench/{name} --smoke did not finish within {timeout} s; output so far:\n{out[-3000:]}")
+    report = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"bench/{name} --smoke exited with {done.returncode}\n{report}"
+    assert re.search(pattern, done.stdout), f"bench/{name} --smoke did not print /{pattern}/\n{report}"
