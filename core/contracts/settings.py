@@ -75,6 +75,8 @@ class Settings:
     backend_timeout_s: float = _f(60.0, "Seconds before a backend call is abandoned and its stage degraded.",
                                   lo=0.1, hi=3600)
     backend_retries: int = _f(2, "Retries of a failed backend call (the openai client's own retry logic).", hi=10)
+    backend_cooldown_s: float = _f(60.0, "Seconds a model server is left alone after it failed the judge's image "
+                                   "check or several calls in a row (its photos are marked not checked).", hi=86_400)
     device: str = _f("auto", "Torch device: auto, cpu, cuda or mps.", choices=("auto", "cpu", "cuda", "mps"))
     dtype: str = _f("auto", "Torch dtype: auto (fp16 on GPU, fp32 on CPU), float32, float16, bfloat16.",
                     choices=("auto", "float32", "float16", "bfloat16"))
