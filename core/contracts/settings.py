@@ -101,6 +101,10 @@ class Settings:
                             choices=("local", "ray"))
     ingest_workers: int = _f(0, "Ingest parallelism: decoding threads for the local engine, embedding actors for "
                              "the ray engine; 0 picks from the machine (CPU cores, GPUs).", hi=1024)
+    download_timeout_s: float = _f(60.0, "Total seconds one photo URL may take to download at ingest (a slower one is "
+                                   "skipped with a note).", lo=0.1, hi=3600)
+    allow_private_urls: bool = _f(False, "Fetch photo URLs that resolve to loopback, private or link-local addresses "
+                                  "(a photo server on this machine or network); off, they are refused.")
     ingest_prefetch: int = _f(4, "Batches decoded ahead of the embedder during ingest (look-ahead).", lo=1, hi=64)
     index_flat_copy: bool = _f(True, "Keep the full-precision flat copy of the vectors beside an approximate "
                                "index (exact re-scoring, exact filtered search, repair source). Off: an "
