@@ -1,8 +1,17 @@
 """Building the Gradio app from its collaborators (the search engine, session log, banner, the preparation of
 the photo collection) and serving it safely: host by environment, only the served copies (data_dir/served)
-reachable, the rest of the data directory blocked, upload limit, optional password."""
+reachable, the rest of the data directory blocked, upload limit, optional password.
+
+Uploads and files the app hands out (exports) live in Gradio's cache folder, which Gradio's file route serves
+to any logged-in user who knows a file's path. EcoLens gives Gradio a folder of its own
+(data_dir/uploads, readable by this user only) instead of the shared system one (/tmp/gradio), so a file
+another program puts there is never served, and has Gradio delete what it cached after upload_keep_s
+seconds. A path there is the file's SHA-256 salted with Gradio's per-installation secret plus its name, so
+a user can fetch another session's file only if given its URL; files are not tied to the session that made
+them (the scripting API downloads its results without the browser's cookies, so such a tie would break it)."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -26,6 +35,33 @@ from ui.search_handlers import SearchHandlers
 from ui.style import CSS, theme
 
 HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
+log = logging.getLogger(__name__)
+UPLOADS = "uploads"  # Gradio's cache folder inside the data directory
+
+
+def own_upload_folder(settings: Any, environ=os.environ) -> Path:
+    """Point Gradio's cache (uploads, handed-out files) at data_dir/uploads, private to this user, unless the
+    operator chose a folder with GRADIO_TEMP_DIR. Call before the app is built: components read it then."""
+    chosen = environ.get("GRADIO_TEMP_DIR")
+    if chosen:
+        log.info("Gradio's upload folder is %s (GRADIO_TEMP_DIR)", chosen)
+        return Path(chosen)
+    folder = settings.path(UPLOADS).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.chmod(0o700)
+    except OSError:  # a filesystem without modes: the folder is still EcoLens's own
+        log.warning("could not make %s private to this user", folder)
+    environ["GRADIO_TEMP_DIR"] = str(folder)
+    return folder
+
+
+def cache_expiry(settings: Any) -> tuple[int, int] | None:
+    """Gradio's delete_cache (every `frequency` s, delete cached files older than `age` s)."""
+    keep = int(getattr(settings, "upload_keep_s", 3600) or 0)
+    if keep <= 0:
+        return None
+    return max(1, min(600, keep // 2)), keep
 
 
 def oauth_enabled(environ=os.environ) -> bool:
@@ -52,7 +88,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
     it runs in the background and the page shows its progress until it is done."""
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
-    with gr.Blocks(title=S.TITLE) as app:
+    settings = getattr(engine, "settings", None)
+    with gr.Blocks(title=S.TITLE, delete_cache=cache_expiry(settings) if settings is not None else None) as app:
         with gr.Row():
             gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
             if oauth_enabled():
@@ -146,6 +183,7 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str = "", prepare=None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
+    own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
     app.queue(default_concurrency_limit=8)
     app.launch(**launch_options(engine.settings))
