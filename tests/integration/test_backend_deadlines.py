@@ -106,3 +106,59 @@ def test_a_verify_search_against_a_failing_judge_ends_in_about_one_deadline(cata
     notice = next(n for n in result.notices if "judge failed" in n)
     assert re.search(CAUSES[mode], notice) and "8 of 8 photos were not checked" in notice, notice
     assert again.stages["rerank"]["unchecked"] == 8
+
+
+def test_a_short_retry_after_is_honoured_within_the_deadline():
+    """429 with Retry-After: 1 under a 5 s limit: waited out once, then the answer counts."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    calls = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            calls.append(time.monotonic())
+            if len(calls) == 1:
+                status, body, extra = 429, b'{"error": {"message": "slow down"}}', {"Retry-After": "1"}
+            else:
+                status, extra = 200, {}
+                body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                                   "choices": [{"index": 0, "finish_reason": "stop",
+                                                "message": {"role": "assistant", "content": "hello"}}]}).encode()
+            self.send_response(status)
+            for k, v in {"Content-Type": "application/json", "Content-Length": str(len(body)), **extra}.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        llm = OpenAILLM.from_settings(_settings(f"http://127.0.0.1:{server.server_address[1]}", backend_timeout_s=5))
+        assert llm.chat([ChatMessage("user", "hi")]) == "hello"
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(calls) == 2 and calls[1] - calls[0] >= 0.9
+
+
+def test_an_llm_that_keeps_failing_is_paused_for_the_cool_down():
+    with FaultServer("rate_limited") as server:
+        llm = OpenAILLM.from_settings(_settings(server.url, backend_cooldown_s=600))
+        for _ in range(3):
+            with pytest.raises(BackendError):
+                llm.chat([ChatMessage("user", "hello")])
+        with pytest.raises(BackendUnavailable, match=r"was not sent.*rate-limited \(429\)"):
+            llm.chat([ChatMessage("user", "hello")])
+    assert server.calls == 3
+
+
+def test_the_defaults():
+    s = load_settings(environ={})
+    assert (s.backend_timeout_s, s.backend_cooldown_s, s.download_timeout_s, s.allow_private_urls,
+            s.upload_keep_s) == (60.0, 60.0, 60.0, False, 3600)
