@@ -6,9 +6,10 @@ Uploads and files the app hands out (exports) live in Gradio's cache folder, whi
 to any logged-in user who knows a file's path. EcoLens gives Gradio a folder of its own
 (data_dir/uploads, readable by this user only) instead of the shared system one (/tmp/gradio), so a file
 another program puts there is never served, and has Gradio delete what it cached after upload_keep_s
-seconds. A path there is the file's SHA-256 salted with Gradio's per-installation secret plus its name, so
-a user can fetch another session's file only if given its URL; files are not tied to the session that made
-them (the scripting API downloads its results without the browser's cookies, so such a tie would break it)."""
+seconds. An upload is served back only to the browser that uploaded it (ui.upload_guard); other cached
+files (exports, pictures handed out) are reachable by their unguessable path, a SHA-256 salted with Gradio's
+per-installation secret plus the name, by a logged-in user given the URL (the scripting API downloads its
+results without a browser's cookies, so tying them to a cookie would break it)."""
 from __future__ import annotations
 
 import logging
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import MemorySessionLog, SessionLog
@@ -32,6 +34,7 @@ from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
 HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
@@ -174,6 +177,8 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
                                 footer_links=["api"],
                                 show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
                                 run_history=False)  # queries stay out of browser storage; no bucket routes
+    # one browser's uploads are served to that browser only (ui.upload_guard)
+    opts["app_kwargs"] = {"middleware": [Middleware(UploadGuard)]}
     if settings.password:
         opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
