@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from PIL import Image
@@ -65,8 +66,9 @@ def make_client(settings: Any, setting: str) -> Any:
     retries = int(getattr(settings, "backend_retries", 2))
     client = openai.OpenAI(base_url=getattr(settings, "openai_base_url", "") or None, api_key=api_key(settings),
                            timeout=total, max_retries=0, http_client=_http_client(openai, total, retries))
-    client.ecolens_limits = Limits(total, retries, float(getattr(settings, "backend_cooldown_s", 60.0)))
-    client.ecolens_breaker = Breaker(float(getattr(settings, "backend_cooldown_s", 60.0)))
+    cooldown = float(getattr(settings, "backend_cooldown_s", 60.0))
+    client.ecolens_limits = Limits(total, retries, cooldown)
+    client.ecolens_breaker = Breaker(cooldown)
     return client
 
 
@@ -81,14 +83,18 @@ def _http_client(openai: Any, total: float, retries: int) -> Any:
     return openai.DefaultHttpxClient(transport=http_bounds.transport_for(httpx, httpcore, total, retries))
 
 
+@dataclass(frozen=True)
 class Limits:
-    def __init__(self, total_s: float, retries: int, cooldown_s: float):
-        self.total_s, self.retries, self.cooldown_s = total_s, retries, cooldown_s
+    """A client's bounds from settings: total seconds per call, retries within them, cool-down after failures."""
+
+    total_s: float
+    retries: int
+    cooldown_s: float
 
 
 class Breaker:
-    """Failed calls in a row of one backend; after FAILURES_TO_PAUSE of them (or one `trip`) the backend is
-    not called for `cooldown_s` seconds, and every call in that time fails at once naming the first cause."""
+    """Failed calls in a row of one backend; after FAILURES_TO_PAUSE of them the backend is not called for
+    `cooldown_s` seconds, and every call in that time fails at once naming the cause."""
 
     def __init__(self, cooldown_s: float, clock=time.monotonic):
         self.cooldown_s, self.clock = float(cooldown_s), clock
@@ -96,12 +102,6 @@ class Breaker:
         self.opened_at: float | None = None
         self.cause: BackendError | None = None
         self._lock = threading.Lock()
-
-    def trip(self, cause: BackendError) -> None:
-        """Pause the backend now (its check failed)."""
-        with self._lock:
-            self.failures = max(self.failures, FAILURES_TO_PAUSE)
-            self.opened_at, self.cause = self.clock(), cause
 
     def failed(self, cause: BackendError) -> None:
         with self._lock:
@@ -126,13 +126,9 @@ class Breaker:
                 self.failures = FAILURES_TO_PAUSE - 1
                 return
             cause = self.cause
-        raise BackendUnavailable(f"{what} was not sent, because {_lower(cause.message)} {ago:.0f} s ago; "
-                                 f"the server is tried again in {self.cooldown_s - ago:.0f} s",
-                                 cause.hint or "check the server")
-
-
-def _lower(text: str) -> str:
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+        raise BackendUnavailable(f"{what} was not sent: the last {FAILURES_TO_PAUSE} calls failed, the last "
+                                 f"{ago:.0f} s ago ({cause.message}); the server is tried again in "
+                                 f"{self.cooldown_s - ago:.0f} s", cause.hint or "check the server")
 
 
 def server_name(client: Any) -> str:

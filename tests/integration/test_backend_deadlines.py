@@ -153,7 +153,7 @@ def test_an_llm_that_keeps_failing_is_paused_for_the_cool_down():
         for _ in range(3):
             with pytest.raises(BackendError):
                 llm.chat([ChatMessage("user", "hello")])
-        with pytest.raises(BackendUnavailable, match=r"was not sent.*rate-limited \(429\)"):
+        with pytest.raises(BackendUnavailable, match=r"was not sent: the last 3 calls failed.*rate-limited \(429\)"):
             llm.chat([ChatMessage("user", "hello")])
     assert server.calls == 3
 
