@@ -67,7 +67,8 @@ class UploadGuard:
         fresh = "" if owner else secrets.token_urlsafe(24)
         owner = owner or fresh
         path = scope.get("path", "")
-        route = path[len(scope.get("root_path", "") or ""):] if scope.get("root_path") else path
+        root = scope.get("root_path", "") or ""
+        route = path[len(root):] if root and path.startswith(root) else path
         if route.startswith(self.file_route) and not self.may_read(_resolved(route[len(self.file_route):]), owner):
             return await self._not_found(send)
         secure = scope.get("scheme") == "https" or _header(headers, b"x-forwarded-proto") == "https"

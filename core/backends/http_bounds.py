@@ -167,8 +167,8 @@ def transport_for(hx: Any, hc: Any, total_s: float, retries: int) -> Any:
     class BoundedBody(hx.SyncByteStream):
         """The reply body, read under the call's clock even when read after the transport returned."""
 
-        def __init__(self, inner: Any, c: Clock) -> None:
-            self.inner, self.clock = inner, c
+        def __init__(self, inner: Any, c: Clock, check_between_chunks: bool) -> None:
+            self.inner, self.clock, self.check = inner, c, check_between_chunks
 
         def __iter__(self):
             chunks = iter(self.inner)
@@ -181,7 +181,7 @@ def transport_for(hx: Any, hc: Any, total_s: float, retries: int) -> Any:
                 finally:
                     _CLOCK.reset(token)
                 yield chunk
-                if self.clock.left() <= 0:  # also when the network streams could not be wrapped
+                if self.check and self.clock.left() <= 0:  # the network streams could not be wrapped
                     self.clock.cut = True
                     raise hx.ReadTimeout(f"the reply was still arriving after {self.clock.total_s:g} s")
 
@@ -240,7 +240,7 @@ def transport_for(hx: Any, hc: Any, total_s: float, retries: int) -> Any:
                     continue
                 c.status = response.status_code
                 if response.status_code not in RETRY_STATUSES:
-                    response.stream = BoundedBody(response.stream, c)
+                    response.stream = BoundedBody(response.stream, c, not self.streams_bounded)
                     return response
                 asked = retry_after_s(response.headers)
                 wait = asked if asked is not None else BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
@@ -251,7 +251,7 @@ def transport_for(hx: Any, hc: Any, total_s: float, retries: int) -> Any:
                                 response.status_code, f" asking to wait {asked:g} s" if asked is not None else "",
                                 "no retries left" if attempt >= c.retries else
                                 f"only {max(0.0, c.left()):.1f} s of {c.total_s:g} s left")
-                    response.stream = BoundedBody(response.stream, c)
+                    response.stream = BoundedBody(response.stream, c, not self.streams_bounded)
                     return response
                 response.close()
                 attempt += 1

@@ -42,3 +42,13 @@ def test_retry_after(headers, expected):
 def test_retry_after_as_an_http_date():
     when = email.utils.formatdate(time.time() + 20, usegmt=True)
     assert 17 <= retry_after_s({"retry-after": when}) <= 21
+
+
+@pytest.mark.parametrize("stack", [("httpx2", "httpcore2"), ("httpx", "httpcore")])
+def test_the_transport_bounds_the_network_streams_of_both_client_stacks(stack):
+    """A newer client that hides its connection pool would leave only the between-chunks check: caught here."""
+    from core.backends import http_bounds
+
+    hx, hc = (pytest.importorskip(name) for name in stack)
+    transport = http_bounds.transport_for(hx, hc, 1.0, 0)
+    assert transport.streams_bounded
