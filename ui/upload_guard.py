@@ -17,7 +17,7 @@ import json
 import logging
 import secrets
 import threading
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ def _cookie(headers: list[tuple[bytes, bytes]]) -> str:
             jar = SimpleCookie()
             try:
                 jar.load(value.decode("latin-1"))
-            except Exception:  # a malformed cookie header: no owner
+            except CookieError:  # a malformed cookie header: no owner
                 return ""
             if COOKIE in jar:
                 return jar[COOKIE].value

@@ -203,8 +203,8 @@ def _get(current: str, url: str, policy: DownloadPolicy, end: float) -> tuple[in
         return response.status, None, b"".join(chunks)
     except DownloadError:
         raise
-    except (TimeoutError, socket.timeout, OSError, http.client.HTTPException) as exc:
-        if fired.is_set() or time.monotonic() >= end or isinstance(exc, (TimeoutError, socket.timeout)):
+    except (OSError, http.client.HTTPException) as exc:  # TimeoutError is an OSError
+        if fired.is_set() or time.monotonic() >= end or isinstance(exc, TimeoutError):
             if received[0]:
                 raise DownloadError(f"{url}: the photo was still arriving after {policy.timeout_s:g} s "
                                     "(download_timeout_s)") from None
