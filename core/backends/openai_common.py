@@ -171,7 +171,7 @@ def translate_error(exc: BaseException, what: str, client: Any, clock: http_boun
         asked = limited[1] if limited else None
         if asked is not None and clock is not None and asked >= limited[2]:
             return BackendError(f"{what} was rate-limited (429) by the model server at {where}: it asked to wait "
-                                f"{asked:g} s, more than the {limited[2]:.1f} s left of the {clock.total_s:g} s limit",
+                                f"{asked:g} s, but only {limited[2]:.1f} s of the {clock.total_s:g} s limit were left",
                                 "wait and try again, lower judge_concurrency, or raise backend_timeout_s")
         return BackendError(f"{what} was rate-limited (429) by the model server at {where}",
                             "wait and try again, or lower judge_concurrency")
