@@ -168,7 +168,7 @@ class Settings:
     max_upload_mb: float = _f(20.0, "Largest photo a user may upload, in MB.", lo=0.01, hi=1024)
     upload_keep_s: int = _f(3600, "Seconds the web app keeps an uploaded photo or a handed-out file (export) in its "
                             "cache folder data_dir/uploads before deleting it; 0 never deletes them.",
-                            hi=30 * 86_400)
+                            hi=604_800)
     max_heavy_searches: int = _f(4, "Searches that call costly backends (drawing, judging, captioning) running at "
                                     "once; further ones wait for a slot. Plain similarity searches never wait.",
                                  lo=1, hi=256)
