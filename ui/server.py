@@ -1,13 +1,24 @@
 """Building the Gradio app from its collaborators (the search engine, session log, banner, the preparation of
 the photo collection) and serving it safely: host by environment, only the served copies (data_dir/served)
-reachable, the rest of the data directory blocked, upload limit, optional password."""
+reachable, the rest of the data directory blocked, upload limit, optional password.
+
+Uploads and files the app hands out (exports) live in Gradio's cache folder, which Gradio's file route serves
+to any logged-in user who knows a file's path. EcoLens gives Gradio a folder of its own
+(data_dir/uploads, readable by this user only) instead of the shared system one (/tmp/gradio), so a file
+another program puts there is never served, and has Gradio delete what it cached after upload_keep_s
+seconds. An upload is served back only to the browser that uploaded it (ui.upload_guard); other cached
+files (exports, pictures handed out) are reachable by their unguessable path, a SHA-256 salted with Gradio's
+per-installation secret plus the name, by a logged-in user given the URL (the scripting API downloads its
+results without a browser's cookies, so tying them to a cookie would break it)."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import MemorySessionLog, SessionLog
@@ -23,9 +34,37 @@ from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
 HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
+log = logging.getLogger(__name__)
+UPLOADS = "uploads"  # Gradio's cache folder inside the data directory
+
+
+def own_upload_folder(settings: Any, environ=os.environ) -> Path:
+    """Point Gradio's cache (uploads, handed-out files) at data_dir/uploads, private to this user, unless the
+    operator chose a folder with GRADIO_TEMP_DIR. Call before the app is built: components read it then."""
+    chosen = environ.get("GRADIO_TEMP_DIR")
+    if chosen:
+        log.info("Gradio's upload folder is %s (GRADIO_TEMP_DIR)", chosen)
+        return Path(chosen)
+    folder = settings.path(UPLOADS).expanduser().resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.chmod(0o700)
+    except OSError:  # a filesystem without modes: the folder is still EcoLens's own
+        log.warning("could not make %s private to this user", folder)
+    environ["GRADIO_TEMP_DIR"] = str(folder)
+    return folder
+
+
+def cache_expiry(settings: Any) -> tuple[int, int] | None:
+    """Gradio's delete_cache (every `frequency` s, delete cached files older than `age` s)."""
+    keep = int(settings.upload_keep_s or 0)
+    if keep <= 0:
+        return None
+    return max(1, min(600, keep // 2)), keep
 
 
 def oauth_enabled(environ=os.environ) -> bool:
@@ -52,7 +91,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
     it runs in the background and the page shows its progress until it is done."""
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
-    with gr.Blocks(title=S.TITLE) as app:
+    settings = getattr(engine, "settings", None)
+    with gr.Blocks(title=S.TITLE, delete_cache=cache_expiry(settings) if settings is not None else None) as app:
         with gr.Row():
             gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
             if oauth_enabled():
@@ -137,6 +177,8 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
                                 footer_links=["api"],
                                 show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
                                 run_history=False)  # queries stay out of browser storage; no bucket routes
+    # one browser's uploads are served to that browser only (ui.upload_guard)
+    opts["app_kwargs"] = {"middleware": [Middleware(UploadGuard)]}
     if settings.password:
         opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
@@ -146,6 +188,7 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str = "", prepare=None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
+    own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
     app.queue(default_concurrency_limit=8)
     app.launch(**launch_options(engine.settings))

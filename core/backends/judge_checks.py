@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from PIL import Image
 
 from core.backends.base import JudgeRequest
-from core.contracts.errors import BackendError
+from core.contracts.errors import BackendError, BackendUnavailable
 
 log = logging.getLogger(__name__)
 PROBE_QUESTION = "Is this picture mostly red?"
@@ -67,39 +68,63 @@ def probe_pictures() -> tuple[Image.Image, Image.Image]:
 
 
 class VisionProbe:
-    """Runs the two-picture probe once per judge (the first ask) and remembers a failure."""
+    """Runs the two-picture probe once per judge (the first ask) and remembers a failure.
+
+    A judge that cannot see images is never asked again. A probe that failed for a passing reason (no answer
+    within backend_timeout_s, a rate limit, a server error) is remembered too: every ask in the judge's
+    cool-down (backend_cooldown_s) fails at once with BackendUnavailable, so the rerank stage marks the
+    photos as not checked instead of calling a dead server once per photo; after the cool-down the probe runs
+    again. Asks that arrive while the probe runs wait for it (one probe, not one per photo)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._verdict: str | None = None  # None: not probed yet; "": the judge sees images; else why not
+        self._failure: BackendError | None = None  # the last probe's passing failure
+        self._failed_at = 0.0
 
     def check(self, judge: Any) -> None:
         with self._lock:
             if self._verdict is None:
-                self._verdict = self._probe(judge)
+                self._failure_or_probe(judge)
         if self._verdict:
-            raise BackendError(self._verdict, NEEDS_VISION)
+            raise BackendUnavailable(self._verdict, NEEDS_VISION)
+
+    def _failure_or_probe(self, judge: Any) -> None:
+        cooldown = float(getattr(getattr(judge.client, "ecolens_limits", None), "cooldown_s", 60.0))
+        ago = time.monotonic() - self._failed_at
+        if self._failure is not None and ago < cooldown:  # the same cause, without calling the server again
+            raise BackendUnavailable(self._failure.message, self._failure.hint)
+        try:
+            self._verdict = self._probe(judge)
+        except BackendError as err:
+            self._failure, self._failed_at = err, time.monotonic()
+            log.error("judge %s failed its image check; not called for %.0f s: %s", judge.model_id, cooldown,
+                      err.message)
+            raise BackendUnavailable(err.message, err.hint) from None
+        self._failure = None
 
     @staticmethod
     def _probe(judge: Any) -> str:
         """'' when the judge answers the two pictures differently; else the reason it cannot see images.
-        A transient failure (timeout, connection) raises and leaves the probe for the next ask."""
+        A passing failure (no answer, rate limit, connection) raises BackendError; the caller remembers it."""
         from core.backends import openai_common as oc
 
         where = oc.server_name(judge.client)
         tops = []
         for picture in probe_pictures():
             request = JudgeRequest(image=picture, question=PROBE_QUESTION)
-            try:
-                response = judge.create(request)
-            except ValueError:  # a body that is not JSON
-                raise not_json(where) from None
-            except Exception as exc:
-                status = getattr(exc, "status_code", None)
-                if status in (400, 415, 422) or (status is not None and "image" in str(exc).lower()):
-                    log.error("judge %s rejects image input: %s", judge.model_id, exc)
-                    return f"the judge server {where} rejects image input (HTTP {status}), so it cannot judge photos"
-                raise oc.translate_error(exc, "The judge's image check", judge.client) from None
+            with oc.calling("The judge's image check", judge.client):  # one total deadline per picture
+                try:
+                    response = judge.create(request)
+                except ValueError:  # a body that is not JSON
+                    raise not_json(where) from None
+                except Exception as exc:
+                    status = getattr(exc, "status_code", None)
+                    if status in (400, 415, 422) or (status is not None and "image" in str(exc).lower()):
+                        log.error("judge %s rejects image input: %s", judge.model_id, exc)
+                        return (f"the judge server {where} rejects image input (HTTP {status}), so it cannot "
+                                "judge photos")
+                    raise
             tops.append(honest_reply(response, where)[1])
         if tops[0] == tops[1]:
             log.error("judge %s gave identical log-probabilities for two different pictures: %s",

@@ -3,7 +3,7 @@
 The model name is the `llm_model` setting. JSON answers carry the task's real JSON Schema: first as
 structured output ('json_schema', strict, for OpenAI and vLLM); a server that refuses that option (e.g.
 llama-cpp-python's, which answers HTTP 500) is asked with 'json_object' plus the schema from then on, which
-llama.cpp turns into a grammar. The first schema attempt is made without the client's retries, so a refusal
+llama.cpp turns into a grammar. The first schema attempt is made without retries, so a refusal
 costs one request, not three. Callers still parse and validate what comes back."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import logging
 import threading
 from typing import Any, Sequence
 
+from core.backends import http_bounds
 from core.backends import openai_common as oc
 from core.backends.base import ChatMessage
 from core.backends.model_facts import model_facts
@@ -79,7 +80,9 @@ class OpenAILLM:
             return self.client.chat.completions.create(**kwargs)
         once = self.client.with_options(max_retries=0) if hasattr(self.client, "with_options") else self.client
         try:
-            response = once.chat.completions.create(**kwargs, response_format=self.response_format("json_schema", schema))
+            with http_bounds.no_retries():  # the bounded transport's retries (the client's own are off)
+                response = once.chat.completions.create(**kwargs,
+                                                        response_format=self.response_format("json_schema", schema))
         except Exception as exc:
             if not oc.is_option_rejected(exc, "response_format") and getattr(exc, "status_code", None) != 500:
                 raise

@@ -49,6 +49,13 @@ class BackendError(EcoLensError):
     title = "Backend unavailable"
 
 
+class BackendUnavailable(BackendError):
+    """A backend was not called at all: it failed its check or its last calls, and is left alone for a
+    cool-down (its stage marks the affected items as not checked)."""
+
+    title = "Backend paused"
+
+
 class BudgetExceeded(EcoLensError):
     """A per-query budget (generated pictures, judge calls) was used up."""
 

@@ -73,10 +73,13 @@ class Settings(BaseSettings):
         "api.openai.com.")
     openai_api_key: str = Field("", repr=False, json_schema_extra=SECRET, description="API key for the "
         "OpenAI-compatible server (or set OPENAI_API_KEY).")
-    backend_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Seconds before a backend call is abandoned "
-        "and its stage degraded.")
-    backend_retries: int = Field(2, ge=0, le=10, description="Retries of a failed backend call (the openai client's "
-        "own retry logic).")
+    backend_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Total seconds one call to a model server "
+        "may take (connect, reply, whole body, retries and their waits); past it the call is abandoned and its stage "
+        "degraded.")
+    backend_retries: int = Field(2, ge=0, le=10, description="Retries of a 429, a 5xx or a dropped connection, made "
+        "only while the server's Retry-After fits in what is left of backend_timeout_s.")
+    backend_cooldown_s: float = Field(60.0, ge=0, le=86_400, description="Seconds a model server is left alone after "
+        "it failed the judge's image check or several calls in a row (its photos are marked not checked).")
     device: Literal["auto", "cpu", "cuda", "mps"] = Field("auto", description="Torch device: auto, cpu, cuda or mps.")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] = Field("auto", description="Torch dtype: auto (fp16 "
         "on GPU, fp32 on CPU), float32, float16, bfloat16.")
@@ -101,6 +104,10 @@ class Settings(BaseSettings):
         "on this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.")
     ingest_workers: int = Field(0, ge=0, le=1024, description="Ingest parallelism: decoding threads for the local "
         "engine, embedding actors for the ray engine; 0 picks from the machine (CPU cores, GPUs).")
+    download_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Total seconds one photo URL may take to "
+        "download at ingest (a slower one is skipped with a note).")
+    allow_private_urls: bool = Field(False, description="Fetch photo URLs that resolve to loopback, private or "
+        "link-local addresses (a photo server on this machine or network); off, they are refused.")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
@@ -168,6 +175,8 @@ class Settings(BaseSettings):
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
     max_upload_mb: float = Field(20.0, ge=0.01, le=1024, description="Largest photo a user may upload, in MB.")
+    upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
+        "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")
     max_heavy_searches: int = Field(4, ge=1, le=256, description="Searches that call costly backends (drawing, "
         "judging, captioning) running at once; further ones wait for a slot. Plain similarity searches never wait.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Level of the log file "

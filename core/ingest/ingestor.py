@@ -21,6 +21,7 @@ from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.contracts.settings import Settings
+from core.ingest import downloads
 from core.ingest.sources import scan
 
 __all__ = ["Ingestor", "IngestReport"]
@@ -84,6 +85,8 @@ class Ingestor:
         precomputed = path is not None and is_precomputed(path)
         # a source that cannot be read is refused here, before anything is written
         source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
+        if source is not None:  # photo URLs are fetched within the settings' time limit and address rule
+            downloads.bind(source.items, downloads.DownloadPolicy.from_settings(self.settings))
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
         if retrain and index.approx is not None and index.has_flat:

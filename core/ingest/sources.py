@@ -7,14 +7,13 @@ import csv
 import json
 import logging
 import re
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 from typing import Callable
 
-from core.contracts import bounds
 from core.contracts.errors import InputError
+from core.ingest import downloads
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.contracts.records import Photo
 
@@ -174,10 +173,8 @@ def _scan_folder(root: Path) -> SourceScan:
 
 
 def _url_reader(url: str) -> Callable[[], bytes]:
-    def read() -> bytes:
-        with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - user-given photo URL
-            return bounds.download(resp.read(bounds.MAX_PHOTO_BYTES + 1), url)
-    return read
+    """Bounded in time and size, public addresses only (the ingest binds the settings' policy instead)."""
+    return downloads.reader(url, downloads.DownloadPolicy())
 
 
 def _scan_csv(csv_path: Path) -> SourceScan:

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from core.backends.base import JudgeRequest
 from core.contracts.cancel import SearchCancelled
-from core.contracts.errors import BudgetExceeded
+from core.contracts.errors import BackendUnavailable, BudgetExceeded
 from core.contracts.events import PhotoJudged
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.confidence import p_yes
@@ -122,7 +122,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     with run.timed("rerank_plan"):
         context, questions = plan(run, query, mode)
     stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
-                             "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0,
+                             "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "unchecked": 0,
                              "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
     judge = run.backends.judge_for(run.budget)
@@ -176,11 +176,18 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     if errors:
         failed = max(1, len(order_ids) - len(results) - stage["skipped"])
         stage["failed"] = failed
-        log.warning("judge %s failed on %d of %d photos: %s", judge.model_id, failed, len(candidates), errors[0])
-        run.notice(f"the judge failed on {failed} of {len(candidates)} photos ({errors[0]}); "
-                   + ("the first-stage order was kept" if not judged else
-                      f"the {len(judged)} judged photos are ranked by score and the failed ones follow them in "
-                      "first-stage order"))
+        unchecked = min(stage["unchecked"], failed)
+        outcome = ("the first-stage order was kept" if not judged else
+                   f"the {len(judged)} judged photos are ranked by score and the "
+                   f"{'unchecked' if unchecked == failed else 'failed'} ones follow them in first-stage order")
+        log.warning("judge %s failed on %d of %d photos (%d not checked): %s", judge.model_id, failed,
+                    len(candidates), unchecked, errors[0])
+        if unchecked:  # the judge was paused (failed image check, failed calls): one notice, no per-photo wait
+            tried = failed - unchecked
+            run.notice(f"the judge failed ({errors[0]}): {unchecked} of {len(candidates)} photos were not checked"
+                       + (f" and {tried} failed" if tried else "") + f"; {outcome}")
+        else:
+            run.notice(f"the judge failed on {failed} of {len(candidates)} photos ({errors[0]}); {outcome}")
     stage["photos"] = [results[pid] for pid in order if pid in results]
     return ranked, stage
 
@@ -207,6 +214,9 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
                 stage["skipped"] += 1
             except SearchCancelled:
                 raise
+            except BackendUnavailable as exc:  # the judge is paused: this photo was not sent to it at all
+                stage["unchecked"] += 1
+                errors.append(exc.message[:300])  # the cause in full: it names the server and the limit
             except Exception as exc:  # any judge failure: this photo stays unjudged (reported by the caller)
                 log.error("judge %s failed on photo %s", judge.model_id, futures[fut], exc_info=exc)
                 errors.append(short_error(exc))

@@ -64,7 +64,9 @@ def test_csv_of_image_urls_from_a_local_server(tmp_path):
         rows = [{"image_url": f"{base}/{name}", "taxon_name": "Rana aurora", "observed_on": "2022-04-01",
                  "license": "CC0"} for name in ("0.png", "1.png", "2.png", "missing.png")]
         csv_path = write_observations(tmp_path, rows)
-        report = build_services(_settings(tmp_path)).ingestor().run(csv_path)
+        local = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", checkpoint_s=0.0,
+                              allow_private_urls=True)  # the photo server is on this machine
+        report = build_services(local).ingestor().run(csv_path)
     finally:
         server.shutdown()
     assert report.added == 3

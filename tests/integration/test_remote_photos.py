@@ -29,7 +29,7 @@ def test_remote_photos_are_kept_locally_and_every_stage_reads_them_offline(tmp_p
     rows = [{"image_url": f"{base}/{n}", "taxon_name": "Rana aurora", "license": "CC0"}
             for n in ("0.png", "1.png", "2.png", "3.png", "copy.png")]
     settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", judge="clip",
-                             checkpoint_s=0.0)
+                             checkpoint_s=0.0, allow_private_urls=True)  # the photo server is on this machine
     try:
         report = build_services(settings).ingestor().run(write_observations(tmp_path, rows))
     finally:

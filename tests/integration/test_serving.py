@@ -80,13 +80,13 @@ def _refused(server: LiveServer, files: list[Path], headers: dict[str, str] | No
 def test_database_wal_index_log_and_originals_answer_403_or_404_on_every_file_route(site):
     server, folder, data = site
     _refused(server, _private_files(data, folder))
-    # a file upload is stored in Gradio's own upload folder and cannot name a path of ours
+    # a file upload is stored in the app's upload folder (data_dir/uploads) and cannot name a path of ours
     boundary = "x-ecolens-test"
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"../../ecolens.sqlite\"\r\n"
             f"Content-Type: application/octet-stream\r\n\r\nnot a database\r\n--{boundary}--\r\n").encode()
     status, reply = server.get("/gradio_api/upload", method="POST", data=body,
                                headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
-    assert status == 200 and not Path(json.loads(reply)[0]).is_relative_to(data)
+    assert status == 200 and Path(json.loads(reply)[0]).resolve().is_relative_to((data / "uploads").resolve())
     assert (data / "ecolens.sqlite").read_bytes()[:15] == SQLITE_MAGIC  # untouched
 
 

@@ -1,0 +1,90 @@
+"""Misbehaving HTTP servers on 127.0.0.1 for the deadline tests: one that never answers, one that answers 429
+with Retry-After: 30, one that drips its reply body one byte a second, one that drips even its status line,
+and one that serves a photo. Each runs in a thread; every wait inside them is on the server's `stop` event, so
+closing the server ends them at once (no fixed sleeps)."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MODES = ("hang", "rate_limited", "drip", "drip_headers", "photo")
+
+
+class FaultServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, mode: str, payload: bytes = b"", drip_every_s: float = 1.0):
+        assert mode in MODES
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.mode, self.payload, self.drip_every_s = mode, payload, drip_every_s
+        self.calls = 0
+        self.stop = threading.Event()
+        self.asked = threading.Event()  # set when the first request arrived
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def __enter__(self) -> "FaultServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.shutdown()
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _drip(self, data: bytes) -> None:
+        for i in range(len(data)):
+            if self.server.stop.wait(self.server.drip_every_s):
+                return
+            self.wfile.write(data[i:i + 1])
+            self.wfile.flush()
+
+    def _answer(self) -> None:
+        server: FaultServer = self.server
+        server.calls += 1
+        server.asked.set()
+        if server.mode == "hang":
+            server.stop.wait()  # holds the connection open and says nothing
+            return
+        if server.mode == "rate_limited":
+            body = json.dumps({"error": {"message": "Rate limit reached", "type": "rate_limit"}}).encode()
+            self.send_response(429)
+            self.send_header("Retry-After", "30")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        if server.mode == "drip_headers":
+            self._drip(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+            return
+        body = server.payload or b'{"id": "x", "object": "chat.completion", "choices": []}' + b" " * 200
+        self.send_response(200)
+        self.send_header("Content-Type", "image/jpeg" if server.mode == "photo" else "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if server.mode == "photo":
+            self.wfile.write(body)
+        else:
+            self._drip(body)
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0) or 0)
+        if length:
+            self.rfile.read(length)
+        self._answer()
+
+    def do_GET(self) -> None:
+        self._answer()
