@@ -15,7 +15,7 @@ from pathlib import Path
 from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
-from core.contracts.world import demo_world
+from core.contracts.world import demo_world, get_world, use_world
 from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
@@ -55,6 +55,8 @@ def run(ctx, args) -> int:
     if args.benchmark in OWN_CATALOG:
         services = ctx.services()
         notices = prepare(services)
+        if get_world(args.benchmark) is not None:  # a world's own benchmark is read in its terms, wherever its photos lie
+            use_world(args.benchmark)
         world = demo_world()
         args.data = args.data or str(services.settings.path(world.demo_folder if world else args.benchmark))
         args.images = args.images or args.data
