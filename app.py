@@ -65,6 +65,8 @@ class Services:
         if demo is None:
             return OWN
         world = str(Path(self.settings.path(demo.demo_folder)).resolve()) + os.sep  # where prepare_corpus builds it
+        if demo.recognises is not None:
+            return SYNTHETIC if demo.recognises(self.catalog, world) else OWN
         return SYNTHETIC if self.catalog.count_outside(world) == 0 else OWN
 
     def choose_world(self) -> str:

@@ -30,6 +30,26 @@ def _load_benchmark(data, limit=None):
     return load_fieldguide(data, limit)
 
 
+# a catalog larger than this is never the world (480 photos by default): no taxon count is needed to say so
+MOST_WORLD_PHOTOS = 20_000
+
+
+def recognises(catalog, demo_folder: str) -> bool:
+    """The catalog holds nothing but the world's photos: all of them in the demo folder, or (the world drawn
+    elsewhere and ingested from its CSV) every photo catalogued as one of the world's species."""
+    if catalog.count_outside(demo_folder) == 0:
+        return True
+    total = catalog.count()
+    if total > MOST_WORLD_PHOTOS:
+        return False
+    from fieldguide.species import SPECIES
+
+    names = {sp.scientific_name.lower() for sp in SPECIES}
+    of_world = sum(n for name, rank, n in catalog.taxon_names()
+                   if rank == "species" and name.lower() in names)
+    return of_world == total
+
+
 def register() -> World:
     """Register the world (idempotent) and return it."""
     known = get_world(NAME)
@@ -44,6 +64,6 @@ def register() -> World:
     register_reader(NAME, READER)
     register_benchmark(NAME, _load_benchmark, METRICS, own_catalog=True)
     world = World(name=NAME, title="field-guide", rule_book=FieldGuideRules(), backends=dict(BACKENDS),
-                  build_demo=_build_demo, demo_folder=NAME, reader=NAME)
+                  build_demo=_build_demo, demo_folder=NAME, reader=NAME, recognises=recognises)
     register_world(world)
     return world

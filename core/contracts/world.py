@@ -125,6 +125,9 @@ class World:
     build_demo: Callable[..., Any] | None = None
     demo_folder: str = ""  # under data_dir
     reader: str = ""  # the answer reader 'auto' picks when this world's judge and encoder are in use
+    # recognises(catalog, demo_folder) -> True when the catalog holds nothing but this world's photos, wherever
+    # they lie (None: only photos inside demo_folder count as the world's)
+    recognises: Callable[[Any, str], bool] | None = None
 
 
 GENERIC = RuleBook()

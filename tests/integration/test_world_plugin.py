@@ -44,3 +44,16 @@ def test_settings_for_own_photos_never_reach_the_world(tmp_path):
     services = build_services(settings)
     assert services.choose_world() == "generic"
     assert rules.context(WORLD_REQUEST).startswith("No field notes are at hand")
+
+
+def test_the_world_drawn_elsewhere_is_still_the_world(tmp_path):
+    """The world's photos ingested from a folder of their own (as the tests and `eval` do) are recognised by
+    their species, so the web app and a command-line search on that catalog read requests alike."""
+    from fieldguide.world import build_world
+
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash")
+    build_services(settings).ingestor().run(str(build_world(tmp_path / "world", seed=0, per_species=1,
+                                                            benchmark=False)))
+    assert build_services(settings).choose_world() == "fieldguide"
+    build_services(settings).ingestor().run(_photos(tmp_path / "mine", 2, 60))
+    assert build_services(settings).choose_world() == "generic"
