@@ -140,4 +140,5 @@ def client_and_name(settings: Any, client_setting: str, model_setting: str) -> t
     from core.backends import openai_common as oc
 
     client = oc.make_client(settings, client_setting)
-    return client, for_settings(settings, client, model_setting).name
+    named = str(getattr(settings, model_setting, "") or "").strip()
+    return client, named or for_settings(settings, client, model_setting).name  # a name set is sent as it is

@@ -127,7 +127,7 @@ def usable_subquestions(query: str, context: str, questions: list[str],
         if why:
             log.info("sub-questions: dropped %r: it %s", q, why)
             if dropped is not None:
-                dropped.append(f"\"{q}\" ({why[3:] if why.startswith('is ') else why})")
+                dropped.append(f"\"{q}\": {why[3:] if why.startswith('is ') else why}")
         else:
             kept.append(q)
     if len(kept) < 2:
@@ -208,11 +208,18 @@ _GROUP_OF.update(YOUNG)
 
 
 def _group_of(token: str) -> str | None:
-    """The group of an organism word; a compound counts for its head ('cowbird' -> bird, 'bullfrog' ->
-    amphibian)."""
+    """The group of an organism word; a compound counts for its head ('bullfrog' -> amphibian)."""
     if token in _GROUP_OF:
         return _GROUP_OF[token]
     return next((_GROUP_OF[token[i:]] for i in range(1, len(token) - 3) if token[i:] in _GROUP_OF), None)
+
+
+def _is_group_word(token: str) -> bool:
+    """A word for a whole group or its young: 'bird', 'tadpole', and a compound of a group word that is not a
+    listed species ('songbird', 'seabird'; but 'cowbird' is a species)."""
+    if token in GROUP_WORDS or token in YOUNG:
+        return True
+    return token not in _GROUP_OF and any(token[i:] in GROUP_WORDS for i in range(1, len(token) - 3))
 
 
 def organisms_named(text: str) -> dict[str, str]:
@@ -234,18 +241,22 @@ def foreign_organisms(request: str, text: str) -> list[str]:
     the request's organisms' group (or their young), and a species of the world's field guide the request does
     not name. A group word is allowed when the request's group is unknown ('bird' for 'a wallcreeper')."""
     own = token_set(request)
-    own_groups = set(organisms_named(request).values())
-    own_groups |= {g for k in rule_book().organism_kinds(request) if (g := _group_of(k))}
+    kinds = rule_book().organism_kinds(request)  # 'frog' for a request naming the world's Cobalt Pondhopper
+    own_groups = set(organisms_named(request).values()) | {g for k in kinds if (g := _group_of(k))}
     out = []
     for word, group in organisms_named(text).items():
-        if word in own or _has(word, own):
+        if word in own or _has(word, own) or word in kinds:
             continue
-        if word in GROUP_WORDS or word in YOUNG:  # the request's kind, or its young
+        if _is_group_word(word):  # the request's kind, or its young
             if not own_groups or group in own_groups:
                 continue
         out.append(word)
-    species = _world_species(text) - _world_species(request)
-    out += sorted(f.split("=", 1)[1] for f in species)
+    asked = _world_species(request)
+    species = _world_species(text) - asked
+    names = sorted(f.split("=", 1)[1] for f in species)
+    if not asked:  # a request for a kind ('a frog on sand') may be answered about the world's species of that kind
+        names = [n for n in names if not rule_book().organism_kinds(n) & own]
+    out += names
     return out
 
 
@@ -270,7 +281,7 @@ def clean_context(request: str, text: str) -> tuple[str, list[str]]:
             continue
         kept_p.append(p)
     if len(kept_p) < len(paragraphs):
-        cuts.append(f"{len(paragraphs) - len(kept_p)} repeated paragraph(s)")
+        cuts.append(_count(len(paragraphs) - len(kept_p), "repeated paragraph"))
     sentences = [s.strip() for p in kept_p for s in _SENTENCE_END.split(" ".join(p.split())) if s.strip()]
     kept: list[str] = []
     repeats, foreign, named = 0, 0, []
@@ -288,12 +299,16 @@ def clean_context(request: str, text: str) -> tuple[str, list[str]]:
             continue
         kept.append(s)
     if repeats:
-        cuts.append(f"{repeats} repeated sentence(s)")
+        cuts.append(_count(repeats, "repeated sentence"))
     if foreign:
-        cuts.append(f"{foreign} sentence(s) about other organisms than the request's ({', '.join(named)})")
+        cuts.append(_count(foreign, "sentence") + f" about other organisms than the request's ({', '.join(named)})")
     if not kept:
         raise Unusable("nothing in it passed the checks: " + "; ".join(cuts or ["no sentence"]))
     return " ".join(kept), cuts
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" + ("" if n == 1 else "s")
 
 
 def _short(text: str, n: int = 100) -> str:
