@@ -41,12 +41,14 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
                         max_tokens=max_tokens, json_schema=json_schema)
     except Exception as exc:  # any backend failure downgrades to the rule: notice + log line
         log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
-        notices.append(f"{task}: the language model failed ({short_error(exc)}); used the offline rule instead")
+        notices.append(f"{task}: the language model failed ({model_label(llm)}: {short_error(exc)}); used the "
+                       "offline rule instead")
         return rule(), "rule"
     if not (text or "").strip():
         if not llm.is_standin:
             log.warning("%s: LLM %s returned nothing; using the offline rule", task, llm.model_id)
-            notices.append(f"{task}: the language model returned nothing; used the offline rule instead")
+            notices.append(f"{task}: the language model returned nothing ({model_label(llm)}); used the offline "
+                           "rule instead")
         return rule(), "rule"
     try:
         value = parse(text)
@@ -59,7 +61,8 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
         value = None
     if value is None:
         log.warning("%s: LLM %s answered unusably (%r); using the offline rule", task, llm.model_id, text[:200])
-        notices.append(f"{task}: the language model's answer was unusable; used the offline rule instead")
+        notices.append(f"{task}: the language model's answer was unusable ({model_label(llm)}: not the form asked "
+                       "for); used the offline rule instead")
         return rule(), "rule"
     return value, "llm"
 
