@@ -186,7 +186,8 @@ ORGANISM_GROUPS: dict[str, tuple[str, ...]] = {
     "bird": ("heron egret pipit cowbird warbler sparrow finch owl hawk eagle duck gull robin crow raven wren "
              "thrush woodpecker hummingbird kingfisher swallow parrot pigeon dove chickadee jay starling blackbird "
              "cuckoo penguin goose geese swan stork pelican vulture falcon kestrel buzzard tit nuthatch flamingo "
-             "ostrich chicken hen rooster").split(),
+             "ostrich chicken hen rooster tern plover sandpiper grebe cormorant ibis lark oriole tanager vireo magpie "
+             "quail pheasant grouse loon puffin albatross petrel").split(),
     "amphibian": "frog toad newt salamander axolotl".split(),
     "reptile": "crocodile alligator lizard snake turtle tortoise gecko iguana chameleon viper python".split(),
     "fish": "salmon trout shark eel carp pike minnow".split(),
@@ -286,7 +287,7 @@ def clean_context(request: str, text: str) -> tuple[str, list[str]]:
     kept: list[str] = []
     repeats, foreign, named = 0, 0, []
     for i, s in enumerate(sentences):
-        if _norm(s) in (_norm(k) for k in kept) or not _norm(s):
+        if not _norm(s) or any(_said_in(s, k) for k in kept):
             repeats += 1
             continue
         if i == len(sentences) - 1 and not _ENDS_SENTENCE.search(s):
@@ -305,6 +306,20 @@ def clean_context(request: str, text: str) -> tuple[str, list[str]]:
     if not kept:
         raise Unusable("nothing in it passed the checks: " + "; ".join(cuts or ["no sentence"]))
     return " ".join(kept), cuts
+
+
+def _content(sentence: str) -> set[str]:
+    return {t for t in tokens(sentence) if t not in _FUNCTION_WORDS and t not in LINK_WORDS and t not in _GENERIC}
+
+
+def _said_in(sentence: str, earlier: str) -> bool:
+    """`sentence` repeats `earlier`: the same words, or (three content words or more) nothing `earlier` did not
+    say already ("They can be found on every continent except Antarctica." after "They live in the tropics and
+    can be found on every continent except Antarctica.")."""
+    if _norm(sentence) == _norm(earlier):
+        return True
+    mine = _content(sentence)
+    return len(mine) >= 3 and mine <= _content(earlier)
 
 
 def _count(n: int, thing: str) -> str:

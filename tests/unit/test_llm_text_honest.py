@@ -144,6 +144,13 @@ def test_expert_context_is_cut_to_what_passes_and_labelled_in_one_notice():
     assert "1 repeated paragraph" in note and "cut off mid-way" in note and "crocodile" in note
 
 
+def test_a_sentence_said_again_inside_a_longer_one_is_a_repeat():
+    first = "Tawny pipits live in dry country and can be found on every continent except Antarctica."
+    text, cuts = llm_checks.clean_context("a tawny pipit", first + " They can be found on every continent except "
+                                          "Antarctica. Pipits walk.")
+    assert text == first + " Pipits walk." and cuts == ["1 repeated sentence"]
+
+
 def test_expert_context_with_nothing_that_passes_is_refused_and_the_rule_writes_it():
     notices: list[str] = []
     text = llm_tasks.expert_context(NamedLLM(default="The crocodile is a large reptile. It eats fish."), FROG,
