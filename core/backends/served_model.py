@@ -20,6 +20,7 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlparse
 
+from core.backends import http_bounds
 from core.backends.gguf_header import GGUFError, read_header
 from core.backends.model_facts import count_text
 from core.redact import mask_url
@@ -57,7 +58,8 @@ def is_loopback(base_url: str) -> bool:
 
 def _entries(client: Any, timeout_s: float) -> list[dict[str, Any]]:
     once = client.with_options(timeout=timeout_s, max_retries=0) if hasattr(client, "with_options") else client
-    page = once.models.list()
+    with http_bounds.clock(timeout_s, 0):  # the whole request, body included, within timeout_s; no retries
+        page = once.models.list()
     out = []
     for item in getattr(page, "data", None) or []:
         entry = item.model_dump() if hasattr(item, "model_dump") else dict(item)

@@ -296,3 +296,22 @@ def test_no_base_url_and_no_name_is_the_hosted_default_without_asking():
     served = served_model.resolve(client, "", "")
     assert served.name == served_model.HOSTED_DEFAULT_MODEL == "gpt-4.1-mini" and served.source == "hosted default"
     assert served_model.resolve(client, "gpt-4o", "").name == "gpt-4o"
+
+
+def test_asking_a_server_that_never_answers_is_bounded_by_the_short_timeout():
+    import socket
+    import time
+
+    from core.backends.openai_llm import OpenAILLM
+    from core.contracts.settings import Settings
+
+    with socket.socket() as listener:  # accepts connections and never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        settings = Settings(llm="openai", openai_base_url=url, backend_timeout_s=1.0, backend_retries=2)
+        start = time.monotonic()
+        llm = OpenAILLM.from_settings(settings)
+        took = time.monotonic() - start
+    assert took < 5.0, took  # one request within min(5 s, backend_timeout_s), no retries
+    assert "could not ask" in llm.notice and llm.model == "" and not llm.own_words
