@@ -161,3 +161,14 @@ def test_model_text_is_labelled_or_refused_and_the_grammar_reaches_the_server(re
         print(f"\nllm_model={model_name!r}: " + json.dumps({f"{q} / {t}": v for (q, t), v in report.items()}, indent=1))
     finally:
         proxy.close()
+
+
+def test_in_process_llama_reads_the_size_of_a_renamed_file(smollm_path, tmp_path):  # noqa: F811
+    from core.backends.llamacpp_llm import LlamaCppLLM
+    from core.contracts.settings import Settings
+
+    link = tmp_path / "model.gguf"
+    link.symlink_to(smollm_path)
+    llm = LlamaCppLLM.from_settings(Settings(llm="llama_cpp", llm_model_path=str(link)))
+    assert llm.own_words and llm.is_tiny and llm.display_name == "model.gguf (134.5M parameters)"
+    assert llm.notice.startswith("model.gguf is a very small model (134.5M parameters)")
