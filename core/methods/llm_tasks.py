@@ -292,8 +292,11 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
                         coverage_prompts.decompose_user(query), parse, rule,
                         notices,
                         json_schema=schemas.schema_for(schemas.DecompositionReply, items={"parts": (1, limit)}))
-    if source == "llm" and invented:
-        notices.append("query decomposition: left out parts that are not in the request: " + "; ".join(invented))
+    if source == "llm":  # the parts are searched for: say who wrote them, and what was left out
+        note = f"query decomposition: written by {model_label(llm)}"
+        if invented:
+            note += "; left out parts that are not in the request: " + "; ".join(invented)
+        notices.append(note)
     return value
 
 
@@ -350,6 +353,7 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
     if source == "llm" and turns and value.strip().lower() == caption.strip().lower():
         value, _ = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM,
                        user + "\n" + plugir_prompts.PARAPHRASE_HINT, parse, rule, notices)
+    # not labelled with a notice: the dialogue shows its description on screen, and its last notice as a warning
     return value
 
 
