@@ -315,3 +315,23 @@ def test_asking_a_server_that_never_answers_is_bounded_by_the_short_timeout():
         took = time.monotonic() - start
     assert took < 5.0, took  # one request within min(5 s, backend_timeout_s), no retries
     assert "could not ask" in llm.notice and llm.model == "" and not llm.own_words
+
+
+def test_parts_written_by_a_model_are_labelled_in_one_notice():
+    notices: list[str] = []
+    llm = NamedLLM({"smallest independent parts": json.dumps({"parts": [
+        {"text": "red flower", "core": "flower"}, {"text": "bee"}, {"text": "a cat"}]})})
+    llm_tasks.decompose(llm, "a bee on a red flower", notices)
+    assert notices == ["query decomposition: written by tiny.gguf (134.5M parameters); left out parts that are not "
+                       "in the request: a cat"]
+
+
+def test_doctor_says_what_the_llm_facts_matched_on():
+    from core import doctor
+
+    class Probed(NamedLLM):
+        facts = llm_facts("model.gguf", 134_515_008)
+
+    llm = Probed({"yes/no questions": json.dumps({"questions": ["Is there a heron?", "Is the heron eating?"]})})
+    line = doctor.probe_llm(llm)
+    assert "facts matched on 134.5M parameters (under 1B) (tiny: notice and the request's-own-words grammar)" in line
