@@ -133,8 +133,9 @@ def discovery_timeout(settings: Any) -> float:
 
 def for_settings(settings: Any, client: Any, setting: str) -> ServedModel:
     """resolve() for the model named by `setting` ('llm_model' or 'judge_model') of `settings`."""
-    return resolve(client, str(getattr(settings, setting, "") or ""), str(getattr(settings, "openai_base_url", "") or ""),
-                   setting=setting, timeout_s=discovery_timeout(settings))
+    return resolve(client, str(getattr(settings, setting, "") or ""),
+                   str(getattr(settings, "openai_base_url", "") or ""), setting=setting,
+                   timeout_s=discovery_timeout(settings))
 
 
 def client_and_name(settings: Any, client_setting: str, model_setting: str) -> tuple[Any, str]:

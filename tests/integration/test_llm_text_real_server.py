@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -143,7 +142,8 @@ def test_model_text_is_labelled_or_refused_and_the_grammar_reaches_the_server(re
             before = len(proxy.requests)
             res = services.engine.search(SearchRequest(query, method="visret", m=1, rerank="full"))
             notices = list(res.notices)
-            assert any(f"{label.split(' (')[0]} is a very small model (134.5M parameters)" in n for n in notices), notices
+            tiny = f"{label.split(' (')[0]} is a very small model (134.5M parameters)"
+            assert any(tiny in n for n in notices), notices
             # the own-words grammar is in the request the server received
             patterns = _subquestion_patterns(proxy.requests[before:])
             assert patterns == [yes_no_pattern(request_vocabulary(query))], patterns
