@@ -6,7 +6,8 @@ OpenAI-compatible server (`python -m llama_cpp.server --logits_all true`), EcoLe
 over 10 queries on the synthetic field-guide world (built into a fresh data directory, so no answer comes
 from the cache). For each task the script counts the queries where the model's answer was used, read from
 the JSON: stages.visret.source for the instruction, and the fallback notices ('<task>: the language model
-... used the offline rule instead') for the others. The goal is >= 0.8 for the instruction and the
+... used the offline rule instead', '<task>: refused the text written by <model>: <why>; the offline rule wrote it
+instead') for the others. The goal is >= 0.8 for the instruction and the
 sub-questions.
 
     python bench/llm_tasks.py [--queries 10] [--threads 2] [--data DIR] [--base-url URL]
@@ -124,9 +125,9 @@ def task_sources(result: dict) -> dict[str, str]:
         if stage not in stages:
             out[task] = "not run"
             continue
-        fallback = [n for n in notices if n.startswith(f"{task}: the language model")
-                    and "offline rule instead" in n]
-        completed = [n for n in notices if n.startswith(f"{task}: the language model gave")]
+        fallback = [n for n in notices if (n.startswith(f"{task}: the language model") and "offline rule instead" in n)
+                    or n.startswith(f"{task}: refused the text written by")]
+        completed = [n for n in notices if n.startswith(f"{task}:") and "the offline rule added the rest" in n]
         if task == "visualization instruction":
             out[task] = "model" if stages["visret"].get("source") == "llm" else "rule"
         elif fallback:
@@ -200,7 +201,7 @@ def main() -> int:
                 for task, src in sources.items():
                     print(f"           {task:<26} {src}")
                 for line in done.stderr.splitlines():  # why an answer was refused (llm_tasks logs it)
-                    if "answer rejected" in line:
+                    if "answer rejected" in line or "refused the answer of LLM" in line:
                         print(f"           ({line.strip()[:160]})")
         finally:
             if proc is not None:

@@ -84,7 +84,16 @@ def probe_llm(llm: Any) -> str:
         meaning = "names the subject"
     except llm_checks.Unusable:
         meaning = "does NOT name the subject (answers will often fall back to rules)"
-    return f"JSON task answered with its schema; first question {reply.questions[0]!r} {meaning}"
+    return f"JSON task answered with its schema; first question {reply.questions[0]!r} {meaning}{_llm_size(llm)}"
+
+
+def _llm_size(llm: Any) -> str:
+    """What the model's facts were matched on (its parameter count where known) and what they mean."""
+    facts = getattr(llm, "facts", None)
+    if facts is None:
+        return ""
+    tiny = "tiny: notice and the request's-own-words grammar" if facts.own_words else "not tiny"
+    return f"; facts matched on {facts.matched} ({tiny})"
 
 
 def yes_no(top: dict[str, float]) -> tuple[float, float]:

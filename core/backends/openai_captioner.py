@@ -7,6 +7,7 @@ from typing import Any
 from PIL import Image
 
 from core.backends import openai_common as oc
+from core.backends import served_model
 from core.prompts import judge as prompts
 from core.contracts.records import Photo
 
@@ -31,7 +32,7 @@ class OpenAICaptioner:
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "openai") -> "OpenAICaptioner":
-        return cls(oc.make_client(settings, "captioner"), settings.judge_model)
+        return cls(*served_model.client_and_name(settings, "captioner", "judge_model"))
 
     def caption(self, image: Image.Image, photo: Photo | None = None) -> str:
         messages = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.backends import openai_common as oc
+from core.backends import served_model
 from core.backends.base import JudgeAnswer, JudgeRequest
 from core.backends.judge_answers import (_get, _yes_no_mass, answer_logprobs, first_answer_logprobs,  # noqa: F401
                                          legacy_first_answer_logprobs, parse_answer)
@@ -31,7 +32,7 @@ class OpenAIJudge:
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "openai", embedder: Any = None) -> "OpenAIJudge":
-        return cls(oc.make_client(settings, "judge"), settings.judge_model, settings.top_logprobs)
+        return cls(*served_model.client_and_name(settings, "judge", "judge_model"), settings.top_logprobs)
 
     def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
         """The chat sent for one request (public so a cache can key on it)."""

@@ -1,9 +1,10 @@
 """Text LLM through any OpenAI-compatible chat-completions server (llm='openai').
 
-The model name is the `llm_model` setting. JSON answers carry the task's real JSON Schema: first as
-structured output ('json_schema', strict, for OpenAI and vLLM); a server that refuses that option (e.g.
-llama-cpp-python's, which answers HTTP 500) is asked with 'json_object' plus the schema from then on, which
-llama.cpp turns into a grammar. The first schema attempt is made without retries, so a refusal
+The model name is the `llm_model` setting; empty, the model the server at `openai_base_url` serves, whose
+size decides the model's facts (served_model.py), or without a base URL the hosted default (gpt-4.1-mini).
+JSON answers carry the task's real JSON Schema: first as structured output ('json_schema', strict, for OpenAI
+and vLLM); a server that refuses that option (e.g. llama-cpp-python's, which answers HTTP 500) is asked with
+'json_object' plus the schema from then on, which llama.cpp turns into a grammar. The first schema attempt is made without retries, so a refusal
 costs one request, not three. Callers still parse and validate what comes back."""
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from typing import Any, Sequence
 from core.backends import http_bounds
 from core.backends import openai_common as oc
 from core.backends.base import ChatMessage
-from core.backends.model_facts import model_facts
+from core.backends import served_model
+from core.backends.model_facts import llm_facts
+from core.backends.served_model import ServedModel
 
 log = logging.getLogger(__name__)
 # Keywords that strict structured output does not take; the full schema (with them) goes to json_object servers.
@@ -36,20 +39,26 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
 class OpenAILLM:
     is_standin = False
 
-    def __init__(self, client: Any, model: str):
+    def __init__(self, client: Any, model: str, served: ServedModel | None = None):
         self.client = client
-        self.model = model
-        self.model_id = f"openai:{model}@{oc.server_name(client)}"
-        facts = model_facts("llm", model)
-        self.notice = facts.note  # e.g. the tiny-model caveat for SmolLM2-135M
-        self.own_words = bool(facts.own_words)  # its questions are held to the request's words (llm_tasks)
+        self.served = served if served is not None else ServedModel(model)
+        self.model = self.served.name
+        self.model_id = f"openai:{self.model}@{oc.server_name(client)}"
+        # matched on the parameter count when the server or its model file reports one, else on the name
+        self.facts = llm_facts(self.served.short_name, self.served.n_params)
+        # the model's caveat (the tiny-model notice) and a failed question to the server, shown with its answers
+        self.notice = "; ".join(n for n in (self.facts.note, self.served.notice) if n)
+        self.own_words = bool(self.facts.own_words)  # its questions are held to the request's words (llm_tasks)
+        self.display_name = self.served.label  # how notices name the model that wrote a text
         # "unknown" until the server has answered a json_schema request: then "json_schema" or "json_object"
         self._json_style = "unknown"
         self._style_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "openai") -> "OpenAILLM":
-        return cls(oc.make_client(settings, "llm"), settings.llm_model)
+        client = oc.make_client(settings, "llm")
+        served = served_model.for_settings(settings, client, "llm_model")  # empty llm_model: ask the server
+        return cls(client, served.name, served)
 
     @staticmethod
     def response_format(style: str, schema: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 from PIL import Image
 
 from core.backends import openai_common as oc
+from core.backends import served_model
 from core.prompts import answer as prompts
 
 MAX_TOKENS = 300
@@ -22,7 +23,7 @@ class OpenAIReader:
 
     @classmethod
     def from_settings(cls, settings: Any) -> "OpenAIReader":
-        return cls(oc.make_client(settings, "answer_reader"), settings.judge_model)
+        return cls(*served_model.client_and_name(settings, "answer_reader", "judge_model"))
 
     def messages(self, question: str, photos: Sequence[tuple[int, Image.Image]]) -> list[dict[str, Any]]:
         parts: list[dict[str, Any]] = [{"type": "text", "text": prompts.reader_intro(question)}]

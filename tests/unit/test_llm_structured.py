@@ -59,8 +59,10 @@ def test_instruction_without_the_subject_falls_back_to_the_rule():
     notices: list[str] = []
     llm = FakeLLM({"ecologist's request": json.dumps({"kind": "scene", "descriptions": ["a sunny meadow"]})})
     instr = llm_tasks.visual_instruction(llm, "a heron eating a fish", notices)
-    assert instr.source == "rule" and "heron" in instr.descriptions[0] and "unusable" in notices[0]
-    good = FakeLLM({"ecologist's request": json.dumps({"kind": "Scene", "descriptions": ["grey herons, bill open"]})})
+    assert instr.source == "rule" and "heron" in instr.descriptions[0]
+    assert "refused the text written by fake-llm" in notices[0]
+    good = FakeLLM({"ecologist's request": json.dumps({"kind": "Scene",
+                                                        "descriptions": ["grey herons, a fish in the bill"]})})
     assert llm_tasks.visual_instruction(good, "a heron eating a fish", []).source == "llm"  # plural, any case
 
 
@@ -77,7 +79,7 @@ def test_subquestions_must_start_with_the_subject():
     notices: list[str] = []
     llm = FakeLLM({"yes/no questions": json.dumps({"questions": ["Is it sunny?", "Is there water?"]})})
     qs = llm_tasks.subquestions(llm, "a heron eating a fish", "", 2, notices)
-    assert qs[0].startswith("Is there a heron") and "unusable" in notices[0]  # the rule's question
+    assert qs[0].startswith("Is there a heron") and "refused the text written by fake-llm" in notices[0]  # the rule's
 
 
 def test_decomposition_keeps_only_parts_made_of_the_query_words():
@@ -91,7 +93,8 @@ def test_decomposition_keeps_only_parts_made_of_the_query_words():
     notices.clear()
     invented = FakeLLM({"smallest independent parts": json.dumps({"parts": [{"text": "a cat", "core": "cat"}]})})
     subs = llm_tasks.decompose(invented, "a honey bee on a red flower", notices)
-    assert [s.text for s in subs] == ["honey bee", "red flower"] and "unusable" in notices[0]
+    assert [s.text for s in subs] == ["honey bee", "red flower"]
+    assert "refused the text written by fake-llm" in notices[0]
 
 
 @pytest.mark.parametrize("reply, verified, cited, words", [
@@ -118,7 +121,8 @@ def test_reformulation_that_drops_the_subject_is_not_used():
     llm = FakeLLM({"First description": "red wings at dusk"})
     out = llm_tasks.reformulate(llm, "a moth on bark", "a moth on bark", [("Colour?", "red wings")], notices)
     # the offline rule's text instead (in the world's words: "bark" is the world's "tree bark")
-    assert out == rules.reformulate("a moth on bark", [("Colour?", "red wings")]) and "unusable" in notices[0]
+    assert out == rules.reformulate("a moth on bark", [("Colour?", "red wings")])
+    assert "refused the text written by fake-llm" in notices[0]
     assert "moth" in out and out.endswith("red wings") and "dusk" not in out
     kept = FakeLLM({"First description": "a moth with red wings on bark"})
     assert llm_tasks.reformulate(kept, "a moth on bark", "a moth on bark", [("Colour?", "red wings")], []) == \
@@ -148,7 +152,7 @@ def test_repeated_subquestions_are_completed_by_the_rule_with_a_notice():
     same, eats = "Is there a heron in the photo?", "Is the heron eating a fish?"
     qs = llm_tasks.subquestions(_subq_reply(same, eats, same), "a heron eating a fish", "", 3, notices)
     assert qs[:2] == [same, eats] and len(qs) == 3 and len(set(qs)) == 3
-    assert any("gave 2 usable different question" in n for n in notices)
+    assert any("2 usable different question(s) were left, the offline rule added the rest" in n for n in notices)
 
 
 def test_subquestions_that_check_nothing_beyond_the_subject_fall_back_to_the_rule():
@@ -157,7 +161,8 @@ def test_subquestions_that_check_nothing_beyond_the_subject_fall_back_to_the_rul
     qs = llm_tasks.subquestions(_subq_reply(same, same, "Are they in the picture?"), "a heron eating a fish", "", 3,
                                 notices)
     assert qs == rules.subquestions("a heron eating a fish", 3)
-    assert any("answer was unusable; used the offline rule" in n for n in notices)
+    assert any("refused the text written by fake-llm: no question checks anything beyond the subject" in n
+               for n in notices)
 
 
 def test_questions_a_yes_no_judge_cannot_answer_are_dropped():
@@ -167,7 +172,8 @@ def test_questions_a_yes_no_judge_cannot_answer_are_dropped():
                                 "a heron eating a fish", "", 3, notices)
     assert qs[:2] == ["Is there a heron in the photo?", "Is the heron eating a fish?"]
     assert "What is a heron?" not in qs and "Are they in the picture?" not in qs
-    assert any("gave 2 usable" in n for n in notices)
+    assert any("2 usable different question(s) were left" in n and '"What is a heron?": not a yes/no question' in n
+               for n in notices)
 
 
 def test_a_first_question_that_is_not_yes_no_makes_the_answer_unusable():
@@ -175,7 +181,7 @@ def test_a_first_question_that_is_not_yes_no_makes_the_answer_unusable():
     qs = llm_tasks.subquestions(_subq_reply("What is a heron?", "Is the heron eating a fish?"),
                                 "a heron eating a fish", "", 2, notices)
     assert qs == rules.subquestions("a heron eating a fish", 2)
-    assert any("unusable" in n for n in notices)
+    assert any("refused the text written by fake-llm" in n and "not a yes/no question" in n for n in notices)
 
 
 @pytest.mark.parametrize("own_words", [False, True])

@@ -35,7 +35,9 @@ def test_llm_outputs_are_parsed_and_validated():
                        "Extra?"]}) + "\n```"})
     qs = llm_tasks.subquestions(llm, "albino American robin", "White plumage, pink eyes.", 3, notices)
     assert qs == ["Is there an American robin?", "Is the plumage mostly white?", "Are the eyes pink?"]
-    assert "White plumage, pink eyes." in llm.calls[0][1].content and notices == []
+    assert "White plumage, pink eyes." in llm.calls[0][1].content
+    # used model text is labelled with the model; the question past the three asked for is named as refused
+    assert notices == ['sub-questions: written by fake-llm; refused "Extra?": not a yes/no question']
     comp = FakeLLM({"ecologist's request": json.dumps({"kind": "comparison", "descriptions": ["a", "b"]})})
     instr = llm_tasks.visual_instruction(comp, "compare house sparrow vs tree sparrow", notices)
     assert instr.kind == "comparison" and instr.organisms == ["house sparrow", "tree sparrow"]
