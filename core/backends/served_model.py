@@ -128,13 +128,13 @@ def resolve(client: Any, configured: str, base_url: str, *, setting: str = "llm_
 
 
 def discovery_timeout(settings: Any) -> float:
-    return min(DISCOVERY_TIMEOUT_S, float(getattr(settings, "backend_timeout_s", DISCOVERY_TIMEOUT_S)))
+    return min(DISCOVERY_TIMEOUT_S, float(settings.backend_timeout_s))
 
 
 def for_settings(settings: Any, client: Any, setting: str) -> ServedModel:
     """resolve() for the model named by `setting` ('llm_model' or 'judge_model') of `settings`."""
-    return resolve(client, str(getattr(settings, setting, "") or ""),
-                   str(getattr(settings, "openai_base_url", "") or ""), setting=setting,
+    return resolve(client, str(getattr(settings, setting) or ""),
+                   str(settings.openai_base_url or ""), setting=setting,
                    timeout_s=discovery_timeout(settings))
 
 
@@ -143,5 +143,5 @@ def client_and_name(settings: Any, client_setting: str, model_setting: str) -> t
     from core.backends import openai_common as oc
 
     client = oc.make_client(settings, client_setting)
-    named = str(getattr(settings, model_setting, "") or "").strip()
+    named = str(getattr(settings, model_setting) or "").strip()
     return client, named or for_settings(settings, client, model_setting).name  # a name set is sent as it is
