@@ -28,7 +28,7 @@ P_MIN, P_MAX = 1e-3, 1 - 1e-3
 MEMO_SIZE = 4096  # pictures whose attribute probabilities are kept
 _ATTRS = ("plan", "stage", "view", "pose", "behaviour", "habitat", "count", "item")
 # words that frame a question about a photo without asking for anything in it
-QUESTION_FRAME = frozenset("match matches matching description described photographed shot taken".split())
+QUESTION_FRAME = frozenset("match matches matching description described photographed shot taken request query".split())
 SEES = ("species, body shape, colours of named parts, view, pose, behaviour, carried or eaten items, count, "
         "background and life stage")
 log = logging.getLogger(__name__)
