@@ -218,7 +218,8 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     # check nothing of, follow in first-stage order, so one failed call never throws away the other photos' scores
     judged = sorted((pid for pid in results if results[pid].get("score") is not None),
                     key=lambda pid: (-results[pid]["score"], first_rank[pid]))
-    rest = [pid for pid, _ in candidates if pid not in judged]
+    scored = set(judged)
+    rest = [pid for pid, _ in candidates if pid not in scored]
     order = judged + rest
     ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
     if not judged:  # nothing judged: the first stage's order and scores stand

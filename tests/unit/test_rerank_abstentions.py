@@ -149,3 +149,19 @@ def test_openai_judge_abstains_when_its_first_token_is_mostly_neither_yes_nor_no
         assert a.answer == NOT_CHECKED and "neither yes nor no" in a.reason and a.unchecked == ()
     else:
         assert a.answer in ("yes", "no")
+
+
+def test_a_dialogue_constraint_the_judge_cannot_check_moves_no_photo(tmp_path):
+    from types import SimpleNamespace as NS
+
+    from core.methods.constraints import Constraint, ConstraintChecker
+
+    judge = CachedJudge(ReachJudge(lambda r: 0.1), DiskCache(tmp_path))  # "no" to everything it can see
+    photos = {i: Photo(path=f"p{i}.png", id=i) for i in (1, 2, 3)}
+    checker = ConstraintChecker(NS(judge=judge), lambda ids: [photos[i] for i in ids],
+                                lambda p: Image.new("RGB", (4, 4)), "a frog", notice=lambda text: None)
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.7)]
+    night = Constraint("Is it calling at night?", "words:calling,night", wanted=True)
+    assert checker.reorder(ranked, [night], depth=3) == ranked and night.checked == 0
+    sand = Constraint("Is it on sand?", "habitat=sand", wanted=True)
+    assert checker.reorder(ranked, [sand], depth=3) == ranked and sand.checked == 3 and sand.contradicting == 3
