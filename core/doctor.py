@@ -29,7 +29,7 @@ from core.redact import mask_urls_in
 log = logging.getLogger(__name__)
 KINDS = ("embedder", "llm", "judge", "generator", "captioner")
 RED, GREEN = (200, 30, 30), (30, 170, 40)
-JUDGE_QUESTION = "Is the picture mostly red?"
+JUDGE_QUESTION = "Is the picture red?"
 LLM_QUERY = "a heron eating a fish"
 
 
@@ -107,6 +107,8 @@ def probe_judge(judge: Any) -> str:
     answers = [judge.ask(JudgeRequest(image=_picture(c), question=JUDGE_QUESTION, query="a red picture"))
                for c in (RED, GREEN)]
     for a in answers:
+        if getattr(a, "abstained", False):
+            raise ValueError(f"the judge did not check the probe question ({a.reason})")
         if a.answer not in ("yes", "no"):
             raise ValueError(f"answer {a.answer!r} is not yes or no")
         yes, no = yes_no(a.top_logprobs or {})

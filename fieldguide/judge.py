@@ -2,7 +2,11 @@
 network (judge_net.py; never from metadata), turns the question's words into checks (species, body plan, part
 colours, view, pose, behaviour, habitat, life stage, count, carried item) and answers with the joint
 probability of the checks as Yes/No log-probabilities. Each attribute's probability is temperature-scaled on
-held-out pictures (see scripts/evaluate_fieldguide_judge.py for accuracy and calibration per question type)."""
+held-out pictures (see scripts/evaluate_fieldguide_judge.py for accuracy and calibration per question type).
+
+Its reach is its heads: a question with a word none of them reads ("Is the frog calling at night?": calling,
+at night) is not checked (an abstention naming those words), even when another word of it is visible (the frog),
+since a yes for the frog alone is not a yes to the question. So is a question that names nothing at all."""
 from __future__ import annotations
 
 import hashlib
@@ -10,15 +14,24 @@ import math
 import threading
 from collections import OrderedDict
 
+import logging
+
 import numpy as np
 
 from core.backends.base import JudgeAnswer, JudgeRequest
+from core.backends.reach import abstain, phrases
+from fieldguide.facts import unknown_words
 from fieldguide.reading import read_text
 from fieldguide.species import LOOKALIKE_PAIRS, by_name
 
 P_MIN, P_MAX = 1e-3, 1 - 1e-3
 MEMO_SIZE = 4096  # pictures whose attribute probabilities are kept
 _ATTRS = ("plan", "stage", "view", "pose", "behaviour", "habitat", "count", "item")
+# words that frame a question about a photo without asking for anything in it
+QUESTION_FRAME = frozenset("match matches matching description described photographed shot taken request query".split())
+SEES = ("species, body shape, colours of named parts, view, pose, behaviour, carried or eaten items, count, "
+        "background and life stage")
+log = logging.getLogger(__name__)
 
 
 def _answer(p: float, reason: str) -> JudgeAnswer:
@@ -43,10 +56,11 @@ def species_probs(probs: dict[str, dict]) -> dict[str, float]:
 
 class FieldGuideJudge:
     """Judge backend. `reader` reads attribute probabilities from pictures (default: the committed judge
-    network); `embedder` serves the fallback for questions without world words (default: the field-guide
-    encoder, loaded when first needed)."""
+    network). `embedder` is accepted because the registry hands judges the embedder; this judge no longer
+    uses it (a question without world words is not checked instead of guessed from similarity)."""
 
     model_id = "fieldguide-judge@v2"
+    prompt_id = "reach-1"  # part of every cache key of its answers: answers from before abstentions are misses
     is_standin = True
 
     def __init__(self, embedder=None, reader=None):
@@ -64,6 +78,12 @@ class FieldGuideJudge:
     @classmethod
     def from_settings(cls, settings=None, spec: str = "fieldguide", embedder=None) -> "FieldGuideJudge":
         return cls(embedder)
+
+    @staticmethod
+    def unseen(text: str) -> list[str]:
+        """The phrases of `text` that none of the judge's heads reads ("calling", "at night")."""
+        words = {w for w in unknown_words(text) if len(w) > 1 and w not in QUESTION_FRAME}
+        return phrases(text, lambda w: w in words or w.replace("'", "") in words) if words else []
 
     def checks(self, question: str, probs: dict[str, dict]) -> list[tuple[str, float]]:
         """(what was checked, probability it holds) for every cue the question contains."""
@@ -90,7 +110,10 @@ class FieldGuideJudge:
         return out
 
     def probability(self, question: str, probs: dict[str, dict]) -> float | None:
-        """p(yes) for `question` given one picture's attribute probabilities; None without world words."""
+        """p(yes) for `question` given one picture's attribute probabilities; None where the judge abstains
+        (a word it cannot see, or nothing it can look for)."""
+        if self.unseen(question):
+            return None
         found = self.checks(question, probs)
         return float(np.prod([q for _, q in found])) if found else None
 
@@ -111,25 +134,18 @@ class FieldGuideJudge:
         return probs
 
     def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        unseen = self.unseen(request.question)
+        if unseen:
+            log.debug("field-guide judge: not checked %r (cannot see: %s)", request.question, ", ".join(unseen))
+            return abstain(f"{', '.join(unseen)}: not something the photo checker can see (it reads {SEES}), "
+                           "so this question was not checked", unseen)
         probs = self._probs(request.image)
         found = self.checks(request.question, probs)
         if found:
             p = float(np.prod([q for _, q in found]))
             detail = "; ".join(f"{what} {q:.2f}" for what, q in found)
             return _answer(p, f"read from the picture: {detail} -> p(yes) {p:.2f}")
-        return self._fallback(request)
-
-    def _fallback(self, request: JudgeRequest) -> JudgeAnswer:
-        """No world words in the question: compare the picture with the question and with its negation."""
-        if self.embedder is None:
-            from fieldguide.encoder import FieldGuideEmbedder
-
-            self.embedder = FieldGuideEmbedder()
-        emb = self.embedder
-        img = emb.embed_images([request.image])[0]
-        txt = emb.embed_texts([request.question, "not " + request.question])
-        s_yes, s_no = (txt @ img).tolist()
-        z = 20.0 * (s_yes - s_no)
-        p = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
-        return _answer(p, "no attribute words recognised; fell back to embedder similarity of the question "
-                          f"vs its negation ({s_yes:.3f} vs {s_no:.3f})")
+        text = " ".join(request.question.split()).rstrip("?")
+        log.debug("field-guide judge: not checked %r (names nothing it reads)", request.question)
+        return abstain(f"this question names nothing the photo checker reads (it reads {SEES}), so it was not "
+                       "checked", [f"“{text}”"])

@@ -115,17 +115,20 @@ def ece(p: np.ndarray, truth: np.ndarray, bins: int = 10) -> float:
 
 def score(asked: list[Asked]) -> dict[str, dict]:
     """Per question type and overall: questions, accuracy, ECE, mean p(yes) on true questions; for hidden
-    look-alikes also the mean distance of p from 0.5."""
+    look-alikes also the mean distance of p from 0.5. A question the judge did not check (p None) counts as
+    wrong in the accuracy and is left out of the calibration; `abstained` counts them."""
     out: dict[str, dict] = {}
     for kind in (*TYPES, "all"):
         rows = [a for a in asked if kind == "all" or a.kind == kind]
         if not rows:
             continue
-        p = np.array([a.p for a in rows])
-        t = np.array([a.truth for a in rows], dtype=bool)
-        entry = {"questions": len(rows), "accuracy": round(float(((p >= 0.5) == t).mean()), 4),
-                 "ece": round(ece(p, t), 4)}
-        if kind == "species (telling part hidden)":
+        answered = [a for a in rows if a.p is not None]
+        p = np.array([a.p for a in answered], dtype=np.float64)
+        t = np.array([a.truth for a in answered], dtype=bool)
+        right = int(((p >= 0.5) == t).sum())
+        entry = {"questions": len(rows), "accuracy": round(right / len(rows), 4), "ece": round(ece(p, t), 4),
+                 "abstained": len(rows) - len(answered)}
+        if kind == "species (telling part hidden)" and len(p):
             entry["mean_p"] = round(float(p.mean()), 4)
             entry["mean_abs_p_minus_half"] = round(float(np.abs(p - 0.5).mean()), 4)
         out[kind] = entry
@@ -154,5 +157,7 @@ def format_table(metrics: dict[str, dict]) -> str:
         note = ""
         if "mean_abs_p_minus_half" in m:
             note = f"mean p(yes) {m['mean_p']:.2f}, mean abs(p - 0.5) {m['mean_abs_p_minus_half']:.2f}"
+        if m.get("abstained"):
+            note = "; ".join(x for x in (note, f"{m['abstained']} not checked (counted as wrong)") if x)
         lines.append(f"| {kind} | {m['questions']} | {m['accuracy']:.3f} | {m['ece']:.3f} | {note} |")
     return "\n".join(lines)

@@ -96,7 +96,7 @@ CUES: list[tuple[str, str, object]] = [
     ("a pair", "count", 2), ("wings spread", "pose", "spread"), ("spread wings", "pose", "spread"),
     ("wings outstretched", "pose", "spread"), ("open wings", "pose", "spread"), ("wings folded", "pose", "folded"),
     ("folded wings", "pose", "folded"), ("closed wings", "pose", "folded"), ("wing cases closed", "pose", "folded"),
-    ("side by side", "count", 2),
+    ("side by side", "count", 2), ("more than one", "count", 2),
 ]
 WORD_CUES: dict[str, tuple[str, object]] = {
     "side": ("view", "side"), "profile": ("view", "side"), "above": ("view", "top"), "top": ("view", "top"),

@@ -318,6 +318,38 @@ def organism_kinds(text: str) -> set[str]:
     return {w for sp in read_text(text).species for w in [*PLAN_SAY[sp.plan], *young.get(sp.plan, ())]}
 
 
+def _fact_words(fact: str) -> str:
+    """A fact in plain words: 'seen from the side', 'red crest', 'Slate Reedpiper', 'a twig'."""
+    from fieldguide.lexicon import SAY
+    from fieldguide.species import by_name
+
+    key, _, value = fact.partition("=")
+    if key == "species":
+        return " or ".join(by_name(v).common_name for v in value.split(" or "))
+    if key.startswith("colour:"):
+        return f"{value} {PART_PHRASE.get(key[7:], key[7:])}"
+    if key.startswith("part:"):
+        return PART_PHRASE.get(key[5:], key[5:])
+    said = SAY.get(key, {}).get(int(value) if key == "count" and value.isdigit() else value)
+    return said[0] if said else value
+
+
+def uncovered(query: str, questions_: list[str]) -> list[str]:
+    """The parts of `query` in the world's terms that no question asks about, in plain words (a colour's part
+    is not named again on its own, nor a body plan that a named species gives)."""
+    wanted = text_facts(query, defaults=False)
+    if not wanted:
+        return []
+    asked = set().union(*(text_facts(q, defaults=False) for q in questions_)) if questions_ else set()
+    missing = [f for f in sorted(wanted - asked) if f]
+    coloured = {f.split("=")[0][7:] for f in missing if f.startswith("colour:")}
+    carried = bool(wanted & {"behaviour=carrying", "behaviour=feeding"})  # "in its beak" says how, not what
+    missing = [f for f in missing if not (f.startswith("part:") and f[5:] in coloured)
+               and not (f == "part:beak" and carried)
+               and not (f.startswith("plan=") and any(a.startswith("species=") for a in asked))]
+    return [_fact_words(f) for f in missing]
+
+
 class FieldGuideRules(RuleBook):
     """The field-guide world's answers to what the generic path asks (each None outside the world's terms)."""
 
@@ -338,3 +370,4 @@ class FieldGuideRules(RuleBook):
     denied_facts = staticmethod(denied_facts)
     settled_by_denials = staticmethod(settled_by_denials)
     organism_kinds = staticmethod(organism_kinds)
+    uncovered = staticmethod(uncovered)

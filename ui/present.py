@@ -36,7 +36,7 @@ def scale_line(scale: str) -> str:
 def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
     """photo id -> its checks score (0-100) for every photo the judge checked."""
     return {int(p["id"]): float(p.get("score", 0.0)) for p in ((stages or {}).get("rerank") or {}).get("photos") or []
-            if "id" in p}
+            if "id" in p and p.get("score", 0.0) is not None}  # a photo none of whose checks could be made: none
 
 
 def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None = None,
@@ -112,7 +112,8 @@ UNDECIDED = 0.1  # a check within this of p = 0.5 is shown as "can't tell"
 
 
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
-    """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped."""
+    """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped. A question
+    the checker could not check says "not checked" and why (it counts neither for nor against the photo)."""
     parts = []
     for a in answers:
         ans = str(a.get("answer", "")).strip()
@@ -120,7 +121,9 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
         p_yes = a.get("p_yes")
         conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
         kind = "badge-yes" if yes else "badge-no"
-        if isinstance(p_yes, (int, float)) and abs(float(p_yes) - 0.5) <= UNDECIDED:
+        if a.get("checked") is False:
+            ans, kind, conf = S.NOT_CHECKED, "badge-unchecked", S.NOT_COUNTED
+        elif isinstance(p_yes, (int, float)) and abs(float(p_yes) - 0.5) <= UNDECIDED:
             ans, kind = S.CANNOT_TELL, "badge-unsure"  # a coin flip is neither a yes nor a no
         parts.append(
             f'<div class="ecolens-badge {kind}">'
@@ -190,7 +193,7 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
         row = {k: h.get(k) for k in ("rank", "id", "score", "similarity", "taxon", "common_name", "observed_on",
                                      "latitude", "longitude", "license", "rights_holder") if k in h}
         row["checked"] = int(h["id"]) in checked
-        row["badges"] = [{k: a.get(k) for k in ("question", "answer", "p_yes", "reason")}
+        row["badges"] = [{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a}
                          for a in answers_of(stages, h["id"])]
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])

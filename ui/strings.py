@@ -69,10 +69,11 @@ SCALES = {
     "pictures": ("similarity", "how close each photo is to the closest picture searched with (a drawing, or your "
                                "example photo), from 0 (unrelated) to 1 (the closest possible)"),
     "checks": ("checks passed", "how sure the photo checker is, on average, that the photo passes each yes/no "
-                                "check; 100% means sure of every one"),
+                                "check it could make; 100% means sure of every one"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
 NOT_CHECKED = "not checked"
+NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
 
 # ---- photo view (lightbox) ---------------------------------------------------------------------------
 LIGHTBOX_TITLE = "Photo {pos} of {n}"
@@ -262,6 +263,8 @@ WEB_WORDS = (
     ("rerank_k (candidates to verify)", "Photos to check"),
     ("m (pictures to draw)", "Pictures to draw"),
     ("sub-questions:", "writing the yes/no checks:"),
+    (", where it could say neither yes nor no (counted as neither pass nor fail)",
+     " it could answer neither yes nor no (they count neither for nor against a photo)"),
     ("visualization ", "drawing "),
 )
 # command-line options that may remain in a message, and the field of the page that does the same

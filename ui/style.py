@@ -18,6 +18,7 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 /* badges and the explanation */
 .ecolens-badge {{ border-radius: 6px; padding: 4px 8px; margin: 3px 0; border: 1px solid #b9bec6; color: {TEXT}; }}
 .badge-yes {{ background: #e3f6e5; }} .badge-no {{ background: #fbe4e4; }} .badge-unsure {{ background: #eef0f3; }}
+.badge-unchecked {{ background: #f4f1e8; }}
 .badge-reason {{ font-size: 0.85em; color: {MUTED}; }} .badge-conf {{ font-size: 0.85em; color: {TEXT}; }}
 .ecolens-meta th {{ text-align: left; padding-right: 10px; }}
 .ecolens-score {{ margin: 0 0 6px 0; }} .ecolens-scale, .ecolens-attribution {{ color: {MUTED}; font-size: 0.9em; }}

@@ -65,13 +65,25 @@ class JudgeRequest:
 
 @dataclass
 class JudgeAnswer:
-    answer: str  # "yes" or "no"
-    top_logprobs: dict[str, float]  # first answer token -> log-probability (top-20)
+    """A judge's answer to one yes/no question about one photo, or its abstention: `abstained` means the judge
+    could not answer from the photo ("not checked"); `reason` then says why and `unchecked` names the parts
+    of the question it cannot see ("calling", "at night"; empty when the whole question was out of reach for
+    another reason, e.g. an undecided reply). An abstention counts as neither pass nor fail
+    (core/backends/reach.py builds one)."""
+
+    answer: str  # "yes" or "no"; "not checked" when abstained
+    top_logprobs: dict[str, float]  # first answer token -> log-probability (top-20); may be empty when abstained
     reason: str = ""  # one line
+    abstained: bool = False
+    unchecked: tuple[str, ...] = ()
 
 
 @runtime_checkable
 class Judge(Protocol):
+    """Answers yes/no questions about photos. A judge may abstain (JudgeAnswer.abstained) on a question it
+    cannot answer from the photo; a judge that knows its reach in advance also has `unseen(text) -> list[str]`,
+    the phrases of `text` it cannot check (optional: callers use getattr)."""
+
     model_id: str
     is_standin: bool
 

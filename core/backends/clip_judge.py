@@ -3,7 +3,14 @@
 The yes/no question is rewritten by simple rules into a statement and its negation ("Is there a nest?" ->
 "a photo with a nest" / "a photo with no nest"); p(yes) is the softmax of the photo's similarity to the
 two, scaled by a CLIP-like temperature. The result is reported in the same shape as a real judge's
-(top log-probabilities of 'Yes' and 'No'), flagged as a stand-in."""
+(top log-probabilities of 'Yes' and 'No'), flagged as a stand-in.
+
+Its reach (when it abstains, answering "not checked"):
+- on a question about something no picture states: sounds and calls (calling, singing, buzzing, loud),
+  time of day (at night, at dawn, in the evening), smell, taste and temperature (NON_VISUAL below). An image
+  and a sentence cannot be compared on these, so any p(yes) would be the rest of the sentence speaking;
+- inside its undecided band: when p(yes) is within UNDECIDED_BAND (0.1) of 0.5, the two statements are about
+  as close to the photo as each other and the judge says neither yes nor no."""
 from __future__ import annotations
 
 import math
@@ -14,8 +21,20 @@ from typing import Any
 import numpy as np
 
 from core.backends.base import Embedder, JudgeAnswer, JudgeRequest
+from core.backends.reach import abstain, phrases
 
 TEMPERATURE = 100.0  # CLIP's usual logit scale
+UNDECIDED_BAND = 0.1  # |p(yes) - 0.5| within this: not checked (the page shows the same band as "can't tell")
+# words with no visual statement: sounds, time of day, smell, taste, temperature
+NON_VISUAL = frozenset(
+    "call calls calling called croak croaks croaking sing sings singing sang song songs chirp chirps chirping "
+    "buzz buzzes buzzing hum hums humming hoot hoots hooting howl howls howling bark barks barking roar roars "
+    "roaring whistle whistles whistling drum drums drumming trill trills trilling sound sounds sounding noise "
+    "noises noisy loud loudly quiet quietly silent silently voice voices vocal vocalizing vocalising echo "
+    "night nights nighttime night-time midnight dawn dusk twilight morning mornings evening evenings afternoon "
+    "noon sunrise sunset daytime nocturnal diurnal crepuscular "
+    "smell smells smelling smelly scent scented odour odor fragrant fragrance stink stinks stinking "
+    "taste tastes tasting tasty bitter sweet sour warm cold hot cool temperature".split())
 _AUX = r"(?:is|are|was|were|does|do|did|can|could|has|have|will|would|should)"
 _ABOUT_PHOTO = re.compile(
     r"^(?:the|this|that)\s+(?:photo|image|picture|photograph)\s+"
@@ -57,6 +76,7 @@ def yes_probability(image_vec: np.ndarray, pos_vec: np.ndarray, neg_vec: np.ndar
 
 class ClipJudge:
     is_standin = True
+    prompt_id = "reach-1"  # part of the cache keys of its answers: answers from before abstentions are misses
 
     def __init__(self, embedder: Embedder, temperature: float = TEMPERATURE):
         self.embedder = embedder
@@ -82,12 +102,24 @@ class ClipJudge:
     def from_settings(cls, settings: Any, spec: str, embedder: Embedder) -> "ClipJudge":
         return cls(embedder)
 
+    @staticmethod
+    def unseen(text: str) -> list[str]:
+        """The phrases of `text` with no visual statement ("calling", "at night")."""
+        return phrases(text, lambda w: w in NON_VISUAL)
+
     def ask(self, request: JudgeRequest) -> JudgeAnswer:
+        unseen = self.unseen(request.question)
+        if unseen:
+            return abstain(f"{', '.join(unseen)}: nothing a photo shows, so the similarity checker did not check "
+                           "this question", unseen)
         pos, neg, text_vecs = self._statement_vectors(request.question)
         image_vec = np.asarray(self.embedder.embed_images([request.image]))[0]
         p = yes_probability(image_vec, text_vecs[0], text_vecs[1], self.temperature)
         tiny = 1e-12
         top = {"Yes": math.log(max(p, tiny)), "No": math.log(max(1.0 - p, tiny))}
+        if abs(p - 0.5) <= UNDECIDED_BAND:
+            return abstain(f"approximation by image-text similarity: '{pos}' vs '{neg}' gives p(yes)={p:.2f}, "
+                           "too close to even to say yes or no")
         answer = "yes" if p >= 0.5 else "no"
         reason = (f"approximation by image-text similarity: '{pos}' vs '{neg}' gives p(yes)={p:.2f}; "
                   "not a visual judgement")

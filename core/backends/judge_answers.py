@@ -63,6 +63,18 @@ def answer_logprobs(logprobs: Any) -> dict[str, float]:
                                         _get(logprobs, "token_logprobs", None))
 
 
+MIN_ANSWER_SHARE = 0.5  # below this share of yes + no in the first token's alternatives, the judge abstains
+
+
+def answer_share(top: dict[str, float]) -> float:
+    """The share of the first answer token's listed probability that is on a yes or a no variant (0 when
+    nothing is listed). A model that puts most of its first word elsewhere ("It", "I", "Maybe") did not answer
+    the question with yes or no."""
+    total = sum(math.exp(lp) for lp in (top or {}).values())
+    yes, no = _yes_no_mass(top or {})
+    return (yes + no) / total if total > 0 else 0.0
+
+
 def _yes_no_mass(top: dict[str, float]) -> tuple[float, float]:
     yes = sum(math.exp(lp) for t, lp in top.items() if t.strip(_DECOR).lower() == "yes")
     no = sum(math.exp(lp) for t, lp in top.items() if t.strip(_DECOR).lower() == "no")

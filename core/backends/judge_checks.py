@@ -30,9 +30,10 @@ def not_json(where: str) -> BackendError:
                         "check openai_base_url: it must point at an OpenAI-compatible API (usually ending in /v1)")
 
 
-def honest_reply(response: Any, where: str) -> tuple[str, dict[str, float]]:
+def honest_reply(response: Any, where: str, neither_ok: bool = False) -> tuple[str, dict[str, float]]:
     """(text, first-answer-token log-probabilities) of one judge reply, or BackendError saying why the reply
-    cannot count as an answer."""
+    cannot count as an answer. `neither_ok`: a first token with no yes or no among its alternatives is passed
+    on (the caller treats it as an abstention) instead of raised."""
     from core.backends import openai_common as oc
     from core.backends.judge_answers import _yes_no_mass, answer_logprobs
 
@@ -51,7 +52,7 @@ def honest_reply(response: Any, where: str) -> tuple[str, dict[str, float]]:
         raise BackendError(f"the judge server {where} sent no log-probabilities, so the judge's confidence "
                            "cannot be read", NEEDS_LOGPROBS)
     yes, no = _yes_no_mass(top)
-    if yes <= 0.0 and no <= 0.0:
+    if yes <= 0.0 and no <= 0.0 and not neither_ok:
         raise BackendError(f"the judge's answer did not start with yes or no (it began {text[:40]!r})",
                            "use a model that follows the yes/no instruction of the judge prompt")
     return text, top

@@ -4,19 +4,27 @@ One call per (photo, question): the photo goes as a data-URL image part, the pro
 asks for the answer word first and a one-line reason, and the call requests the top log-probabilities of
 each generated token. The answer's confidence is computed by the caller from `top_logprobs` of the FIRST
 answer token (methods.md section 3.4); this module only collects them. Model: the `judge_model` setting.
-Votes (JudgeRequest.vote): vote 0 is greedy; later votes are sampled with their own seed (majority voting)."""
+Votes (JudgeRequest.vote): vote 0 is greedy; later votes are sampled with their own seed (majority voting).
+
+Reach: a vision-language model sees the photo, so its yes or no is taken as it is; but when its first answer
+token puts less than MIN_ANSWER_SHARE (half) of its listed probability on yes or no variants (it began "It",
+"I cannot", "Maybe"), it did not answer, and the answer is an abstention ("not checked")."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from core.backends import openai_common as oc
 from core.backends import served_model
 from core.backends.base import JudgeAnswer, JudgeRequest
-from core.backends.judge_answers import (_get, _yes_no_mass, answer_logprobs, first_answer_logprobs,  # noqa: F401
-                                         legacy_first_answer_logprobs, parse_answer)
+from core.backends.judge_answers import (MIN_ANSWER_SHARE, _get, _yes_no_mass, answer_logprobs,  # noqa: F401
+                                         answer_share, first_answer_logprobs, legacy_first_answer_logprobs,
+                                         parse_answer)
+from core.backends.reach import abstain
 from core.backends.judge_checks import VisionProbe, honest_reply, not_json
 from core.prompts import judge as prompts
 
+log = logging.getLogger(__name__)
 MAX_TOKENS = 40  # the answer word and a short reason
 VOTE_TEMPERATURE = 0.7  # sampling temperature of votes after the first (majority voting)
 class OpenAIJudge:
@@ -59,7 +67,17 @@ class OpenAIJudge:
                 response = self.create(request)
             except ValueError:  # the body was not JSON
                 raise not_json(where) from None
-        text, top = honest_reply(response, where)  # no logprobs, no choices, an HTML page: not an answer
+        # no logprobs, no choices, an HTML page: not an answer (an error); a first word that is neither yes nor
+        # no: an abstention
+        text, top = honest_reply(response, where, neither_ok=True)
+        share = answer_share(top)
+        if share < MIN_ANSWER_SHARE:
+            log.info("judge %s abstained on %r: yes/no share %.2f of its first token (%r)", self.model_id,
+                     request.question, share, text[:60])
+            said = " ".join(text.split())[:120]
+            return abstain(f"the photo checker answered neither yes nor no ({share:.0%} of its first word was a yes "
+                           f"or no): {said!r}" if said else
+                           f"the photo checker answered neither yes nor no ({share:.0%} of its first word)")
         answer, reason = parse_answer(text, top)
         return JudgeAnswer(answer=answer, top_logprobs=top, reason=reason)
 

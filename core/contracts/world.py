@@ -106,6 +106,11 @@ class RuleBook:
     def settled_by_denials(self, fact: str, denied: set[str], candidate_facts: list[set[str]]) -> bool:
         return False
 
+    def uncovered(self, query: str, questions: list[str]) -> list[str]:
+        """The parts of `query` (in plain words) that none of `questions` asks about, where the world's
+        vocabulary can tell; the generic book cannot tell and names none."""
+        return []
+
     def organism_kinds(self, text: str) -> set[str]:
         """Words that name the kind of each organism `text` names in the world's terms ('bird', 'chick')."""
         return set()

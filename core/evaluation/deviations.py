@@ -43,6 +43,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("rerank", "Photos the judge fails on (error, time-out, budget) follow the judged photos in "
               "first-stage order, and the user is told how many.",
               "The paper does not say; keeping them in first-stage order loses no photo and hides no failure."),
+    Deviation("rerank", "A question the judge abstains on (\"not checked\") is left out of the photo's mean; a "
+              "photo with no checked question follows the scored ones in first-stage order.",
+              "The paper's judge always answers; a yes or no for something the judge cannot see (a call, the "
+              "time of day) would be noise, scored as if it were evidence."),
     # ---- Cross-modal RAG (seed 004) ---------------------------------------------------------------------------
     Deviation("coverage", "The dense score uses each photo's global image embedding; the paper's trained "
               "sub-dimensional vision adaptor is not used.",

@@ -71,6 +71,8 @@ def plugir_ranks(engine, item: EvalItem, rounds: int, id_of: Mapping[str, int]) 
     for _ in range(rounds):
         question = session.next_question()
         reply = judge.ask(JudgeRequest(image=image, question=question.text, query=item.query))
-        session.answer(user_reply(reply.answer, reply.reason), question=question.text)
+        # a question the judge cannot check on the target: the simulated user is not sure
+        said = "not sure" if getattr(reply, "abstained", False) else user_reply(reply.answer, reply.reason)
+        session.answer(said, question=question.text)
         ranks.append(target_rank(session, target_id, depth))
     return ranks

@@ -42,6 +42,11 @@ class BudgetedJudge:
         self.budget.take("judge")
         return self.inner.ask(request)
 
+    def unseen(self, text: str) -> list[str]:
+        """What the judge says it cannot check (free: no call is spent)."""
+        found = getattr(self.inner, "unseen", None)
+        return list(found(text)) if callable(found) else []
+
 
 class BudgetedGenerator:
     def __init__(self, generator, budget: Budget):

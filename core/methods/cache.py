@@ -401,7 +401,8 @@ class CachedJudge:
                      judge_prompts.user_text(request), request.vote)
         hit = self.cache.get_json("judge", key, count_miss=not cache_only)
         if hit is not None:
-            return JudgeAnswer(hit["answer"], hit["top_logprobs"], hit.get("reason", ""))
+            return JudgeAnswer(hit["answer"], hit["top_logprobs"], hit.get("reason", ""),
+                               bool(hit.get("abstained", False)), tuple(hit.get("unchecked") or ()))
         if cache_only:
             raise CacheMiss(key)
         if request.image is None:
@@ -410,8 +411,14 @@ class CachedJudge:
             request = dataclasses.replace(request, image=load())
         ans = self.inner.ask(request)
         self.cache.put_json("judge", key, {"answer": ans.answer, "top_logprobs": ans.top_logprobs,
-                                           "reason": ans.reason})
+                                           "reason": ans.reason, "abstained": bool(getattr(ans, "abstained", False)),
+                                           "unchecked": list(getattr(ans, "unchecked", ()) or ())})
         return ans
+
+    def unseen(self, text: str) -> list[str]:
+        """The phrases of `text` the judge says it cannot check (none when it does not say)."""
+        found = getattr(self.inner, "unseen", None)
+        return list(found(text)) if callable(found) else []
 
 
 class CachedGenerator:

@@ -48,6 +48,8 @@ class ConstraintChecker:
         self.failed = False
 
     def _p_yes(self, photo, question: str) -> float | None:
+        """The judge's p(yes), or None when it could not check the question on this photo (an abstention
+        neither keeps nor moves the photo)."""
         key = (int(photo.id), question)
         if key not in self.memo:
             req = JudgeRequest(image=None, question=question, query=self.query, photo=photo)
@@ -59,7 +61,9 @@ class ConstraintChecker:
                             "answers only changed the description")
                 self.failed = True
                 return None
-            self.memo[key] = p_yes(ans.top_logprobs)
+            if getattr(ans, "abstained", False):
+                log.info("dialogue constraint check: %r not checked on photo %s (%s)", question, photo.id, ans.reason)
+            self.memo[key] = None if getattr(ans, "abstained", False) else p_yes(ans.top_logprobs)
         return self.memo[key]
 
     def reorder(self, ranked: list[tuple[int, float]], constraints: Sequence[Constraint],

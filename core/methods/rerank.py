@@ -6,7 +6,13 @@ Modes as the paper compares them: "full" chains the sub-questions (each carries 
 several votes, the majority yes/no answer wins and its confidence is the mean p_yes of the votes that gave it.
 
 Photos are judged concurrently (settings.judge_concurrency); questions of one photo run in order. Results
-stream as events. Photos the judge fails on follow the judged ones in first-stage order."""
+stream as events. Photos the judge fails on follow the judged ones in first-stage order.
+
+Abstentions (core/backends/reach.py): a question the judge could not answer from a photo is "not checked",
+neither pass nor fail: the photo's score is the mean over its checked questions only (with no abstention,
+the paper's mean over all). A photo with no checked question has no score and follows the scored ones in
+first-stage order. What no check covered (the judge's unseen parts of the query and of its questions, the
+parts of the query no question asks about) is named in one notice."""
 from __future__ import annotations
 
 import logging
@@ -18,9 +24,11 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 from core.backends.base import JudgeRequest
+from core.backends.reach import NOT_CHECKED, merge, notice_text
 from core.contracts.cancel import SearchCancelled
 from core.contracts.errors import BackendUnavailable, BudgetExceeded
 from core.contracts.events import PhotoJudged
+from core.contracts.world import rule_book
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.confidence import p_yes
 from core.methods.llm_tasks import expert_context, short_error, subquestions
@@ -88,13 +96,30 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
                                       history=tuple(history) if chain else (), photo=photo, vote=v),
                          load=load, cache_only=cache_only)
                for v in range(votes)]
-        ps = [p_yes(a.top_logprobs) for a in got]
-        word, p, first = majority([a.answer for a in got], ps)
-        answers.append({"question": q, "answer": word, "p_yes": round(p, 6),
-                        "reason": got[first].reason, **({"votes": [a.answer for a in got]} if votes > 1 else {})})
-        history.append((q, word))
-    score = 100.0 * sum(a["p_yes"] for a in answers) / max(1, len(answers))
-    return {"id": photo.id, "answers": answers, "score": round(score, 4)}
+        answers.append(answer_entry(q, got))
+        history.append((q, answers[-1]["answer"]))
+    return {"id": photo.id, "answers": answers, "score": photo_score(answers)}
+
+
+def answer_entry(question: str, got: Sequence[Any]) -> dict[str, Any]:
+    """One question's entry from its votes (JudgeAnswers): the majority word, its confidence and reason. When
+    the abstentions win the vote the entry is "not checked": no confidence, and the parts the judge named."""
+    words = [NOT_CHECKED if getattr(a, "abstained", False) else a.answer for a in got]
+    ps = [0.0 if getattr(a, "abstained", False) else p_yes(a.top_logprobs) for a in got]
+    word, p, first = majority(words, ps)
+    votes = {"votes": words} if len(got) > 1 else {}
+    if word == NOT_CHECKED:
+        return {"question": question, "answer": NOT_CHECKED, "p_yes": None, "checked": False,
+                "unchecked": list(getattr(got[first], "unchecked", ()) or ()), "reason": got[first].reason, **votes}
+    return {"question": question, "answer": word, "p_yes": round(p, 6), "checked": True, "reason": got[first].reason,
+            **votes}
+
+
+def photo_score(answers: Sequence[dict[str, Any]]) -> float | None:
+    """100 x the mean p_yes over the checked answers (methods.md 3.5 over what the judge could answer); None
+    when none was checked."""
+    ps = [float(a["p_yes"]) for a in answers if a.get("checked", True) and a.get("p_yes") is not None]
+    return round(100.0 * sum(ps) / len(ps), 4) if ps else None
 
 
 def _completed(run: Run, futures, timeout: float):
@@ -111,9 +136,40 @@ def _completed(run: Run, futures, timeout: float):
 
 
 def passed(photo: dict[str, Any]) -> bool:
-    """Every check of this photo answered yes (confidence at least PASS)."""
-    answers = photo.get("answers") or []
-    return bool(answers) and all(float(a.get("p_yes", 0.0)) >= PASS for a in answers)
+    """Every checked question of this photo answered yes (confidence at least PASS), and at least one was
+    checked (a "not checked" answer is neither a pass nor a fail)."""
+    answers = [a for a in photo.get("answers") or [] if a.get("checked", True) and a.get("p_yes") is not None]
+    return bool(answers) and all(float(a["p_yes"]) >= PASS for a in answers)
+
+
+def unchecked_parts(judge, query: str, questions: Sequence[str], photos: Sequence[dict[str, Any]]) -> list[str]:
+    """What no check covered, in order: the parts of the query the judge says it cannot see, the parts its
+    answers named as not checked, and the parts of the query no question asks about (where the world's rule
+    book can tell)."""
+    unseen = getattr(judge, "unseen", None)
+    found = [list(unseen(query)) if callable(unseen) else []]
+    found += [a.get("unchecked") or [] for p in photos for a in p.get("answers") or [] if not a.get("checked", True)]
+    found.append(rule_book().uncovered(query, list(questions)))
+    return merge(found)
+
+
+def _abstention_notice(run: Run, judge, query: str, questions: Sequence[str], results: dict[int, dict],
+                       stage: dict[str, Any]) -> None:
+    """One notice for the whole search naming what was not checked (and how many answers the judge left
+    undecided without naming a part); the stage keeps both."""
+    photos = list(results.values())
+    parts = unchecked_parts(judge, query, questions, photos)
+    answers = [a for p in photos for a in p.get("answers") or []]
+    unnamed = sum(1 for a in answers if not a.get("checked", True) and not a.get("unchecked"))
+    stage["unchecked"], stage["not_checked_answers"] = parts, sum(1 for a in answers if not a.get("checked", True))
+    if not parts and not unnamed:
+        return
+    text = notice_text(parts) if parts else "not checked by the photo checker"
+    if unnamed:
+        text += (f"{';' if parts else ':'} {unnamed} of {len(answers)} answers, where it could say neither yes nor "
+                 "no (counted as neither pass nor fail)")
+    log.warning("rerank %r with judge %s: %s", query, judge.model_id, text)
+    run.notice(text)
 
 
 def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mode: str,
@@ -131,7 +187,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     chain = chained(mode)
     # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
     memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
-                      *ask, "chained" if chain else "independent", "majority-vote")
+                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
     if all(str(pid) in memo for pid, _ in candidates):
         photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
@@ -158,10 +214,12 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     stage["judged"], stage["failed"] = len(results), len(errors)
     if not errors and not stage["skipped"] and len(results) == len(order_ids) and len(memo) != len(order_ids):
         run.backends.cache.put_json("rerank_stage", memo_key, {str(pid): r for pid, r in results.items()})
-    # judged photos by score (ties: first-stage order); photos the judge failed on, or never reached, follow
-    # in first-stage order, so one failed call never throws away the other photos' scores
-    judged = sorted(results, key=lambda pid: (-results[pid]["score"], first_rank[pid]))
-    rest = [pid for pid, _ in candidates if pid not in results]
+    # judged photos by score (ties: first-stage order); photos the judge failed on, or never reached, or could
+    # check nothing of, follow in first-stage order, so one failed call never throws away the other photos' scores
+    judged = sorted((pid for pid in results if results[pid].get("score") is not None),
+                    key=lambda pid: (-results[pid]["score"], first_rank[pid]))
+    scored = set(judged)
+    rest = [pid for pid, _ in candidates if pid not in scored]
     order = judged + rest
     ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
     if not judged:  # nothing judged: the first stage's order and scores stand
@@ -170,7 +228,11 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
     stage["passed"] = sum(1 for r in results.values() if passed(r))
-    if judged and not stage["passed"]:
+    _abstention_notice(run, judge, query, questions, results, stage)
+    if results and not judged:
+        run.notice(f"the photo checker could check none of the questions on the {len(results)} photos, so the "
+                   "order before the checks was kept")
+    elif judged and not stage["passed"]:
         run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
                    "all of it, so the photos are ordered by how close they came")
     if errors:
@@ -189,6 +251,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         else:
             run.notice(f"the judge failed on {failed} of {len(candidates)} photos ({errors[0]}); {outcome}")
     stage["photos"] = [results[pid] for pid in order if pid in results]
+    stage["scored"] = len(judged)
     return ranked, stage
 
 

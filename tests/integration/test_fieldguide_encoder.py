@@ -100,13 +100,16 @@ def test_judge_reads_attributes_from_pixels_better_than_chance():
 
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
-def test_judge_falls_back_to_similarity_for_unknown_words():
+def test_judge_does_not_check_words_none_of_its_heads_reads():
+    """No guess from similarity any more: a question outside the judge's heads is not checked, and says why."""
     from fieldguide.judge import FieldGuideJudge
 
     judge = FieldGuideJudge(FieldGuideEmbedder())
     img = render(sample_observations(seed=2, per_species=1)[0].scene)
     a = judge.ask(JudgeRequest(image=img, question="Does it look content?"))
-    assert "fell back" in a.reason and a.answer in ("yes", "no")
+    assert a.abstained and a.answer == "not checked" and a.unchecked == ("content",) and not a.top_logprobs
+    nothing = judge.ask(JudgeRequest(image=img, question="Is the whole organism clearly visible?"))
+    assert nothing.abstained and "names nothing the photo checker reads" in nothing.reason
 
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")

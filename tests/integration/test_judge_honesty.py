@@ -62,13 +62,18 @@ class Handler(BaseHTTPRequestHandler):
         word = "Yes" if p >= 0.5 else "No"
         top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
                {"token": "No", "logprob": math.log(1 - p), "bytes": None}]
+        if mode == "hedges" and "mostly red" not in text:  # the image probe is answered; every photo is hedged
+            word, top = "It", [{"token": "It", "logprob": math.log(0.8), "bytes": None},
+                               {"token": "Yes", "logprob": math.log(0.15), "bytes": None},
+                               {"token": "No", "logprob": math.log(0.05), "bytes": None}]
         if mode == "rejects_images" and image:
             return self._send(400, b'{"error": {"message": "image_url content parts are not supported"}}')
         if mode == "html":
             return self._send(200, b"<!DOCTYPE html><html><body>Please log in</body></html>", "text/html")
         if mode == "not_json":
             return self._send(200, b"<html>gateway</html>")
-        reply = _completion(f"{word} - a reason", None if mode == "no_logprobs" else top)
+        reply = _completion(f"{word} - a reason" if word != "It" else "It is hard to say",
+                            None if mode == "no_logprobs" else top)
         if mode == "empty_choices":
             reply["choices"] = []
         if mode == "huge":
@@ -125,3 +130,17 @@ def test_a_judge_that_sees_and_answers_properly_reorders_the_photos(catalog):
     scores = [p["score"] for p in stage["photos"]]
     assert scores == sorted(scores, reverse=True) and not any("judge failed" in n for n in result.notices)
     assert re.search(r"openai-judge:test-judge@", stage["judge"])
+
+
+def test_a_judge_that_answers_neither_yes_nor_no_is_not_checked_and_the_first_stage_order_stands(catalog):
+    """A reply whose first token is mostly neither yes nor no (80% on "It") is an abstention, not an error:
+    every photo is judged, none is scored, the order stands and one notice says so."""
+    first, result, _ = _search(catalog, "hedges")
+    stage = result.stages["rerank"]
+    assert stage["judged"] == 8 and stage["failed"] == 0 and stage["scored"] == 0 and stage["order"] == "first-stage"
+    assert result.ids == first.ids
+    assert all(a["answer"] == "not checked" and a["p_yes"] is None for p in stage["photos"] for a in p["answers"])
+    assert stage["not_checked_answers"] == 8
+    notice = next(n for n in result.notices if n.startswith("not checked by the photo checker"))
+    assert "8 of 8 answers, where it could say neither yes nor no" in notice
+    assert any("could check none of the questions" in n for n in result.notices)

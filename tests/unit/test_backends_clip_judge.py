@@ -67,3 +67,24 @@ def test_clip_judge_answers_and_reports_logprobs():
         assert total == pytest.approx(1.0)
         assert "approximation" in ans.reason
     assert math.exp(green.top_logprobs["Yes"]) > 0.99
+
+
+def test_clip_judge_abstains_on_sounds_and_time_of_day_and_names_them():
+    judge = ClipJudge(FakeEmbedder())
+    green = Image.new("RGB", (4, 4), (0, 200, 0))
+    a = judge.ask(JudgeRequest(image=green, question="Is the frog calling at night?"))
+    assert a.abstained and a.answer == "not checked" and a.unchecked == ("calling", "at night")
+    assert a.top_logprobs == {} and "calling, at night" in a.reason
+    assert judge.unseen("a bird singing at dawn in the rain") == ["singing", "at dawn"]
+    assert not judge.ask(JudgeRequest(image=green, question="Is there a nest?")).abstained
+
+
+def test_clip_judge_abstains_inside_its_undecided_band():
+    from core.backends.clip_judge import UNDECIDED_BAND
+
+    class Even(FakeEmbedder):
+        def embed_texts(self, texts):  # the statement and its negation equally close to every picture
+            return l2_normalise(np.array([[1.0, 1.0] for _ in texts]))
+
+    a = ClipJudge(Even()).ask(JudgeRequest(image=Image.new("RGB", (4, 4), (0, 200, 0)), question="Is there a nest?"))
+    assert UNDECIDED_BAND == 0.1 and a.abstained and a.unchecked == () and "p(yes)=0.50" in a.reason

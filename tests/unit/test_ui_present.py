@@ -23,3 +23,27 @@ def test_visualizations_include_the_reference_picture_labelled_generated():
     items = present.visualization_items({"visret": {"visualizations": [{"path": "/a.png", "seed": 4}]},
                                          "coverage": {"reference": {"path": "/r.png", "seed": 0}}})
     assert items == [("/a.png", "drawn · variant 4"), ("/r.png", "drawn · variant 0")]
+
+
+def test_a_question_the_checker_cannot_see_shows_as_not_checked_and_counts_for_nothing():
+    """The judge's abstention: the badge says "not checked" (no confidence, no yes) with its reason; a photo
+    none of whose questions could be checked shows "not checked" as its score."""
+    frog = {"question": "Is there a frog in the photo?", "answer": "yes", "p_yes": 0.99, "checked": True,
+            "reason": "read from the picture: plan frog 0.99 -> p(yes) 0.99"}
+    night = {"question": "Is the frog calling at night?", "answer": "not checked", "p_yes": None, "checked": False,
+             "unchecked": ["calling", "at night"],
+             "reason": "calling, at night: not something the photo checker can see, so this question was not checked"}
+    stages = {"rerank": {"photos": [{"id": 7, "answers": [frog, night], "score": 99.0},
+                                    {"id": 8, "answers": [dict(night)], "score": None}]}}
+    html = present.explanation_html({"id": 7, "rank": 1, "score": 99.0}, stages)
+    assert html.count("badge-unchecked") == 1 and html.count("badge-yes") == 1
+    badge = html[html.index("badge-unchecked"):]
+    assert "<b>not checked</b>" in badge and "Is the frog calling at night?" in badge
+    assert "calling, at night: not something the photo checker can see" in badge
+    assert "sure it is yes" not in badge and "counts neither for nor against" in badge
+    assert "Checks passed: 99%" in html
+    assert present.checked_ids(stages) == {7: 99.0}
+    assert present.score_text({"id": 8, "score": 0.0}, "checks", present.checked_ids(stages)) == "not checked"
+    rows = present.results_json({"hits": [{"id": 7, "rank": 1, "score": 99.0}], "stages": stages}, [], "ok")
+    assert rows["results"][0]["badges"][1]["answer"] == "not checked"
+    assert rows["results"][0]["badges"][1]["p_yes"] is None
