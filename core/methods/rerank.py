@@ -178,7 +178,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     with run.timed("rerank_plan"):
         context, questions = plan(run, query, mode)
     stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
-                             "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "unchecked": 0,
+                             "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "paused": 0,
                              "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
     judge = run.backends.judge_for(run.budget)
@@ -238,7 +238,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     if errors:
         failed = max(1, len(order_ids) - len(results) - stage["skipped"])
         stage["failed"] = failed
-        unchecked = min(stage["unchecked"], failed)
+        unchecked = min(stage["paused"], failed)
         outcome = ("the first-stage order was kept" if not judged else
                    f"the {len(judged)} judged photos are ranked by score and the "
                    f"{'unchecked' if unchecked == failed else 'failed'} ones follow them in first-stage order")
@@ -278,7 +278,7 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
             except SearchCancelled:
                 raise
             except BackendUnavailable as exc:  # the judge is paused: this photo was not sent to it at all
-                stage["unchecked"] += 1
+                stage["paused"] += 1
                 errors.append(exc.message[:300])  # the cause in full: it names the server and the limit
             except Exception as exc:  # any judge failure: this photo stays unjudged (reported by the caller)
                 log.error("judge %s failed on photo %s", judge.model_id, futures[fut], exc_info=exc)

@@ -101,11 +101,11 @@ def test_a_verify_search_against_a_failing_judge_ends_in_about_one_deadline(cata
     stage = result.stages["rerank"]
     assert elapsed < BOUND, f"{mode}: {elapsed:.1f} s"
     assert second < DEADLINE, f"{mode}: the paused judge still held the next search {second:.1f} s"
-    assert stage["judged"] == 0 and stage["unchecked"] == 8 and stage["order"] == "first-stage"
+    assert stage["judged"] == 0 and stage["paused"] == 8 and stage["order"] == "first-stage"
     assert server.calls == 1  # one image-check request for 16 photos in two searches
     notice = next(n for n in result.notices if "judge failed" in n)
     assert re.search(CAUSES[mode], notice) and "8 of 8 photos were not checked" in notice, notice
-    assert again.stages["rerank"]["unchecked"] == 8
+    assert again.stages["rerank"]["paused"] == 8
 
 
 def test_a_short_retry_after_is_honoured_within_the_deadline():
