@@ -53,6 +53,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
+    with gr.Accordion(S.DETAILS, open=False, elem_id="search-details"):
+        details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
     notices = gr.Markdown("", elem_id="search-notices", label=S.NOTICES)
     with gr.Row(elem_id="search-results-row"):
         with gr.Column(scale=3, min_width=300):
@@ -74,7 +76,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
     result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
-    outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, result, state]
+    outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
               license_, example, state]
     # every search may run while another one from this page is still running: the handler cancels the older

@@ -176,18 +176,37 @@ KINDS = {"search": "search", "dialogue": "dialogue", "compare": "comparison", "l
 
 # ---- messages ----------------------------------------------------------------------------------------
 SEARCH_NO = "Search {n}"
-PREVIEW = "plain similarity, shown while the rest runs"
-FIRST_STAGE = "before the checks"
-FIRST_RESULTS = "{n} photos in {ms:.0f} ms ({what})"
+# the status line (ui.status): one short line, the time each step took behind "details"
+SO_FAR = "{photos} so far"
+SHOWN = "{photos} shown"
+NO_PHOTOS = "no photos"
 MORE_COMING = "still working…"
-DONE = "done"
-RESULTS_DONE = "{n} photos in {ms:.0f} ms ({method})"
-STAGE_DONE = "{stage} took {ms:.0f} ms"
-STAGE_NAMES = {"instruction": "describing the picture", "generate": "drawing", "image_search": "searching by the pictures",
-               "rewrite": "rewriting the query", "rerank_plan": "writing the checks", "rerank": "checking each photo",
-               "decompose": "splitting the query into parts", "coverage": "finding photos for every part",
-               "answer": "writing the answer"}
-JUDGED = "checked {done} of {total} photos"
+DONE_IN = "done in {time}"
+FOUND_WITH = "found with {drawings}"
+CHECKED_WITH = "{n} checked with {questions}"
+CHECKED = "{n} checked"
+COVER_DONE = "the first {first} cover {covered} of {parts} parts"
+RESULTS_DONE = "{photos}, {method} · done in {time}"
+WAITING_FOR = "waiting for {who} at {host}"
+BACKEND_WHO = {"judge": "the photo checker", "llm": "the language model", "generator": "the picture maker"}
+STEP_DOING = {"filter": "applying the filters…", "search": "searching…", "instruction": "describing the picture…",
+              "generate": "drawing the pictures…", "image_search": "searching with the pictures…",
+              "rewrite": "rewriting your query…", "rerank_plan": "writing the yes/no questions…",
+              "rerank": "checking the photos…", "decompose": "splitting your query into parts…",
+              "coverage": "finding photos for every part…", "reference": "drawing the covering photos…",
+              "answer": "writing the answer…"}
+JUDGED = "(checked {done} of {total})"
+DETAILS = "Details: how long each step took"
+FIRST_SHOWN = "first photos on screen after {time}"
+STEP_TOOK = "{step}: {time}"
+TOTAL_TOOK = "the whole search: {time}"
+STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "describing the picture",
+              "generate": "drawing", "image_search": "searching with the pictures",
+              "rewrite": "rewriting the query", "rerank_plan": "writing the yes/no questions",
+              "rerank": "checking each photo", "decompose": "splitting the query into parts",
+              "coverage": "finding photos for every part", "reference": "drawing the covering photos",
+              "answer": "writing the answer"}
+STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
 CANCELLED = "stopped ({reason})"
 PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."
