@@ -20,7 +20,7 @@ from fieldguide.scene import BEHAVIOURS, HABITATS, POSES, STAGES, VIEWS, Scene, 
 from fieldguide.species import COLOURS, PLAN_NOUN, PLAN_PARTS, SPECIES
 
 VERSION = "fieldguide-dual-encoder@v1"
-ASSET_DIR = Path(__file__).resolve().parents[2] / "assets" / "fieldguide"
+ASSET_DIR = Path(__file__).resolve().parents[1] / "assets" / "fieldguide"
 WEIGHTS_NAME, CONFIG_NAME = "encoder.pt", "encoder.json"
 INPUT_SIDE = 64
 ALL_PARTS = sorted({p for parts in PLAN_PARTS.values() for p in parts} | {"larva body", "larva stripes"})
