@@ -131,6 +131,8 @@ class SearchHandlers:
         if state.get("example"):
             pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
         scale_md = present.scale_line(scale) if state["hits"] else ""
+        header = present.cover_header(state["hits"], stages)
+        scale_md = "\n\n".join(t for t in (scale_md, header) if t)
         return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
                 self.explanation(state, key), details, present.results_json(state, notices, status), state)
 

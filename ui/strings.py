@@ -15,7 +15,7 @@ PRESETS = {
     "Fast": "Fast: compares your words with every photo",
     "Visualize": "Visualize: draws what you describe, then finds photos like the drawings",
     "Verify": "Verify: also checks each top photo with yes/no questions",
-    "Cover": "Cover: first the photos that together show every part of your query",
+    "Cover": "Cover: first the photos that show the most parts of your query, each named with its parts",
 }
 PRESET_LABEL = "How to search"
 
@@ -56,7 +56,12 @@ EVIDENCE = "Answer with evidence"
 CITED = "photos"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
-COVERS = "covers {n} of {of} parts"
+COVERS = "covers: {parts}"
+COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
+COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
+COVER_HEAD_WHAT = "(each caption names the parts it shows)"
+COVER_REST = "; from #{first} on, the photos closest to your whole query."
+COVER_NONE = "No photo shows any part of your query on its own; the photos closest to your whole query are shown."
 COVERS_LIST = "Covers: {parts}"
 NO_BADGES = "No yes/no checks for this photo: choose Verify to check each photo."
 GENERATED = "drawn"
