@@ -349,14 +349,14 @@ class SearchHandlers:
 
     # ---- taxa ---------------------------------------------------------------------------------------
     def taxon_choices(self):
-        """The taxon box's choices: the catalog's names (asked on every page load, so a collection built after
-        the server started is offered too)."""
+        """The taxon box's choices: the catalog's names, by rank then name (asked on every page load, so a
+        collection built after the server started is offered too). An empty box is any taxon."""
         try:
             names = self.engine.corpus.taxon_names()
         except Exception:  # the catalog is still being built: offer nothing rather than fail the page
             log.exception("taxon names could not be read from the catalog")
             names = []
-        return gr.update(choices=[(S.TAXON_ANY, "")] + taxon_labels(names))
+        return gr.update(choices=taxon_labels(names))
 
     def suggest_taxon(self, query: str, taxon: str):
         """A button offering the species (or other taxon) the query names as a filter, if it is not set yet."""

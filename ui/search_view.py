@@ -4,6 +4,7 @@ with (the user's own example photo first), explanation panel, more like this, re
 evidence, and the JSON the API returns."""
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import gradio as gr
@@ -12,6 +13,21 @@ from core.search.presets import PRESET_NAMES
 from ui import strings as S
 from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
+
+
+# Gradio's dropdown has no placeholder of its own: the page writes one into the taxon box's input (again
+# whenever Gradio draws the box anew)
+TAXON_PLACEHOLDER_JS = """
+<script>
+(() => {
+  const text = %s;
+  const put = () => { const i = document.querySelector('#filter-taxon input');
+    if (i && i.placeholder !== text) i.placeholder = text; };
+  new MutationObserver(put).observe(document.documentElement, {childList: true, subtree: true});
+  document.addEventListener('DOMContentLoaded', put);
+})();
+</script>
+""" % json.dumps(S.TAXON_PLACEHOLDER)
 
 
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
@@ -43,7 +59,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                                       sources=["upload", "clipboard"])
     with gr.Accordion(S.FILTERS, open=False, elem_id="search-filters"):
         with gr.Row():
-            taxon = gr.Dropdown([(S.TAXON_ANY, "")], value="", label=S.TAXON, elem_id="filter-taxon",
+            # empty means any taxon: the box starts empty, with a placeholder (TAXON_PLACEHOLDER_JS) saying so
+            taxon = gr.Dropdown([], value=None, label=S.TAXON, elem_id="filter-taxon",
                                 allow_custom_value=True, filterable=True, scale=2)
             date_from = gr.DateTime(None, include_time=False, type="string", label=S.DATE_FROM,
                                     elem_id="filter-date-from")

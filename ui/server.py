@@ -25,7 +25,7 @@ from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
 from ui.style import CSS, theme
 
-HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
+HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS
 
 
 def oauth_enabled(environ=os.environ) -> bool:

@@ -35,7 +35,7 @@ RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questi
                 ("expert context only", "context"), ("one direct question", "direct")]
 WANT_ANSWER = "Also write an answer with evidence"
 TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
-TAXON_ANY = "any taxon"
+TAXON_PLACEHOLDER = "any taxon: type a name to choose one"
 TAXON_SUGGEST = "Only show {name} (named in your query)"
 DATE_FROM, DATE_TO = "Observed from", "Observed until"
 MONTHS = "Months (any year)"

@@ -78,7 +78,14 @@ def test_a_refined_search_is_logged_under_its_real_method(server, open_browser):
 def test_taxon_names_a_suggested_species_filter_months_and_web_wording(server, open_browser, shot):
     page = open_browser()
     page.click("#search-filters button, #search-filters .label-wrap")
+    # the box starts empty (any taxon) and says so in a placeholder, not in text that typing would append to
+    assert page.input_value("#filter-taxon input") == ""
+    page.wait_for_function("() => document.querySelector('#filter-taxon input').placeholder.startsWith('any taxon')")
     page.click("#filter-taxon input")
+    options = page.get_by_role("option").all_inner_texts()
+    ranks = [o.rsplit("(", 1)[-1].rstrip(")") for o in options if "(" in o]
+    order = ["species", "common name", "genus", "family", "order", "class", "phylum", "kingdom"]
+    assert ranks and ranks == sorted(ranks, key=order.index), ranks  # by rank, then by name
     page.fill("#filter-taxon input", "mossl")
     option = page.get_by_role("option", name=re.compile("Streaked Mossleaper"))
     option.first.wait_for()
