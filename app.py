@@ -51,6 +51,7 @@ class Services:
     index_store: IndexStore
     corpus: Corpus
     engine: SearchEngine
+    _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
@@ -67,6 +68,16 @@ class Services:
         world = str(Path(self.settings.path(demo.demo_folder)).resolve()) + os.sep  # where prepare_corpus builds it
         return SYNTHETIC if self.catalog.count_outside(world) == 0 else OWN
 
+    def photo_counts(self) -> tuple[int, int]:
+        """(photos of the demo world, the user's own photos) in the catalog."""
+        total = self.catalog.count()
+        demo = demo_world()
+        if demo is None or total == 0:
+            return 0, total
+        world = str(Path(self.settings.path(demo.demo_folder)).resolve()) + os.sep
+        own = self.catalog.count_outside(world)
+        return total - own, own
+
     def choose_world(self) -> str:
         """Let the demo world's rule book read requests only while the collection is (or, on first start, will
         be) that world; a user's own photos get the generic rules. Returns the rule book's name."""
@@ -74,8 +85,16 @@ class Services:
         return use_world(demo.name if demo is not None and self.corpus_kind() == SYNTHETIC else None).name
 
     def banner(self) -> str:
-        """One truthful line about the photos and models in use ('' when all is real)."""
-        return banner_for(self.settings, self.backends.describe(), self.corpus_kind())
+        """One truthful line about the photos (with their counts: demo photos, your own) and the models in use
+        ('' when all is real and the photos are all yours). Asked at every page load and after every search,
+        so it follows an ingest by the command line; the catalog is read again only when it has grown."""
+        described = self.backends.describe()
+        key = (self.catalog.count(), repr(sorted(described.items())))
+        if self._banner is None or self._banner[0] != key:
+            counts = self.photo_counts()
+            kind = self.corpus_kind()
+            self._banner = (key, banner_for(self.settings, described, kind, counts if sum(counts) else None))
+        return self._banner[1]
 
     def ensure_corpus(self, progress: Progress | None = None) -> list[str]:
         """Build the catalog on first use (the configured corpus, or the synthetic world with stand-in models);
@@ -144,7 +163,7 @@ def serve(ctx: Context) -> int:
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
-    return launch(services.engine, session_log, services.banner(), services.ensure_corpus)
+    return launch(services.engine, session_log, services.banner, services.ensure_corpus)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from html import escape
+from pathlib import PurePosixPath
 from typing import Any, Iterable, Sequence
+from urllib.parse import urlparse
 
 from ui import strings as S
 
@@ -53,7 +55,14 @@ def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None
 
 
 def name_of(hit: dict[str, Any]) -> str:
-    return hit.get("common_name") or hit.get("taxon") or f"photo {hit['id']}"
+    """What a photo is called on the page: its common name, its taxon, or (a photo of your own without a
+    species) its file name; the photo id only when none is known."""
+    named = hit.get("common_name") or hit.get("taxon")
+    if named:
+        return named
+    path = str(hit.get("path") or "")
+    file = PurePosixPath(urlparse(path).path if "://" in path else path.replace("\\", "/")).name
+    return file or f"photo {hit['id']}"
 
 
 # ---- galleries ------------------------------------------------------------------------------------
