@@ -131,6 +131,7 @@ class Context:
 
     settings: Settings
     _services: Services | None = field(default=None, repr=False)
+    noted: bool = False  # the command's output already carries the stand-in note (cli.common.note_standins)
 
     def services(self) -> Services:
         if self._services is None:
@@ -190,7 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(ctx.settings.path(), ctx.settings.log_level, console=args.command is None)
         if args.command is None:
             return serve(ctx)
-        return importlib.import_module(COMMANDS[args.command]).run(ctx, args)
+        code = importlib.import_module(COMMANDS[args.command]).run(ctx, args)
+        from cli.common import note_standins
+
+        note_standins(ctx)  # every command's output says when stand-in models or the demo world are in use
+        return code
     except EcoLensError as exc:
         return _report(exc)
     except Exception as exc:  # the database or the disk failing (locked, full, damaged): a message, not a traceback

@@ -48,6 +48,33 @@ def prepare(services) -> list[str]:
             bar.close()
 
 
+def standin_note(ctx) -> str:
+    """The stand-in note every command's output carries (the web app's banner): the services' own when there
+    is a catalog (it counts the demo and own photos), else judged from the settings alone ('' when all is
+    real)."""
+    from core.search.banner import OWN, SYNTHETIC, banner_for, standins
+
+    services = getattr(ctx, "_services", None)
+    settings = ctx.settings
+    if services is None and settings.path("ecolens.sqlite").exists():  # a catalog to read (nothing is created)
+        services = ctx.services()
+    if services is not None:
+        return services.banner()
+    kind = OWN if settings.corpus or "embedder" not in standins(settings) else SYNTHETIC
+    return banner_for(settings, {}, kind)
+
+
+def note_standins(ctx) -> None:
+    """Write the stand-in note on stderr (stdout stays machine-readable) unless the command's output already
+    carried it (ctx.noted: in its notes, or in the `notices` of its JSON)."""
+    if getattr(ctx, "noted", False):
+        return
+    ctx.noted = True
+    note = standin_note(ctx)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--taxon", help="any rank or common name")
     p.add_argument("--date-from", help="YYYY-MM-DD")
