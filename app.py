@@ -164,7 +164,31 @@ def serve(ctx: Context) -> int:
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
-    return launch(services.engine, session_log, services.banner, services.ensure_corpus)
+    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress))
+
+
+def _prepare(services: Services, progress: Progress) -> list[str]:
+    """The first start's preparation of the photo collection (run in the background by the web app): its
+    progress goes to the page and, as one bar per phase, to the terminal, which then says that the page can
+    search."""
+    from cli.common import PhaseBars
+
+    bars = PhaseBars()
+
+    def both(what: str, done: int, total: int) -> None:
+        progress(what, done, total)
+        bars(what, done, total)
+    if services.catalog.count() == 0:
+        print("EcoLens: preparing the photo collection (first start); the page is open and can search once "
+              "this is done.", file=sys.stderr, flush=True)
+    try:
+        notices = services.ensure_corpus(both)
+    finally:
+        bars.close()
+    if bars.used:
+        print(f"EcoLens: the photo collection is ready ({services.catalog.count()} photos): the page can search "
+              "now.", file=sys.stderr, flush=True)
+    return notices
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:

@@ -30,22 +30,36 @@ def progress_bar(desc: str, unit: str = "photo"):
     return update, bar
 
 
+class PhaseBars:
+    """One tqdm bar on stderr per phase of a long preparation ("drawing the demo world", then "indexing the
+    demo world"): call it as progress(what, done, total); `used` says whether any phase ran."""
+
+    def __init__(self):
+        self.bars: dict[str, tuple] = {}
+
+    @property
+    def used(self) -> bool:
+        return bool(self.bars)
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if what not in self.bars:
+            self.close()
+            self.bars[what] = progress_bar(what, unit="photo")
+        self.bars[what][0](done, total)
+
+    def close(self) -> None:
+        for _, bar in self.bars.values():
+            bar.close()
+
+
 def prepare(services) -> list[str]:
     """services.ensure_corpus() with one progress bar per phase on stderr (the first start builds the photo
     collection: the synthetic world is drawn, then indexed)."""
-    bars: dict[str, tuple] = {}
-
-    def step(what: str, done: int, total: int) -> None:
-        if what not in bars:
-            for _, bar in bars.values():
-                bar.close()
-            bars[what] = progress_bar(what, unit="photo")
-        bars[what][0](done, total)
+    bars = PhaseBars()
     try:
-        return services.ensure_corpus(step)
+        return services.ensure_corpus(bars)
     finally:
-        for _, bar in bars.values():
-            bar.close()
+        bars.close()
 
 
 def standin_note(ctx) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
 import time
 
 from tests.browser.conftest import wait_until_ready
-from tests.browser.pages import QUERY, load_labels, press, search, tab
+from tests.browser.pages import CONTRAST_JS, QUERY, load_labels, press, search, tab
 
 
 def test_first_start_shows_the_preparation_and_then_searches(server, open_browser, shot):
@@ -32,10 +34,17 @@ def test_first_start_shows_the_preparation_and_then_searches(server, open_browse
         assert title in ("Info", "Please wait"), f"the wait note is titled {title!r}"
         assert page.locator(".toast-item.error, .toast-body.error").count() == 0
         assert page.locator("#search-gallery .error, #search-status .error").count() == 0
+    if page.locator("#prepare-status").is_visible():  # the progress note is dark on light (WCAG AA)
+        assert page.evaluate(CONTRAST_JS, "#prepare-status") == []
     shot(page, "preparing", toasts=True)
     wait_until_ready(page)
     search(page, preset="Fast")
     assert page.locator("#search-gallery .thumbnail-item").count() >= 5
+    # the terminal showed a bar while the demo world was drawn, and said when the page could search
+    terminal = (server.data_dir / "server.log").read_text(errors="replace")
+    assert "the page can search now" in terminal, terminal[-2000:]
+    if os.environ.get("CI") != "true":  # tqdm draws no bar on CI
+        assert re.search(r"drawing the demo world: +\d+%\|", terminal), terminal[-2000:]
 
 
 def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, shot):
