@@ -123,7 +123,7 @@ def cover_header(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None) 
     lines = []
     if covering:
         last = covering[-1]["rank"]
-        head = S.COVER_HEAD_ONE if last == 1 else S.COVER_HEAD.format(last=last)
+        head = S.COVER_HEAD_ONE if last == 1 else S.COVER_HEAD_TWO if last == 2 else S.COVER_HEAD.format(last=last)
         rest = S.COVER_REST.format(first=last + 1) if len(hits) > len(covering) else "."
         lines.append(f"**{head}** {S.COVER_HEAD_WHAT}{rest}")
     else:

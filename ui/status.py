@@ -18,8 +18,10 @@ STEP_BACKEND = {"instruction": "llm", "rewrite": "llm", "rerank_plan": "llm", "d
 
 
 def seconds(s: float) -> str:
-    """'0.15 s', '3.5 s', '12 s': never a bare count of milliseconds."""
+    """'under 0.01 s', '0.15 s', '3.5 s', '12 s': never a bare count of milliseconds."""
     s = max(0.0, float(s))
+    if s < 0.01:
+        return "under 0.01 s"
     if s < 1:
         return f"{s:.2f} s"
     return f"{s:.1f} s" if s < 10 else f"{s:.0f} s"
@@ -104,7 +106,7 @@ class SearchStatus:
         vis = stages.get("visret") or {}
         drawn = len(vis.get("visualizations") or [])
         if drawn and not vis.get("fallback"):
-            parts.append(S.FOUND_WITH.format(drawings=counted(drawn, "drawing", "drawings")))
+            parts[0] = S.FOUND_WITH.format(photos=parts[0], drawings=counted(drawn, "drawing", "drawings"))
         rerank = stages.get("rerank") or {}
         if rerank.get("judged"):
             questions = len(rerank.get("subquestions") or [])
@@ -117,8 +119,11 @@ class SearchStatus:
             covering = sum(1 for h in result.hits if h.covers is not None)
             covered = n_parts - len(cover.get("uncovered") or [])
             if covering:
-                parts.append(S.COVER_DONE.format(first=counted(covering, "photo", "photos"), covered=covered,
-                                                 parts=n_parts))
+                which = (S.COVER_BOTH if n_parts == 2 else S.COVER_ALL.format(parts=n_parts)) \
+                    if covered == n_parts else S.COVER_SOME.format(covered=covered, parts=n_parts)
+                first = "photo" if covering == 1 else f"{covering} photos"
+                parts.append(S.COVER_DONE.format(first=first, show="shows" if covering == 1 else "show",
+                                                 which=which))
         parts.append(S.DONE_IN.format(time=seconds(result.timings_ms.get("total", 0.0) / 1000)))
         return " · ".join([*self._head(), *parts])
 

@@ -58,6 +58,7 @@ SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
+COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
 COVER_HEAD_WHAT = "(each caption names the parts it shows)"
 COVER_REST = "; from #{first} on, the photos closest to your whole query."
@@ -187,10 +188,11 @@ SHOWN = "{photos} shown"
 NO_PHOTOS = "no photos"
 MORE_COMING = "still working…"
 DONE_IN = "done in {time}"
-FOUND_WITH = "found with {drawings}"
+FOUND_WITH = "{photos} found with {drawings}"
 CHECKED_WITH = "{n} checked with {questions}"
 CHECKED = "{n} checked"
-COVER_DONE = "the first {first} cover {covered} of {parts} parts"
+COVER_DONE = "the first {first} {show} {which} of your query"
+COVER_BOTH, COVER_ALL, COVER_SOME = "both parts", "all {parts} parts", "{covered} of the {parts} parts"
 RESULTS_DONE = "{photos}, {method} · done in {time}"
 WAITING_FOR = "waiting for {who} at {host}"
 BACKEND_WHO = {"judge": "the photo checker", "llm": "the language model", "generator": "the picture maker"}
@@ -206,7 +208,7 @@ FIRST_SHOWN = "first photos on screen after {time}"
 STEP_TOOK = "{step}: {time}"
 TOTAL_TOOK = "the whole search: {time}"
 STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "describing the picture",
-              "generate": "drawing", "image_search": "searching with the pictures",
+              "generate": "drawing the pictures", "image_search": "searching with the pictures",
               "rewrite": "rewriting the query", "rerank_plan": "writing the yes/no questions",
               "rerank": "checking each photo", "decompose": "splitting the query into parts",
               "coverage": "finding photos for every part", "reference": "drawing the covering photos",

@@ -76,10 +76,10 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert any(len(o[4]) >= 1 for o in outs[1:-1])  # a generated picture appears while streaming
     assert any("checking the photos… (checked 10 of 10)" in o[1] for o in outs)
     questions = len(outs[-1][-1]["stages"]["rerank"]["subquestions"])
-    assert re.fullmatch(rf"Search 1 · 5 photos · found with 2 drawings · 10 checked with {questions} yes/no "
+    assert re.fullmatch(rf"Search 1 · 5 photos found with 2 drawings · 10 checked with {questions} yes/no "
                         r"questions · done in \d\.\d\d s", outs[-1][1]), outs[-1][1]
     details = outs[-1][7]  # only the steps that ran, in seconds
-    assert "drawing: " in details and "checking each photo: " in details and "ms" not in details
+    assert "drawing the pictures: " in details and "checking each photo: " in details and "ms" not in details
     assert "splitting" not in details and "the whole search: " in details
     request = engine.requests[0]
     assert request.method == "visret" and request.rerank == "full" and request.m == 2

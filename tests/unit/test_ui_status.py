@@ -27,7 +27,7 @@ class Clock:
 
 
 def test_seconds_are_never_a_bare_count_of_milliseconds():
-    assert [seconds(s) for s in (0.153, 3.456, 12.4)] == ["0.15 s", "3.5 s", "12 s"]
+    assert [seconds(s) for s in (0.004, 0.153, 3.456, 12.4)] == ["under 0.01 s", "0.15 s", "3.5 s", "12 s"]
 
 
 def test_remote_backends_are_named_by_their_host():
@@ -54,7 +54,7 @@ def test_a_wait_for_the_photo_checker_counts_up_and_ends_in_one_short_line():
                              stages={"rerank": {"judged": 100, "subquestions": ["a?", "b?"]}})
     assert status.finished(result) == "Search 3 · 20 photos · 100 checked with 2 yes/no questions · done in 14 s"
     details = status.details(13.5)
-    assert details.splitlines() == ["- first photos on screen after 0.00 s", "- checking each photo: 13 s",
+    assert details.splitlines() == ["- first photos on screen after under 0.01 s", "- checking each photo: 13 s",
                                     "- the whole search: 14 s"]
 
 
@@ -63,7 +63,12 @@ def test_a_cover_search_says_how_many_photos_cover_how_many_parts():
     hits = [SimpleNamespace(covers=["twig"]), SimpleNamespace(covers=["nest"])] + [SimpleNamespace(covers=None)] * 3
     result = SimpleNamespace(hits=hits, timings_ms={"total": 800.0},
                              stages={"coverage": {"subqueries": ["a bird", "twig", "nest"], "uncovered": [0]}})
-    assert status.finished(result) == "Search 1 · 5 photos · the first 2 photos cover 2 of 3 parts · done in 0.80 s"
+    assert status.finished(result) == "Search 1 · 5 photos · the first 2 photos show 2 of the 3 parts of your query · " \
+        "done in 0.80 s"
+    result.stages["coverage"]["uncovered"] = []
+    assert "the first 2 photos show all 3 parts of your query" in status.finished(result)
+    result.stages["coverage"]["subqueries"] = ["twig", "nest"]
+    assert "the first 2 photos show both parts of your query" in status.finished(result)
 
 
 class BlockedJudge(FakeJudge):
@@ -91,4 +96,4 @@ def test_the_page_shows_the_live_wait_while_the_remote_checker_is_slow(tmp_path,
             judge.go.set()
     judge.go.set()
     assert any("waiting for the photo checker at vlm.example.org" in line for line in seen), seen
-    assert seen[-1].startswith("Search 1 · 5 photos · ") and "done in" in seen[-1]
+    assert seen[-1].startswith("Search 1 · 5 photos found with 1 drawing · 10 checked") and "done in" in seen[-1]
