@@ -46,7 +46,7 @@ def tab(page, name: str) -> None:
 
 def wait_searched(page, n: int) -> None:
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && / done in [0-9.]+ s$/.test(t.trim()); }", arg=n)
+                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
 
 
 def search(page, query: str = QUERY, preset: str = "Fast") -> float:
