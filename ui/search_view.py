@@ -70,7 +70,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
-    with gr.Accordion(S.DETAILS, open=False, elem_id="search-details"):
+    with gr.Accordion(S.DETAILS, open=False, elem_id="search-details", visible=False) as details_box:
         details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
     notices = gr.Markdown("", elem_id="search-notices", label=S.NOTICES)
     with gr.Row(elem_id="search-results-row"):
@@ -113,4 +113,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
     gallery.select(h.select, [state], [explanation, selected], api_visibility="private", show_progress="hidden")
     lightbox.opens_from(gallery, state)
+    for event in [*searches, more_like, refined]:  # "Details" is offered once there are details to show
+        event.then(lambda: gr.update(visible=True), None, details_box, api_visibility="private",
+                   show_progress="hidden")
     return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, searches=[*searches, more_like, refined])

@@ -95,6 +95,8 @@ def test_taxon_names_a_suggested_species_filter_months_and_web_wording(server, o
     page.fill("#search-query textarea", "is the streaked mossleaper calling at night?")
     page.wait_for_selector("#search-taxon-suggestion", state="visible")
     assert "Only show Streaked Mossleaper" in page.locator("#search-taxon-suggestion").inner_text()
+    page.wait_for_function("() => !document.querySelector('[role=option]')")  # the emptied box's list closed
+    assert page.input_value("#filter-taxon input") == ""  # an emptied box stays empty: any taxon
     shot(page, "filters")
     n = page.evaluate("window.__searches = (window.__searches || 0) + 1")
     page.click("#search-taxon-suggestion")

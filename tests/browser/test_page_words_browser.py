@@ -25,6 +25,7 @@ VISIBLE_TEXT_JS = """
 
 
 def _open_details(page) -> None:
+    page.wait_for_selector("#search-details", state="visible")  # offered once a search has details
     details = page.locator("#search-details")
     if not page.locator("#search-timings").is_visible():
         details.locator("button, .label-wrap").first.click()
@@ -38,6 +39,7 @@ def _internal_words(page) -> list[str]:
 
 def test_every_search_reads_in_plain_words(server, open_browser, shot):
     page = open_browser()
+    assert not page.locator("#search-details").is_visible()  # nothing to detail before the first search
     for preset, query in (("Fast", QUERY), ("Visualize", QUERY), ("Verify", QUERY), ("Cover", COVER_QUERY)):
         search(page, query, preset=preset)
         status = page.locator("#search-status").inner_text().strip()
