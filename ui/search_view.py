@@ -113,7 +113,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
     gallery.select(h.select, [state], [explanation, selected], api_visibility="private", show_progress="hidden")
     lightbox.opens_from(gallery, state)
-    for event in [*searches, more_like, refined]:  # "Details" is offered once there are details to show
-        event.then(lambda: gr.update(visible=True), None, details_box, api_visibility="private",
-                   show_progress="hidden")
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, searches=[*searches, more_like, refined])
+    # "Details" is offered once there are details to show (an event of its own: chained after a search, its
+    # output would show the search's progress timer)
+    status.change(lambda text: gr.update(visible=bool(text)), details, details_box, api_visibility="private",
+                  show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status)

@@ -107,8 +107,10 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                   api_visibility="private")
         app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
-        for event in search_ui.searches:  # a search may be the first to see photos a command-line ingest added
-            event.then(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
+        # a search may be the first to see photos a command-line ingest added (an event of its own: chained
+        # after the search, the banner would show the search's progress timer)
+        search_ui.status.change(banner_now, None, banner_box, api_visibility="private", show_progress="hidden",
+                                trigger_mode="always_last", concurrency_limit=None)
         if preparation is not None and not preparation.finished:
             timer = gr.Timer(1.0)
 
