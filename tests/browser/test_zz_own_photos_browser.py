@@ -18,7 +18,7 @@ from tests.browser.conftest import ROOT, _backend_env
 from tests.browser.pages import QUERY, captions, search
 
 OWN_NAME = "pond-frog-by-the-boathouse.png"
-BANNER = "#standin-banner .prose"  # the banner's text (Gradio keeps a hidden progress timer beside it)
+BANNER = "#standin-banner [data-testid=markdown]"  # its text (Gradio keeps a hidden progress timer beside it)
 
 
 def _ingest(server, folder):
@@ -51,7 +51,8 @@ def test_own_photos_are_named_and_counted_in_the_banner(server, open_browser, sh
     assert report["notices"][0].startswith(said), report["notices"]
     # the open page: its next search says what is searched now
     search(page, QUERY, preset="Fast")
-    page.wait_for_function("(s) => document.querySelector('#standin-banner .prose').innerText.startsWith(s)",
+    page.wait_for_function("(s) => document.querySelector('#standin-banner [data-testid=markdown]')"
+                           ".innerText.startsWith(s)",
                            arg=said)
     assert any(c.startswith(OWN_NAME + " · #") for c in captions(page)), captions(page)
     assert not any(c.startswith("photo ") for c in captions(page)), captions(page)
