@@ -121,9 +121,8 @@ class SearchStatus:
             if covering:
                 which = (S.COVER_BOTH if n_parts == 2 else S.COVER_ALL.format(parts=n_parts)) \
                     if covered == n_parts else S.COVER_SOME.format(covered=covered, parts=n_parts)
-                first = "photo" if covering == 1 else f"{covering} photos"
-                parts.append(S.COVER_DONE.format(first=first, show="shows" if covering == 1 else "show",
-                                                 which=which))
+                first, show = S.COVER_ONE if covering == 1 else S.COVER_MANY
+                parts.append(S.COVER_DONE.format(first=first.format(n=covering), show=show, which=which))
         parts.append(S.DONE_IN.format(time=seconds(result.timings_ms.get("total", 0.0) / 1000)))
         return " · ".join([*self._head(), *parts])
 

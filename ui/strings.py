@@ -193,6 +193,7 @@ CHECKED_WITH = "{n} checked with {questions}"
 CHECKED = "{n} checked"
 COVER_DONE = "the first {first} {show} {which} of your query"
 COVER_BOTH, COVER_ALL, COVER_SOME = "both parts", "all {parts} parts", "{covered} of the {parts} parts"
+COVER_ONE, COVER_MANY = ("photo", "shows"), ("{n} photos", "together show")
 RESULTS_DONE = "{photos}, {method} · done in {time}"
 WAITING_FOR = "waiting for {who} at {host}"
 BACKEND_WHO = {"judge": "the photo checker", "llm": "the language model", "generator": "the picture maker"}

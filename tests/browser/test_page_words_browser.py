@@ -65,6 +65,7 @@ def test_every_search_reads_in_plain_words(server, open_browser, shot):
             assert all(re.fullmatch(r"#\d+ covers: (black crest|orange belly)(, (black crest|orange belly))? · .+", c)
                        for c in covering), covering
             header = page.locator("#search-scale").inner_text()
-            assert re.search(r"#1 (?:to|and) #\d+: the photos that show the most parts of your query|#1: the photo", header)
+            assert re.search(r"#1 (?:to|and) #\d+: the photos that show the most parts of your query|#1: the photo",
+                             header), header
             assert "the photos closest to your whole query" in header, header
             shot(page, "cover-parts")

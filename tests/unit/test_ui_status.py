@@ -63,12 +63,12 @@ def test_a_cover_search_says_how_many_photos_cover_how_many_parts():
     hits = [SimpleNamespace(covers=["twig"]), SimpleNamespace(covers=["nest"])] + [SimpleNamespace(covers=None)] * 3
     result = SimpleNamespace(hits=hits, timings_ms={"total": 800.0},
                              stages={"coverage": {"subqueries": ["a bird", "twig", "nest"], "uncovered": [0]}})
-    assert status.finished(result) == "Search 1 · 5 photos · the first 2 photos show 2 of the 3 parts of your query · " \
-        "done in 0.80 s"
+    assert status.finished(result) == ("Search 1 · 5 photos · the first 2 photos together show 2 of the 3 parts of "
+                                       "your query · done in 0.80 s")
     result.stages["coverage"]["uncovered"] = []
-    assert "the first 2 photos show all 3 parts of your query" in status.finished(result)
+    assert "the first 2 photos together show all 3 parts of your query" in status.finished(result)
     result.stages["coverage"]["subqueries"] = ["twig", "nest"]
-    assert "the first 2 photos show both parts of your query" in status.finished(result)
+    assert "the first 2 photos together show both parts of your query" in status.finished(result)
 
 
 class BlockedJudge(FakeJudge):
