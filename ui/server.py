@@ -65,6 +65,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
     banner_text = banner if callable(banner) else (lambda: banner)
 
     def banner_now():
+        if preparation is not None and not preparation.finished:  # the poll below says it once ready
+            return gr.update()
         try:
             return _banner_md(banner_text())
         except Exception:  # the catalog is busy or being built: keep the banner as it is
