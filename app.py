@@ -51,6 +51,7 @@ class Services:
     index_store: IndexStore
     corpus: Corpus
     engine: SearchEngine
+    _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
@@ -69,6 +70,16 @@ class Services:
             return SYNTHETIC if demo.recognises(self.catalog, world) else OWN
         return SYNTHETIC if self.catalog.count_outside(world) == 0 else OWN
 
+    def photo_counts(self) -> tuple[int, int]:
+        """(photos of the demo world, the user's own photos) in the catalog."""
+        total = self.catalog.count()
+        demo = demo_world()
+        if demo is None or total == 0:
+            return 0, total
+        world = str(Path(self.settings.path(demo.demo_folder)).resolve()) + os.sep
+        own = self.catalog.count_outside(world)
+        return total - own, own
+
     def choose_world(self) -> str:
         """Let the demo world's rule book read requests only while the collection is (or, on first start, will
         be) that world; a user's own photos get the generic rules. Returns the rule book's name."""
@@ -76,8 +87,18 @@ class Services:
         return use_world(demo.name if demo is not None and self.corpus_kind() == SYNTHETIC else None).name
 
     def banner(self) -> str:
-        """One truthful line about the photos and models in use ('' when all is real)."""
-        return banner_for(self.settings, self.backends.describe(), self.corpus_kind())
+        """One truthful line about the photos (with their counts: demo photos, your own) and the models in use
+        ('' when all is real and the photos are all yours). Asked at every page load and after every search,
+        so it (and the rule book in use) follows an ingest by the command line; the catalog is read again only
+        when it has grown."""
+        described = self.backends.describe()
+        key = (self.catalog.count(), repr(sorted(described.items())))
+        if self._banner is None or self._banner[0] != key:
+            counts = self.photo_counts()
+            kind = self.corpus_kind()
+            self.choose_world()  # the rule book follows the catalog too (own photos added: the generic rules)
+            self._banner = (key, banner_for(self.settings, described, kind, counts if sum(counts) else None))
+        return self._banner[1]
 
     def ensure_corpus(self, progress: Progress | None = None) -> list[str]:
         """Build the catalog on first use (the configured corpus, or the synthetic world with stand-in models);
@@ -114,6 +135,7 @@ class Context:
 
     settings: Settings
     _services: Services | None = field(default=None, repr=False)
+    noted: bool = False  # the command's output already carries the stand-in note (cli.common.note_standins)
 
     def services(self) -> Services:
         if self._services is None:
@@ -146,7 +168,31 @@ def serve(ctx: Context) -> int:
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
-    return launch(services.engine, session_log, services.banner(), services.ensure_corpus)
+    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress))
+
+
+def _prepare(services: Services, progress: Progress) -> list[str]:
+    """The first start's preparation of the photo collection (run in the background by the web app): its
+    progress goes to the page and, as one bar per phase, to the terminal, which then says that the page can
+    search."""
+    from cli.common import PhaseBars
+
+    bars = PhaseBars()
+
+    def both(what: str, done: int, total: int) -> None:
+        progress(what, done, total)
+        bars(what, done, total)
+    if services.catalog.count() == 0:
+        print("EcoLens: preparing the photo collection (first start); the page is open and can search once "
+              "this is done.", file=sys.stderr, flush=True)
+    try:
+        notices = services.ensure_corpus(both)
+    finally:
+        bars.close()
+    if bars.used:
+        print(f"EcoLens: the photo collection is ready ({services.catalog.count()} photos): the page can search "
+              "now.", file=sys.stderr, flush=True)
+    return notices
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:
@@ -173,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
         configure_logging(ctx.settings.path(), ctx.settings.log_level, console=args.command is None)
         if args.command is None:
             return serve(ctx)
-        return importlib.import_module(COMMANDS[args.command]).run(ctx, args)
+        code = importlib.import_module(COMMANDS[args.command]).run(ctx, args)
+        from cli.common import note_standins
+
+        note_standins(ctx)  # every command's output says when stand-in models or the demo world are in use
+        return code
     except EcoLensError as exc:
         return _report(exc)
     except Exception as exc:  # the database or the disk failing (locked, full, damaged): a message, not a traceback

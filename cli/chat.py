@@ -62,8 +62,9 @@ def run(ctx, args) -> int:
     description = clean_query(args.description)
     services = ctx.services()
     out = sys.stderr if args.json else sys.stdout
-    for note in prepare(services):
+    for note in prepare(services):  # the stand-in note first
         print(f"note: {note}", file=out)
+    ctx.noted = True
     session = services.engine.dialogue(description, filters=filters_from_args(args), k=k)
     print(f"search: {session.caption}", file=out)
     _show(session.hits(), out)

@@ -30,22 +30,63 @@ def progress_bar(desc: str, unit: str = "photo"):
     return update, bar
 
 
+class PhaseBars:
+    """One tqdm bar on stderr per phase of a long preparation ("drawing the demo world", then "indexing the
+    demo world"): call it as progress(what, done, total); `used` says whether any phase ran."""
+
+    def __init__(self):
+        self.bars: dict[str, tuple] = {}
+
+    @property
+    def used(self) -> bool:
+        return bool(self.bars)
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        if what not in self.bars:
+            self.close()
+            self.bars[what] = progress_bar(what, unit="photo")
+        self.bars[what][0](done, total)
+
+    def close(self) -> None:
+        for _, bar in self.bars.values():
+            bar.close()
+
+
 def prepare(services) -> list[str]:
     """services.ensure_corpus() with one progress bar per phase on stderr (the first start builds the photo
     collection: the synthetic world is drawn, then indexed)."""
-    bars: dict[str, tuple] = {}
-
-    def step(what: str, done: int, total: int) -> None:
-        if what not in bars:
-            for _, bar in bars.values():
-                bar.close()
-            bars[what] = progress_bar(what, unit="photo")
-        bars[what][0](done, total)
+    bars = PhaseBars()
     try:
-        return services.ensure_corpus(step)
+        return services.ensure_corpus(bars)
     finally:
-        for _, bar in bars.values():
-            bar.close()
+        bars.close()
+
+
+def standin_note(ctx) -> str:
+    """The stand-in note every command's output carries (the web app's banner): the services' own when there
+    is a catalog (it counts the demo and own photos), else judged from the settings alone ('' when all is
+    real)."""
+    from core.search.banner import OWN, SYNTHETIC, banner_for, standins
+
+    services = getattr(ctx, "_services", None)
+    settings = ctx.settings
+    if services is None and settings.path("ecolens.sqlite").exists():  # a catalog to read (nothing is created)
+        services = ctx.services()
+    if services is not None:
+        return services.banner()
+    kind = OWN if settings.corpus or "embedder" not in standins(settings) else SYNTHETIC
+    return banner_for(settings, {}, kind)
+
+
+def note_standins(ctx) -> None:
+    """Write the stand-in note on stderr (stdout stays machine-readable) unless the command's output already
+    carried it (ctx.noted: in its notes, or in the `notices` of its JSON)."""
+    if getattr(ctx, "noted", False):
+        return
+    ctx.noted = True
+    note = standin_note(ctx)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
 
 
 def add_filter_args(p: argparse.ArgumentParser) -> None:

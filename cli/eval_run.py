@@ -11,6 +11,7 @@ def add_parser(sub) -> None:
 
 
 def run(ctx, args) -> int:
+    ctx.noted = True  # it scores rankings made elsewhere: no model or photo of this installation is used
     result, text = run_eval_run(args)
     print(json.dumps(result, indent=2) if args.json else text)
     return 0

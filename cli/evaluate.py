@@ -105,6 +105,8 @@ def run(ctx, args) -> int:
                             notes={"catalog": catalog}, answers=answers)
     finally:
         bar.close()
-    out["notices"] = notices
+    note = services.banner()  # prepare() put it first on the world's own catalog
+    out["notices"] = notices if note in notices else ([note] if note else []) + notices
+    ctx.noted = True
     print(json.dumps(out, indent=2, default=str))
     return 0

@@ -3,7 +3,7 @@ precomputed vectors to the catalog."""
 import argparse
 import json
 
-from cli.common import progress_bar
+from cli.common import progress_bar, standin_note
 
 
 def _count(text: str) -> int:
@@ -36,8 +36,12 @@ def run(ctx, args) -> int:
                                          model=args.model)
     finally:
         bar.close()
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+    if args.json:  # the stand-in note goes into the JSON's notices (stdout stays one JSON object)
+        out = report.to_json()
+        note = standin_note(ctx)
+        out["notices"] = ([note] if note else []) + list(out.get("notices") or [])
+        ctx.noted = True
+        print(json.dumps(out, indent=2))
         return 0
     print(f"ingested {args.path} ({report.kind}): {report.added} added, {report.already} already in the catalog, "
           f"{report.duplicates} duplicate(s), {len(report.skipped)} skipped, {report.reembedded} re-embedded, "

@@ -84,7 +84,8 @@ def run(ctx, args) -> int:
     request = request_from_args(args, filters, images)
     request.validate()
     services = ctx.services()
-    notices = prepare(services)
+    notices = prepare(services)  # the stand-in note first
+    ctx.noted = True
     listener = (lambda e: print(json.dumps(e.to_json(), default=str), file=sys.stderr, flush=True)) \
         if args.events else None
     result = services.engine.search(request, on_event=listener)

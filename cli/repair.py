@@ -8,7 +8,7 @@ no vector; (4) trains the approximate index again when it was lost or --retrain 
 reports and exits 1 when something is wrong."""
 import json
 
-from cli.common import progress_bar
+from cli.common import progress_bar, standin_note
 from core.vectors.repair import check_indexes, repair_indexes
 
 
@@ -53,7 +53,9 @@ def run(ctx, args) -> int:
     engine.corpus.reload()
     after = check_indexes(engine.catalog, engine.index_store, current)
     if args.json:
-        print(json.dumps({"before": [h.to_json() for h in before], "notices": notices,
+        note = standin_note(ctx)
+        ctx.noted = True
+        print(json.dumps({"before": [h.to_json() for h in before], "notices": ([note] if note else []) + notices,
                           "reembedded": report.reembedded,
                           "skipped": [{"path": n, "reason": r} for n, r in report.skipped],
                           "index": report.index_kind, "after": [h.to_json() for h in after]}, indent=2))

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any, Sequence
 from urllib.parse import quote
 
+from ui import present
 from ui import strings as S
 
 STATE_CLASS = {1: "is-rel", 0: "is-non", -1: "is-skip"}
@@ -90,7 +91,7 @@ def render(items: Sequence[dict[str, Any]], thumbs: Sequence[str], done: dict[st
     tiles = []
     for i, (hit, thumb) in enumerate(zip(items, thumbs)):
         label = done.get(str(hit["id"]))
-        name = hit.get("common_name") or hit.get("taxon") or f"photo {hit['id']}"
+        name = present.name_of(hit)
         state = S.LABEL_NAMES.get(label, S.UNJUDGED) if label is not None else S.UNJUDGED
         classes = " ".join(c for c in ("lb-tile", "is-cur" if i == cursor else "", STATE_CLASS.get(label, "")) if c)
         tiles.append(

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from html import escape
+from pathlib import PurePosixPath
 from typing import Any, Iterable, Sequence
+from urllib.parse import urlparse
 
 from ui import strings as S
 
@@ -53,7 +55,14 @@ def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None
 
 
 def name_of(hit: dict[str, Any]) -> str:
-    return hit.get("common_name") or hit.get("taxon") or f"photo {hit['id']}"
+    """What a photo is called on the page: its common name, its taxon, or (a photo of your own without a
+    species) its file name; the photo id only when none is known."""
+    named = hit.get("common_name") or hit.get("taxon")
+    if named:
+        return named
+    path = str(hit.get("path") or "")
+    file = PurePosixPath(urlparse(path).path if "://" in path else path.replace("\\", "/")).name
+    return file or f"photo {hit['id']}"
 
 
 # ---- galleries ------------------------------------------------------------------------------------
@@ -66,15 +75,62 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
     how many. Gradio shows captions as text."""
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
-    parts = len(((stages or {}).get("coverage") or {}).get("subqueries") or [])
+    short = part_names(((stages or {}).get("coverage") or {}).get("subqueries") or [])
     out = []
     for h, path in zip(hits, paths):
-        cover = ""
-        if h.get("covers") is not None:
-            cover = " · " + S.COVERS.format(n=len(h["covers"]), of=parts or len(h["covers"]))
         score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None)}"
-        out.append((path, f"{name_of(h)} · #{h['rank']}{score}{cover}"))
+        if h.get("covers") is not None:  # a covering photo: what it covers first, so two lines always show it
+            parts = ", ".join(short.get(t, t) for t in h["covers"])
+            out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
+        else:
+            out.append((path, f"{name_of(h)} · #{h['rank']}{score}"))
     return out
+
+
+PART_CHARS = 24  # the longest short form of a part in a caption
+_LEADING = re.compile(r"^(?:(?:a|an|the|its|their|with|and|showing|both|of)\s+)+", re.IGNORECASE)
+
+
+def part_names(subqueries: Sequence[Any]) -> dict[str, str]:
+    """Each part's text -> its short form for a caption: without the words every part starts with (the organism
+    they all name) and without leading articles, cut at a word (never mid-word) to PART_CHARS.
+    "Slate Reedpiper with a black crest" -> "black crest"."""
+    texts = [str(q.get("text", q)) if isinstance(q, dict) else str(q) for q in subqueries]
+    words = [re.findall(r"[\w'-]+", t) for t in texts]
+    shared = 0  # the words every part starts with
+    while len(words) > 1 and all(len(ws) > shared for ws in words) and \
+            len({ws[shared].lower() for ws in words}) == 1:
+        shared += 1
+    out = {}
+    for text, ws in zip(texts, words):
+        kept = " ".join(ws[shared:])
+        kept = _LEADING.sub("", kept).strip() or _LEADING.sub("", text).strip() or text
+        if len(kept) > PART_CHARS:
+            cut = kept[:PART_CHARS + 1].rsplit(" ", 1)[0] if " " in kept[:PART_CHARS + 1] else kept
+            kept = cut.rstrip(" ,;") + "…"
+        out[text] = kept
+    return out
+
+
+def cover_header(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None) -> str:
+    """Above a Cover gallery: which ranks are the covering photos and where the rest begins, and the parts no
+    photo covers ('' for other searches)."""
+    cov = (stages or {}).get("coverage") or {}
+    subs = cov.get("subqueries") or []
+    if not subs:
+        return ""
+    covering = [h for h in hits if h.get("covers") is not None]
+    lines = []
+    if covering:
+        last = covering[-1]["rank"]
+        head = S.COVER_HEAD_ONE if last == 1 else S.COVER_HEAD_TWO if last == 2 else S.COVER_HEAD.format(last=last)
+        rest = S.COVER_REST.format(first=last + 1) if len(hits) > len(covering) else "."
+        lines.append(f"**{head}** {S.COVER_HEAD_WHAT}{rest}")
+    else:
+        lines.append(S.COVER_NONE)
+    if cov.get("uncovered"):
+        lines.append(f"**{S.UNCOVERED}:** " + "; ".join(escape(subquery_text(subs, i)) for i in cov["uncovered"]))
+    return "\n\n".join(lines)
 
 
 def visualization_items(stages: dict[str, Any]) -> list[tuple[str, str]]:
@@ -207,7 +263,8 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
 
 # ---- other panels ---------------------------------------------------------------------------------
 def evidence_md(stages: dict[str, Any]) -> str:
-    """The evidence answer with its cited photo ids, and the coverage report (sub-queries nobody covers)."""
+    """The evidence answer with its cited photo ids, and the parts of the query (the parts no photo covers are
+    said above the gallery: cover_header)."""
     parts = []
     ans = stages.get("answer") or {}
     if ans.get("text"):
@@ -218,8 +275,6 @@ def evidence_md(stages: dict[str, Any]) -> str:
     if cov.get("subqueries"):
         subs = cov["subqueries"]
         parts.append(f"**{S.SUBQUERIES}:** " + "; ".join(escape(subquery_text(subs, i)) for i in range(len(subs))))
-        if cov.get("uncovered"):
-            parts.append(f"**{S.UNCOVERED}:** " + "; ".join(escape(subquery_text(subs, i)) for i in cov["uncovered"]))
     return "\n\n".join(parts)
 
 

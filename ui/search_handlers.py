@@ -5,14 +5,14 @@ and a closed page cancel it too. Thin: they call core and log what happened."""
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any, Iterator
 
 import gradio as gr
 
 from core.contracts.cancel import REPLACED, LatestSearches
 from core.contracts.errors import EcoLensError, InputError
-from core.contracts.events import Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent, Visualization
+from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
+                                   Visualization, Waiting)
 from core.labels import latest
 from core.search.presets import request_for
 from core.contracts.records import Filters
@@ -24,11 +24,13 @@ from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
+from ui.status import SearchStatus, seconds
 from ui.taxa import choices as taxon_labels
 from ui.taxa import named_taxa
 
 log = logging.getLogger(__name__)
 REPLACED_WAIT_S = 3.0  # how long a new search waits for the one it replaced to stop showing updates
+HEARTBEAT_S = 1.0  # a running search redraws its status line after this many quiet seconds
 
 
 def new_state() -> dict[str, Any]:
@@ -115,14 +117,13 @@ class SearchHandlers:
                                                                                              scale=scale)
         return present.explanation_html(hit, stages, scale=scale)
 
-    def outputs(self, state: dict[str, Any], status: str, key: str = "api"):
-        """(gallery, status, notices, score scale, pictures, evidence, explanation, result JSON, state): the view's
-        outputs, plain values (so scripts get files and text, not page updates). Photos and pictures are served
-        copies (ui.photos); photos that cannot be shown are named in the notices; the explanation stays on the
-        photo this page selected (`key`)."""
+    def outputs(self, state: dict[str, Any], status: str, key: str = "api", details: str = ""):
+        """(gallery, status, notices, score scale, pictures, evidence, explanation, details, result JSON, state):
+        the view's outputs, plain values (so scripts get files and text, not page updates). `status` is the one
+        short line (ui.status), `details` the time each step took. Photos and pictures are served copies
+        (ui.photos); photos that cannot be shown are named in the notices; the explanation stays on the photo
+        this page selected (`key`)."""
         stages = state.get("stages") or {}
-        if state.get("searches"):
-            status = S.SEARCH_NO.format(n=state["searches"]) + " · " + status
         scale = state.get("scale") or present.scale_of(stages)
         gallery, missing = self.photos.gallery(state["hits"], stages, scale)
         notices = web_notices(list(state.get("notices") or []) + list(missing))
@@ -130,8 +131,10 @@ class SearchHandlers:
         if state.get("example"):
             pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
         scale_md = present.scale_line(scale) if state["hits"] else ""
+        header = present.cover_header(state["hits"], stages)
+        scale_md = "\n\n".join(t for t in (scale_md, header) if t)
         return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
-                self.explanation(state, key), present.results_json(state, notices, status), state)
+                self.explanation(state, key), details, present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
@@ -185,36 +188,31 @@ class SearchHandlers:
 
     def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any],
                 key: str, outcome: dict[str, bool]) -> Iterator[tuple]:
-        """The page updates of one search; outcome["ended"] is set once the search's end is recorded."""
-        t0 = time.perf_counter()
-        lines: list[str] = []
+        """The page updates of one search; outcome["ended"] is set once the search's end is recorded. The
+        status line (ui.status) says what is on screen and what is being done; a quiet second redraws it, so
+        a wait for a slow backend counts up on screen."""
+        status = SearchStatus(state.get("searches"), self.settings)
         heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
-
-        def status(*extra: str) -> str:
-            return " · ".join([*lines, *extra])
-
         shown = False  # whether this search has put results on screen yet
 
-        for event in self.engine.stream(req, cancel=token):
+        for event in self.engine.stream(req, cancel=token, heartbeat_s=HEARTBEAT_S if heavy else None):
             if token.cancelled and not isinstance(event, (Done, Cancelled)):
                 continue  # stopped or replaced: show nothing more of this one
+            status.on(event)
             if isinstance(event, FirstResults) and heavy:
                 shown = True
                 state["hits"] = list(event.hits)
                 state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
-                what = S.PREVIEW if event.stage == "preview" else S.FIRST_STAGE
                 self._open_session(state, req)  # the page's first update carries it (bad input opens none)
-                lines.append(S.FIRST_RESULTS.format(n=len(event.hits), ms=(time.perf_counter() - t0) * 1000,
-                                                    what=what))
-                yield self.outputs(state, status(S.MORE_COMING), key)
+                yield self.outputs(state, status.line(), key, status.details())
             elif isinstance(event, Visualization) and event.ok:
                 vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
                 vis.append({"path": event.path, "seed": event.seed})
-                yield self.outputs(state, status(S.MORE_COMING), key)
+                yield self.outputs(state, status.line(), key, status.details())
             elif isinstance(event, PhotoJudged) and (event.done % 10 == 0 or event.done == event.total):
-                yield self.outputs(state, status(S.JUDGED.format(done=event.done, total=event.total)), key)
-            elif isinstance(event, StageEvent) and event.status == "done" and heavy and event.stage in S.STAGE_NAMES:
-                lines.append(S.STAGE_DONE.format(stage=S.STAGE_NAMES[event.stage], ms=float(event.ms or 0)))
+                yield self.outputs(state, status.line(), key, status.details())
+            elif isinstance(event, (StageEvent, Waiting)) and heavy and shown:
+                yield self.outputs(state, status.line(), key, status.details())
             elif isinstance(event, Notice) and heavy:
                 state["notices"] = state.get("notices", []) + [event.text]
             elif isinstance(event, Failed):
@@ -226,13 +224,14 @@ class SearchHandlers:
                 # a failed later stage keeps the results on screen and says why
                 outcome["ended"] = True
                 gr.Warning(message)
-                yield self.outputs(state, status(S.DONE), key)
+                yield self.outputs(state, status.ended(S.STOPPED_EARLY), key, status.details())
                 return
             elif isinstance(event, Cancelled):
                 self._log_unfinished(state, req, f"cancelled: {event.reason}", knobs)
                 outcome["ended"] = True
                 if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
-                    yield self.outputs(state, status(S.CANCELLED.format(reason=event.reason)), key)
+                    yield self.outputs(state, status.ended(S.CANCELLED.format(reason=event.reason)), key,
+                                       status.details())
                 return
             elif isinstance(event, Done):
                 result = event.result
@@ -243,10 +242,8 @@ class SearchHandlers:
                                   if v.get("organism", 0) == 0] or None
                 self._log(state, result, knobs)
                 outcome["ended"] = True
-                done = S.RESULTS_DONE.format(n=len(result.hits), ms=result.timings_ms.get("total", 0.0),
-                                             method=S.method_name(result.method))
-                lines.append(done)
-                yield self.outputs(state, status(S.DONE), key)
+                yield self.outputs(state, status.finished(result), key,
+                                   status.details(result.timings_ms.get("total", 0.0) / 1000))
 
     def stop(self, request: gr.Request = None) -> str:
         """Stop this page's running search."""
@@ -315,9 +312,11 @@ class SearchHandlers:
         warn(result.notices)
         self._log(state, result, {"preset": method}, method=method)
         self.selected.pop(key, None)
-        ms = result.timings_ms.get("total", 0.0)
-        return self.outputs(state, S.RESULTS_DONE.format(n=len(result.hits), ms=ms, method=S.method_name(method)),
-                            key)
+        total = result.timings_ms.get("total", 0.0) / 1000
+        line = S.RESULTS_DONE.format(photos=S.counted(len(result.hits), "photo", "photos"),
+                                     method=S.method_name(method), time=seconds(total))
+        return self.outputs(state, f"{S.SEARCH_NO.format(n=state['searches'])} · {line}", key,
+                            f"- {S.TOTAL_TOOK.format(time=seconds(total))}")
 
     @shows_errors
     def more_like_this(self, photo: Any = None, state: dict[str, Any] | None = None, request: gr.Request = None):
@@ -350,14 +349,14 @@ class SearchHandlers:
 
     # ---- taxa ---------------------------------------------------------------------------------------
     def taxon_choices(self):
-        """The taxon box's choices: the catalog's names (asked on every page load, so a collection built after
-        the server started is offered too)."""
+        """The taxon box's choices: the catalog's names, by rank then name (asked on every page load, so a
+        collection built after the server started is offered too). An empty box is any taxon."""
         try:
             names = self.engine.corpus.taxon_names()
         except Exception:  # the catalog is still being built: offer nothing rather than fail the page
             log.exception("taxon names could not be read from the catalog")
             names = []
-        return gr.update(choices=[(S.TAXON_ANY, "")] + taxon_labels(names))
+        return gr.update(choices=taxon_labels(names))
 
     def suggest_taxon(self, query: str, taxon: str):
         """A button offering the species (or other taxon) the query names as a filter, if it is not set yet."""

@@ -4,6 +4,7 @@ with (the user's own example photo first), explanation panel, more like this, re
 evidence, and the JSON the API returns."""
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import gradio as gr
@@ -12,6 +13,21 @@ from core.search.presets import PRESET_NAMES
 from ui import strings as S
 from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
+
+
+# Gradio's dropdown has no placeholder of its own: the page writes one into the taxon box's input (again
+# whenever Gradio draws the box anew)
+TAXON_PLACEHOLDER_JS = """
+<script>
+(() => {
+  const text = %s;
+  const put = () => { const i = document.querySelector('#filter-taxon input');
+    if (i && i.placeholder !== text) i.placeholder = text; };
+  new MutationObserver(put).observe(document.documentElement, {childList: true, subtree: true});
+  document.addEventListener('DOMContentLoaded', put);
+})();
+</script>
+""" % json.dumps(S.TAXON_PLACEHOLDER)
 
 
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
@@ -43,7 +59,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                                       sources=["upload", "clipboard"])
     with gr.Accordion(S.FILTERS, open=False, elem_id="search-filters"):
         with gr.Row():
-            taxon = gr.Dropdown([(S.TAXON_ANY, "")], value="", label=S.TAXON, elem_id="filter-taxon",
+            # empty means any taxon: the box starts empty, with a placeholder (TAXON_PLACEHOLDER_JS) saying so
+            taxon = gr.Dropdown([], value=None, label=S.TAXON, elem_id="filter-taxon",
                                 allow_custom_value=True, filterable=True, scale=2)
             date_from = gr.DateTime(None, include_time=False, type="string", label=S.DATE_FROM,
                                     elem_id="filter-date-from")
@@ -53,6 +70,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
+    with gr.Accordion(S.DETAILS, open=False, elem_id="search-details", visible=False) as details_box:
+        details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
     notices = gr.Markdown("", elem_id="search-notices", label=S.NOTICES)
     with gr.Row(elem_id="search-results-row"):
         with gr.Column(scale=3, min_width=300):
@@ -74,7 +93,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
     result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
-    outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, result, state]
+    outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
               license_, example, state]
     # every search may run while another one from this page is still running: the handler cancels the older
@@ -86,12 +105,16 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                 drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
     searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
+    more_like = more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
+    refined = refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")
     stop.click(h.stop, None, status, cancels=searches, api_name="stop", concurrency_limit=None)
     query.change(h.suggest_taxon, [query, taxon], [suggestion, suggested], api_visibility="private",
                  trigger_mode="always_last", show_progress="hidden", concurrency_limit=None)
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
     gallery.select(h.select, [state], [explanation, selected], api_visibility="private", show_progress="hidden")
     lightbox.opens_from(gallery, state)
-    more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
-    refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs)
+    # "Details" is offered once there are details to show (an event of its own: chained after a search, its
+    # output would show the search's progress timer)
+    status.change(lambda text: gr.update(visible=bool(text)), details, details_box, api_visibility="private",
+                  show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -37,7 +37,7 @@ from ui.search_handlers import SearchHandlers
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
-HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS
+HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS
 log = logging.getLogger(__name__)
 UPLOADS = "uploads"  # Gradio's cache folder inside the data directory
 
@@ -85,19 +85,39 @@ def _gate(preparation: Preparation | None):
     return ready
 
 
-def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=None) -> gr.Blocks:
+def _banner_md(text: str):
+    """The banner's update: its text in bold, hidden when there is nothing to say."""
+    return gr.update(value=f"**{text}**" if text else "", visible=bool(text))
+
+
+def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
+              prepare=None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
-    says which stand-ins are in use; `prepare(progress) -> notices` builds the photo collection on first use:
-    it runs in the background and the page shows its progress until it is done."""
+    says what is searched and which stand-ins are in use: a text, or a function asked again at every page
+    load and after every search (so it follows the catalog: an ingest by the command line shows at once);
+    `prepare(progress) -> notices` builds the photo collection on first use: it runs in the background and
+    the page shows its progress until it is done."""
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
     settings = getattr(engine, "settings", None)
+    banner_text = banner if callable(banner) else (lambda: banner)
+
+    def banner_now():
+        if preparation is not None and not preparation.finished:  # the poll below says it once ready
+            return gr.update()
+        try:
+            return _banner_md(banner_text())
+        except Exception:  # the catalog is busy or being built: keep the banner as it is
+            log.exception("the banner could not be read")
+            return gr.update()
+    first_banner = banner_text()
     with gr.Blocks(title=S.TITLE, delete_cache=cache_expiry(settings) if settings is not None else None) as app:
         with gr.Row():
             gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
             if oauth_enabled():
                 gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
-        gr.Markdown(f"**{banner}**" if banner else "", elem_id="standin-banner", visible=bool(banner))
+        banner_box = gr.Markdown(f"**{first_banner}**" if first_banner else "", elem_id="standin-banner",
+                                 visible=bool(first_banner))
         # a callable value is read when each page loads (a string would be the note of the server's start)
         progress = gr.Markdown(preparation.status if preparation else "", elem_id="prepare-status",
                                visible=bool(preparation and not preparation.ready))
@@ -126,14 +146,21 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
             .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
                   api_visibility="private")
         app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
+        app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
+        # a search may be the first to see photos a command-line ingest added (an event of its own: chained
+        # after the search, the banner would show the search's progress timer)
+        search_ui.status.change(banner_now, None, banner_box, api_visibility="private", show_progress="hidden",
+                                trigger_mode="always_last", concurrency_limit=None)
         if preparation is not None and not preparation.finished:
             timer = gr.Timer(1.0)
 
             def poll():
                 text = preparation.status()
                 taxa = search.taxon_choices() if preparation.finished else gr.update()
-                return gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa
-            timer.tick(poll, None, [progress, timer, search_ui.taxon], api_visibility="private",
+                shown = banner_now() if preparation.finished else gr.update()
+                return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
+                        shown)
+            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box], api_visibility="private",
                        concurrency_limit=None, show_progress="hidden")
         app.unload(search.page_closed)
         if oauth_enabled():
@@ -185,7 +212,8 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     return opts
 
 
-def launch(engine: Any, session_log: SessionLog | None = None, banner: str = "", prepare=None) -> int:
+def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
+           prepare=None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then

@@ -15,7 +15,7 @@ PRESETS = {
     "Fast": "Fast: compares your words with every photo",
     "Visualize": "Visualize: draws what you describe, then finds photos like the drawings",
     "Verify": "Verify: also checks each top photo with yes/no questions",
-    "Cover": "Cover: first the photos that together show every part of your query",
+    "Cover": "Cover: first the photos that show the most parts of your query, each named with its parts",
 }
 PRESET_LABEL = "How to search"
 
@@ -35,7 +35,7 @@ RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questi
                 ("expert context only", "context"), ("one direct question", "direct")]
 WANT_ANSWER = "Also write an answer with evidence"
 TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
-TAXON_ANY = "any taxon"
+TAXON_PLACEHOLDER = "any taxon: type a name to choose one"
 TAXON_SUGGEST = "Only show {name} (named in your query)"
 DATE_FROM, DATE_TO = "Observed from", "Observed until"
 MONTHS = "Months (any year)"
@@ -56,7 +56,13 @@ EVIDENCE = "Answer with evidence"
 CITED = "photos"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
-COVERS = "covers {n} of {of} parts"
+COVERS = "covers: {parts}"
+COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
+COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
+COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
+COVER_HEAD_WHAT = "(each caption names the parts it shows)"
+COVER_REST = "; from #{first} on, the photos closest to your whole query."
+COVER_NONE = "No photo shows any part of your query on its own; the photos closest to your whole query are shown."
 COVERS_LIST = "Covers: {parts}"
 NO_BADGES = "No yes/no checks for this photo: choose Verify to check each photo."
 GENERATED = "drawn"
@@ -177,18 +183,39 @@ KINDS = {"search": "search", "dialogue": "dialogue", "compare": "comparison", "l
 
 # ---- messages ----------------------------------------------------------------------------------------
 SEARCH_NO = "Search {n}"
-PREVIEW = "plain similarity, shown while the rest runs"
-FIRST_STAGE = "before the checks"
-FIRST_RESULTS = "{n} photos in {ms:.0f} ms ({what})"
+# the status line (ui.status): one short line, the time each step took behind "details"
+SO_FAR = "{photos} so far"
+SHOWN = "{photos} shown"
+NO_PHOTOS = "no photos"
 MORE_COMING = "still working…"
-DONE = "done"
-RESULTS_DONE = "{n} photos in {ms:.0f} ms ({method})"
-STAGE_DONE = "{stage} took {ms:.0f} ms"
-STAGE_NAMES = {"instruction": "describing the picture", "generate": "drawing", "image_search": "searching by the pictures",
-               "rewrite": "rewriting the query", "rerank_plan": "writing the checks", "rerank": "checking each photo",
-               "decompose": "splitting the query into parts", "coverage": "finding photos for every part",
-               "answer": "writing the answer"}
-JUDGED = "checked {done} of {total} photos"
+DONE_IN = "done in {time}"
+FOUND_WITH = "{photos} found with {drawings}"
+CHECKED_WITH = "{n} checked with {questions}"
+CHECKED = "{n} checked"
+COVER_DONE = "the first {first} {show} {which} of your query"
+COVER_BOTH, COVER_ALL, COVER_SOME = "both parts", "all {parts} parts", "{covered} of the {parts} parts"
+COVER_ONE, COVER_MANY = ("photo", "shows"), ("{n} photos", "together show")
+RESULTS_DONE = "{photos}, {method} · done in {time}"
+WAITING_FOR = "waiting for {who} at {host}"
+BACKEND_WHO = {"judge": "the photo checker", "llm": "the language model", "generator": "the picture maker"}
+STEP_DOING = {"filter": "applying the filters…", "search": "searching…", "instruction": "describing the picture…",
+              "generate": "drawing the pictures…", "image_search": "searching with the pictures…",
+              "rewrite": "rewriting your query…", "rerank_plan": "writing the yes/no questions…",
+              "rerank": "checking the photos…", "decompose": "splitting your query into parts…",
+              "coverage": "finding photos for every part…", "reference": "drawing the covering photos…",
+              "answer": "writing the answer…"}
+JUDGED = "(checked {done} of {total})"
+DETAILS = "Details: how long each step took"
+FIRST_SHOWN = "first photos on screen after {time}"
+STEP_TOOK = "{step}: {time}"
+TOTAL_TOOK = "the whole search: {time}"
+STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "describing the picture",
+              "generate": "drawing the pictures", "image_search": "searching with the pictures",
+              "rewrite": "rewriting the query", "rerank_plan": "writing the yes/no questions",
+              "rerank": "checking each photo", "decompose": "splitting the query into parts",
+              "coverage": "finding photos for every part", "reference": "drawing the covering photos",
+              "answer": "writing the answer"}
+STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
 CANCELLED = "stopped ({reason})"
 PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."

@@ -8,6 +8,10 @@ import gradio as gr
 TEXT, MUTED = "#1f2328", "#4a4f57"  # 15.8:1 and 8.1:1 on white
 
 CSS = f"""
+/* the first start's progress note: dark text on light blue, never dimmed while it updates every second */
+#prepare-status {{ background: #e8f1fb; border: 1px solid #1a56db; padding: 6px 12px; border-radius: 6px;
+  opacity: 1 !important; }}
+#prepare-status, #prepare-status * {{ color: {TEXT} !important; }}
 #standin-banner {{ background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px;
   color: {TEXT}; }}
 /* help texts under labels (preset help, hints) and placeholders: Gradio's light grey is 1.9:1 */

@@ -10,9 +10,16 @@ MAX_WORDS = 6  # the longest name looked for in a query, in words
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
 
+RANK_ORDER = ("species", "common name", "genus", "family", "order", "class", "phylum", "kingdom")
+
+
 def choices(names: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(label, value) pairs for a dropdown: 'Mossisalta striolata (species)' -> 'Mossisalta striolata'."""
-    return [(f"{name} ({rank})", name) for name, rank in names]
+    """(label, value) pairs for a dropdown, ordered by rank (species first, then common names, genus, family ...
+    up to kingdom; other ranks last) then by name: 'Mossisalta striolata (species)' -> 'Mossisalta striolata'."""
+    def order(item: tuple[str, str]) -> tuple[int, str, str]:
+        name, rank = item
+        return (RANK_ORDER.index(rank) if rank in RANK_ORDER else len(RANK_ORDER), name.casefold(), name)
+    return [(f"{name} ({rank})", name) for name, rank in sorted(names, key=order)]
 
 
 def named_taxa(query: str, names: Sequence[tuple[str, str]], ranks: Sequence[str] = SPECIES_RANKS) -> list[str]:

@@ -1,5 +1,6 @@
 """Typed events a search emits while it runs: first results, each visualization, each judged photo, notices,
-stage timings, and the end (done, failed or cancelled). Every event turns into JSON for `search --events`."""
+stage timings, and the end (done, failed or cancelled). Every event turns into JSON for `search --events`.
+`Waiting` is not emitted by the search itself: SearchEngine.stream adds it while nothing else happens."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -60,6 +61,17 @@ class PhotoJudged(Event):
     @property
     def progress(self) -> str:
         return f"judged {self.done}/{self.total}"
+
+
+@dataclass(frozen=True)
+class Waiting(Event):
+    """Nothing new for a while: `stage` (the innermost step still running, "" if none) started `seconds` ago.
+    SearchEngine.stream(..., heartbeat_s=...) yields one after each quiet `heartbeat_s`, so a page can show a
+    live wait for a slow backend."""
+
+    kind: ClassVar[str] = "waiting"
+    stage: str
+    seconds: float
 
 
 @dataclass(frozen=True)

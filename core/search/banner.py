@@ -57,30 +57,54 @@ def standins(settings: Any, described: Mapping[str, Mapping[str, Any]] | None = 
     return out
 
 
-def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, corpus: str) -> str:
+def _photos(n: int) -> str:
+    return f"{n} photo" if n == 1 else f"{n} photos"
+
+
+def searched(demo: int, own: int) -> str:
+    """What is searched, with counts: '480 demo photos and 20 of your photos', '20 of your photos'."""
+    parts = []
+    if demo:
+        parts.append(f"{demo} demo photo" if demo == 1 else f"{demo} demo photos")
+    if own or not demo:
+        parts.append(f"{own} of your photos" if own != 1 else "1 of your photos")
+    return " and ".join(parts)
+
+
+def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, corpus: str,
+               counts: tuple[int, int] | None = None) -> str:
     """The banner text for these settings, backends and corpus kind (SYNTHETIC, OWN or EMPTY); '' when
-    every backend is real and the photos are the user's own."""
+    every backend is real and the photos are the user's own. `counts` (demo photos, own photos), when known,
+    says how many photos of each are searched: a mix of both is always said, real models or not."""
     fake = standins(settings, described)
+    demo, own = counts or (0, 0)
+    world = demo_world()
+    title = (world.title or world.name) if world else "demo"
     if corpus == SYNTHETIC:
-        world = demo_world()
-        title = (world.title or world.name) if world else "demo"
-        return (f"SYNTHETIC DEMO: the {title} world (invented species, made for testing) searched with "
+        size = f"{_photos(demo)} of invented species" if demo else "invented species"
+        return (f"SYNTHETIC DEMO: the {title} world ({size}, made for testing) searched with "
                 + ("offline stand-in models, not real CLIP / diffusion / vision-language models"
                    if fake else "the models you configured")
                 + ". To search your own photos, set ECOLENS_CORPUS=/path/to/photos (see 'Switching to real "
                 "models' in the README).")
+    lead = ""
+    if demo and own:  # the demo world is still searched beside the user's photos
+        lead = (f"Searching {searched(demo, own)}: the demo photos are synthetic (invented species of the "
+                f"{title} world, made for testing). ")
+    elif own:
+        lead = f"Searching {searched(0, own)}. "
     if not fake:
-        return ""
+        return lead.strip() if demo and own else ""
     names = ", ".join(f"{kind} '{getattr(settings, kind)}'" for kind in fake)
     if "embedder" in fake:
-        return (f"YOUR PHOTOS, STAND-IN MODELS ({names}): the offline stand-ins were made for the synthetic "
+        return lead + (f"YOUR PHOTOS, STAND-IN MODELS ({names}): the offline stand-ins were made for the synthetic "
                 "demo world, so rankings, sub-question answers and pictures are NOT meaningful for real photos. "
                 f"For real results set {FIXES['embedder'][1]} and {FIXES['judge'][1]}; then run "
                 "`python app.py ingest` again to embed the photos with the new model.")
     parts = "; ".join(f"{kind} '{getattr(settings, kind)}': {FIXES[kind][0]} are not meaningful "
                       f"(set {FIXES[kind][1]})" for kind in fake if kind != "llm" and kind != "captioner")
     minor = [kind for kind in fake if kind in ("llm", "captioner")]
-    text = "Real embedder; stand-ins in use: " + (parts if parts else "")
+    text = lead + "Real embedder; stand-ins in use: " + (parts if parts else "")
     if minor:
         text += ("; " if parts else "") + ", ".join(f"{kind} '{getattr(settings, kind)}' ({FIXES[kind][0]})"
                                                     for kind in minor)

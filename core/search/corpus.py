@@ -93,7 +93,7 @@ class Corpus:
         log.info("index of %s reloaded from disk: %d -> %d photos", self._vs.model_id, before, len(fresh))
         if added > 0:
             return [f"{added} new photo{'s' if added != 1 else ''} joined the catalog since the last search "
-                    "(added by an ingest) and are searched now"]
+                    f"(added by an ingest) and {'is' if added == 1 else 'are'} searched now"]
         if added < 0:
             return [f"{-added} photo{'s' if added != -1 else ''} left the index since the last search"]
         return []

@@ -23,7 +23,7 @@ import numpy as np
 
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import EcoLensError
-from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults
+from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
 from core.methods.feedback import check_photo_ids, photo_vectors, rocchio
@@ -137,9 +137,11 @@ class SearchEngine:
         run.emit(Done(result))
         return result
 
-    def stream(self, request: SearchRequest, cancel: CancelToken | None = None) -> Iterator[Event]:
+    def stream(self, request: SearchRequest, cancel: CancelToken | None = None,
+               heartbeat_s: float | None = None) -> Iterator[Event]:
         """The events of one search as they happen, ending with Done, Failed or Cancelled. Closing the
-        iterator early (a closed page, a newer search) cancels the search."""
+        iterator early (a closed page, a newer search) cancels the search. With `heartbeat_s`, each quiet
+        spell of that many seconds yields a Waiting event: the step still running and how long it has run."""
         token = cancel or CancelToken()
         q: queue.Queue = queue.Queue()
 
@@ -155,9 +157,21 @@ class SearchEngine:
 
         threading.Thread(target=work, daemon=True, name="search").start()
         finished = False
+        running: list[tuple[str, float]] = []  # the steps started and not yet done, innermost last
+        t0 = time.monotonic()
         try:
             while True:
-                event = q.get()
+                try:
+                    event = q.get(timeout=heartbeat_s)
+                except queue.Empty:
+                    stage, since = running[-1] if running else ("", t0)
+                    yield Waiting(stage, round(time.monotonic() - since, 1))
+                    continue
+                if isinstance(event, StageEvent):
+                    if event.status == "started":
+                        running.append((event.stage, time.monotonic()))
+                    else:
+                        running = [r for r in running if r[0] != event.stage]
                 yield event
                 if isinstance(event, (Done, Failed, Cancelled)):
                     finished = True

@@ -93,7 +93,7 @@ def wait_until(condition, what: str, timeout_s: float = 30.0, poll_s: float = 0.
 
 def wait_searched(page, n: int) -> None:
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=n)
+                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
 
 
 def search(page, query: str = QUERY, preset: str = "Fast") -> float:

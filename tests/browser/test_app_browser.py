@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
 
 from tests.browser.conftest import wait_until_ready
-from tests.browser.pages import QUERY, load_labels, press, search, tab, wait_until
+from tests.browser.pages import CONTRAST_JS, QUERY, load_labels, press, search, tab, wait_until
 
 
 def test_first_start_shows_the_preparation_and_then_searches(server, open_browser, shot):
@@ -31,10 +33,17 @@ def test_first_start_shows_the_preparation_and_then_searches(server, open_browse
         assert title in ("Info", "Please wait"), f"the wait note is titled {title!r}"
         assert page.locator(".toast-item.error, .toast-body.error").count() == 0
         assert page.locator("#search-gallery .error, #search-status .error").count() == 0
+    if page.locator("#prepare-status").is_visible():  # the progress note is dark on light (WCAG AA)
+        assert page.evaluate(CONTRAST_JS, "#prepare-status") == []
     shot(page, "preparing", toasts=True)
     wait_until_ready(page)
     search(page, preset="Fast")
     assert page.locator("#search-gallery .thumbnail-item").count() >= 5
+    # the terminal showed a bar while the demo world was drawn, and said when the page could search
+    terminal = (server.data_dir / "server.log").read_text(errors="replace")
+    assert "the page can search now" in terminal, terminal[-2000:]
+    if os.environ.get("CI") != "true":  # tqdm draws no bar on CI
+        assert re.search(r"drawing the demo world: +\d+%\|", terminal), terminal[-2000:]
 
 
 def test_search_fills_gallery_and_selection_shows_badges(server, open_browser, shot):
@@ -69,7 +78,7 @@ def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
     page.fill("#search-query textarea", "a bird carrying a twig")
     page.click("#search-preset label:has-text('Verify')")
     page.click("#search-button")
-    page.wait_for_function("document.querySelector('#search-status').innerText.includes('still working')")
+    page.wait_for_function("document.querySelector('#search-status').innerText.includes('so far')")
     searches = page.evaluate("window.__searches = (window.__searches || 0) + 2")
     # both clicks at once, in the page: Playwright's own clicks can take a second on a busy machine, and the
     # Verify search must still be running when the Fast one arrives
@@ -77,7 +86,7 @@ def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
                   ".find(l => l.innerText.trim() === 'Fast'); fast.querySelector('input').click();"
                   " document.querySelector('#search-button').click(); }")
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=searches)
+                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=searches)
     assert "previous search was stopped" in page.locator("#search-notices").inner_text()
     # the stopped search must not write over the new results: first wait until it has ended (its handler
     # records it as cancelled in the session log as its last act, and sends nothing to the page after that)

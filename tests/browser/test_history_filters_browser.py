@@ -78,7 +78,14 @@ def test_a_refined_search_is_logged_under_its_real_method(server, open_browser):
 def test_taxon_names_a_suggested_species_filter_months_and_web_wording(server, open_browser, shot):
     page = open_browser()
     page.click("#search-filters button, #search-filters .label-wrap")
+    # the box starts empty (any taxon) and says so in a placeholder, not in text that typing would append to
+    assert page.input_value("#filter-taxon input") == ""
+    page.wait_for_function("() => document.querySelector('#filter-taxon input').placeholder.startsWith('any taxon')")
     page.click("#filter-taxon input")
+    options = page.get_by_role("option").all_inner_texts()
+    ranks = [o.rsplit("(", 1)[-1].rstrip(")") for o in options if "(" in o]
+    order = ["species", "common name", "genus", "family", "order", "class", "phylum", "kingdom"]
+    assert ranks and ranks == sorted(ranks, key=order.index), ranks  # by rank, then by name
     page.fill("#filter-taxon input", "mossl")
     option = page.get_by_role("option", name=re.compile("Streaked Mossleaper"))
     option.first.wait_for()
@@ -88,11 +95,13 @@ def test_taxon_names_a_suggested_species_filter_months_and_web_wording(server, o
     page.fill("#search-query textarea", "is the streaked mossleaper calling at night?")
     page.wait_for_selector("#search-taxon-suggestion", state="visible")
     assert "Only show Streaked Mossleaper" in page.locator("#search-taxon-suggestion").inner_text()
+    page.wait_for_function("() => !document.querySelector('[role=option]')")  # the emptied box's list closed
+    assert page.input_value("#filter-taxon input") == ""  # an emptied box stays empty: any taxon
     shot(page, "filters")
     n = page.evaluate("window.__searches = (window.__searches || 0) + 1")
     page.click("#search-taxon-suggestion")
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && t.trim().endsWith('done'); }", arg=n)
+                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
     assert "Streaked Mossleaper" in page.input_value("#filter-taxon input")
     assert captions(page) and all(c.startswith("Streaked Mossleaper") for c in captions(page))
     page.fill("#filter-taxon input", "")

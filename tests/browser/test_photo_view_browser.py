@@ -149,7 +149,7 @@ def test_one_score_scale_per_view_and_a_selection_kept_while_streaming(server, o
     page.click("#search-preset label:has-text('Verify')")
     n = page.evaluate("window.__searches = (window.__searches || 0) + 1")
     page.click("#search-button")
-    page.wait_for_function("document.querySelector('#search-status').innerText.includes('still working')")
+    page.wait_for_function("document.querySelector('#search-status').innerText.includes('so far')")
     page.locator("#search-gallery .thumbnail-item").nth(1).click()
     page.wait_for_function("document.querySelector('#lightbox-info') && "
                            "document.querySelector('#lightbox-info').innerText.includes('Photo id')")

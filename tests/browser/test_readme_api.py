@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +31,10 @@ def test_the_readme_api_examples_run_as_written(server, open_browser):
     assert len(result["results"]) == 10 and best["badges"] and {"question", "answer", "p_yes", "reason"} <= set(
         best["badges"][0])
     assert all("path" not in r for r in result["results"])  # no server paths go out
+    # the status is the page's one short line, the same in the JSON as in the status output
+    assert result["status"] == scope["shown"][1]
+    assert re.fullmatch(r"Search \d+ · 10 photos found with \d drawings? · \d+ checked with \d yes/no questions"
+                        r" · done in (?:under )?[0-9.]+ s", result["status"]), result["status"]
     assert f"checks passed {best['id']} {best['common_name']}" in printed.getvalue()
     assert scope["similar"]["results"][0]["id"] == best["id"]
     assert server.rows("SELECT label, seconds FROM labels WHERE annotator = 'ada' AND photo_id = ? AND query = ?",

@@ -24,4 +24,6 @@ def test_the_world_stays_synthetic_after_a_restart_and_own_photos_make_it_own(tm
     restarted.ingestor().run(_photos(tmp_path / "mine", 2, 200))
     assert build_services(settings).corpus_kind() == OWN
     assert "YOUR PHOTOS" in build_services(settings).banner()
+    # the banner of the process that was running follows the catalog: the demo photos are still searched
+    assert restarted.banner().startswith("Searching 3 demo photos and 2 of your photos")
 

@@ -78,7 +78,7 @@ def test_the_web_search_shows_its_result_with_a_notice_when_it_cannot_be_logged(
     h = SearchHandlers(FakeEngine(tmp_path), NoLogWrites())
     *_, last = h.search("a frog calling", "Fast", 5, 1, 10, "full", False, "", "", "", [], "", "", None, None)
     gallery, status, notices = last[0], last[1], last[2]
-    assert len(gallery) == 5 and status.endswith("done")
+    assert len(gallery) == 5 and "done in" in status
     assert "not saved in the history" in notices and "stayed locked" in notices
 
 

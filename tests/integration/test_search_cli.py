@@ -108,3 +108,20 @@ def test_config_prints_effective_settings_masked(tmp_path):
 def test_bad_setting_fails_at_start_listing_valid_ones(tmp_path):
     out = _run(["config"], tmp_path, ECOLENS_TOPK="9")
     assert out.returncode == 2 and "TOPK".lower() in out.stderr and "valid settings" in out.stderr
+
+
+def test_every_command_carries_the_stand_in_note_without_breaking_json(corpus):
+    """The stand-in note (the web app's banner) is in the notices of JSON output, or on stderr; stdout stays
+    machine-readable."""
+    root, data = corpus
+    csv_path = next(root.glob("*.csv"))
+    plain = _run(["ingest", str(csv_path)], data)
+    assert plain.returncode == 0 and "note: Searching 24 of your photos. YOUR PHOTOS, STAND-IN MODELS" in plain.stderr
+    assert "STAND-IN" not in plain.stdout
+    as_json = _json(["ingest", str(csv_path), "--json"], data)
+    assert as_json["notices"][0].startswith("Searching 24 of your photos. YOUR PHOTOS, STAND-IN MODELS")
+    found = _json(["search", "a robin", "--k", "2", "--json"], data)
+    assert sum("STAND-IN MODELS" in n for n in found["notices"]) == 1
+    config = _run(["config"], data)
+    assert config.returncode == 0 and json.loads(config.stdout) and "note: " in config.stderr
+    assert "Searching 24 of your photos. YOUR PHOTOS, STAND-IN MODELS" in config.stderr

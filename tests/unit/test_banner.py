@@ -37,3 +37,15 @@ def test_built_backends_override_names():
     described = {"embedder": {"model_id": "open_clip:ViT-B-32", "standin": True}}
     assert standins(Settings(**{**REAL, "embedder": "open_clip:ViT-B-32"}), described) == ["embedder"]
     assert "YOUR PHOTOS" in banner_for(Settings(**{**REAL, "embedder": "open_clip:ViT-B-32"}), described, OWN)
+
+
+def test_the_banner_says_what_is_searched_with_counts():
+    demo = banner_for(Settings(), {}, SYNTHETIC, (480, 0))
+    assert demo.startswith("SYNTHETIC DEMO: the field-guide world (480 photos of invented species")
+    mixed = banner_for(Settings(), {}, OWN, (480, 20))
+    assert mixed.startswith("Searching 480 demo photos and 20 of your photos: the demo photos are synthetic")
+    assert "STAND-IN MODELS" in mixed
+    # with real models a mix is still said; the user's own photos alone need no banner
+    assert banner_for(Settings(**REAL), {}, OWN, (480, 1)).startswith("Searching 480 demo photos and 1 of your photos")
+    assert banner_for(Settings(**REAL), {}, OWN, (0, 20)) == ""
+    assert banner_for(Settings(corpus="/photos"), {}, OWN, (0, 20)).startswith("Searching 20 of your photos. YOUR")

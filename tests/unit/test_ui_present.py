@@ -11,7 +11,25 @@ def test_explanation_shows_coverage_and_escapes_metadata():
     html = present.explanation_html(hit, stages)
     assert "Covers: calling" in html and "&lt;i&gt;Rana&lt;/i&gt;" in html and "a &amp; b" in html
     md = present.evidence_md({**stages, "answer": {"text": "It calls <loudly>", "cited_ids": [7, 3]}})
-    assert "&lt;loudly&gt;" in md and "photos 7, 3" in md and "Parts no photo covers:** frog" in md
+    assert "&lt;loudly&gt;" in md and "photos 7, 3" in md and "Parts of the query:** frog; calling" in md
+    header = present.cover_header([{**hit, "covers": ["calling"]}, {"id": 8, "rank": 2}], stages)
+    assert "**#1: the photo that shows the most parts of your query**" in header
+    assert "from #2 on, the photos closest to your whole query." in header and "Parts no photo covers:** frog" in header
+
+
+def test_a_covering_photo_is_captioned_with_the_short_names_of_its_parts():
+    subs = [{"text": "Slate Reedpiper with a black crest"}, {"text": "Slate Reedpiper with an orange belly"}]
+    assert present.part_names(subs) == {"Slate Reedpiper with a black crest": "black crest",
+                                        "Slate Reedpiper with an orange belly": "orange belly"}
+    long = present.part_names([{"text": "a bird carrying a long twig of birch to the nest"}, {"text": "a nest"}])
+    assert long["a nest"] == "nest" and long["a bird carrying a long twig of birch to the nest"] == \
+        "bird carrying a long…"  # cut at a word, never inside one
+    hits = [{"id": 1, "rank": 1, "similarity": 0.31, "common_name": "Slate Reedpiper",
+             "covers": ["Slate Reedpiper with a black crest", "Slate Reedpiper with an orange belly"]},
+            {"id": 2, "rank": 2, "similarity": 0.2, "common_name": "Rusty Wren"}]
+    items = present.gallery_items(hits, {"coverage": {"subqueries": subs}}, ["/a.png", "/b.png"])
+    assert [c for _, c in items] == ["#1 covers: black crest, orange belly · Slate Reedpiper · 0.31",
+                                     "Rusty Wren · #2 · 0.20"]
 
 
 def test_overlap_counts_shared_top_k():

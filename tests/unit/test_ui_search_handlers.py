@@ -3,6 +3,7 @@ engine's final ranking, later stages stream in, badges, errors shown, cancellati
 from __future__ import annotations
 
 import json
+import re
 import threading
 from types import SimpleNamespace
 
@@ -14,6 +15,7 @@ from core.search.presets import request_for
 from core.contracts.sessionlog import Label, MemorySessionLog
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine
+from ui import strings as S
 from ui.search_handlers import SearchHandlers
 
 FORM = dict(k=5, m=2, rerank_k=10, rerank_mode="full", want_answer=False, taxon="", date_from="", date_to="",
@@ -43,12 +45,13 @@ def items(out) -> list:
 def test_fast_gives_one_update_with_rank_and_score_and_logs_without_secrets(setup):
     engine, log, h = setup
     (out,) = run(h)
-    gallery, status, notices, scale, vis, evidence, explanation, result, state = out
+    gallery, status, notices, scale, vis, evidence, explanation, details, result, state = out
     assert len(gallery) == 5 and gallery[0][1].startswith("frog ")
     assert " · #1 · 0." in gallery[0][1] and scale.startswith("Scores: similarity, that is how close each photo")
     assert [r["id"] for r in result["results"]] == shown_ids(out) and "path" not in result["results"][0]
     assert result["score"]["scale"] == "similarity" and result["session_id"] == state["session_id"]
-    assert "5 photos" in status and "Search 1" in status and "plain similarity" in status
+    assert status.startswith("Search 1 · 5 photos · done in ") and status.endswith(" s")
+    assert result["status"] == status and "the whole search" in details
     (req,) = engine.requests
     assert req.label == "Fast" and req.method == "baseline"
     (session,) = log.sessions()
@@ -69,10 +72,15 @@ def test_every_preset_shows_the_engines_final_ranking(setup, preset):
 def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     engine, log, h = setup
     outs = run(h, preset="Verify")
-    assert "still working" in outs[0][1] and "plain similarity, shown while" in outs[0][1]
+    assert outs[0][1] == "Search 1 · 5 photos so far · still working…"
     assert any(len(o[4]) >= 1 for o in outs[1:-1])  # a generated picture appears while streaming
-    assert any("checked 10 of 10 photos" in o[1] for o in outs)
-    assert "still working" not in outs[-1][1]
+    assert any("checking the photos… (checked 10 of 10)" in o[1] for o in outs)
+    questions = len(outs[-1][-1]["stages"]["rerank"]["subquestions"])
+    assert re.fullmatch(rf"Search 1 · 5 photos found with 2 drawings · 10 checked with {questions} yes/no "
+                        r"questions · done in \d\.\d\d s", outs[-1][1]), outs[-1][1]
+    details = outs[-1][7]  # only the steps that ran, in seconds
+    assert "drawing the pictures: " in details and "checking each photo: " in details and "ms" not in details
+    assert "splitting" not in details and "the whole search: " in details
     request = engine.requests[0]
     assert request.method == "visret" and request.rerank == "full" and request.m == 2
     state = outs[-1][-1]
@@ -82,7 +90,7 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert html.count('class="ecolens-badge ') == n_questions and "50% sure it is yes" in html
     assert "badge-unsure" in html and "can&#x27;t tell" in html  # a 50% check is neither yes nor no
     assert "Checks passed: 50%" in html and outs[-1][3].startswith("Scores: checks passed, that is")
-    assert outs[-1][7]["results"][0]["badges"][0]["p_yes"] == pytest.approx(0.5)
+    assert outs[-1][8]["results"][0]["badges"][0]["p_yes"] == pytest.approx(0.5)
     assert "<script>" not in html and "&lt;script&gt;" in html  # captions escaped
     assert log.session(log.sessions()[0].id).requests[-1].method == "visret+rerank:full"
 
@@ -96,7 +104,7 @@ def test_a_failing_stage_keeps_the_first_results_and_warns(tmp_path):
     h = SearchHandlers(engine, MemorySessionLog())
     with pytest.warns(UserWarning, match="later step failed"):
         outs = run(h, preset="Visualize")
-    assert len(items(outs[-1])) == 5 and outs[-1][1].endswith("done")
+    assert len(items(outs[-1])) == 5 and outs[-1][1].endswith(S.STOPPED_EARLY)
 
 
 def test_no_photo_passing_the_checks_is_said_above_the_gallery(tmp_path):
@@ -184,7 +192,11 @@ def test_a_selection_made_while_a_search_streams_is_kept(tmp_path):
 def test_taxon_choices_and_the_species_a_query_names(setup):
     engine, _, h = setup
     choices = h.taxon_choices()["choices"]
-    assert ("any taxon", "") in choices and ("frog 3 (common name)", "frog 3") in choices
+    assert ("frog 3 (common name)", "frog 3") in choices and "" not in [v for _, v in choices]  # empty: any
+    ranks = [label.rsplit(" (", 1)[1] for label, _ in choices]
+    assert ranks == sorted(ranks, key=["species)", "common name)"].index)  # by rank, then by name
+    species = [v for label, v in choices if label.endswith("(species)")]
+    assert species == sorted(species, key=str.casefold)
     button, name = h.suggest_taxon("is Rana 3 calling?", "")
     assert button["visible"] and name == "Rana 3" and "Only show Rana 3" in button["value"]
     assert h.suggest_taxon("is Rana 3 calling?", "rana 3")[0]["visible"] is False  # already the filter
