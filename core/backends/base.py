@@ -68,6 +68,9 @@ class JudgeAnswer:
     answer: str  # "yes" or "no"
     top_logprobs: dict[str, float]  # first answer token -> log-probability (top-20)
     reason: str = ""  # one line
+    # True when the judge did not really answer (too little of the first token's probability on yes or no):
+    # `answer` is then only the likelier of the two and callers should treat the photo as not checked
+    abstained: bool = False
 
 
 @runtime_checkable
