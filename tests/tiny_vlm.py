@@ -36,11 +36,11 @@ def tiny_tokenizer():
     return tok
 
 
-def build_tiny_smolvlm(folder: str | Path, *, seed: int = 0, image_side: int = 32,
-                       splitting: bool = True) -> Path:
+def build_tiny_smolvlm(folder: str | Path, *, seed: int = 0, image_side: int = 32, splitting: bool = True,
+                       yes_no: bool = False, rows: tuple[str, ...] | None = None) -> Path:
     """Write a tiny random SmolVLM (weights, config, processor) to `folder` and return it. Pictures are cut
     into tiles of `image_side` px (up to 2 x 2 when `splitting`) plus the global view; each tile is
-    (image_side / 16)^2 / 4 image tokens."""
+    (image_side / 16)^2 / 4 image tokens. `yes_no` / `rows`: the output layer set by `set_yes_no_head`."""
     import torch
     from transformers import SmolVLMConfig, SmolVLMForConditionalGeneration, SmolVLMProcessor
     from transformers.models.smolvlm.image_processing_smolvlm import SmolVLMImageProcessor
@@ -61,14 +61,74 @@ def build_tiny_smolvlm(folder: str | Path, *, seed: int = 0, image_side: int = 3
         scale_factor=scale, image_token_id=tok.convert_tokens_to_ids("<image>"), pad_token_id=tok.pad_token_id)
     torch.manual_seed(seed)
     model = SmolVLMForConditionalGeneration(config).eval()
-    model.save_pretrained(folder)
     images = SmolVLMImageProcessor(size={"longest_edge": image_side * (2 if splitting else 1)},
                                    max_image_size={"longest_edge": image_side}, do_image_splitting=splitting)
     videos = SmolVLMVideoProcessor(size={"longest_edge": image_side}, max_image_size={"longest_edge": image_side})
     processor = SmolVLMProcessor(image_processor=images, tokenizer=tok, video_processor=videos,
                                  image_seq_len=seq_len, chat_template=DEFAULT_CHAT_TEMPLATE)
+    if rows:
+        set_yes_no_head(model, tok, rows=rows)
+    elif yes_no:
+        calibrate_yes_no_head(model, processor)
+    model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
+
+
+def sample_photos(n: int = 6):
+    """Pictures of different colours and shapes (portrait, landscape, square: different padded sides)."""
+    from PIL import Image
+
+    sizes = [(64, 40), (40, 64), (50, 50), (90, 30), (33, 77), (48, 64)]
+    return [Image.new("RGB", sizes[i % len(sizes)], (40 * i % 256, 200 - 30 * i % 200, 90 + 25 * i % 160))
+            for i in range(n)]
+
+
+SAMPLE_QUESTIONS = ("Is there a bird in this photo?", "Is the frog green?", "Is it in water?")
+
+
+def calibrate_yes_no_head(model, processor, *, spread: float = 3.0, lift: float = 8.0) -> None:
+    """Set the output layer so that yes and no carry most of the first token's mass AND the answer changes
+    with the photo and the question: the judge's prompts for sample photos and questions are run once, and
+    with h the final hidden state at the last position, m its mean and w its most varying direction, the yes
+    rows read g*w + lift*m/|m|^2 and the no rows g*(w.m/|m|^2)*m + lift*m/|m|^2: both answer words get about
+    `lift` logits over the rest, and their difference g*w.(h - m) is centred on these prompts."""
+    import torch
+
+    from core.backends.base import JudgeRequest
+    from core.prompts import judge as prompts
+
+    tok = processor.tokenizer
+    seen = []
+    head = model.get_output_embeddings()
+    hook = head.register_forward_pre_hook(lambda mod, args: seen.append(args[0][:, -1].detach().clone()))
+    try:
+        for image in sample_photos():
+            for q in SAMPLE_QUESTIONS:
+                request = JudgeRequest(image=image, question=q, query="a green frog")
+                messages = [{"role": "system", "content": [{"type": "text", "text": prompts.SYSTEM}]},
+                            {"role": "user", "content": [{"type": "image"},
+                                                         {"type": "text", "text": prompts.user_text(request)}]}]
+                text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+                inputs = processor(text=[text], images=[[image]], return_tensors="pt", do_image_splitting=False)
+                with torch.no_grad():
+                    model(**inputs)
+    finally:
+        hook.remove()
+    h = torch.cat(seen).double()
+    m = h.mean(0)
+    centred = h - m
+    w = torch.linalg.svd(centred, full_matrices=False).Vh[0]  # the direction these prompts differ most along
+    g = spread / float(centred.matmul(w).abs().mean())
+    unit_m = m / float(m.dot(m))
+    yes_row = g * w + lift * unit_m
+    no_row = g * float(w.dot(m)) * unit_m + lift * unit_m
+    with torch.no_grad():
+        head.weight.mul_(0.01)
+        for spelling in YES_SPELLINGS:
+            head.weight[tok.convert_tokens_to_ids(spelling)] = yes_row.to(head.weight.dtype)
+        for spelling in NO_SPELLINGS:
+            head.weight[tok.convert_tokens_to_ids(spelling)] = no_row.to(head.weight.dtype)
 
 
 def set_yes_no_head(model, tokenizer, *, yes: float = 1.0, no: float = 1.0, gain: float = 10.0,
