@@ -37,27 +37,38 @@ def tiny_tokenizer():
 
 
 def build_tiny_smolvlm(folder: str | Path, *, seed: int = 0, image_side: int = 32, splitting: bool = True,
-                       yes_no: bool = False, rows: tuple[str, ...] | None = None) -> Path:
+                       yes_no: bool = False, rows: tuple[str, ...] | None = None, size: str = "tiny") -> Path:
     """Write a tiny random SmolVLM (weights, config, processor) to `folder` and return it. Pictures are cut
     into tiles of `image_side` px (up to 2 x 2 when `splitting`) plus the global view; each tile is
-    (image_side / 16)^2 / 4 image tokens. `yes_no` / `rows`: the output layer set by `set_yes_no_head`."""
+    (image_side / 16)^2 / scale^2 image tokens. `yes_no` / `rows`: the output layer set by
+    `calibrate_yes_no_head` / `set_yes_no_head`. size='256m': the layer counts and widths of SmolVLM-256M
+    (30 text layers of 576, 12 vision layers of 768, 512 px tiles of 64 tokens) with random weights and the
+    small vocabulary, for timing the real model's compute where its weights cannot be downloaded."""
     import torch
+    import transformers
     from transformers import SmolVLMConfig, SmolVLMForConditionalGeneration, SmolVLMProcessor
     from transformers.models.smolvlm.image_processing_smolvlm import SmolVLMImageProcessor
     from transformers.models.smolvlm.processing_smolvlm import DEFAULT_CHAT_TEMPLATE
     from transformers.models.smolvlm.video_processing_smolvlm import SmolVLMVideoProcessor
 
+    transformers.utils.logging.disable_progress_bar()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tok = tiny_tokenizer()
     patch, scale = 16, 2
+    text = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+            "num_key_value_heads": 2}
+    vision = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}
+    if size == "256m":
+        image_side, scale = 512, 4
+        text = {"hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30, "num_attention_heads": 9,
+                "num_key_value_heads": 3}
+        vision = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12}
     seq_len = (image_side // patch) ** 2 // scale ** 2
     config = SmolVLMConfig(
-        text_config={"model_type": "llama", "vocab_size": len(tok), "hidden_size": 32, "intermediate_size": 64,
-                     "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
-                     "max_position_embeddings": 4096, "pad_token_id": tok.pad_token_id},
-        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-                       "num_attention_heads": 2, "image_size": image_side, "patch_size": patch},
+        text_config={"model_type": "llama", "vocab_size": len(tok), **text,
+                     "max_position_embeddings": 8192, "pad_token_id": tok.pad_token_id},
+        vision_config={**vision, "image_size": image_side, "patch_size": patch},
         scale_factor=scale, image_token_id=tok.convert_tokens_to_ids("<image>"), pad_token_id=tok.pad_token_id)
     torch.manual_seed(seed)
     model = SmolVLMForConditionalGeneration(config).eval()

@@ -290,6 +290,11 @@ class VisionLanguageModel:
                 self._prepared.popitem(last=False)
         return prepared
 
+    def forget_prepared(self) -> None:
+        """Drop the prepared photos (benchmarks time the preparation)."""
+        with self._prep_lock:
+            self._prepared.clear()
+
     # -- prompts -------------------------------------------------------------------------------------------
     def prompt(self, system: str, user: str) -> str:
         """The prompt text with one image placeholder, the answer to be read right after it."""
