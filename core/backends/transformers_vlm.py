@@ -478,17 +478,19 @@ class TransformersJudge:
                                f"({type(exc).__name__}: {str(exc)[:200]})", "check the photo file") from None
         return prepared, self.vlm.prompt(self.system, prompts.user_text(request))
 
-    def _read_batch(self, requests: list[JudgeRequest]) -> list[Any]:
-        """Readings of one batch, or a BackendError in the place of each request that failed: one bad photo
-        does not fail the others (a failed batch is run again one request at a time)."""
-        out: list[Any] = [None] * len(requests)
-        items, where = [], []
-        for i, request in enumerate(requests):
-            try:
-                items.append(self._item(request))
-                where.append(i)
-            except BackendError as exc:
-                out[i] = exc
+    def _entry(self, request: JudgeRequest) -> Any:
+        """The request's (prepared photo, prompt), or the BackendError that preparing it raised."""
+        try:
+            return self._item(request)
+        except BackendError as exc:
+            return exc
+
+    def _read_batch(self, entries: list[Any]) -> list[Any]:
+        """Readings of one batch of prepared entries, a BackendError in the place of each that failed: one bad
+        photo does not fail the others (a failed batch is run again one entry at a time)."""
+        out: list[Any] = list(entries)
+        where = [i for i, e in enumerate(entries) if not isinstance(e, BackendError)]
+        items = [entries[i] for i in where]
         if not items:
             return out
         try:
@@ -515,22 +517,35 @@ class TransformersJudge:
                                "check the model, the photos and free memory") from None
 
     def readings(self, requests: Sequence[JudgeRequest]) -> list[YesNoReading]:
-        """Readings of many requests, in batches of the model's batch size."""
-        out: list[YesNoReading] = []
+        """Readings of many requests in batches of the model's batch size; the next batch's photos are
+        prepared while the current one runs."""
+        from concurrent.futures import ThreadPoolExecutor
+
         size = self.vlm.batch_size
-        for i in range(0, len(requests), size):
-            for got in self._read_batch(list(requests[i:i + size])):
-                if isinstance(got, BackendError):
-                    raise BackendError(got.message, got.hint)
-                out.append(got)
+        chunks = [list(requests[i:i + size]) for i in range(0, len(requests), size)]
+        out: list[YesNoReading] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlm-prepare") as pool:
+            ahead = pool.submit(lambda c=chunks[0]: [self._entry(r) for r in c]) if chunks else None
+            for k in range(len(chunks)):
+                entries = ahead.result()
+                if k + 1 < len(chunks):
+                    ahead = pool.submit(lambda c=chunks[k + 1]: [self._entry(r) for r in c])
+                for got in self._read_batch(entries):
+                    if isinstance(got, BackendError):
+                        raise BackendError(got.message, got.hint)
+                    out.append(got)
         return out
 
     def ask_many(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
         return [judge_answer(r, self.min_answer_mass) for r in self.readings(requests)]
 
     def reading(self, request: JudgeRequest) -> YesNoReading:
-        """One reading; calls from several threads at once share forward passes."""
-        got = self._combiner.submit(request)
+        """One reading; the photo is prepared in the calling thread, and calls from several threads at once
+        share forward passes."""
+        entry = self._entry(request)
+        if isinstance(entry, BackendError):
+            raise entry
+        got = self._combiner.submit(entry)
         if isinstance(got, BackendError):
             raise BackendError(got.message, got.hint)
         return got
