@@ -74,10 +74,14 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=8, help="judge calls in flight (judge_concurrency)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--batch", type=int, default=0, help="photos per forward pass (0: the model's facts)")
+    ap.add_argument("--versus-clip", metavar="ARCH[/PRETRAINED]",
+                    help="also time judge=clip on open_clip ARCH over the same checks (e.g. ViT-B-16: random "
+                         "weights unless a pretrained tag is cached)")
     ap.add_argument("--smoke", action="store_true", help="tiny random model, 8 photos of 64 px, one round")
     args = ap.parse_args()
     if args.smoke:
         args.model, args.random, args.photos, args.rounds, args.device = None, "tiny", 8, 1, "cpu"
+        args.versus_clip = None
     side = (64, 48) if args.smoke else (640, 480)
 
     import torch
@@ -143,6 +147,7 @@ def main() -> int:
             many_t.append(time.perf_counter() - t)
             vlm.forget_prepared()
 
+    clip_line = versus_clip(args, requests, many_t, answers_many) if args.versus_clip else ""
     agree = sum(a.answer == b.answer for a, b in zip(answers_threads, answers_many))
     abstained = sum(a.abstained for a in answers_many)
     device = vlm.device + (f" ({torch.cuda.get_device_name(0)})" if vlm.device == "cuda" else "")
@@ -156,7 +161,31 @@ def main() -> int:
     print(f"threads vs ask_many: {agree}/{n} same answers; {abstained} abstained (random weights abstain)")
     print(f"ratio judge/bare throughput: {bare / threads:.2f}x (threads), {bare / many:.2f}x (ask_many); "
           "goal >= 0.8x")
+    if clip_line:
+        print(clip_line)
     return 0
+
+
+def versus_clip(args, requests, many_t: list[float], answers: list) -> str:
+    """judge=clip on open_clip ARCH over the same checks: its time, and agreement only when both are real."""
+    from core.backends.registry import create_embedder, create_judge
+    from core.contracts.settings import Settings
+
+    settings = Settings(embedder=f"open_clip:{args.versus_clip}", judge="clip", device=args.device)
+    embedder = create_embedder(settings)
+    clip = create_judge(settings, embedder)
+    clip.ask(requests[0])  # warm-up
+    t = time.perf_counter()
+    got = [clip.ask(r) for r in requests]
+    clip_s = time.perf_counter() - t
+    n = len(requests)
+    line = (f"judge=clip ({embedder.model_id}): {clip_s:.3f} s, {n / clip_s:.1f} checks/s; the transformers judge "
+            f"(ask_many) takes {best(many_t) / clip_s:.1f}x its time")
+    if args.model and not embedder.is_standin:
+        same = sum(a.answer == b.answer for a, b in zip(got, answers) if not b.abstained)
+        checked = sum(not b.abstained for b in answers)
+        return line + f"; agreement on the {checked} checks it did not abstain on: {same}/{checked}"
+    return line + "; agreement not measured: with random weights it means nothing"
 
 
 def _user(request) -> str:
