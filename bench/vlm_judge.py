@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path

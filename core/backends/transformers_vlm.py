@@ -240,6 +240,7 @@ class VisionLanguageModel:
         self._answer_ids: tuple[tuple[int, ...], tuple[int, ...]] | None = None
         self._prepared: OrderedDict[int, tuple[Any, PreparedImage]] = OrderedDict()
         self._prep_lock = threading.Lock()
+        self._ids_lock = threading.Lock()
         self.forward_lock = threading.Lock()  # one forward pass at a time (the judge and captioner share it)
         self.preparations = 0  # photos put through the image processor (tests check the reuse)
 
@@ -247,14 +248,19 @@ class VisionLanguageModel:
     @property
     def answer_ids(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(yes ids, no ids), decoded once per loaded model."""
-        if self._answer_ids is None:
-            out = self.model.get_output_embeddings()
-            size = getattr(out, "out_features", None) or getattr(getattr(out, "weight", None), "shape", [None])[0]
-            self._answer_ids = answer_token_ids(self.tokenizer, size)
-            if not self._answer_ids[0] or not self._answer_ids[1]:
-                log.warning("%s: no token spells %s; its judgements will abstain", self.spec,
-                            "yes" if not self._answer_ids[0] else "no")
-        return self._answer_ids
+        with self._ids_lock:
+            if self._answer_ids is None:
+                self._answer_ids = self._find_answer_ids()
+            return self._answer_ids
+
+    def _find_answer_ids(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        out = self.model.get_output_embeddings()
+        size = getattr(out, "out_features", None) or getattr(getattr(out, "weight", None), "shape", [None])[0]
+        found = answer_token_ids(self.tokenizer, size)
+        if not found[0] or not found[1]:
+            log.warning("%s: no token spells %s; its judgements will abstain", self.spec,
+                        "yes" if not found[0] else "no")
+        return found
 
     # -- photos --------------------------------------------------------------------------------------------
     def image_kwargs(self) -> dict[str, Any]:
@@ -391,13 +397,13 @@ def _locate(spec: str, setting: str) -> Path | None:
 
 def load_model(spec: str, settings: Any, setting: str = "judge") -> VisionLanguageModel:
     """Load the model and its processor (no sharing; `shared_model` shares)."""
+    folder = _locate(spec, setting)  # first: a model that cannot be had fails before the slow import
     try:
         import transformers
         from transformers import AutoModelForImageTextToText, AutoProcessor
     except ImportError:
         raise BackendError(f"transformers is not installed (needed by {setting}='transformers:...')",
                            f"{INSTALL}, or choose another {setting}") from None
-    folder = _locate(spec, setting)
     facts = facts_for(spec, folder)
     device, _ = torch_device.resolve(settings)
     precision = torch_device.precision_for(getattr(settings, "dtype", "auto"), device, facts.precision)

@@ -248,3 +248,13 @@ def test_a_bare_prefix_names_the_setting():
     with pytest.raises(BackendError) as err:
         tv.shared_model("", Settings(device="cpu"), "judge")
     assert "judge='transformers:' needs a model" in err.value.message
+
+
+def test_the_bare_prefix_through_the_registry_is_an_error():
+    from core.backends import registry
+    from core.contracts.errors import EcoLensError
+
+    with pytest.raises(EcoLensError, match="transformers:"):
+        registry.create_judge(Settings(judge="transformers:", device="cpu"), None)
+    with pytest.raises(EcoLensError, match="transformers:"):
+        registry.create_captioner(Settings(captioner="transformers:", device="cpu"))
