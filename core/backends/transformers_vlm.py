@@ -523,23 +523,33 @@ class TransformersJudge:
                                "check the model, the photos and free memory") from None
 
     def readings(self, requests: Sequence[JudgeRequest]) -> list[YesNoReading]:
-        """Readings of many requests in batches of the model's batch size; the next batch's photos are
-        prepared while the current one runs."""
+        """Readings of many requests in batches of the model's batch size. On a GPU the next batch's photos
+        are prepared (on the CPU) while the current batch runs; on the CPU the two would only compete for the
+        same cores (and torch's worker threads wait on a core the preparation holds), so they take turns."""
         from concurrent.futures import ThreadPoolExecutor
 
         size = self.vlm.batch_size
         chunks = [list(requests[i:i + size]) for i in range(0, len(requests), size)]
         out: list[YesNoReading] = []
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlm-prepare") as pool:
-            ahead = pool.submit(lambda c=chunks[0]: [self._entry(r) for r in c]) if chunks else None
-            for k in range(len(chunks)):
-                entries = ahead.result()
-                if k + 1 < len(chunks):
-                    ahead = pool.submit(lambda c=chunks[k + 1]: [self._entry(r) for r in c])
+
+        def entries_of(chunk: list[JudgeRequest]) -> list[Any]:
+            return [self._entry(r) for r in chunk]
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vlm-prepare") if self.vlm.device != "cpu" \
+            else None
+        try:
+            ahead = pool.submit(entries_of, chunks[0]) if pool is not None and chunks else None
+            for k, chunk in enumerate(chunks):
+                entries = ahead.result() if ahead is not None else entries_of(chunk)
+                if pool is not None and k + 1 < len(chunks):
+                    ahead = pool.submit(entries_of, chunks[k + 1])
                 for got in self._read_batch(entries):
                     if isinstance(got, BackendError):
                         raise BackendError(got.message, got.hint)
                     out.append(got)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         return out
 
     def ask_many(self, requests: Sequence[JudgeRequest]) -> list[JudgeAnswer]:
