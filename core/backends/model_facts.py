@@ -1,6 +1,9 @@
 """What each model needs to run as its authors intend, as data: denoising steps, guidance, native picture
 size, precision on a GPU, text context and weight variant, whether a small LLM's answers are held to the
-request's own words, plus a caveat to show users.
+request's own words, plus a caveat to show users; for vision-language models (kind 'vlm', read by the
+in-process transformers judge and captioner) the prompt layout, whether pictures are cut into tiles, how many
+photos go through one forward pass on the CPU and on a GPU, and how much of the first answer token's
+probability must fall on yes or no for the judge to answer rather than abstain.
 
 `model_facts(kind, name)` finds the first row of FACTS for that kind whose pattern occurs in the model name
 (case-insensitive: 'stabilityai/sdxl-turbo', '/models/sdxl-turbo' and 'diffusers:stabilityai/sdxl-turbo' all
@@ -27,6 +30,14 @@ class ModelFacts:
     note: str = ""  # a caveat users should see when this model is in use
     # an LLM too small to stay on topic: its JSON answers are held by the grammar to the request's own words
     own_words: bool | None = None
+    # vision-language models (kind 'vlm'): 'chat' = the processor's chat template with a system turn, the
+    # photo, then the question; 'chat-no-system' = the same with the system text put in the user turn;
+    # 'plain' = image tokens, BOS, the text and a newline (PaliGemma's prefix layout, no chat template)
+    prompt_layout: str | None = None
+    image_splitting: bool | None = None  # cut large pictures into tiles (Idefics3 family); None: the processor's
+    batch_cpu: int | None = None  # photos per forward pass on the CPU
+    batch_gpu: int | None = None  # photos per forward pass on a GPU
+    min_answer_mass: float | None = None  # p(yes) + p(no) of the first token below this: the judge abstains
     matched: str = "default"  # the table row that matched (shown by `app.py doctor`)
 
 
@@ -37,6 +48,9 @@ DEFAULTS: dict[str, ModelFacts] = {
     "llm": _F(context_tokens=4096),
     "judge": _F(),
     "captioner": _F(),
+    # an unknown image-text-to-text model: its own chat template and processor settings, modest batches, and
+    # an answer only when at least half of the first token's probability is on a spelling of yes or no
+    "vlm": _F(precision="fp16", prompt_layout="chat", batch_cpu=4, batch_gpu=16, min_answer_mass=0.5),
 }
 
 # (kind, pattern, facts): sources are the model cards of each family.
@@ -67,11 +81,24 @@ FACTS: list[tuple[str, str, ModelFacts]] = [
     ("llm", "gpt-4o", _F(context_tokens=128_000)),
     ("llm", "qwen2.5", _F(context_tokens=32_768)),
     ("llm", "llama-3", _F(context_tokens=8192)),
+    # in-process vision-language judges and captioners (transformers image-text-to-text; 'smolvlm' covers SmolVLM2). Also matched against
+    # a local folder's config model_type ('smolvlm', 'idefics3', 'qwen2_5_vl', 'paligemma') when the name says
+    # nothing. SmolVLM: trained in bf16; without tiling a photo is one view at the processor's tile size (512 px,
+    # 64 image tokens for the 256M/500M models) instead of up to 17 tiles, which a yes/no check does not need.
+    ("vlm", "smolvlm", _F(precision="bf16", image_splitting=False, batch_cpu=4, batch_gpu=32)),
+    ("vlm", "idefics3", _F(precision="bf16", image_splitting=False, batch_cpu=2, batch_gpu=8)),
+    # Qwen2.5-VL: a photo is up to native_size^2 pixels (the image processor's max_pixels) in 28 px patches,
+    # 256 image tokens at 448 px: smaller batches
+    ("vlm", "qwen2.5-vl", _F(precision="bf16", native_size=448, batch_cpu=1, batch_gpu=8)),
+    ("vlm", "qwen2_5_vl", _F(precision="bf16", native_size=448, batch_cpu=1, batch_gpu=8)),
+    # PaliGemma 2: a prefix model without a chat template (its picture size is fixed by the checkpoint)
+    ("vlm", "paligemma", _F(precision="bf16", prompt_layout="plain", batch_cpu=2, batch_gpu=16)),
 ]
 
 
 def model_facts(kind: str, name: str) -> ModelFacts:
-    """The facts for model `name` of backend `kind` ('generator', 'embedder', 'llm', 'judge', 'captioner')."""
+    """The facts for model `name` of backend `kind` ('generator', 'embedder', 'llm', 'judge', 'captioner',
+    'vlm')."""
     base = DEFAULTS.get(kind, ModelFacts())
     lowered = (name or "").lower()
     for row_kind, pattern, facts in FACTS:

