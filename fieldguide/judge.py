@@ -30,7 +30,7 @@ _ATTRS = ("plan", "stage", "view", "pose", "behaviour", "habitat", "count", "ite
 # words that frame a question about a photo without asking for anything in it
 QUESTION_FRAME = frozenset("match matches matching description described photographed shot taken request query".split())
 SEES = ("species, body shape, colours of named parts, view, pose, behaviour, carried or eaten items, count, "
-        "background and life stage")
+        "background and whether it is adult or young (caterpillar, tadpole)")
 log = logging.getLogger(__name__)
 
 
