@@ -27,6 +27,7 @@ from ui import compare_view, dialogue_view, history_view, label_view, marks, sea
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
+from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
@@ -138,7 +139,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str = "", prepare=No
         app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
-    return app
+    return typed_api(app)
 
 
 # everything the data directory holds besides the served copies

@@ -290,4 +290,6 @@ NOT_RECORDED = "Not saved in the history: {reason}"
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"
+UNREADABLE_VALUE = ("a value sent to /{api} could not be read: check each parameter's type against "
+                    "Client(url).view_api()")
 CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of
