@@ -102,6 +102,37 @@ CALLS = [
     Call("/label_load with k NaN", "/label_load", lambda r: ["a heron", "ada", float("nan")],
          ("not a whole number", "is not a number"), raw=True),
     Call("/compare with k 1e9", "/compare", lambda r: ["a heron", ["Fast", "Cover"], 1e9], SLIDER),
+    # wrong types name the parameter and the type it takes (issue 21, item 7): never {"error": null}, and a
+    # number or a list is never searched as its text
+    Call("/search with a number as query", "/search", search(query=5), "query must be text, not a number",
+         raw=True),
+    Call("/search with a list as query", "/search", search(query=["a", "heron"]), "query must be text, not a list",
+         raw=True),
+    Call("/search with an object as query", "/search", search(query={"q": "heron"}),
+         "query must be text, not an object", raw=True),
+    Call("/search with k as text", "/search", search(k="ten"), "k must be a number, not text", raw=True),
+    Call("/search with k as a list", "/search", search(k=[5]), "k must be a number, not a list", raw=True),
+    Call("/search with want_answer 1", "/search", search(answer=1), "want_answer must be true or false",
+         raw=True),
+    Call("/search with months as text", "/search", search(months="May"), "months must be a list of text",
+         raw=True),
+    Call("/search with taxon as a list", "/search", search(taxon=["Ardea"]), "taxon must be text or a number",
+         raw=True),
+    Call("/search with k -3", "/search", search(k=-3), "less than minimum value 1", raw=True),
+    Call("/compare with presets as text", "/compare", lambda r: ["a heron", "Fast", 10],
+         "presets must be a list of text, not text", raw=True),
+    Call("/label with a number as query", "/label", lambda r: [5, 1, 1, "ada", 1.0], "query must be text", raw=True),
+    Call("/label with a list as annotator", "/label", lambda r: ["a heron", 1, 1, ["ada"], 1.0],
+         "annotator must be text, not a list", raw=True),
+    Call("/label_load with k as text", "/label_load", lambda r: ["a heron", "ada", "ten"], "k must be a number",
+         raw=True),
+    Call("/dialogue_start with a number", "/dialogue_start", lambda r: [42, None], "description must be text",
+         raw=True),
+    Call("/history_open with a 31-digit id", "/history_open", lambda r: [10**30], "is outside 1 to", raw=True),
+    Call("/history_open with a 31-digit id as text", "/history_open",
+         lambda r: ["1234567890123456789012345678901"], "1234567890123456789012345678901 is outside", raw=True),
+    Call("/history_open with a list", "/history_open", lambda r: [[1]], "session_id must be text or a number",
+         raw=True),
 ]
 
 
@@ -126,6 +157,32 @@ def test_api_input(site, client, call: Call):
     assert not any(leak in message for leak in LEAKS), message
     site.healthy()
     assert site.snapshot() == before
+
+
+def test_an_api_error_has_one_documented_shape(site):
+    """docs/reference/api.md: a refused call ends in an `error` event whose data is {"error": message,
+    "title": ...}; the message names the parameter and the type it takes (never null)."""
+    status, reply = site.server.get("/gradio_api/call/search", "POST",
+                                    json.dumps({"data": search(query=5)(site.root)}).encode(),
+                                    {"Content-Type": "application/json"})
+    assert status == 200, reply
+    _, stream = site.server.get(f"/gradio_api/call/search/{json.loads(reply)['event_id']}")
+    data = json.loads(stream.decode().split("event: error", 1)[1].split("data:", 1)[1].strip())
+    assert data["error"] == "query must be text, not a number (5)." and data["title"] == "Invalid input", data
+
+
+def test_refused_inputs_are_one_log_line_each_and_no_traceback(site):
+    """After the whole table (every call above was refused), the server's log holds no traceback: a refused
+    input is one line naming what was refused; tracebacks are kept for real faults."""
+    printed = site.server.log()  # what the server printed (Gradio prints a traceback for each error it is not told
+    logged = (site.data / "logs" / "ecolens.log").read_text(errors="replace")  # to keep quiet) and the app's log
+    assert "Traceback" not in printed and "Traceback" not in logged, (printed + logged)[-3000:]
+    refused = [line for line in logged.splitlines() if " refused: " in line]
+    assert any("/search refused: query must be text, not a number (5)" in line for line in refused), logged[-3000:]
+    assert any("HistoryHandlers.open refused: session number = 1234567890123456789012345678901 is outside" in line
+               for line in refused), logged[-3000:]
+    assert len(refused) >= len(CALLS), "\n".join(refused)  # each refused call of the table: one line
+    site.healthy()
 
 
 def test_bytes_that_are_not_utf8_in_a_request_body_are_refused(site):
