@@ -237,6 +237,9 @@ PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
 # ---- the web app's words for messages written for the command line or for developers ------------------
 # (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
 WEB_WORDS = (
+    # storage's hints (storage.retry) are worded for a command; on the page the thing to do again is the action
+    ("then run the command again (an interrupted ingest resumes where it stopped)", "then try again"),
+    ("and run the command again", "and try again"),
     ("e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)",
      "e.g. -10.5, 35, 30, 60 (longitudes from -180 to 180, latitudes from -90 to 90, south below north)"),
     ("swap --date-from and --date-to", "swap the two dates"),

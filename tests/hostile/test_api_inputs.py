@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import resource
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any, Callable
 import pytest
 from PIL import Image
 
-from tests.live_server import LiveServer, app_env
+from tests.live_server import LiveServer, app_env, cli, counts, integrity_ok
 
 gradio_client = pytest.importorskip("gradio_client")
 FORM = dict(query="a heron", preset="Fast", k=5, m=1, rerank_k=10, rerank_mode="full", answer=False, taxon="",
@@ -218,3 +220,41 @@ def test_300_wrong_passwords_are_slowed_then_refused(tmp_path):
         assert server.answers()
     finally:
         server.stop()
+
+
+def _disk_of(nbytes: int):
+    def apply() -> None:  # in the server: writes past nbytes fail with EFBIG, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    return apply
+
+
+def test_a_full_disk_during_a_web_search_is_a_message_with_the_fix(tmp_path):
+    """Issue 21, item 8: the disk fills while the server runs. The page's copies of the photos (noise, so each
+    thumbnail is larger than the room left) cannot be written, nor the search's history: each search still
+    ends, with a notice that says the disk is full and how to fix it, never a bare server error and never
+    'done' without a word; no traceback; the server stays up and the catalog is untouched."""
+    import numpy as np
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    rng = np.random.default_rng(7)
+    for i in range(6):
+        Image.fromarray(rng.integers(0, 256, (800, 800, 3), dtype=np.uint8)).save(photos / f"noise-{i}.jpg",
+                                                                                    quality=95)
+    data = tmp_path / "data"
+    assert cli(data, "ingest", str(photos)).returncode == 0
+    before = counts(data)
+    server = LiveServer(data, preexec_fn=_disk_of(40_000))
+    try:
+        client = gradio_client.Client(server.url, verbose=False)
+        for _ in range(2):
+            gallery, status, notices, *_ = client.predict(*search(k=4)(tmp_path), api_name="/search")
+            assert len(gallery) == 4 and "done" in status, status
+            assert "disk is full" in notices and "free some space" in notices, notices
+        said = server.log() + (data / "logs" / "ecolens.log").read_text(errors="replace")
+        assert "Traceback" not in said and "Something went wrong" not in notices, said[-3000:]
+        assert server.proc.poll() is None and server.answers()
+    finally:
+        server.stop()
+    assert integrity_ok(data) and counts(data)["photos"] == before["photos"]
