@@ -27,6 +27,7 @@ from ui import compare_view, dialogue_view, history_view, label_view, marks, sea
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
+from ui.api_guard import ApiGuard
 from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
@@ -186,11 +187,21 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     return opts
 
 
+def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
+    """The api_names of the app's events: every one (the page's own too), or those a script may call."""
+    return sorted({str(fn.api_name) for fn in app.fns.values() if getattr(fn, "api_name", None)
+                   and (not public_only or getattr(fn, "api_visibility", "public") == "public")})
+
+
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str = "", prepare=None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
     app.queue(default_concurrency_limit=8)
-    app.launch(**launch_options(engine.settings))
+    opts = launch_options(engine.settings)
+    # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)
+    opts["app_kwargs"]["middleware"].append(Middleware(ApiGuard, names=api_names(app),
+                                                       public=api_names(app, public_only=True)))
+    app.launch(**opts)
     return 0

@@ -173,6 +173,28 @@ def test_an_api_error_has_one_documented_shape(site):
     assert data["error"] == "query must be text, not a number (5)." and data["title"] == "Invalid input", data
 
 
+RAW = [  # (what, endpoint, body, status, the error says)
+    ("an unknown endpoint", "/nope", b'{"data": []}', 404, "No endpoint /nope. The endpoints are /agreement"),
+    ("a body that is not JSON", "/search", b"heron please", 422, "The request body is not JSON."),
+    ("a body without data", "/search", b'{"query": "heron"}', 422, 'The request body has no "data"'),
+    ("data that is not a list", "/search", b'{"data": "heron"}', 422, '"data" must be a list'),
+    ("a body that is not UTF-8", "/label", b'{"data": ["h\xe9ron", 1, 1, "ada", 1.0]}', 422,
+     "The request body is not UTF-8 text."),
+]
+
+
+@pytest.mark.parametrize("what,api,body,status,words", RAW, ids=[r[0] for r in RAW])
+def test_raw_http_refusals_have_the_error_shape(site, what, api, body, status, words):
+    """docs/reference/api.md#errors: refused at once, with a status and {"error", "title"}, never a bare 500."""
+    before = site.snapshot()
+    got, reply = site.server.get(f"/gradio_api/call{api}", "POST", body, {"Content-Type": "application/json"})
+    data = json.loads(reply)
+    assert got == status and words in data["error"] and data["title"], (got, reply)
+    assert not any(leak in data["error"] for leak in LEAKS), reply
+    site.healthy()
+    assert site.snapshot() == before
+
+
 def test_refused_inputs_are_one_log_line_each_and_no_traceback(site):
     """After the whole table (every call above was refused), the server's log holds no traceback: a refused
     input is one line naming what was refused; tracebacks are kept for real faults."""
@@ -192,6 +214,7 @@ def test_bytes_that_are_not_utf8_in_a_request_body_are_refused(site):
     body = b'{"data": ["heron \xff\xfe", "Fast", 5, 1, 10, "full", false, "", "", "", [], "", "", null]}'
     status, message = raw_call(site.server, "/search", body)
     assert 400 <= status < 500 and "Traceback" not in message
+    assert json.loads(message)["title"] == "Invalid input", message  # the API's one error shape
     site.healthy()
     assert site.snapshot() == before
 
