@@ -287,6 +287,9 @@ def typed_api(app: gr.Blocks) -> gr.Blocks:
             return await read(block_fn, inputs, state, explicit_call)
         except gr.Error:
             raise
+        except OSError:  # the server's disk or files, not the caller's value: a real fault
+            log.exception("/%s: reading the call's values failed", getattr(block_fn, "api_name", "?"))
+            raise gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE) from None
         except Exception as exc:
             log.info("/%s refused: a value could not be read (%s)", getattr(block_fn, "api_name", "?"),
                      type(exc).__name__)
