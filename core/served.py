@@ -8,7 +8,9 @@ coordinates leak through a thumbnail). A photo whose file is gone or unreadable 
 `Served.missing` says why, for a notice."""
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import logging
 import os
 import re
@@ -19,7 +21,7 @@ from typing import Sequence
 
 from PIL import Image, ImageDraw
 
-from core.contracts.errors import InputError
+from core.contracts.errors import InputError, StorageError
 from core.imageio import load_image
 from core.contracts.records import Photo
 
@@ -27,6 +29,10 @@ log = logging.getLogger(__name__)
 SIZES = {"thumb": 320, "view": 1280}  # longer side in pixels
 PICTURE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp"}
 _HEX = re.compile(r"[0-9a-f]{32,128}")
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+DISK_FULL = "the disk is full, so the copies the page shows cannot be written ({why})"
+DISK_FULL_HINT = ("free some space on the disk that holds the data directory (data_dir), then search again; "
+                  "nothing in the catalog was lost")
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,10 @@ class ServedFiles:
         except OSError as exc:
             log.warning("photo %s cannot be read: %s", photo.id, exc)
             return Served(self.placeholder(size), f"photo {photo.id} cannot be read ({exc.strerror or 'error'})")
-        self._write(target, lambda tmp: image.save(tmp, format="JPEG", quality=85))
+        try:
+            self._write(target, lambda tmp: Path(tmp).write_bytes(_encoded(image, "JPEG", quality=85)))
+        except StorageError as exc:  # the disk is full: a placeholder (if there is room for one) and the fix
+            return Served(self.placeholder(size), f"photo {photo.id} cannot be shown: {exc.message}; {exc.hint}")
         return Served(target)
 
     # ---- generated pictures ------------------------------------------------------------------------
@@ -108,18 +117,31 @@ class ServedFiles:
             draw.line([4, 4, w - 5, h - 5], fill=(180, 180, 180), width=2)
             draw.line([4, h - 5, w - 5, 4], fill=(180, 180, 180), width=2)
             draw.text((12, 12), "photo unavailable", fill=(80, 80, 80))
-            self._write(target, lambda tmp: image.save(tmp, format="PNG"))
+            self._write(target, lambda tmp: Path(tmp).write_bytes(_encoded(image, "PNG")))
         return target
 
     def _write(self, target: Path, write) -> None:
         """Write through a temporary name and rename, so a page never sees half a file."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.stem}.{uuid.uuid4().hex}{target.suffix}")
         try:
+            self.folder.mkdir(parents=True, exist_ok=True)
             write(tmp)
             os.replace(tmp, target)
+        except OSError as exc:
+            if exc.errno not in _FULL:
+                raise
+            log.warning("cannot write %s: %s", target.name, exc)
+            raise StorageError(DISK_FULL.format(why=exc.strerror or "no space left"), DISK_FULL_HINT) from None
         finally:
             tmp.unlink(missing_ok=True)
+
+
+def _encoded(image: Image.Image, fmt: str, **options) -> bytes:
+    """The image encoded in memory: written with Python's own file writes, a full disk (or a file size limit)
+    raises instead of leaving a truncated picture that PIL's encoder reports as saved."""
+    out = io.BytesIO()
+    image.save(out, format=fmt, **options)
+    return out.getvalue()
 
 
 def _digest(value: str | bytes) -> str:

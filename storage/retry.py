@@ -31,6 +31,14 @@ def is_busy(exc: BaseException) -> bool:
     return "locked" in text or "busy" in text
 
 
+def is_disk_trouble(exc: BaseException) -> bool:
+    """A full or failing disk (or a file size limit), as SQLite or the OS says it."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL
+    text = str(getattr(exc, "orig", "") or "").lower()
+    return "full" in text or "disk i/o" in text or "ioerr" in text
+
+
 def storage_error(exc: BaseException) -> StorageError | None:
     """A StorageError saying what happened to the database or the disk, or None for anything else."""
     if isinstance(exc, StorageError):
@@ -78,7 +86,10 @@ def retrying(attempt: Callable[[int], T], budget_s: float, what: str) -> T:
             return attempt(max(50, int(min(left, 10.0) * 1000)))
         except (OperationalError, Busy) as exc:
             if isinstance(exc, OperationalError) and not is_busy(exc):
-                log.exception("%s failed", what)
+                if is_disk_trouble(exc):  # the disk, not the code: one line naming the cause
+                    log.error("%s failed: %s", what, getattr(exc, "orig", exc))
+                else:
+                    log.exception("%s failed", what)
                 raise storage_error(exc) from None
             left = budget_s - (time.monotonic() - start)
             if left <= 0:

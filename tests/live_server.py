@@ -45,13 +45,16 @@ def cli(data_dir: Path, *args: str | bytes, env: dict[str, str] | None = None, t
 class LiveServer:
     """`python app.py --port N` until stop(); `url` ends with a slash."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None, start_timeout: float = 120):
+    def __init__(self, data_dir: Path, env: dict[str, str] | None = None, start_timeout: float = 120,
+                 preexec_fn=None):
+        """`preexec_fn` runs in the server's process first (resource limits: a disk that fills up)."""
         self.data_dir, self.port = Path(data_dir), free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = self.data_dir.parent / f"server-{self.port}.log"
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen([sys.executable, "app.py", "--port", str(self.port)], cwd=ROOT,
-                                     env=env or app_env(self.data_dir), stdout=self._log, stderr=subprocess.STDOUT)
+                                     env=env or app_env(self.data_dir), stdout=self._log, stderr=subprocess.STDOUT,
+                                     preexec_fn=preexec_fn)
         deadline = time.time() + start_timeout
         while not self.answers():
             if self.proc.poll() is not None:

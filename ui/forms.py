@@ -8,12 +8,13 @@ import functools
 import inspect
 import logging
 import re
+import typing
 from datetime import date, datetime
 from typing import Any, Callable, Sequence
 
 import gradio as gr
 
-from core.contracts.errors import EcoLensError, InputError, NotReady
+from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
 from core.contracts import bounds
 from core.contracts.records import Filters, parse_bbox
 from core.ingest.sources import parse_date
@@ -162,13 +163,141 @@ def please_wait(exc: NotReady) -> dict:
     return gr.skip()
 
 
+REFUSED = (InputError, NotFoundError, NotReady)  # the request was refused: nothing went wrong on the server
+
+
 def as_user_error(exc: Exception, fn: Callable) -> gr.Error:
+    """The gr.Error the page (or script) reads. A refused input is one line in the log and Gradio prints no
+    traceback for it; other EcoLensErrors (storage, backends) one warning line (where they were raised logged
+    their cause); anything else is a real fault: its traceback goes to the log, the page gets an apology."""
     if isinstance(exc, gr.Error):
         return exc
+    name = getattr(fn, "__qualname__", fn)
     if isinstance(exc, EcoLensError):
-        return gr.Error(user_message(exc), title=exc.title)
-    log.exception("%s failed", getattr(fn, "__qualname__", fn))
+        if isinstance(exc, REFUSED):
+            log.info("%s refused: %s", name, exc.message)
+        else:
+            log.warning("%s failed: %s", name, exc.message)
+        return gr.Error(user_message(exc), title=exc.title, print_exception=False)
+    log.exception("%s failed", name)
     return gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE)
+
+
+# ---- the types an API call must send --------------------------------------------------------------------
+def _kind(value: Any) -> str:
+    """How a value sent to the API is named in a message."""
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if abs(v) < 1e16 and v == int(v) else f"{v:g}"
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _texts(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)
+
+
+def expected_type(block: Any, annotation: Any = None) -> tuple[str, Callable[[Any], bool]] | None:
+    """(what the parameter takes, in words; its test) for an input component of the API, or None when any
+    value is left to the component or the handler (photos, state, dates)."""
+    kind = type(block).__name__
+    if kind in ("Textbox", "Radio"):
+        return "text", lambda v: v is None or isinstance(v, str)
+    if kind == "Slider":
+        return "a number", _number
+    if kind == "Number":  # a photo id: typed text is read by the handler, in its own words
+        return "a number", lambda v: v is None or _number(v) or isinstance(v, str)
+    if kind == "Checkbox":
+        return "true or false", lambda v: v is None or isinstance(v, bool)
+    if kind == "CheckboxGroup" or (kind == "Dropdown" and getattr(block, "multiselect", False)):
+        return "a list of text", lambda v: v is None or _texts(v)
+    if kind == "Dropdown":
+        return "text or a number", lambda v: v is None or isinstance(v, str) or _number(v)
+    if kind == "Api" and annotation is str:
+        return "text", lambda v: v is None or isinstance(v, str)
+    return None
+
+
+def _parameters(block_fn: Any) -> tuple[list[str], dict[str, Any]]:
+    """The API's parameter names of `block_fn` (as view_api shows them) and the handler's annotations."""
+    names = list(getattr(block_fn, "input_parameter_names", None) or [])
+    hints: dict[str, Any] = {}
+    try:
+        fn = inspect.unwrap(block_fn.fn)
+        hints = typing_hints(fn)
+        names = names or list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        pass
+    return names, hints
+
+
+def typing_hints(fn: Callable) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # a hint that cannot be resolved: that parameter is left to the handler
+        return {}
+
+
+def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
+    """Refuse a call whose values have the wrong type (a number or a list as the query, text as k), naming the
+    parameter and the type it takes; a slider's value outside its range is named with the range. Raises a
+    gr.Error (the API's one error shape: {"error": message, "title": ...}); the log gets one line."""
+    names, hints = _parameters(block_fn)
+    for i, (block, value) in enumerate(zip(block_fn.inputs, inputs)):
+        if getattr(block, "stateful", False):
+            continue
+        name = names[i] if i < len(names) and names[i] else f"parameter {i + 1}"
+        wanted = expected_type(block, hints.get(name))
+        problem = None
+        if wanted is not None and not wanted[1](value):
+            problem = f"{name} must be {wanted[0]}, not {_kind(value)}"
+        elif type(block).__name__ == "Slider" and _number(value) and value == value:
+            lo, hi = block.minimum, block.maximum
+            if value > hi:
+                problem = f"{name} = {_num(value)} is greater than maximum value {hi:g} (use {lo:g} to {hi:g})"
+            elif value < lo:
+                problem = f"{name} = {_num(value)} is less than minimum value {lo:g} (use {lo:g} to {hi:g})"
+        if problem:
+            log.info("/%s refused: %s", getattr(block_fn, "api_name", "?"), problem)
+            raise gr.Error(sentence(problem, capital=False), title=InputError.title, print_exception=False)
+
+
+def typed_api(app: gr.Blocks) -> gr.Blocks:
+    """Check the type of every value an API call sends before Gradio reads it (check_api_types); a value a
+    component still cannot read is refused naming the endpoint, never as an error without a message."""
+    read = app.preprocess_data
+
+    async def preprocess_data(block_fn, inputs, state, explicit_call=False):
+        check_api_types(block_fn, inputs)
+        try:
+            return await read(block_fn, inputs, state, explicit_call)
+        except gr.Error:
+            raise
+        except OSError:  # the server's disk or files, not the caller's value: a real fault
+            log.exception("/%s: reading the call's values failed", getattr(block_fn, "api_name", "?"))
+            raise gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE) from None
+        except Exception as exc:
+            log.info("/%s refused: a value could not be read (%s)", getattr(block_fn, "api_name", "?"),
+                     type(exc).__name__)
+            raise gr.Error(sentence(S.UNREADABLE_VALUE.format(api=getattr(block_fn, "api_name", "?"))),
+                           title=InputError.title, print_exception=False) from None
+
+    app.preprocess_data = preprocess_data
+    return app
 
 
 def warn(messages: Sequence[str]) -> None:

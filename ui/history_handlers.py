@@ -8,6 +8,7 @@ from typing import Any
 
 import gradio as gr
 
+from core.contracts import bounds
 from core.contracts.errors import InputError
 from core.contracts.sessionlog import RequestRecord, SessionDetail, SessionLog
 from ui import present
@@ -27,11 +28,12 @@ def session_number(value: Any) -> int | None:
     if value in (None, ""):
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value)
+        return bounds.whole_number("session number", value, 1, bounds.MAX_ID, S.HISTORY_BAD_ID_HINT)
     found = _NUMBER.match(str(value))
     if not found:
         raise InputError(S.HISTORY_BAD_ID.format(value=value), S.HISTORY_BAD_ID_HINT)
-    return int(found.group(1))
+    # a number of 31 digits is no session (ids are signed 64-bit): said so, not a database overflow
+    return bounds.whole_number("session number", found.group(1), 1, bounds.MAX_ID, S.HISTORY_BAD_ID_HINT)
 
 
 class HistoryHandlers:

@@ -71,7 +71,7 @@ class SearchHandlers:
             self._write_log(state, result, knobs, method)
         except EcoLensError as exc:
             log.error("search %r was not logged: %s", result.query, exc)
-            state["notices"] = list(state.get("notices") or []) + [S.NOT_LOGGED.format(reason=exc.message)]
+            state["notices"] = list(state.get("notices") or []) + [S.NOT_LOGGED.format(reason=user_message(exc))]
 
     def _write_log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str) -> None:
         similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}

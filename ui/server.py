@@ -27,6 +27,8 @@ from ui import compare_view, dialogue_view, history_view, label_view, marks, sea
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
+from ui.api_guard import ApiGuard
+from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
 from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
@@ -165,7 +167,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
-    return app
+    return typed_api(app)
 
 
 # everything the data directory holds besides the served copies
@@ -212,6 +214,12 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     return opts
 
 
+def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
+    """The api_names of the app's events: every one (the page's own too), or those a script may call."""
+    return sorted({str(fn.api_name) for fn in app.fns.values() if getattr(fn, "api_name", None)
+                   and (not public_only or getattr(fn, "api_visibility", "public") == "public")})
+
+
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
            prepare=None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
@@ -219,5 +227,9 @@ def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Cal
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
     app.queue(default_concurrency_limit=8)
-    app.launch(**launch_options(engine.settings))
+    opts = launch_options(engine.settings)
+    # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)
+    opts["app_kwargs"]["middleware"].append(Middleware(ApiGuard, names=api_names(app),
+                                                       public=api_names(app, public_only=True)))
+    app.launch(**opts)
     return 0

@@ -264,6 +264,9 @@ PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
 # ---- the web app's words for messages written for the command line or for developers ------------------
 # (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
 WEB_WORDS = (
+    # storage's hints (storage.retry) are worded for a command; on the page the thing to do again is the action
+    ("then run the command again (an interrupted ingest resumes where it stopped)", "then try again"),
+    ("and run the command again", "and try again"),
     ("e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)",
      "e.g. -10.5, 35, 30, 60 (longitudes from -180 to 180, latitudes from -90 to 90, south below north)"),
     ("swap --date-from and --date-to", "swap the two dates"),
@@ -317,4 +320,6 @@ NOT_RECORDED = "Not saved in the history: {reason}"
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"
+UNREADABLE_VALUE = ("a value sent to /{api} could not be read: check each parameter's type against "
+                    "Client(url).view_api()")
 CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of

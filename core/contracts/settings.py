@@ -312,11 +312,14 @@ class _TomlFile(TomlConfigSettingsSource):
     def _read_file(self, file_path) -> dict[str, Any]:
         p = Path(file_path)
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = tomllib.loads(p.read_bytes().decode("utf-8-sig"))  # a byte-order mark (Notepad's) is read
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"Config file {p} is not valid TOML: {exc}", "fix the file's syntax") from None
         except UnicodeDecodeError:
-            raise ConfigError(f"Config file {p} is not UTF-8 text", "save it as UTF-8 TOML") from None
+            utf16 = p.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+            raise ConfigError(f"Config file {p} is not UTF-8 text"
+                              + (" (it starts with a UTF-16 byte-order mark)" if utf16 else ""),
+                              "save it as UTF-8 TOML") from None
         data = data.get("ecolens", data)
         if not isinstance(data, dict):
             raise ConfigError(f"Config file {p}: [ecolens] must be a table of settings",
@@ -354,6 +357,9 @@ def load_settings(config_file: str | os.PathLike | None = None,
             or ("ecolens.toml" if Path("ecolens.toml").exists() else None))
     if path:
         p = Path(path)
+        if p.is_dir():
+            raise ConfigError(f"Config file {p} is a folder, not a file",
+                              f"name the TOML file itself (e.g. {p / 'ecolens.toml'}) with --config or ECOLENS_CONFIG")
         if not p.is_file():
             raise ConfigError(f"Config file {p} does not exist", "fix ECOLENS_CONFIG or create the file")
         sources.append(_TomlFile(Settings, toml_file=p))

@@ -6,6 +6,7 @@ ties by ascending rank as written); dialogue CSV: header `qid,round,rank`, round
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,12 +17,27 @@ from core.evaluation.metrics import mean_metrics, parse_metrics, score_rankings
 DEFAULT_TREC_METRICS = ("ndcg@10", "ap@100", "hit@10", "recall@10", "ndcg_visret@10", "mrr")
 
 
+def _not_utf8(p: Path, exc: UnicodeDecodeError) -> InputError:
+    """The message for a file that is not UTF-8 text: the file, where its first bad byte is, and the fix."""
+    return InputError(f"{p} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} cannot "
+                      "be read as UTF-8)", "save the file as UTF-8 text (e.g. iconv -f latin1 -t utf-8)")
+
+
+def _text(p: Path) -> str:
+    """The file's text (UTF-8, a leading byte-order mark allowed); InputError naming the file otherwise."""
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(p, exc) from None
+
+
 def _lines(path: str | Path) -> list[tuple[int, list[str]]]:
     p = Path(path)
     if not p.is_file():
         raise NotFoundError(f"file not found: {p}", "check the path")
     out = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(_text(p).splitlines(), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
             out.append((n, line.split()))
     if not out:
@@ -84,7 +100,7 @@ def read_dialogue_ranks(path: str | Path) -> dict[str, list[int]]:
     if not p.is_file():
         raise NotFoundError(f"file not found: {p}", "check --dialogue")
     by_q: dict[str, dict[int, int]] = {}
-    with p.open(newline="", encoding="utf-8") as fh:
+    with io.StringIO(_text(p), newline="") as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames or not {"qid", "round", "rank"} <= {f.strip() for f in reader.fieldnames}:
             raise InputError(f"{p}:1: expected the header 'qid,round,rank'",

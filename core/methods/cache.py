@@ -170,6 +170,10 @@ class DiskCache:
             try:
                 return diskcache.Cache(str(self.root), timeout=TIMEOUT_S, disk=_BytesDisk, **settings)
             except sqlite3.DatabaseError as exc:  # a damaged database file: set it aside once and start afresh
+                if _disk_trouble(exc):  # a full or failing disk, not a damaged file: nothing to set aside
+                    log.error("disk cache: %s could not be opened (%s: the disk may be full); running without a "
+                              "cache (every lookup is a miss) until there is room", self.root, exc)
+                    return None
                 if attempt == 1 and "locked" not in str(exc) and self._set_aside(exc):
                     continue
                 failure: BaseException = exc
@@ -522,3 +526,9 @@ class CachedReader:
         text = self.inner.read(question, [(int(p.id), load()) for p, load in photos])
         self.cache.put_json("reader", key, {"text": text})
         return text
+
+
+def _disk_trouble(exc: BaseException) -> bool:
+    """SQLite's words for a disk that is full or failing (the file itself may be fine)."""
+    text = str(exc).lower()
+    return "disk i/o" in text or "database or disk is full" in text

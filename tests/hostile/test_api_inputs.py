@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import resource
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any, Callable
 import pytest
 from PIL import Image
 
-from tests.live_server import LiveServer, app_env
+from tests.live_server import LiveServer, app_env, cli, counts, integrity_ok
 
 gradio_client = pytest.importorskip("gradio_client")
 FORM = dict(query="a heron", preset="Fast", k=5, m=1, rerank_k=10, rerank_mode="full", answer=False, taxon="",
@@ -102,6 +104,37 @@ CALLS = [
     Call("/label_load with k NaN", "/label_load", lambda r: ["a heron", "ada", float("nan")],
          ("not a whole number", "is not a number"), raw=True),
     Call("/compare with k 1e9", "/compare", lambda r: ["a heron", ["Fast", "Cover"], 1e9], SLIDER),
+    # wrong types name the parameter and the type it takes (issue 21, item 7): never {"error": null}, and a
+    # number or a list is never searched as its text
+    Call("/search with a number as query", "/search", search(query=5), "query must be text, not a number",
+         raw=True),
+    Call("/search with a list as query", "/search", search(query=["a", "heron"]), "query must be text, not a list",
+         raw=True),
+    Call("/search with an object as query", "/search", search(query={"q": "heron"}),
+         "query must be text, not an object", raw=True),
+    Call("/search with k as text", "/search", search(k="ten"), "k must be a number, not text", raw=True),
+    Call("/search with k as a list", "/search", search(k=[5]), "k must be a number, not a list", raw=True),
+    Call("/search with want_answer 1", "/search", search(answer=1), "want_answer must be true or false",
+         raw=True),
+    Call("/search with months as text", "/search", search(months="May"), "months must be a list of text",
+         raw=True),
+    Call("/search with taxon as a list", "/search", search(taxon=["Ardea"]), "taxon must be text or a number",
+         raw=True),
+    Call("/search with k -3", "/search", search(k=-3), "less than minimum value 1", raw=True),
+    Call("/compare with presets as text", "/compare", lambda r: ["a heron", "Fast", 10],
+         "presets must be a list of text, not text", raw=True),
+    Call("/label with a number as query", "/label", lambda r: [5, 1, 1, "ada", 1.0], "query must be text", raw=True),
+    Call("/label with a list as annotator", "/label", lambda r: ["a heron", 1, 1, ["ada"], 1.0],
+         "annotator must be text, not a list", raw=True),
+    Call("/label_load with k as text", "/label_load", lambda r: ["a heron", "ada", "ten"], "k must be a number",
+         raw=True),
+    Call("/dialogue_start with a number", "/dialogue_start", lambda r: [42, None], "description must be text",
+         raw=True),
+    Call("/history_open with a 31-digit id", "/history_open", lambda r: [10**30], "is outside 1 to", raw=True),
+    Call("/history_open with a 31-digit id as text", "/history_open",
+         lambda r: ["1234567890123456789012345678901"], "1234567890123456789012345678901 is outside", raw=True),
+    Call("/history_open with a list", "/history_open", lambda r: [[1]], "session_id must be text or a number",
+         raw=True),
 ]
 
 
@@ -128,11 +161,60 @@ def test_api_input(site, client, call: Call):
     assert site.snapshot() == before
 
 
+def test_an_api_error_has_one_documented_shape(site):
+    """docs/reference/api.md: a refused call ends in an `error` event whose data is {"error": message,
+    "title": ...}; the message names the parameter and the type it takes (never null)."""
+    status, reply = site.server.get("/gradio_api/call/search", "POST",
+                                    json.dumps({"data": search(query=5)(site.root)}).encode(),
+                                    {"Content-Type": "application/json"})
+    assert status == 200, reply
+    _, stream = site.server.get(f"/gradio_api/call/search/{json.loads(reply)['event_id']}")
+    data = json.loads(stream.decode().split("event: error", 1)[1].split("data:", 1)[1].strip())
+    assert data["error"] == "query must be text, not a number (5)." and data["title"] == "Invalid input", data
+
+
+RAW = [  # (what, endpoint, body, status, the error says)
+    ("an unknown endpoint", "/nope", b'{"data": []}', 404, "No endpoint /nope. The endpoints are /agreement"),
+    ("a body that is not JSON", "/search", b"heron please", 422, "The request body is not JSON."),
+    ("a body without data", "/search", b'{"query": "heron"}', 422, 'The request body has no "data"'),
+    ("data that is not a list", "/search", b'{"data": "heron"}', 422, '"data" must be a list'),
+    ("a body that is not UTF-8", "/label", b'{"data": ["h\xe9ron", 1, 1, "ada", 1.0]}', 422,
+     "The request body is not UTF-8 text."),
+]
+
+
+@pytest.mark.parametrize("what,api,body,status,words", RAW, ids=[r[0] for r in RAW])
+def test_raw_http_refusals_have_the_error_shape(site, what, api, body, status, words):
+    """docs/reference/api.md#errors: refused at once, with a status and {"error", "title"}, never a bare 500."""
+    before = site.snapshot()
+    got, reply = site.server.get(f"/gradio_api/call{api}", "POST", body, {"Content-Type": "application/json"})
+    data = json.loads(reply)
+    assert got == status and words in data["error"] and data["title"], (got, reply)
+    assert not any(leak in data["error"] for leak in LEAKS), reply
+    site.healthy()
+    assert site.snapshot() == before
+
+
+def test_refused_inputs_are_one_log_line_each_and_no_traceback(site):
+    """After the whole table (every call above was refused), the server's log holds no traceback: a refused
+    input is one line naming what was refused; tracebacks are kept for real faults."""
+    printed = site.server.log()  # what the server printed (Gradio prints a traceback for each error it is not told
+    logged = (site.data / "logs" / "ecolens.log").read_text(errors="replace")  # to keep quiet) and the app's log
+    assert "Traceback" not in printed and "Traceback" not in logged, (printed + logged)[-3000:]
+    refused = [line for line in logged.splitlines() if " refused: " in line]
+    assert any("/search refused: query must be text, not a number (5)" in line for line in refused), logged[-3000:]
+    assert any("HistoryHandlers.open refused: session number = 1234567890123456789012345678901 is outside" in line
+               for line in refused), logged[-3000:]
+    assert len(refused) >= len(CALLS), "\n".join(refused)  # each refused call of the table: one line
+    site.healthy()
+
+
 def test_bytes_that_are_not_utf8_in_a_request_body_are_refused(site):
     before = site.snapshot()
     body = b'{"data": ["heron \xff\xfe", "Fast", 5, 1, 10, "full", false, "", "", "", [], "", "", null]}'
     status, message = raw_call(site.server, "/search", body)
     assert 400 <= status < 500 and "Traceback" not in message
+    assert json.loads(message)["title"] == "Invalid input", message  # the API's one error shape
     site.healthy()
     assert site.snapshot() == before
 
@@ -161,3 +243,41 @@ def test_300_wrong_passwords_are_slowed_then_refused(tmp_path):
         assert server.answers()
     finally:
         server.stop()
+
+
+def _disk_of(nbytes: int):
+    def apply() -> None:  # in the server: writes past nbytes fail with EFBIG, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
+    return apply
+
+
+def test_a_full_disk_during_a_web_search_is_a_message_with_the_fix(tmp_path):
+    """Issue 21, item 8: the disk fills while the server runs. The page's copies of the photos (noise, so each
+    thumbnail is larger than the room left) cannot be written, nor the search's history: each search still
+    ends, with a notice that says the disk is full and how to fix it, never a bare server error and never
+    'done' without a word; no traceback; the server stays up and the catalog is untouched."""
+    import numpy as np
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    rng = np.random.default_rng(7)
+    for i in range(6):
+        Image.fromarray(rng.integers(0, 256, (800, 800, 3), dtype=np.uint8)).save(photos / f"noise-{i}.jpg",
+                                                                                    quality=95)
+    data = tmp_path / "data"
+    assert cli(data, "ingest", str(photos)).returncode == 0
+    before = counts(data)
+    server = LiveServer(data, preexec_fn=_disk_of(40_000))
+    try:
+        client = gradio_client.Client(server.url, verbose=False)
+        for _ in range(2):
+            gallery, status, notices, *_ = client.predict(*search(k=4)(tmp_path), api_name="/search")
+            assert len(gallery) == 4 and "done" in status, status
+            assert "disk is full" in notices and "free some space" in notices, notices
+        said = server.log() + (data / "logs" / "ecolens.log").read_text(errors="replace")
+        assert "Traceback" not in said and "Something went wrong" not in notices, said[-3000:]
+        assert server.proc.poll() is None and server.answers()
+    finally:
+        server.stop()
+    assert integrity_ok(data) and counts(data)["photos"] == before["photos"]

@@ -69,6 +69,9 @@ def _many(root: Path) -> str:
 
 
 RANDOM = bytes(range(256)) * 12
+QRELS = b"q1 0 d1 1\nq1 0 d2 0\n"
+LATIN_QRELS = b"q1 0 d1 1\nh\xe9ron 0 d2 1\n"  # Latin-1, as a spreadsheet on Windows saves it
+RUN = b"q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 0.5 t\n"
 CASES = [
     Case("binary CSV", lambda r: ["ingest", _write(r, "random.csv", RANDOM)], "is not UTF-8 text"),
     Case("non-UTF-8 CSV", lambda r: ["ingest", _write(r, "latin.csv", b"path,taxon_name\na.png,Caf\xe9 \xff\n")],
@@ -128,6 +131,25 @@ CASES = [
     Case("backend_timeout_s=nan", lambda r: ["config"], "backend_timeout_s",
          env={"ECOLENS_BACKEND_TIMEOUT_S": "nan"}),
     Case("k = 2.9 in settings", lambda r: ["config"], "k=", env={"ECOLENS_K": "2.9"}),
+    # raw errors that were tracebacks or said the wrong thing (issue 21, item 7)
+    Case("eval-run on non-UTF-8 qrels", lambda r: ["eval-run", "--qrels", _write(r, "latin-qrels.txt", LATIN_QRELS),
+                                                   "--run", _write(r, "run.txt", RUN)],
+         "latin-qrels.txt is not UTF-8 text (byte 0xe9"),
+    Case("eval-run on a non-UTF-8 run", lambda r: ["eval-run", "--qrels", _write(r, "qrels.txt", QRELS),
+                                                  "--run", _write(r, "latin-run.txt", RUN + b"h\xe9ron Q0 d9 2 0.1 t\n")],
+         "latin-run.txt is not UTF-8 text"),
+    Case("eval-run on a non-UTF-8 dialogue CSV",
+         lambda r: ["eval-run", "--dialogue", _write(r, "latin-ranks.csv", b"qid,round,rank\nh\xe9ron,0,5\n")],
+         "latin-ranks.csv is not UTF-8 text"),
+    Case("eval-run on a binary file", lambda r: ["eval-run", "--qrels", _write(r, "random.bin", RANDOM),
+                                                 "--run", _write(r, "run.txt", RUN)], "random.bin is not UTF-8 text"),
+    Case("TOML with a UTF-8 byte-order mark is read", lambda r: ["--config", _write(r, "bom.toml", b"\xef\xbb\xbfk = 7\n"),
+                                                                "config"], '"k": 7', rc=0),
+    Case("TOML saved as UTF-16", lambda r: ["--config", _write(r, "utf16.toml", "k = 7\n".encode("utf-16")), "config"],
+         "starts with a UTF-16 byte-order mark"),
+    Case("--config names a folder", lambda r: ["--config", str(r / "inputs"), "config"], "is a folder, not a file"),
+    Case("ECOLENS_CONFIG names a folder", lambda r: ["config"], "is a folder, not a file",
+         env={"ECOLENS_CONFIG": "{root}/inputs"}),
 ]
 
 
