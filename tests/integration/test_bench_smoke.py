@@ -33,6 +33,7 @@ EXPECTED = {
     "scale.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
     "search.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
     "upload_memory.py": (r"peak memory ratio \d\.\d{3} \(goal <= 0\.125\)", 120),
+    "vlm_judge.py": (r"ratio judge/bare throughput: \d+\.\d\dx \(threads\)", 300),
 }
 
 
