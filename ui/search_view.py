@@ -105,8 +105,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                 drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
     searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
-    more_like = more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
-    refined = refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")
+    more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
+    refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")
     stop.click(h.stop, None, status, cancels=searches, api_name="stop", concurrency_limit=None)
     query.change(h.suggest_taxon, [query, taxon], [suggestion, suggested], api_visibility="private",
                  trigger_mode="always_last", show_progress="hidden", concurrency_limit=None)
