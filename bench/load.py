@@ -1,0 +1,261 @@
+"""Benchmark: many people at once. N sessions (one gradio_client each, as N browser pages) run M searches each
+through the real web server, a mix of 60% Fast, 15% Visualize, 15% Verify and 10% Cover, and label photos of
+their results through /label between searches. Prints per preset p50 / p95 alone (one search at a time on an
+idle server) and under load, the Fast p95 ratio (goal <= 3), errors, labels confirmed by the API against
+labels stored in SQLite, and the load average. Bounded in count (N x M searches) and in time (--time-limit).
+
+    /root/.cache/ecolens/venv/bin/python bench/load.py [--sessions 20] [--searches 10] [--labels 5]
+    ECOLENS_DATA_DIR=/some/data /root/.cache/ecolens/venv/bin/python bench/load.py   # that data directory
+    /root/.cache/ecolens/venv/bin/python bench/load.py --url http://127.0.0.1:7860/ --data-dir /some/data
+    /root/.cache/ecolens/venv/bin/python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
+
+Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
+ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world
+with the offline stand-in models. --workers off|on|auto sets that server's `workers` setting (compare both in
+one run of the same machine). The last line is machine-readable:
+RESULT fast_p95_ratio=<float> errors=<int> labels_lost=<int>."""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
+QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
+           "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",
+           "a yellow flower open"]
+STOPPED_EARLY = "a later step failed"  # ui/strings.py STOPPED_EARLY: the search failed after its first results
+
+
+def form(preset: str) -> list:
+    """The /search inputs after the query: preset, k, m, rerank_k, rerank mode, answer, taxon, dates, months,
+    box, licence, example photo (the web app's defaults: 3 pictures, 20 photos judged)."""
+    return [preset, 20, 3, 20, "full", False, "", "", "", [], "", "", None]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path) -> tuple[subprocess.Popen, str]:
+    """python app.py on a free port over `data`; `inherit`: keep the caller's ECOLENS_* settings."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if inherit or not k.startswith("ECOLENS_")}
+    env.update(ECOLENS_DATA_DIR=str(data), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    if workers:
+        env["ECOLENS_WORKERS"] = workers
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the app stopped (exit {proc.returncode}); see {log_path}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit(f"the app did not start within 600 s; see {log_path}")
+
+
+def pct(values: list[float], q: int) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+class Load:
+    """What the sessions share: the URL, the limits, and what they measured."""
+
+    def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str):
+        self.url, self.deadline, self.search_timeout = url, deadline, search_timeout
+        self.labels, self.run_id = labels, run_id
+        self.times: dict[str, list[float]] = {name: [] for name, _ in MIX}
+        self.errors: list[str] = []
+        self.confirmed = 0
+        self.lock = threading.Lock()
+
+    def client(self):
+        from gradio_client import Client
+
+        return Client(self.url, verbose=False, download_files=False)
+
+    def search(self, client, preset: str, query: str) -> tuple[float, dict | None]:
+        """One search: its seconds and its result JSON, or None after an error (recorded)."""
+        t0 = time.perf_counter()
+        try:
+            job = client.submit(query, *form(preset), api_name="/search")
+            out = job.result(timeout=self.search_timeout)
+        except Exception as exc:  # a refused or failed call, or no answer in time: an error of the run
+            with self.lock:
+                self.errors.append(f"{preset} {query!r}: {type(exc).__name__}: {str(exc)[:200]}")
+            return time.perf_counter() - t0, None
+        seconds = time.perf_counter() - t0
+        result = out[8] if isinstance(out, (list, tuple)) and len(out) > 8 else None
+        if not isinstance(result, dict) or STOPPED_EARLY in str(result.get("status", "")):
+            with self.lock:
+                self.errors.append(f"{preset} {query!r}: {str(result)[:200] if result else 'no result'}")
+            return seconds, None
+        return seconds, result
+
+    def session(self, number: int, searches: int) -> None:
+        rng = random.Random(f"load:{number}")
+        try:
+            client = self.client()
+        except Exception as exc:
+            with self.lock:
+                self.errors.append(f"session {number}: no client: {exc}")
+            return
+        names, weights = zip(*MIX)
+        for i in range(searches):
+            if time.monotonic() > self.deadline:
+                return
+            preset = rng.choices(names, weights)[0]
+            query = f"{rng.choice(QUERIES)} {number}-{i}"  # distinct text: no answer from the cache
+            seconds, result = self.search(client, preset, query)
+            if result is None:
+                continue
+            with self.lock:
+                self.times[preset].append(seconds)
+            for hit in (result.get("results") or [])[:self.labels]:
+                try:
+                    client.predict(query, int(hit["id"]), rng.choice([0, 1]), f"load-{self.run_id}-s{number}", 1.0,
+                                   api_name="/label")
+                    with self.lock:
+                        self.confirmed += 1
+                except Exception as exc:
+                    with self.lock:
+                        self.errors.append(f"label {hit.get('id')}: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def stored_labels(data: Path | None, run_id: str) -> int | None:
+    """Labels of this run in the session log, read with sqlite3 as an outside observer would."""
+    if data is None or not (data / "ecolens.sqlite").is_file():
+        return None
+    with sqlite3.connect(f"file:{data / 'ecolens.sqlite'}?mode=ro", uri=True, timeout=30) as db:
+        return db.execute("SELECT count(*) FROM labels WHERE annotator LIKE ?", (f"load-{run_id}-%",)).fetchone()[0]
+
+
+def build_world(data: Path, per_species: int) -> None:
+    """The field-guide world in `data`, built and ingested here (the server then starts on a ready catalog)."""
+    from app import build_services
+    from core.contracts.settings import load_settings
+    from fieldguide.world import build_world as draw
+
+    services = build_services(load_settings(environ={}, data_dir=str(data)))
+    services.ingestor().run(draw(data / "fieldguide", per_species=per_species, benchmark=False))
+
+
+def alone(load: Load, idle: int) -> None:
+    """Each preset on an idle server, one search at a time (Fast `idle` times, the others a third of that)."""
+    client = load.client()
+    for name, _ in MIX:
+        load.search(client, name, f"warm up {name}")  # models and workers loaded before anything is timed
+    for name, _ in MIX:
+        for i in range(idle if name == "Fast" else max(1, idle // 3)):
+            seconds, result = load.search(client, name, f"{QUERIES[i % len(QUERIES)]} alone {i}")
+            if result is not None:
+                load.times[name].append(seconds)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=20, help="sessions at once (browser pages)")
+    ap.add_argument("--searches", type=int, default=10, help="searches per session")
+    ap.add_argument("--labels", type=int, default=5, help="photos each session labels after each search")
+    ap.add_argument("--idle", type=int, default=12, help="Fast searches measured alone (the others: a third)")
+    ap.add_argument("--per-species", type=int, default=40, help="pictures per species of the world it builds")
+    ap.add_argument("--url", help="a running EcoLens web app instead of starting one")
+    ap.add_argument("--data-dir", help="with --url: that app's data directory (to count stored labels)")
+    ap.add_argument("--workers", choices=["auto", "on", "off"], help="the started server's workers setting")
+    ap.add_argument("--time-limit", type=float, default=1800, help="seconds the loaded phase may take")
+    ap.add_argument("--search-timeout", type=float, default=300, help="seconds one search may take")
+    ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
+    args = ap.parse_args()
+    if args.smoke:
+        args.sessions, args.searches, args.labels, args.idle, args.per_species = 2, 2, 2, 3, 1
+    run_id = uuid.uuid4().hex[:8]
+    tmp = None
+    proc = None
+    data = Path(args.data_dir) if args.data_dir else None
+    try:
+        if args.url:
+            url = args.url
+        else:
+            given = os.environ.get("ECOLENS_DATA_DIR")
+            if given:
+                data = Path(given)
+            else:
+                tmp = tempfile.TemporaryDirectory()
+                data = Path(tmp.name)
+                build_world(data, args.per_species)
+            proc, url = start_app(data, bool(given), args.workers, data.parent / f"load-server-{run_id}.log")
+        idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id)
+        alone(idle_load, args.idle)
+        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id)
+        samples: list[float] = []
+        threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
+                   for n in range(args.sessions)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        while True:
+            alive = [t for t in threads if t.is_alive()]
+            if not alive:
+                break
+            samples.append(os.getloadavg()[0])
+            alive[0].join(timeout=2.0)  # a load-average sample every 2 s at most
+        wall = time.monotonic() - t0
+        stored = stored_labels(data, run_id)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        if tmp is not None:
+            tmp.cleanup()
+    print(f"Load: {args.sessions} sessions x {args.searches} searches (mix "
+          + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search; "
+          f"{wall:.0f} s; {os.cpu_count()} CPUs")
+    print(f"{'preset':<10} {'alone n':>7} {'p50 s':>7} {'p95 s':>7}   {'loaded n':>8} {'p50 s':>7} {'p95 s':>7}")
+    for name, _ in MIX:
+        a, b = idle_load.times[name], load.times[name]
+        print(f"{name:<10} {len(a):>7} {pct(a, 50):>7.2f} {pct(a, 95):>7.2f}   {len(b):>8} {pct(b, 50):>7.2f} "
+              f"{pct(b, 95):>7.2f}")
+    ratio = pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)
+    errors = idle_load.errors + load.errors
+    lost = load.confirmed - stored if stored is not None else 0
+    print(f"Fast p95 ratio (loaded / alone): {ratio:.2f} (goal <= 3)")
+    print(f"errors: {len(errors)}" + "".join(f"\n  {e}" for e in errors[:10]))
+    print(f"labels: {load.confirmed} confirmed, " + (f"{stored} stored" if stored is not None else
+                                                     "stored not counted (give --data-dir with --url)"))
+    if samples:
+        print(f"load average (1 min) while loaded: mean {statistics.mean(samples):.1f}, max {max(samples):.1f}")
+    print(f"RESULT fast_p95_ratio={ratio:.2f} errors={len(errors)} labels_lost={lost}")
+
+
+if __name__ == "__main__":
+    main()
