@@ -111,8 +111,14 @@ class Services:
         return ([banner] if banner else []) + notices
 
 
-def build_services(settings: Settings) -> Services:
-    """Open storage and create backends (lazily), the corpus view and the search engine for `settings`."""
+def uses_workers(settings: Settings, serving: bool) -> bool:
+    """Whether local model work runs in worker processes (setting workers; 'auto': in the web app only)."""
+    return settings.workers == "on" or (settings.workers == "auto" and serving)
+
+
+def build_services(settings: Settings, serving: bool = False) -> Services:
+    """Open storage and create backends (lazily), the corpus view and the search engine for `settings`;
+    `serving`: for the web app (workers = 'auto' puts local model work in worker processes there)."""
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
@@ -122,6 +128,10 @@ def build_services(settings: Settings) -> Services:
     settings.path().mkdir(parents=True, exist_ok=True)
     catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
     backends = Backends(settings)
+    if uses_workers(settings, serving):  # before any backend is built; each worker registers the same plug-ins
+        from core.workers.pool import WorkerPool
+
+        backends.workers = WorkerPool(settings, WORLD_PLUGINS)
     store = IndexStore(settings.path())
     corpus = Corpus(catalog, store, backends.embedder, settings)
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings))
@@ -136,10 +146,11 @@ class Context:
     settings: Settings
     _services: Services | None = field(default=None, repr=False)
     noted: bool = False  # the command's output already carries the stand-in note (cli.common.note_standins)
+    serving: bool = False  # the web app, not a command (see uses_workers)
 
     def services(self) -> Services:
         if self._services is None:
-            self._services = build_services(self.settings)
+            self._services = build_services(self.settings, self.serving)
         return self._services
 
 
@@ -164,6 +175,7 @@ def serve(ctx: Context) -> int:
     from storage.sessionlog import SqlSessionLog
     from ui.server import launch
 
+    ctx.serving = True
     services = ctx.services()
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),

@@ -30,6 +30,16 @@ TAXON_PLACEHOLDER_JS = """
 """ % json.dumps(S.TAXON_PLACEHOLDER)
 
 
+PLAIN_SEARCHES = 16  # places of the search event that costly searches can never take
+
+
+def search_limit(settings) -> int:
+    """Searches the search event runs at once: every costly search the engine admits (running or waiting for a
+    slot; one more is refused there) plus PLAIN_SEARCHES, so a burst of costly searches never queues a plain
+    one behind them in the web server."""
+    return settings.max_heavy_searches + settings.max_waiting_heavy + PLAIN_SEARCHES
+
+
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     """Lay out the search tab inside the current Blocks. Returns its state (shared with Label), the taxon box
     (its choices come from the catalog on page load) and the outputs a search writes."""
@@ -98,7 +108,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
               license_, example, state]
     # every search may run while another one from this page is still running: the handler cancels the older
     # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
-    run = dict(concurrency_id="search", concurrency_limit=16, trigger_mode="multiple", show_progress="minimal")
+    run = dict(concurrency_id="search", concurrency_limit=search_limit(s), trigger_mode="multiple",
+               show_progress="minimal")
     searches = [go.click(h.search, inputs, outputs, api_name="search", **run),
                 query.submit(h.search, inputs, outputs, api_visibility="private", **run),
                 regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),

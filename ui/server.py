@@ -36,6 +36,7 @@ from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.search_view import search_limit
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
@@ -205,7 +206,9 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
                                 max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
                                 footer_links=["api"],
                                 show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
-                                run_history=False)  # queries stay out of browser storage; no bucket routes
+                                run_history=False,  # queries stay out of browser storage; no bucket routes
+                                # a thread for every search the search event admits, and the other events' own
+                                max_threads=search_limit(settings) + 24)
     # one browser's uploads are served to that browser only (ui.upload_guard)
     opts["app_kwargs"] = {"middleware": [Middleware(UploadGuard)]}
     if settings.password:

@@ -181,7 +181,24 @@ class Settings(BaseSettings):
     upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
         "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")
     max_heavy_searches: int = Field(4, ge=1, le=256, description="Searches that call costly backends (drawing, "
-        "judging, captioning) running at once; further ones wait for a slot. Plain similarity searches never wait.")
+        "judging, captioning) running at once; further ones wait for a slot (at most max_waiting_heavy of them). "
+        "Plain similarity searches never wait.")
+    max_waiting_heavy: int = Field(32, ge=0, le=4096, description="Costly searches that may wait for a slot; one "
+        "more is refused with a message saying to try again or use Fast. The web app's search event admits "
+        "max_heavy_searches + max_waiting_heavy + 16 searches at once, so waiting costly searches never take "
+        "the places of plain ones.")
+    workers: Literal["auto", "on", "off"] = Field("auto", description="Where local model work runs (image "
+        "encoding, the judge, the painter or diffusers pipeline, a transformers captioner): 'on' in one worker "
+        "process per kind of work, at a lower OS priority (worker_nice), so that the web server's own work (text "
+        "embedding, FAISS, SQLite, page updates) keeps the CPU; 'off' in the process itself; 'auto' on for the "
+        "web app, off for commands. Models behind a server (OpenAI-compatible) are called from the process "
+        "either way.")
+    worker_nice: int = Field(10, ge=0, le=19, description="How much lower the worker processes' OS priority is "
+        "than the web server's (os.nice: 0 the same, 19 the lowest).")
+    worker_queue: int = Field(256, ge=1, le=100_000, description="Calls that may wait for one worker process; a "
+        "further call waits for room (at most backend_timeout_s) and then fails its stage with a notice.")
+    worker_start_s: float = Field(600.0, ge=1, le=86_400, description="Seconds a worker process may take to start "
+        "and load its model; past it the load counts as failed.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Level of the log file "
         "data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.")
 

@@ -2,6 +2,7 @@
 the search. The call itself cannot be killed; it runs on in a daemon thread and its result is discarded."""
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from typing import Callable, TypeVar
@@ -25,7 +26,9 @@ def call_with_deadline(fn: Callable[[], T], timeout_s: float, what: str, cancel=
         finally:
             done.set()
 
-    threading.Thread(target=work, daemon=True, name=f"deadline:{what}").start()
+    # the call belongs to the caller's search (core/workers/scope.py): the thread carries the caller's context
+    threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True,
+                     name=f"deadline:{what}").start()
     deadline = time.monotonic() + timeout_s
     while not done.wait(min(0.1, max(0.0, deadline - time.monotonic()))):
         if cancel is not None:

@@ -15,6 +15,7 @@ first-stage order. What no check covered (the judge's unseen parts of the query 
 parts of the query no question asks about) is named in one notice."""
 from __future__ import annotations
 
+import contextvars
 import logging
 import math
 import threading
@@ -266,7 +267,9 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
     deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain): pid for pid in todo}
+    # each call carries the search's context (its lane and cancel token for the worker queue: core/workers/scope.py)
+    futures = {pool.submit(contextvars.copy_context().run, judge_photo, run, judge, photos[pid], *ask, chain=chain): pid
+               for pid in todo}
     finished = 0
     try:
         for fut in _completed(run, futures, deadline):
