@@ -61,18 +61,25 @@ def _rebuild(kind: str, method: str, error: Any) -> Exception:
 
 class Worker:
     """One process for one kind of model work, and its queue. `call` blocks the calling thread until the answer
-    comes back (or the caller's search is cancelled)."""
+    comes back (or the caller's search is cancelled). Up to `concurrency` calls are in the process at once (a
+    judge that batches concurrent calls, as the transformers judge does, still sees them together); the
+    others wait in the queue, best lane first."""
 
-    def __init__(self, kind: str, settings, plugins: tuple[str, ...] = (), *, context: str = "spawn"):
+    def __init__(self, kind: str, settings, plugins: tuple[str, ...] = (), *, concurrency: int = 1,
+                 context: str = "spawn"):
         self.kind, self.settings, self.plugins = kind, settings, tuple(plugins)
+        self.concurrency = max(1, int(concurrency))
         self.queue_size, self.call_limit_s = settings.worker_queue, settings.backend_timeout_s
         self.start_limit_s, self.nice = settings.worker_start_s, settings.worker_nice
         self._ctx = multiprocessing.get_context(context)
         self._heap: list[tuple[int, int, _Call]] = []
+        self._in_flight: dict[int, tuple[_Call, float, Any]] = {}  # seq -> (call, deadline, process)
         self._cond = threading.Condition()
         self._seq = itertools.count()
         self._start_lock = threading.Lock()
         self._proc = self._conn = None
+        self._send_lock = threading.Lock()
+        self._stopped: set[int] = set()  # pids of processes this side stopped (not crashes)
         self._facts: dict[str, Any] | None = None
         self._failed: BackendError | None = None
         self._closed = False
@@ -89,23 +96,26 @@ class Worker:
         assert self._facts is not None
         return self._facts
 
-    def _ensure_started(self) -> None:
+    def _ensure_started(self) -> tuple[Any, Any]:
+        """The running process and its pipe, started when there is none."""
         with self._start_lock:
             if self._failed is not None:  # a failed load is not retried (as in the server's own registry)
                 raise BackendError(self._failed.message, self._failed.hint)
             if self._proc is not None and self._proc.is_alive():
-                return
+                return self._proc, self._conn
             self._discard()
             try:
                 self._start()
             except BackendError as exc:
                 self._failed = exc
                 raise
+            return self._proc, self._conn
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
         proc = self._ctx.Process(target=worker_main.main, name=f"ecolens-{self.kind}-worker", daemon=True,
-                                 args=(self.kind, self.settings, self.plugins, child, self.nice))
+                                 args=(self.kind, self.settings, self.plugins, child, self.nice,
+                                       self.concurrency))
         t0 = time.monotonic()
         proc.start()
         child.close()
@@ -134,6 +144,8 @@ class Worker:
                                "workers = 'off' to load it in the server itself")
         self._proc, self._conn, self._facts = proc, parent, message[1]
         self.pid = message[1].get("pid")
+        threading.Thread(target=self._receive, args=(proc, parent), daemon=True,
+                         name=f"worker-{self.kind}-replies").start()
         log.info("the %s worker (pid %s, nice +%d) loaded its model in %.1f s", self.kind, self.pid, self.nice,
                  time.monotonic() - t0)
 
@@ -141,18 +153,58 @@ class Worker:
         """Forget the process (stopping it if it still runs); the next call starts a new one."""
         proc, conn = self._proc, self._conn
         self._proc = self._conn = None
-        if conn is not None:
+        if proc is not None:
+            self._stopped.add(proc.pid)
+        if conn is not None and not kill:
             try:
-                if not kill:
+                with self._send_lock:
                     conn.send(None)
             except (OSError, ValueError):
                 pass
-            conn.close()
         if proc is not None:
             proc.join(0 if kill else 2)
             if proc.is_alive():
                 proc.kill()
                 proc.join(5)
+
+    def _receive(self, proc, conn) -> None:
+        """The answers of one process, until it ends; then its unanswered calls fail (see _lost)."""
+        while True:
+            try:
+                ready = wait([conn, proc.sentinel])
+                if conn not in ready:
+                    break
+                seq, ok, value = conn.recv()
+            except (EOFError, OSError, ValueError):
+                break
+            with self._cond:
+                entry = self._in_flight.pop(seq, None)
+                self._cond.notify_all()
+            if entry is not None:
+                entry[0].finish(ok, value if ok else _rebuild(self.kind, entry[0].method, value))
+        self._lost(proc)
+        conn.close()
+
+    def _lost(self, proc) -> None:
+        """The process ended: fail its calls still in it, and let the next call start a new one."""
+        proc.join(5)
+        with self._cond:
+            lost = [seq for seq, (_, _, p) in self._in_flight.items() if p is proc]
+            calls = [self._in_flight.pop(seq)[0] for seq in lost]
+            self._cond.notify_all()
+        ours = proc.pid in self._stopped
+        if not ours:
+            self.stats["crashes"] += 1
+            log.error("the %s worker (pid %s) stopped (exit code %s) with %d calls in it; a new one starts for "
+                      "the next call", self.kind, proc.pid, proc.exitcode, len(calls))
+        with self._start_lock:
+            if self._proc is proc:
+                self._discard(kill=True)
+        for call in calls:
+            call.finish(False, WorkerCrashed(
+                f"the {self.kind} worker process stopped during this call (exit code {proc.exitcode}); a new one "
+                "was started for the calls after it", "see the log; if it happens again, the model may need "
+                "more memory, or set workers = 'off'"))
 
     # ---- calls --------------------------------------------------------------------------------------
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -198,75 +250,77 @@ class Worker:
         with self._cond:
             return len(self._heap)
 
-    def _serve(self) -> None:
-        """The dispatcher: one call at a time to the process, best lane first; cancelled calls are skipped."""
-        while True:
-            with self._cond:
-                while not self._heap and not self._closed:
-                    self._cond.wait()
+    def _next(self) -> tuple[_Call | None, list[_Call]]:
+        """Wait for a call to send (room in the process and one queued) or for calls past their time."""
+        with self._cond:
+            while True:
                 if self._closed:
-                    for _, _, task in self._heap:
-                        task.finish(False, BackendError(f"the {self.kind} worker has been shut down"))
-                    self._heap = []
-                    return
-                _, _, task = heapq.heappop(self._heap)
-                self._cond.notify_all()  # room in the queue
-                if task.cancel is not None and task.cancel.cancelled:
-                    self.stats["dropped"] += 1
-                    task.finish(False, SearchCancelled("the search was cancelled"))
-                    continue
-                task.state = "sent"
+                    return None, []
+                now = time.monotonic()
+                late = [seq for seq, (_, deadline, _) in self._in_flight.items() if deadline <= now]
+                if late:
+                    return None, [self._in_flight.pop(seq)[0] for seq in late]
+                if self._heap and len(self._in_flight) < self.concurrency:
+                    _, _, task = heapq.heappop(self._heap)
+                    self._cond.notify_all()  # room in the queue
+                    if task.cancel is not None and task.cancel.cancelled:
+                        self.stats["dropped"] += 1
+                        task.finish(False, SearchCancelled("the search was cancelled"))
+                        continue
+                    task.state = "sent"
+                    return task, []
+                deadlines = [deadline for _, deadline, _ in self._in_flight.values()]
+                self._cond.wait(max(0.01, min(deadlines) - now) if deadlines else None)
+
+    def _serve(self) -> None:
+        """The dispatcher: sends calls to the process, best lane first, and stops a process whose call has
+        outlived backend_timeout_s."""
+        while True:
+            task, late = self._next()
+            if task is None and not late:  # closed
+                with self._cond:
+                    calls = [t for _, _, t in self._heap] + [t for t, _, _ in self._in_flight.values()]
+                    self._heap, self._in_flight = [], {}
+                for call in calls:
+                    call.finish(False, BackendError(f"the {self.kind} worker has been shut down", "restart EcoLens"))
+                return
+            if late:
+                self._too_late(late)
+                continue
             try:
-                self._run(task)
+                self._send(task)
             except Exception as exc:  # never leave a caller waiting
                 log.exception("the %s worker's dispatcher failed on a call", self.kind)
                 task.finish(False, BackendError(f"the {self.kind} worker failed: {exc}"))
 
-    def _run(self, task: _Call) -> None:
+    def _send(self, task: _Call) -> None:
         try:
-            self._ensure_started()
+            proc, conn = self._ensure_started()
         except BackendError as exc:
             task.finish(False, exc)
             return
-        proc, conn = self._proc, self._conn
+        with self._cond:
+            self._in_flight[task.seq] = (task, time.monotonic() + self.call_limit_s, proc)
+            self._cond.notify_all()
         try:
-            conn.send((task.seq, task.method, task.args, task.kwargs))
-        except (OSError, EOFError):
-            self._crashed(task, proc)
-            return
+            with self._send_lock:
+                conn.send((task.seq, task.method, task.args, task.kwargs))
+        except (OSError, EOFError, ValueError):
+            return  # the process has gone: its reader fails the call (see _lost)
         except Exception as exc:  # the arguments do not pickle: a programming error, said plainly
+            with self._cond:
+                self._in_flight.pop(task.seq, None)
             task.finish(False, BackendError(f"the {self.kind} worker could not be sent the call: {exc}"))
-            return
-        ready = wait([conn, proc.sentinel], timeout=self.call_limit_s)
-        if conn in ready:
-            try:
-                seq, ok, value = conn.recv()
-            except (EOFError, OSError):
-                self._crashed(task, proc)
-                return
-            task.finish(ok, value if ok else _rebuild(self.kind, task.method, value))
-        elif ready:
-            self._crashed(task, proc)
-        else:
-            log.error("the %s worker did not answer %s within %g s; it is stopped and replaced", self.kind,
-                      task.method, self.call_limit_s)
-            with self._start_lock:
-                self._discard(kill=True)
+
+    def _too_late(self, late: list[_Call]) -> None:
+        log.error("the %s worker did not answer %s within %g s; it is stopped and replaced", self.kind,
+                  ", ".join(t.method for t in late), self.call_limit_s)
+        for task in late:
             task.finish(False, BackendError(
                 f"the {self.kind} worker did not answer within {self.call_limit_s:g} s (it was stopped and a new "
                 "one starts for the next call)", "check the model, or raise the backend_timeout_s setting"))
-
-    def _crashed(self, task: _Call, proc) -> None:
-        proc.join(5)
-        code = proc.exitcode
-        self.stats["crashes"] += 1
-        log.error("the %s worker (pid %s) stopped during %s (exit code %s); a new one starts for the next call",
-                  self.kind, self.pid, task.method, code)
         with self._start_lock:
             self._discard(kill=True)
-        task.finish(False, WorkerCrashed(
-            f"the {self.kind} worker process stopped during this call (exit code {code}); a new one was started "
-            "for the calls after it", "see the log; if it happens again, the model may need more memory"))
 
     def close(self) -> None:
         with self._cond:
@@ -290,7 +344,10 @@ class WorkerPool:
             raise ValueError(f"no worker for backend kind {kind!r}")
         with self._lock:
             if kind not in self._workers:
-                self._workers[kind] = Worker(kind, self.settings, self.plugins, context=self.context)
+                # the judge takes judge_concurrency calls at once (a batching judge sees them together)
+                concurrency = self.settings.judge_concurrency if kind == "judge" else 1
+                self._workers[kind] = Worker(kind, self.settings, self.plugins, concurrency=concurrency,
+                                             context=self.context)
             return self._workers[kind]
 
     def backend(self, kind: str, build) -> Any:

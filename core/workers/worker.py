@@ -12,6 +12,8 @@ import inspect
 import logging
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 SIMPLE = (str, int, float, bool, type(None))
@@ -95,8 +97,10 @@ def lower_priority(nice: int) -> str:
     return f"nice {after} (no lower priority available)"
 
 
-def main(kind: str, settings, plugins: tuple[str, ...], conn, nice: int) -> None:
-    """The worker's life: see the module's docstring. Ends when the server closes the pipe or sends None."""
+def main(kind: str, settings, plugins: tuple[str, ...], conn, nice: int, concurrency: int = 1) -> None:
+    """The worker's life: see the module's docstring. Up to `concurrency` calls run at once, in threads (a
+    judge that batches concurrent calls sees them together). Ends when the server closes the pipe or sends
+    None."""
     logging.basicConfig(level=settings.log_level, stream=sys.stderr,
                         format=f"%(asctime)s %(levelname)s [worker {kind}] %(name)s: %(message)s")
     priority = lower_priority(nice)
@@ -111,22 +115,27 @@ def main(kind: str, settings, plugins: tuple[str, ...], conn, nice: int) -> None
         return
     log.info("loaded %s at %s", getattr(backend, "model_id", kind), priority)
     conn.send(("ready", facts(backend)))
-    while True:
+    sending = threading.Lock()
+
+    def answer(call_id: int, method: str, args: tuple, kwargs: dict) -> None:
         try:
-            message = conn.recv()
-        except (EOFError, OSError):  # the server has gone
-            return
-        if message is None:
-            return
-        call_id, method, args, kwargs = message
-        try:
-            result = getattr(backend, method)(*args, **kwargs)
-            reply = (call_id, True, result)
+            reply = (call_id, True, getattr(backend, method)(*args, **kwargs))
         except Exception as exc:
             reply = (call_id, False, _error(exc))
-        try:
-            conn.send(reply)
-        except (EOFError, OSError):
-            return
-        except Exception as exc:  # a result that does not pickle
-            conn.send((call_id, False, (type(exc).__name__, f"its answer could not be sent back: {exc}", "")))
+        with sending:
+            try:
+                conn.send(reply)
+            except (EOFError, OSError):
+                return
+            except Exception as exc:  # a result that does not pickle
+                conn.send((call_id, False, (type(exc).__name__, f"its answer could not be sent back: {exc}", "")))
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix=f"worker-{kind}") as calls:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):  # the server has gone
+                break
+            if message is None:
+                break
+            calls.submit(answer, *message)

@@ -154,3 +154,19 @@ def test_a_search_whose_worker_crashed_gets_a_notice(backends, tmp_path):
     result = engine.search(request_for("Visualize", "a bird crash landing", k=5, m=1))
     assert any("worker process stopped during this call" in n for n in result.notices), result.notices
     assert result.hits  # the search ended with results (the rewrite baseline), not a hang or a failure
+
+
+def test_a_call_that_outlives_the_backend_timeout_stops_its_worker(backends, tmp_path):
+    from core.workers.pool import Worker
+
+    worker = Worker("generator", backends.settings.replace(backend_timeout_s=1.0), PLUGINS)
+    try:
+        assert worker.call("generate", "quick", seed=1).prompt == "quick"
+        first = worker.pid
+        t0 = time.monotonic()
+        with pytest.raises(Exception, match="did not answer within 1 s"):
+            worker.call("generate", f"hold:{tmp_path / 'never'} stuck", seed=1)  # the gate never opens
+        assert time.monotonic() - t0 < 30
+        assert worker.call("generate", "again", seed=1).prompt == "again" and worker.pid != first
+    finally:
+        worker.close()
