@@ -11,9 +11,10 @@ labels stored in SQLite, and the load average. Bounded in count (N x M searches)
 
 Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
 ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world
-with the offline stand-in models. --workers off|on|auto sets that server's `workers` setting (compare both in
-one run of the same machine). The last line is machine-readable:
-RESULT fast_p95_ratio=<float> errors=<int> labels_lost=<int>."""
+with the offline stand-in models. --workers off|on|auto sets that server's `workers` setting; a list
+(--workers off,on --rounds 2) measures each in turn on the same data, interleaved, so that both see the same
+machine. The last line is machine-readable: RESULT fast_p95_ratio=<float> errors=<int> labels_lost=<int>
+(with a list: the median ratio and the sums over the runs of the last setting listed)."""
 from __future__ import annotations
 
 import argparse
@@ -37,6 +38,7 @@ MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
 QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
            "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",
            "a yellow flower open"]
+HTTP_TIMEOUT_S = 120
 STOPPED_EARLY = "a later step failed"  # ui/strings.py STOPPED_EARLY: the search failed after its first results
 
 
@@ -93,13 +95,15 @@ class Load:
         self.labels, self.run_id = labels, run_id
         self.times: dict[str, list[float]] = {name: [] for name, _ in MIX}
         self.errors: list[str] = []
-        self.confirmed = 0
+        self.confirmed: list[int] = []  # label ids the API returned
         self.lock = threading.Lock()
 
     def client(self):
         from gradio_client import Client
 
-        return Client(self.url, verbose=False, download_files=False)
+        # a loaded 2-core machine answers slowly: httpx's 5 s default would count slowness as errors
+        return Client(self.url, verbose=False, download_files=False, analytics_enabled=False,
+                      httpx_kwargs={"timeout": HTTP_TIMEOUT_S})
 
     def search(self, client, preset: str, query: str) -> tuple[float, dict | None]:
         """One search: its seconds and its result JSON, or None after an error (recorded)."""
@@ -140,21 +144,22 @@ class Load:
                 self.times[preset].append(seconds)
             for hit in (result.get("results") or [])[:self.labels]:
                 try:
-                    client.predict(query, int(hit["id"]), rng.choice([0, 1]), f"load-{self.run_id}-s{number}", 1.0,
-                                   api_name="/label")
+                    label_id = client.predict(query, int(hit["id"]), rng.choice([0, 1]),
+                                              f"load-{self.run_id}-s{number}", 1.0, api_name="/label")
                     with self.lock:
-                        self.confirmed += 1
+                        self.confirmed.append(int(label_id))
                 except Exception as exc:
                     with self.lock:
                         self.errors.append(f"label {hit.get('id')}: {type(exc).__name__}: {str(exc)[:200]}")
 
 
-def stored_labels(data: Path | None, run_id: str) -> int | None:
-    """Labels of this run in the session log, read with sqlite3 as an outside observer would."""
+def stored_labels(data: Path | None, run_id: str) -> set[int] | None:
+    """The ids of this run's labels in the session log, read with sqlite3 as an outside observer would."""
     if data is None or not (data / "ecolens.sqlite").is_file():
         return None
     with sqlite3.connect(f"file:{data / 'ecolens.sqlite'}?mode=ro", uri=True, timeout=30) as db:
-        return db.execute("SELECT count(*) FROM labels WHERE annotator LIKE ?", (f"load-{run_id}-%",)).fetchone()[0]
+        rows = db.execute("SELECT id FROM labels WHERE annotator LIKE ?", (f"load-{run_id}-%",)).fetchall()
+    return {int(r[0]) for r in rows}
 
 
 def build_world(data: Path, per_species: int) -> None:
@@ -188,29 +193,59 @@ def main() -> None:
     ap.add_argument("--per-species", type=int, default=40, help="pictures per species of the world it builds")
     ap.add_argument("--url", help="a running EcoLens web app instead of starting one")
     ap.add_argument("--data-dir", help="with --url: that app's data directory (to count stored labels)")
-    ap.add_argument("--workers", choices=["auto", "on", "off"], help="the started server's workers setting")
+    ap.add_argument("--workers", default="",
+                    help="the started server's workers setting: auto, on or off; a list (off,on) measures each in "
+                         "turn on the same data, --rounds times, interleaved (the last one listed gives RESULT)")
+    ap.add_argument("--rounds", type=int, default=1, help="with a list of --workers: rounds of the list")
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds the loaded phase may take")
     ap.add_argument("--search-timeout", type=float, default=300, help="seconds one search may take")
     ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
     args = ap.parse_args()
     if args.smoke:
         args.sessions, args.searches, args.labels, args.idle, args.per_species = 2, 2, 2, 3, 1
-    run_id = uuid.uuid4().hex[:8]
+    choices = [w.strip() for w in args.workers.split(",") if w.strip()] or [""]
+    if any(w not in ("", "auto", "on", "off") for w in choices):
+        raise SystemExit(f"--workers takes auto, on or off (or a list of them), not {args.workers!r}")
+    if args.url and (len(choices) > 1 or choices[0]):
+        raise SystemExit("--workers sets the server this bench starts; it cannot change the one at --url")
     tmp = None
-    proc = None
     data = Path(args.data_dir) if args.data_dir else None
+    given = os.environ.get("ECOLENS_DATA_DIR")
+    runs: list[tuple[str, dict]] = []
     try:
-        if args.url:
-            url = args.url
-        else:
-            given = os.environ.get("ECOLENS_DATA_DIR")
+        if not args.url:
             if given:
                 data = Path(given)
             else:
                 tmp = tempfile.TemporaryDirectory()
                 data = Path(tmp.name)
                 build_world(data, args.per_species)
-            proc, url = start_app(data, bool(given), args.workers, data.parent / f"load-server-{run_id}.log")
+        for _ in range(max(1, args.rounds) if len(choices) > 1 else 1):
+            for workers in choices:
+                figures = measure(args, data, workers, bool(given))
+                report(args, workers, figures)
+                runs.append((workers, figures))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    if len(runs) > 1:
+        print("Fast p95 ratio per run: " + ", ".join(f"workers={w or 'default'} {f['ratio']:.2f}" for w, f in runs))
+    last = [f for w, f in runs if w == choices[-1]]
+    ratio = statistics.median(f["ratio"] for f in last)
+    print(f"RESULT fast_p95_ratio={ratio:.2f} errors={sum(f['errors'] for f in last)} "
+          f"labels_lost={sum(f['lost'] for f in last)}")
+
+
+def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
+    """One measurement: each preset alone, then the sessions at once, on the server at --url or on one
+    started here over `data` (with `workers`)."""
+    run_id = uuid.uuid4().hex[:8]
+    proc = None
+    try:
+        if args.url:
+            url = args.url
+        else:
+            proc, url = start_app(data, inherit, workers, data.parent / f"load-server-{run_id}.log")
         idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id)
         alone(idle_load, args.idle)
         load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id)
@@ -235,26 +270,30 @@ def main() -> None:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
-        if tmp is not None:
-            tmp.cleanup()
+    errors = idle_load.errors + load.errors
+    return {"alone": idle_load.times, "loaded": load.times, "wall": wall, "samples": samples, "errors": len(errors),
+            "error_lines": errors, "confirmed": len(load.confirmed), "stored": stored,
+            "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
+            "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
+
+
+def report(args, workers: str, f: dict) -> None:
     print(f"Load: {args.sessions} sessions x {args.searches} searches (mix "
           + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search; "
-          f"{wall:.0f} s; {os.cpu_count()} CPUs")
+          f"workers={workers or 'default'}; {f['wall']:.0f} s; {os.cpu_count()} CPUs")
     print(f"{'preset':<10} {'alone n':>7} {'p50 s':>7} {'p95 s':>7}   {'loaded n':>8} {'p50 s':>7} {'p95 s':>7}")
     for name, _ in MIX:
-        a, b = idle_load.times[name], load.times[name]
+        a, b = f["alone"][name], f["loaded"][name]
         print(f"{name:<10} {len(a):>7} {pct(a, 50):>7.2f} {pct(a, 95):>7.2f}   {len(b):>8} {pct(b, 50):>7.2f} "
               f"{pct(b, 95):>7.2f}")
-    ratio = pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)
-    errors = idle_load.errors + load.errors
-    lost = load.confirmed - stored if stored is not None else 0
-    print(f"Fast p95 ratio (loaded / alone): {ratio:.2f} (goal <= 3)")
-    print(f"errors: {len(errors)}" + "".join(f"\n  {e}" for e in errors[:10]))
-    print(f"labels: {load.confirmed} confirmed, " + (f"{stored} stored" if stored is not None else
-                                                     "stored not counted (give --data-dir with --url)"))
-    if samples:
-        print(f"load average (1 min) while loaded: mean {statistics.mean(samples):.1f}, max {max(samples):.1f}")
-    print(f"RESULT fast_p95_ratio={ratio:.2f} errors={len(errors)} labels_lost={lost}")
+    print(f"Fast p95 ratio (loaded / alone): {f['ratio']:.2f} (goal <= 3)")
+    print(f"errors: {f['errors']}" + "".join(f"\n  {e}" for e in f["error_lines"][:10]))
+    print(f"labels: {f['confirmed']} confirmed, " + (
+        f"{len(f['stored'])} stored, {f['lost']} of the confirmed ones missing" if f["stored"] is not None else
+        "stored not counted (give --data-dir with --url)"))
+    if f["samples"]:
+        print(f"load average (1 min) while loaded: mean {statistics.mean(f['samples']):.1f}, "
+              f"max {max(f['samples']):.1f}")
 
 
 if __name__ == "__main__":
