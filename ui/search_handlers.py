@@ -138,6 +138,19 @@ class SearchHandlers:
         return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
                 self.explanation(state, key), details, present.results_json(state, notices, status), state)
 
+    def progress(self, state: dict[str, Any], status: str, details: str, pictures: bool = False):
+        """A progress update while a search runs: the status line, the details and the notices (with
+        `pictures`, the pictures searched with too); everything else is left as it is on the page (gr.skip),
+        which spares the web server the photos' files (each one's path checked and copied) at every step."""
+        skip = gr.skip()
+        notices = present.notices_md(web_notices(list(state.get("notices") or [])))
+        shown = skip
+        if pictures:
+            shown = self.photos.pictures(present.visualization_items(state.get("stages") or {}))
+            if state.get("example"):
+                shown = [(state["example"], S.YOUR_EXAMPLE)] + shown
+        return (skip, status, notices, skip, shown, skip, skip, details, skip, state)
+
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
     def search(self, query: str, preset: str = "Fast", k: float | None = None, m: float | None = None,
@@ -222,13 +235,13 @@ class SearchHandlers:
                 vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
                 vis.append({"path": event.path, "seed": event.seed})
                 if due():
-                    yield self.outputs(state, status.line(), key, status.details())
+                    yield self.progress(state, status.line(), status.details(), pictures=True)
             elif isinstance(event, PhotoJudged) and (event.done % 10 == 0 or event.done == event.total):
                 if due() or event.done == event.total:  # the last photo checked: always shown
-                    yield self.outputs(state, status.line(), key, status.details())
+                    yield self.progress(state, status.line(), status.details())
             elif isinstance(event, (StageEvent, Waiting)) and heavy and shown:
                 if due():
-                    yield self.outputs(state, status.line(), key, status.details())
+                    yield self.progress(state, status.line(), status.details())
             elif isinstance(event, Notice) and heavy:
                 state["notices"] = state.get("notices", []) + [event.text]
             elif isinstance(event, Failed):
