@@ -122,7 +122,8 @@ class HistoryHandlers:
                   else {**new_history_state(), "session_id": info.id})
         gallery, pictures, hstate = self._show(detail, hstate)
         if hstate["hits"]:
-            table += "\n\n" + present.scale_line(hstate.get("scale") or present.scale_of(hstate["stages"]))
+            table += "\n\n" + present.scale_line(hstate.get("scale") or present.scale_of(hstate["stages"]),
+                                                   hstate["stages"])
         lab_rows = ["| photo | label | annotator | seconds | when |", "|---|---|---|---|---|"]
         lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {present.md_cell(lb.annotator)} | "
                      f"{lb.seconds:.1f} | {lb.created_at:%Y-%m-%d %H:%M:%S} |" for lb in detail.labels]

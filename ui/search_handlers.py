@@ -115,9 +115,9 @@ class SearchHandlers:
         hit = next((h for h in state.get("hits") or [] if int(h["id"]) == int(picked["id"])), None)
         scale = state.get("scale")
         if hit is None:
-            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(picked, stages,
-                                                                                             scale=scale)
-        return present.explanation_html(hit, stages, scale=scale)
+            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(
+                picked, stages, scale=scale, picture_url=self.photos.picture_url)
+        return present.explanation_html(hit, stages, scale=scale, picture_url=self.photos.picture_url)
 
     def outputs(self, state: dict[str, Any], status: str, key: str = "api", details: str = ""):
         """(gallery, status, notices, score scale, pictures, evidence, explanation, details, result JSON, state):
@@ -132,7 +132,7 @@ class SearchHandlers:
         pictures = self.photos.pictures(present.visualization_items(stages))
         if state.get("example"):
             pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
-        scale_md = present.scale_line(scale) if state["hits"] else ""
+        scale_md = present.scale_line(scale, stages) if state["hits"] else ""
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
         return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),

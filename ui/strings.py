@@ -85,6 +85,10 @@ SCALES = {
                                 "check it could make; 100% means sure of every one"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
+FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
+               "pictures rank high comes before one that only one picture finds very close, so the similarities "
+               "need not fall in rank order.")
+CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similarity}."
 NOT_CHECKED = "not checked"
 NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
 
