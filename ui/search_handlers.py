@@ -14,6 +14,7 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
                                    Visualization, Waiting)
 from core.labels import latest
+from core.methods.llm_checks import is_question
 from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
@@ -135,8 +136,8 @@ class SearchHandlers:
         scale_md = present.scale_line(scale, stages) if state["hits"] else ""
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
-        return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
-                self.explanation(state, key), details, present.results_json(state, notices, status), state)
+        return (gallery, status, present.notices_md(notices), scale_md, pictures,
+                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details, present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
@@ -385,6 +386,12 @@ class SearchHandlers:
         name = found[0] if found else ""
         show = bool(name) and name.lower() != (taxon or "").strip().lower()
         return gr.update(value=S.TAXON_SUGGEST.format(name=name) if show else "", visible=show), name
+
+    @staticmethod
+    def offer_answer(query: str):
+        """The 'answer my question' box beside the query, shown while the query is a question (and cleared when
+        it stops being one, so a hidden box never asks for an answer)."""
+        return gr.update(visible=True) if is_question(query or "") else gr.update(visible=False, value=False)
 
     @staticmethod
     def take_taxon(name: str):

@@ -39,7 +39,7 @@ from ui.search_handlers import SearchHandlers
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
-HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS
+HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS + search_view.CITE_JS
 log = logging.getLogger(__name__)
 UPLOADS = "uploads"  # Gradio's cache folder inside the data directory
 

@@ -33,7 +33,6 @@ RERANK_K = "Photos to check"
 RERANK_MODE = "Checks"
 RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questions only", "subq"),
                 ("expert context only", "context"), ("one direct question", "direct")]
-WANT_ANSWER = "Also write an answer with evidence"
 TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
 TAXON_PLACEHOLDER = "any taxon: type a name to choose one"
 TAXON_SUGGEST = "Only show {name} (named in your query)"
@@ -61,6 +60,9 @@ LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like thi
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
+CITE_TITLE = "open photo #{rank}"
+CITED_OFF_SCREEN = "photo id {photo} (not in the results shown)"
+ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
