@@ -20,7 +20,7 @@ from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
 from core.contracts.settings import masked
-from ui import present
+from ui import place_map, present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
@@ -137,7 +137,8 @@ class SearchHandlers:
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
         return (gallery, status, present.notices_md(notices), scale_md, pictures,
-                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details, present.results_json(state, notices, status), state)
+                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
+                present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
@@ -364,6 +365,15 @@ class SearchHandlers:
         req = request_for("Fast", state["query"], k=state.get("k", 20), filters=state.get("filters"),
                           relevant_ids=rel, nonrelevant_ids=non)
         return self._show(state, req, "baseline+feedback", session_key(request))
+
+    # ---- the Filters map --------------------------------------------------------------------------
+    def place_map(self):
+        """The Filters map with a sample of the catalog's photo places (asked on every page load)."""
+        try:
+            return place_map.panel(self.engine.corpus, self.settings)
+        except Exception:  # the catalog is still being built: an empty map rather than a failed page
+            log.exception("photo places could not be read from the catalog")
+            return place_map.map_html([], self.settings.map_tiles_url, self.settings.map_tiles_attribution)
 
     # ---- taxa ---------------------------------------------------------------------------------------
     def taxon_choices(self):

@@ -94,6 +94,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             months = gr.CheckboxGroup(S.MONTH_NAMES, label=S.MONTHS, elem_id="filter-months")
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
+        # where the photos are, and the place box drawn on it (ui.place_map; filled on page load)
+        place_map = gr.HTML("", elem_id="filter-map", label=S.MAP_LABEL)
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
     with gr.Accordion(S.DETAILS, open=False, elem_id="search-details", visible=False) as details_box:
         details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
@@ -147,4 +149,4 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
     visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
                           trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map)
