@@ -32,9 +32,9 @@ log = logging.getLogger(__name__)
 FRAME = frozenset(
     "a an the is are was were be been being does do did can could has have had it its it's this that these those "
     "there here their they them of and or to in on at from during within inside photo photos picture pictures "
-    "image images shown show shows showing visible any some one organism organisms individual individuals "
-    "species kind type subject taken observed photographed recorded seen made under licensed licenced licence "
-    "license match matches description described same".split())
+    "image images shown show shows showing visible any some organism individual "
+    "species kind type subject taken observed photographed recorded seen under licensed licenced licence "
+    "license match matches description described taxon member genus family order class phylum kingdom".split())
 MONTHS = {name: i for i, name in enumerate(
     "January February March April May June July August September October November December".split(), start=1)}
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'.-]*[A-Za-z0-9]|[A-Za-z0-9]")
