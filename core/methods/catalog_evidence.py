@@ -185,8 +185,8 @@ def _taxon_one(p: Photo, name: str, rank: str | None, synonyms: dict[str, set[st
     known = getattr(p, other).lower() if other and getattr(p, other) else ""
     if known and name in synonyms:  # the photo records the other name of the species
         return Verdict("yes" if known in synonyms[name] else "no", f"catalog: species = {_species_text(p)}")
-    return Verdict("missing", f"the catalog records no {'species' if attr in ('scientific_name', 'common_name') else label}",
-                   ("species" if attr in ("scientific_name", "common_name") else label,))
+    lacking = "species" if attr in ("scientific_name", "common_name") else label
+    return Verdict("missing", f"the catalog records no {lacking}", (lacking,))
 
 
 def _combine(verdicts: Sequence[Verdict]) -> Verdict:
@@ -293,8 +293,11 @@ def summary(evidence: CatalogEvidence | None, results: Sequence[dict[str, Any]])
         return {"from_catalog": 0, "from_picture": 0, "fields": []}
     answers = [a for r in results for a in r.get("answers") or []]
     fields = sorted({t.field for ts in evidence.topics for t in ts})
-    return {"from_catalog": sum(1 for r in results if any(a.get("source") == "catalog" for a in r.get("answers") or [])),
-            "from_picture": sum(1 for r in results if any(a.get("source") == "picture" for a in r.get("answers") or [])),
+
+    def photos_with(source: str) -> int:
+        return sum(1 for r in results if any(a.get("source") == source for a in r.get("answers") or []))
+
+    return {"from_catalog": photos_with("catalog"), "from_picture": photos_with("picture"),
             "answers_from_catalog": sum(1 for a in answers if a.get("source") == "catalog"),
             "fields": fields}
 
