@@ -441,6 +441,9 @@ def _config_error(error: Mapping[str, Any]) -> ConfigError:
     if problem in ("greater_than_equal", "less_than_equal"):
         value = _shown(name, raw)
         return ConfigError(f"Setting {name}={value!r} is out of range", f"give {name} a value {_span(name)}")
+    if problem == "value_error" and name == "named_places":  # its own check says which entry is wrong
+        said = str((error.get("ctx") or {}).get("error") or error.get("msg") or "")
+        return ConfigError(f"Setting {name}={raw!r}: {said}", f"fix {name}: {field_help()[name]}")
     if problem == "finite_number":
         return ConfigError(f"Setting {name}={raw!r} is not a finite number",
                            f"give {name} a number such as {Settings.model_fields[name].default!r}")

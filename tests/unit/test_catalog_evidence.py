@@ -11,7 +11,7 @@ import pytest
 from core.contracts.errors import ConfigError
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings, parse_places
+from core.contracts.settings import Settings, load_settings, parse_places
 from core.contracts.world import CatalogTopic
 from core.methods.catalog_evidence import (CatalogEvidence, Vocabulary, asks_only, check, generic_topics,
                                            question_topics, verdict)
@@ -120,10 +120,11 @@ def test_named_places_are_read_and_bad_entries_are_refused_with_the_fix():
     assert parse_places("Kenya=33.9,-4.7,41.9,5.0; Lake  Victoria=31.5,-3.1,34.9,0.5") == {
         "Kenya": KENYA, "Lake Victoria": (31.5, -3.1, 34.9, 0.5)}
     assert Settings(named_places="Kenya=33.9,-4.7,41.9,5.0").place_boxes() == {"Kenya": KENYA}
-    for bad in ("Kenya", "Kenya=1,2,3", "=1,2,3,4", "Kenya=1,95,3,96"):
-        with pytest.raises((ConfigError, ValueError)) as err:
-            Settings(named_places=bad)
-        assert "NAME=WEST,SOUTH,EAST,NORTH" in str(err.value) or "latitudes" in str(err.value)
+    for bad in ("Kenya", "Kenya=1,2,3", "=1,2,3,4", "Kenya=1,95,3,96", "Kenya=a,b,c,d"):
+        with pytest.raises(ConfigError) as err:
+            load_settings(environ={"ECOLENS_NAMED_PLACES": bad})
+        assert err.value.message.startswith(f"Setting named_places={bad!r}: {bad!r}")
+        assert "NAME=WEST,SOUTH,EAST,NORTH" in err.value.message + err.value.hint
 
 
 # ---- the rerank -------------------------------------------------------------------------------------------
@@ -202,3 +203,13 @@ def test_the_page_keeps_the_catalog_reason_and_words_the_picture_reason():
                        "Ember-crested Tuftling 0.93 -> p(yes) 0.93")
     assert said == ("the catalog records no species for this photo, so it was seen in the picture: Ember-crested "
                     "Tuftling (93% sure)")
+
+
+def test_the_badge_shows_the_catalog_answer_as_certain_with_its_reason():
+    from ui.present import badges_html
+
+    html = badges_html([{"question": "Is this a Gold-crested Tuftling?", "answer": "no", "p_yes": 0.0, "checked": True,
+                         "reason": "catalog: species = Tuftilla rubrifrons (Ember-crested Tuftling)",
+                         "source": "catalog"}])
+    assert "badge-no" in html and "0% sure it is yes" in html
+    assert "catalog: species = Tuftilla rubrifrons (Ember-crested Tuftling)" in html
