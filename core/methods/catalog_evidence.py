@@ -5,7 +5,7 @@ the photo's catalog fields when it has them, and from the picture (the judge) wh
 What a question asks comes as structure where a reader can give it: the rule book of the world in use says which
 of its species a question names (`RuleBook.catalog_topics`, by scientific name); otherwise the question is read
 against the catalog's own vocabulary (its taxon and common names, month names, years, ISO dates, Creative Commons
-licence codes, the named places of settings.named_places). Either way a question counts as a catalog question only
+licence codes, a WEST,SOUTH,EAST,NORTH box, the named places of settings.named_places). Either way a question counts as a catalog question only
 when nothing is left of it once the named things and the words that frame every yes/no question are taken out
 ("Is there a Mallard in the photo?" is one; "Is the Mallard feeding?" is not: the catalog cannot say "feeding").
 
@@ -34,12 +34,15 @@ FRAME = frozenset(
     "there here their they them of and or to in on at from during within inside photo photos picture pictures "
     "image images shown show shows showing visible any some organism individual "
     "species kind type subject taken observed photographed recorded seen under licensed licenced licence "
-    "license match matches description described taxon member genus family order class phylum kingdom".split())
+    "license match matches description described taxon member genus family order class phylum kingdom box "
+    "bounding area region".split())
 MONTHS = {name: i for i, name in enumerate(
     "January February March April May June July August September October November December".split(), start=1)}
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
+_NUMBER = r"-?\d{1,3}(?:\.\d+)?"
+_BOX = re.compile(rf"(?<![\w.-]){_NUMBER}(?:\s*,\s*{_NUMBER}){{3}}(?![\w.])")  # WEST,SOUTH,EAST,NORTH
 _LICENCE = re.compile(r"\b(?:cc[\s_-]?0|cc[\s_-]?by(?:[\s_-](?:nc|sa|nd))*(?:[\s_-]\d\.\d)?|public[\s-]domain)\b",
                       re.IGNORECASE)
 MAX_NAME_WORDS = 6  # longest taxon or place name looked for in a question
@@ -95,7 +98,8 @@ def _name_topics(question: str, vocab: Vocabulary) -> list[CatalogTopic]:
 
 
 def generic_topics(question: str, vocab: Vocabulary) -> tuple[CatalogTopic, ...]:
-    """What `question` names in the catalog's vocabulary: taxa, places, dates, months, years and licences."""
+    """What `question` names in the catalog's vocabulary: taxa, named places and boxes, dates, months, years and
+    licences."""
     out = _name_topics(question, vocab)
     dates = list(_DATE.finditer(question))
     for m in dates:
@@ -103,7 +107,11 @@ def generic_topics(question: str, vocab: Vocabulary) -> tuple[CatalogTopic, ...]
             out.append(CatalogTopic("date", (date(int(m.group(1)), int(m.group(2)), int(m.group(3))),), (m.group(0),)))
         except ValueError:
             continue
-    rest = _DATE.sub(" ", question)
+    for m in _BOX.finditer(question):
+        w, south, e, n = (float(x) for x in m.group(0).split(","))
+        if -180 <= w <= 180 and -180 <= e <= 180 and -90 <= south <= n <= 90:
+            out.append(CatalogTopic("place", ((w, south, e, n),), (m.group(0),)))
+    rest = _BOX.sub(" ", _DATE.sub(" ", question))
     for word, _, _ in _spans(rest):
         if word in MONTHS:  # capitalised only: "may" is a verb
             out.append(CatalogTopic("month", (MONTHS[word],), (word,)))

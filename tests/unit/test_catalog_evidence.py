@@ -40,6 +40,7 @@ def _fields(topics) -> list[tuple[str, tuple]]:
     ("Was it observed on 2021-05-03?", [("date", (date(2021, 5, 3),))]),
     ("Is the photo licensed CC-BY?", [("license", ("CC-BY",))]),
     ("Was it taken in Kenya?", [("place", (KENYA,))]),
+    ("Was it taken within 33.9, -4.7, 41.9, 5.0?", [("place", (KENYA,))]),
     ("Was this Mallard photographed in May?", [("taxon", ("mallard",)), ("month", (5,))]),
 ])
 def test_a_question_that_asks_only_what_the_catalog_records_has_its_topics(question, expected):
@@ -88,6 +89,8 @@ def test_the_photos_fields_answer_yes_or_no_with_the_fact_as_reason():
     v = _say(MALLARD, "Was it taken in Kenya?")
     assert (v.outcome, v.reason) == ("yes", "catalog: place = -1.3000, 36.8000 (inside Kenya)")
     assert _say(PINTAIL, "Was it taken in Kenya?").outcome == "no"
+    v = _say(MALLARD, "Was it taken inside the box 33.9,-4.7,41.9,5.0?")
+    assert (v.outcome, v.reason) == ("yes", "catalog: place = -1.3000, 36.8000 (inside 33.9,-4.7,41.9,5.0)")
     assert _say(MALLARD, "Is the photo licensed CC-BY?").reason == "catalog: licence = CC-BY-4.0"
     assert _say(PINTAIL, "Is the photo licensed CC-BY?").outcome == "no"  # cc-by-nc is not cc-by
 
