@@ -112,6 +112,9 @@ def generic_topics(question: str, vocab: Vocabulary) -> tuple[CatalogTopic, ...]
         if -180 <= w <= 180 and -180 <= e <= 180 and -90 <= south <= n <= 90:
             out.append(CatalogTopic("place", ((w, south, e, n),), (m.group(0),)))
     rest = _BOX.sub(" ", _DATE.sub(" ", question))
+    for t in out:  # a name already read is no month or year ("May beetle")
+        for said in t.said:
+            rest = rest.replace(said, " ")
     for word, _, _ in _spans(rest):
         if word in MONTHS:  # capitalised only: "may" is a verb
             out.append(CatalogTopic("month", (MONTHS[word],), (word,)))

@@ -56,6 +56,11 @@ def test_a_question_that_asks_anything_else_is_left_to_the_judge(question):
     assert question_topics(question, VOCAB) == ()
 
 
+def test_a_month_inside_a_name_is_part_of_the_name():
+    vocab = Vocabulary.of([("May beetle", "common name")])
+    assert _fields(question_topics("Is there a May beetle in the photo?", vocab)) == [("taxon", ("may beetle",))]
+
+
 def test_words_left_over_decide_and_group_words_may_be_allowed():
     t = generic_topics("Is this bird a Mallard?", VOCAB)
     assert not asks_only("Is this bird a Mallard?", t)
