@@ -175,6 +175,15 @@ def _species_text(p: Photo) -> str:
     return f"{p.scientific_name} ({p.common_name})" if p.common_name else p.scientific_name
 
 
+def _coarse(p: Photo, species: str) -> Verdict:
+    """A species asked of a photo identified only to a genus or higher: no when its genus differs from the
+    species' genus, else the catalog cannot tell."""
+    genus = (p.genus or "").lower()
+    if genus and species and genus != species.split()[0]:
+        return Verdict("no", f"catalog: genus = {p.genus}")
+    return Verdict("missing", f"the catalog records no species (only {p.scientific_name})", ("species",))
+
+
 def _taxon_one(p: Photo, name: str, rank: str | None, synonyms: dict[str, set[str]]) -> Verdict:
     name = name.lower()
     if rank is None:  # a name the catalog does not use: a binomial is a species, else any recorded name may match
@@ -188,6 +197,9 @@ def _taxon_one(p: Photo, name: str, rank: str | None, synonyms: dict[str, set[st
     if attr == "genus" and not value and len(p.scientific_name.split()) >= 2:
         value = p.scientific_name.split()[0]
     label = FIELD_LABEL.get(attr, attr)
+    coarse = len(p.scientific_name.split()) == 1  # identified only to a genus or a higher rank
+    if coarse and attr in ("scientific_name", "common_name") and p.scientific_name.lower() != name:
+        return _coarse(p, name if attr == "scientific_name" else next(iter(sorted(synonyms.get(name, ()))), ""))
     if value:
         same = value.lower() == name or (attr == "scientific_name" and value.lower().startswith(name + " "))
         shown = _species_text(p) if attr in ("scientific_name", "common_name") else value

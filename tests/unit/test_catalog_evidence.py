@@ -116,6 +116,19 @@ def test_a_common_name_is_matched_through_photos_that_record_both_names():
     assert _say(SCIENTIFIC_ONLY, "Is there a Mallard in the photo?", photos=()).outcome == "missing"
 
 
+def test_a_photo_identified_only_to_genus_or_family_is_not_a_no_to_a_species_of_that_genus():
+    to_genus = Photo("g.png", id=5, scientific_name="Anas", genus="Anas")
+    to_family = Photo("f.png", id=6, scientific_name="Anatidae", family="Anatidae")
+    other_genus = Photo("o.png", id=7, scientific_name="Aythya", genus="Aythya")
+    v = _say(to_genus, "Is there a Mallard in the photo?")
+    assert (v.outcome, v.reason) == ("missing", "the catalog records no species for this photo")
+    assert _say(to_genus, "Is this an Anas platyrhynchos?").outcome == "missing"
+    assert _say(to_family, "Is this an Anas platyrhynchos?").outcome == "missing"
+    assert _say(other_genus, "Is there a Mallard in the photo?").reason == "catalog: genus = Aythya"
+    assert _say(other_genus, "Is there a Mallard in the photo?").outcome == "no"
+    assert _say(to_genus, "Is it in the genus Anas?").outcome == "yes"
+
+
 def test_several_topics_a_no_wins_all_yes_is_yes_and_any_name_of_either_may_match():
     assert _say(MALLARD, "Was this Mallard photographed in May?").outcome == "yes"
     assert _say(MALLARD, "Was this Mallard photographed in June?").outcome == "no"
