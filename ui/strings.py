@@ -324,13 +324,13 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
-    (r"^read from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
+    (r"\bread from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
     (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
      r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
      r"nothing in this question the checker can look for; it compared the photo with the question and with its "
      r"opposite (\1 vs \2)"),
     (r"\bplan (\w+)", r"body shape: \1"),
-    (r"\bspecies ", ""),
+    (r"\bspecies (?=[A-Z])", ""),  # the stand-in's "species Slate Reedpiper", not "catalog: species = ..."
     (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
 )
 SURE = "{p:.0%} sure"

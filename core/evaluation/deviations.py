@@ -47,6 +47,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "photo with no checked question follows the scored ones in first-stage order.",
               "The paper's judge always answers; a yes or no for something the judge cannot see (a call, the "
               "time of day) would be noise, scored as if it were evidence."),
+    Deviation("rerank", "With `catalog_evidence` on, questions about what the catalog records are answered from "
+              "it, and the catalog's verdict orders the photos before the score does; evaluations run with it off "
+              "unless `--catalog-evidence` is given.",
+              "The papers rank pictures alone; a species the catalog records is better evidence than a model's "
+              "reading of the picture, but a benchmark's protocol does not allow it, so its numbers are made "
+              "without it."),
     # ---- Cross-modal RAG (seed 004) ---------------------------------------------------------------------------
     Deviation("coverage", "The dense score uses each photo's global image embedding; the paper's trained "
               "sub-dimensional vision adaptor is not used.",
