@@ -26,6 +26,7 @@ import logging
 import numpy as np
 
 from core.contracts.world import answer_word, rule_book
+from core.methods.anatomy import impossible as impossible_for, named_taxa
 from core.methods.cached_backends import CachedBackends
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
 from core.methods.feedback import check_photo_ids, rocchio
@@ -199,8 +200,10 @@ class DialogueSession:
         content words): two questions with the same meaning share it."""
         return rule_book().meaning_key(question, self.caption, self.turns) or question_key(question)
 
-    def _screen(self, questions: list[str], captions: list[str]) -> tuple[list[str], list[dict[str, str]]]:
-        """Questions that can apply to what is named, not asked before (by meaning, as understood now) and
+    def _screen(self, questions: list[str], captions: list[str],
+                taxa: set[str] = frozenset()) -> tuple[list[str], list[dict[str, str]]]:
+        """Questions that can apply to what is named (the world's rule book, else the generic table of traits
+        by higher taxon, `taxa` being what is named), not asked before (by meaning, as understood now) and
         that, when in the world's terms, split the candidates: some but not all candidate notes state what
         they ask."""
         facts_of = rule_book().consistent(self.caption, self.turns, [rule_book().text_facts(c) for c in captions if c])
@@ -210,7 +213,7 @@ class DialogueSession:
         for q in questions:
             key = self.meaning(q)
             facts = {f for f in rule_book().question_facts(q) if not f.startswith("part:")}
-            why = rule_book().impossible(q, self.caption, self.turns)
+            why = rule_book().impossible(q, self.caption, self.turns) or impossible_for(q, set(taxa))
             if why:
                 dropped.append({"question": q, "reason": f"not for what is named ({why})"})
                 continue
@@ -265,12 +268,14 @@ class DialogueSession:
                 self._note(text)
             else:
                 self._notice(text)
-        usable, dropped = self._screen(kept, captions)
+        taxa = named_taxa(" ".join([self.caption, *(q for q, a in self.turns if answer_word(a) == "yes")]),
+                          self.search.photos(ids) if ids else [])
+        usable, dropped = self._screen(kept, captions, taxa)
         if not usable:
             from core.methods.rules import questions as rule_questions
 
             fresh, more = self._screen(rule_questions(self.caption, self.turns, captions, s.plugir_questions),
-                                       captions)
+                                       captions, taxa)
             dropped += more
             if fresh:
                 fallback = RULE_FALLBACK
