@@ -1,12 +1,20 @@
 """What each kind of organism of the field-guide world can have, as data: its parts, and the values of every
-attribute a picture of it can show (adult and young together). The dialogue uses it to never ask about what
-the named organism cannot have (wings for a frog), and to tell when two questions ask the same thing: for an
-attribute with two possible values ("Is it alone?" / "Are there two of them?"), a yes to one is a no to the
-other. tests/unit/test_dialogue_meaning.py checks this table against the scenes the world samples."""
+attribute a picture of it can show, per body plan and life stage. The dialogue uses it never to ask about what
+the named organism cannot have (wings for a frog), with the reason in plain words.
+tests/unit/test_dialogue_meaning.py checks this table against the scenes the world samples.
+
+It also tells when two questions ask the same thing about what is named: when, over a fixed sample of the
+world's scenes of it, they are true of the same scenes or of exactly the opposite ones ("Is it alone?" and
+"Are there two of them?"), which also catches what the world ties together (a feeding beetle always eats a
+leaf, so "Is it feeding?" and "Is it feeding on a leaf?" are one question)."""
 from __future__ import annotations
 
-from fieldguide.facts import question_facts, text_facts
-from fieldguide.scene import DEFAULT_COLOURS, HABITATS, LARVA_DEFAULT, VIEWS
+import functools
+import hashlib
+import random
+
+from fieldguide.facts import question_facts, scene_facts, text_facts
+from fieldguide.scene import DEFAULT_COLOURS, HABITATS, LARVA_DEFAULT, VIEWS, sample_scene
 from fieldguide.species import PART_PHRASE, PLAN_PARTS, SPECIES, Species, by_name
 from core.contracts.world import answer_word
 
@@ -144,25 +152,50 @@ def impossible(question: str, caption: str, turns) -> str | None:
                        f"as a {_said(fact)}"
             if key == "plan":
                 return f"it is named as one of the {who}, not the {PLAN_PLURAL.get(value, value)}"
+            if key == "item":
+                return f"{who} never carry or eat {_said(fact)}"
+            if key == "stage":
+                return f"{who} have no {_said(fact)} stage"
             return f"{who} are never {_said(fact)}"
     return None
 
 
+MEANING_SAMPLE = 150  # scenes per species the meaning of a question is read over (fixed seed)
+
+
+@functools.lru_cache(maxsize=1)
+def _scenes() -> tuple[tuple[str, str, str, frozenset[str]], ...]:
+    """(species, plan, stage, facts) of a fixed sample of the world's scenes: what its pictures can show,
+    together (a feeding beetle always eats a leaf; a tadpole always swims)."""
+    out = []
+    for sp in SPECIES:
+        rng = random.Random(f"meaning:{sp.scientific_name}")
+        for _ in range(MEANING_SAMPLE):
+            scene = sample_scene(sp, rng)
+            out.append((sp.scientific_name, sp.plan, scene.stage, frozenset(scene_facts(sp, scene))))
+    return tuple(out)
+
+
+def _holds(fact: str, facts: frozenset[str]) -> bool:
+    key, _, value = fact.partition("=")
+    return any(f"{key}={v}" in facts for v in value.split(" or ")) if " or " in value else fact in facts
+
+
 def meaning_key(question: str, caption: str, turns) -> str | None:
-    """What `question` asks, as a key two questions share when they ask the same thing about what is named:
-    its facts, where an attribute with two possible values counts as the attribute alone ('count' for both
-    "Is it alone?" and "Are there two of them?"; 'stage' for "Is it a tadpole?" and "Is it an adult?" about a
-    frog) and a fact the name already settles is left out. None for a question outside the world's terms."""
+    """What `question` asks about what is named, as a key two questions share when they ask the same thing:
+    over the world's pictures of what the description and the yes answers name, they are true of the same
+    pictures, or of exactly the opposite ones ("Is it alone?" and "Are there two of them?"; "Is it feeding?"
+    and "Is it feeding on a leaf?" about a beetle, which eats nothing else). None outside the world's terms."""
     facts = question_facts(question)
     if not facts:
         return None
     plans, stage, species = named(caption, turns)
-    keys = set()
-    for fact in [f for f in facts if not f.startswith("part:")] or list(facts):
-        key, _, value = fact.partition("=")
-        values = _values(key, plans, stage, species) if value and " or " not in value else set()
-        if len(values) == 2:
-            keys.add(key)
-        elif len(values) != 1 or _value(key, value) not in values:
-            keys.add(fact)
-    return "|".join(sorted(keys)) or "|".join(sorted(facts))
+    asked = [f for f in facts if not f.startswith("part:")] or list(facts)
+    truth = [all(_holds(f, fs) for f in asked) for sp, plan, st, fs in _scenes()
+             if (species is None or sp == species.scientific_name) and (not plans or plan in plans)
+             and (not stage or st == stage)]
+    if not truth:
+        return "|".join(sorted(asked))
+    if truth[0]:  # a question and its opposite ask the same thing
+        truth = [not t for t in truth]
+    return "scenes:" + hashlib.blake2b(bytes(truth), digest_size=8).hexdigest()

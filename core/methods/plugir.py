@@ -18,10 +18,9 @@ as a note (`notes`, `Question.fallback`), not as a failure.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
-
-import logging
 
 import numpy as np
 
@@ -142,7 +141,7 @@ class DialogueSession:
             sims = np.asarray(self.search.vectors(missing), dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
             score.update({i: float(x) for i, x in zip(missing, sims)})
         first = sorted(marked, key=lambda i: -score[i])
-        return [(i, score[i]) for i in first] + [t for t in ranked if t[0] not in set(marked)]
+        return [(i, score[i]) for i in first] + [t for t in ranked if t[0] not in set(first)]
 
     def hits(self, k: int | None = None) -> list[Hit]:
         return self.search.hits(self.ranked[: k or self.k])

@@ -1,6 +1,6 @@
 """The world's data on what each kind of organism can have (fieldguide/traits.py) agrees with the scenes the
-world samples, and the dialogue's meaning key and impossibility rule read it: "Is it alone?" and "Are there two
-of them?" are one question, wings are never asked of a frog."""
+world samples, and the dialogue reads it: wings are never asked of a frog; two questions true of the same (or
+of exactly the opposite) scenes of what is named are one question ("Is it alone?", "Are there two of them?")."""
 from __future__ import annotations
 
 import random
@@ -46,11 +46,20 @@ def test_two_valued_attributes_are_one_question_and_others_are_not():
     same = [("Is it alone?", "Are there two of them?", "a Cobalt Pondhopper"),
             ("Are its wings spread?", "Are its wings folded?", "a bird"),
             ("Is it a tadpole?", "Is it an adult?", "a frog"),
-            ("Is this an underside view?", "Is it seen from below?", "a bird")]
+            ("Is this an underside view?", "Is it seen from below?", "a bird"),
+            ("Is it feeding?", "Is it feeding on a leaf?", "a beetle")]  # a feeding beetle eats nothing else
     for a, b, caption in same:
         assert meaning_key(a, caption, []) == meaning_key(b, caption, []), (a, b)
     different = [("Is it perched?", "Is it flying?", "a bird"), ("Is it sitting?", "Is it leaping?", "a frog"),
-                 ("Are its wings spread?", "Are its wings folded?", "a moth")]  # a moth's young curl up
+                 ("Are its wings spread?", "Are its wings folded?", "a moth"),  # a moth's young curl up
+                 ("Is it flying?", "Are its wings spread?", "a bird"),  # a perched bird may spread them too
+                 ("Is it feeding?", "Is it feeding on a berry?", "a beetle")]
     for a, b, caption in different:
         assert meaning_key(a, caption, []) != meaning_key(b, caption, []), (a, b)
     assert meaning_key("Does the photo show a nest?", "a bird", []) is None  # outside the world's terms
+
+
+def test_reasons_read_as_plain_words():
+    assert impossible("Is it feeding on a berry?", "a beetle", []) == "beetles never carry or eat a berry"
+    assert impossible("Is it a caterpillar?", "a bird", []) == "it is named as one of the birds, not the moths"
+    assert impossible("Is it seen from below?", "a flower", []) == "flowers are never seen from below"
