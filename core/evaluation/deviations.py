@@ -98,9 +98,11 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "The paper's retriever sees only the reformulated text, in which a no is usually dropped; the check "
               "makes a no a negative constraint. plugir_check_depth = 0 gives the paper's behaviour."),
     Deviation("plugir", "Questions are compared by what they ask about what is named (the rule book's "
-              "`meaning_key`: their facts in the world's terms, where an attribute with only two possible values for "
-              "the named organism counts as the attribute alone, so \"Is it alone?\" and \"Are there two of them?\" "
-              "are one question; else their content words); a key asked before, with any answer, is never asked "
+              "`meaning_key`: in the world's terms, two questions are one when, over a fixed sample of the world's "
+              "scenes of what the description and the yes answers name, they are true of the same scenes or of "
+              "exactly the opposite ones, so \"Is it alone?\" and \"Are there two of them?\" are one question, and "
+              "so are \"Is it feeding?\" and \"Is it feeding on a leaf?\" about a beetle; else their content "
+              "words); a key asked before, with any answer, is never asked "
               "again, and a question in the world's terms is asked only if some but not all current candidates' "
               "notes state it.",
               "The paper relies on the LLM filter alone, which let paraphrases repeat and asked about flowers for "
