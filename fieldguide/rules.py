@@ -14,6 +14,7 @@ from fieldguide.phrasing import (a, attr_question, behaviour_of, describe_reques
 from fieldguide.reading import read_text
 from fieldguide.request import Attr, Request, Target, _target, read_request
 from fieldguide.species import PART_PHRASE, SPECIES
+from fieldguide.traits import impossible, meaning_key
 from core.contracts.world import CatalogTopic, RuleBook, answer_word
 from core.methods.decompose import SubQuery
 from core.methods.instruction import Instruction
@@ -395,3 +396,5 @@ class FieldGuideRules(RuleBook):
     organism_kinds = staticmethod(organism_kinds)
     uncovered = staticmethod(uncovered)
     catalog_topics = staticmethod(catalog_topics)
+    impossible = staticmethod(impossible)
+    meaning_key = staticmethod(meaning_key)

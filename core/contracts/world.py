@@ -124,6 +124,17 @@ class RuleBook:
         vocabulary can tell; the generic book cannot tell and names none."""
         return []
 
+    def impossible(self, question: str, caption: str, turns: Turns) -> str | None:
+        """Why a dialogue question cannot apply to what the description and the yes answers name (or is settled
+        by the name), in plain words ('frogs have no wings'), from the world's data on what each kind of
+        organism can have; None when it can, or the book cannot tell (the generic book never can)."""
+        return None
+
+    def meaning_key(self, question: str, caption: str, turns: Turns) -> str | None:
+        """What a dialogue question asks about what is named, as a key two questions with the same meaning
+        share ("Is it alone?" and "Are there two of them?"); None outside the world's terms."""
+        return None
+
     def organism_kinds(self, text: str) -> set[str]:
         """Words that name the kind of each organism `text` names in the world's terms ('bird', 'chick')."""
         return set()
