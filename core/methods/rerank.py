@@ -12,7 +12,11 @@ Abstentions (core/backends/reach.py): a question the judge could not answer from
 neither pass nor fail: the photo's score is the mean over its checked questions only (with no abstention,
 the paper's mean over all). A photo with no checked question has no score and follows the scored ones in
 first-stage order. What no check covered (the judge's unseen parts of the query and of its questions, the
-parts of the query no question asks about) is named in one notice."""
+parts of the query no question asks about) is named in one notice.
+
+The search's time limit (core.methods.deadline): once it has passed no photo is sent to the judge; photos
+not checked by then follow the checked ones in first-stage order ("out_of_time" in the stage), and one
+notice names the limit and the judge that took the time."""
 from __future__ import annotations
 
 import logging
@@ -26,11 +30,12 @@ from typing import Any, Sequence
 from core.backends.base import JudgeRequest
 from core.backends.reach import NOT_CHECKED, merge, notice_text
 from core.contracts.cancel import SearchCancelled
-from core.contracts.errors import BackendUnavailable, BudgetExceeded
+from core.contracts.errors import BackendUnavailable, BudgetExceeded, DeadlinePassed
 from core.contracts.events import PhotoJudged
 from core.contracts.world import rule_book
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.confidence import p_yes
+from core.methods.deadline import backend_where, in_context
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
 from core.prompts.rerank import direct_question
@@ -175,13 +180,21 @@ def _abstention_notice(run: Run, judge, query: str, questions: Sequence[str], re
 def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mode: str,
                votes: int = 1) -> tuple[list[tuple[int, float]], dict[str, Any]]:
     """Reorder `candidates` (first-stage order) by the judge; returns ranked (id, score) and the artefacts."""
+    judge = run.backends.judge_for(run.budget)
+    if run.deadline.passed():  # nothing is asked: not even the questions are written
+        run.out_of_time(f"the {len(candidates)} photos were not checked by {backend_where(run.settings, 'judge')} "
+                        "and keep their first-stage order")
+        return list(candidates), {
+            "mode": mode, "context": "", "subquestions": [], "k": len(candidates), "votes": votes, "photos": [],
+            "judged": 0, "failed": 0, "skipped": 0, "paused": 0, "out_of_time": len(candidates),
+            "order": "first-stage", "chained": chained(mode), "judge": judge.model_id, "passed": 0, "scored": 0,
+            "unchecked": [], "not_checked_answers": 0}
     with run.timed("rerank_plan"):
         context, questions = plan(run, query, mode)
     stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
                              "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "paused": 0,
-                             "order": "judge", "chained": chained(mode)}
+                             "out_of_time": 0, "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
-    judge = run.backends.judge_for(run.budget)
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
     chain = chained(mode)
@@ -235,8 +248,13 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     elif judged and not stage["passed"]:
         run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
                    "all of it, so the photos are ordered by how close they came")
+    if stage["out_of_time"]:
+        late = stage["out_of_time"]
+        run.out_of_time(f"{late} of {len(candidates)} photos were not checked by "
+                        f"{backend_where(run.settings, 'judge')} and "
+                        + ("follow the checked ones in first-stage order" if judged else "keep their first-stage order"))
     if errors:
-        failed = max(1, len(order_ids) - len(results) - stage["skipped"])
+        failed = max(1, len(order_ids) - len(results) - stage["skipped"] - stage["out_of_time"])
         stage["failed"] = failed
         unchecked = min(stage["paused"], failed)
         outcome = ("the first-stage order was kept" if not judged else
@@ -265,11 +283,15 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     workers = max(1, s.judge_concurrency)
     # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
     deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
+    if run.deadline.passed():
+        stage["out_of_time"] += len(todo)
+        return
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain): pid for pid in todo}
+    # each photo's calls run with the search's context: its time limit bounds every request to a server
+    futures = {pool.submit(in_context(judge_photo), run, judge, photos[pid], *ask, chain=chain): pid for pid in todo}
     finished = 0
     try:
-        for fut in _completed(run, futures, deadline):
+        for fut in _completed(run, futures, min(deadline, run.deadline.left())):
             finished += 1
             try:
                 take(futures[fut], fut.result())
@@ -277,6 +299,8 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
                 stage["skipped"] += 1
             except SearchCancelled:
                 raise
+            except DeadlinePassed:  # the search's time limit, not the judge: this photo is not checked
+                stage["out_of_time"] += 1
             except BackendUnavailable as exc:  # the judge is paused: this photo was not sent to it at all
                 stage["paused"] += 1
                 errors.append(exc.message[:300])  # the cause in full: it names the server and the limit
@@ -286,4 +310,7 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     if finished < len(futures):
-        errors.append(f"no answer within {deadline:.0f} s")
+        if run.deadline.passed():
+            stage["out_of_time"] += len(futures) - finished
+        else:
+            errors.append(f"no answer within {deadline:.0f} s")
