@@ -11,7 +11,13 @@ The filter's rule (documented in the README and the CLI help):
 - the bare Creative Commons elements `by`, `nc`, `sa`, `nd` (alone or joined, `nc-sa`) match every CC licence
   that has all of them: `nc` is every non-commercial licence.
 Nothing in a filter is a wildcard but that trailing `*`: `%` and `_` are plain characters (`_` is read as a
-separator, as GBIF writes `CC_BY_NC`)."""
+separator, as GBIF writes `CC_BY_NC`).
+
+Every licence also has a URL for the records that go out (exports, the API, Darwin Core's dcterms:license):
+derived from its code and version (`cc-by-nc` 4.0 -> https://creativecommons.org/licenses/by-nc/4.0/, `cc0`
+-> https://creativecommons.org/publicdomain/zero/1.0/). A Creative Commons licence written without its
+version (iNaturalist's `CC-BY-NC`) links to version 4.0, the one iNaturalist applies and GBIF assumes; a
+licence that is not Creative Commons keeps a URL only when the source wrote one."""
 from __future__ import annotations
 
 import re
@@ -97,3 +103,26 @@ def matches(flt: LicenceFilter, lic: Licence) -> bool:
 def like_escape(text: str, escape: str = "\\") -> str:
     """`text` as a literal inside a LIKE pattern written with ESCAPE '\\': %, _ and the escape are escaped."""
     return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+CC_DEFAULT_VERSION = "4.0"  # the version of a CC licence written without one (iNaturalist's CC-BY-NC)
+_CC_ORDER = {"by": 0, "nc": 1, "sa": 2, "nd": 2}
+_CC_LICENCES = {"by", "by-sa", "by-nd", "by-nc", "by-nc-sa", "by-nc-nd"}
+
+
+def licence_url(text: str | None) -> str:
+    """The URL of a licence as a source wrote it ('' when it has none): a Creative Commons licence's deed
+    from its code and version (module docstring); a public-domain dedication or mark; otherwise the text
+    itself when it is an http(s) URL."""
+    raw = unicodedata.normalize("NFKC", str(text or "")).strip()
+    lic = parse_licence(raw)
+    if lic.code == "cc0":
+        return "https://creativecommons.org/publicdomain/zero/1.0/"
+    if lic.code == "pdm":
+        return "https://creativecommons.org/publicdomain/mark/1.0/"
+    parts = lic.code.split("-")
+    if parts[0] == "cc" and len(parts) > 1 and all(p in CC_ELEMENTS for p in parts[1:]):
+        elements = "-".join(sorted(dict.fromkeys(parts[1:]), key=lambda e: _CC_ORDER[e]))
+        if elements in _CC_LICENCES:
+            return f"https://creativecommons.org/licenses/{elements}/{lic.version or CC_DEFAULT_VERSION}/"
+    return raw if re.match(r"https?://\S+$", raw, re.IGNORECASE) else ""
