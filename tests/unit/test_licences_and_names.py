@@ -143,3 +143,20 @@ def test_records_going_out_carry_the_raw_licence_its_code_and_its_url(tmp_path):
     export_marks([{"id": 1, "query": "q", "preset": "Fast"}], {1: photo}, "csv", tmp_path / "m.csv")
     row = next(csv.DictReader(open(tmp_path / "m.csv", newline="", encoding="utf-8")))
     assert (row["license"], row["license_url"]) == ("CC-BY-NC", "https://creativecommons.org/licenses/by-nc/4.0/")
+
+
+def test_queries_are_normalised_before_they_are_searched_stored_or_compared():
+    from core.contracts.search_request import SearchRequest, clean_query
+    from core.contracts.sessionlog import Label, MemorySessionLog
+
+    composed = unicodedata.normalize("NFC", "the heron of renée")
+    typed = ["  the heron of ren\u0065\u0301e ", composed, "the\theron  of renée  "]
+    assert {clean_query(t) for t in typed} == {composed}
+    request = SearchRequest(query=typed[0])
+    request.validate()
+    assert request.query == composed
+    log = MemorySessionLog()
+    sid = log.start_session("label")
+    for i, t in enumerate(typed):
+        log.add_label(Label(session_id=sid, query=t, photo_id=i + 1, label=1, annotator="ada"))
+    assert [lb.query for lb in log.labels(query=typed[2])] == [composed] * 3
