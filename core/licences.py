@@ -16,8 +16,8 @@ separator, as GBIF writes `CC_BY_NC`).
 Every licence also has a URL for the records that go out (exports, the API, Darwin Core's dcterms:license):
 derived from its code and version (`cc-by-nc` 4.0 -> https://creativecommons.org/licenses/by-nc/4.0/, `cc0`
 -> https://creativecommons.org/publicdomain/zero/1.0/). A Creative Commons licence written without its
-version (iNaturalist's `CC-BY-NC`) links to version 4.0, the one iNaturalist applies and GBIF assumes; a
-licence that is not Creative Commons keeps a URL only when the source wrote one."""
+version (iNaturalist's `CC-BY-NC`) links to version 4.0 (`assumed_version` says so); a licence that is not
+Creative Commons keeps a URL only when the source wrote one (`url_of`)."""
 from __future__ import annotations
 
 import re
@@ -105,24 +105,40 @@ def like_escape(text: str, escape: str = "\\") -> str:
     return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
 
 
-CC_DEFAULT_VERSION = "4.0"  # the version of a CC licence written without one (iNaturalist's CC-BY-NC)
-_CC_ORDER = {"by": 0, "nc": 1, "sa": 2, "nd": 2}
+# the version Creative Commons' current licences carry, used when a source names a CC licence without one
+# (iNaturalist's `CC-BY-NC` means 4.0 on photos uploaded since 2019; older photos may be 2.0 or 3.0, so a URL
+# built without a stated version says so with `assumed_version`)
+CURRENT_CC_VERSION = "4.0"
+_CC_ORDER = {"by": 0, "nc": 1, "sa": 2, "nd": 2}  # the order of the elements in a licence's name and URL
 _CC_LICENCES = {"by", "by-sa", "by-nd", "by-nc", "by-nc-sa", "by-nc-nd"}
 
 
-def licence_url(text: str | None) -> str:
-    """The URL of a licence as a source wrote it ('' when it has none): a Creative Commons licence's deed
-    from its code and version (module docstring); a public-domain dedication or mark; otherwise the text
-    itself when it is an http(s) URL."""
-    raw = unicodedata.normalize("NFKC", str(text or "")).strip()
-    lic = parse_licence(raw)
-    if lic.code == "cc0":
+def licence_url(lic: Licence) -> str:
+    """The canonical URL of a licence (what Darwin Core's `license` term asks for), '' when there is none:
+    cc-by-nc 4.0 -> https://creativecommons.org/licenses/by-nc/4.0/, cc0 -> .../publicdomain/zero/1.0/,
+    pdm -> .../publicdomain/mark/1.0/. A CC licence without a version gets CURRENT_CC_VERSION; its elements
+    are put in the deed's order (`cc-by-sa-nc` is by-nc-sa); a combination Creative Commons never issued
+    (`cc-nc`, `cc-by-sa-nd`) has none."""
+    code = lic.code
+    if code == "cc0":
         return "https://creativecommons.org/publicdomain/zero/1.0/"
-    if lic.code == "pdm":
+    if code == "pdm":
         return "https://creativecommons.org/publicdomain/mark/1.0/"
-    parts = lic.code.split("-")
-    if parts[0] == "cc" and len(parts) > 1 and all(p in CC_ELEMENTS for p in parts[1:]):
+    parts = code.split("-")
+    if len(parts) > 1 and parts[0] == "cc" and all(p in CC_ELEMENTS for p in parts[1:]):
         elements = "-".join(sorted(dict.fromkeys(parts[1:]), key=lambda e: _CC_ORDER[e]))
         if elements in _CC_LICENCES:
-            return f"https://creativecommons.org/licenses/{elements}/{lic.version or CC_DEFAULT_VERSION}/"
-    return raw if re.match(r"https?://\S+$", raw, re.IGNORECASE) else ""
+            return f"https://creativecommons.org/licenses/{elements}/{lic.version or CURRENT_CC_VERSION}/"
+    return ""
+
+
+def assumed_version(lic: Licence) -> bool:
+    """Whether licence_url had to assume the version (a CC licence written without one)."""
+    return lic.code.startswith("cc-") and bool(licence_url(lic)) and not lic.version
+
+
+def url_of(text: str | None) -> str:
+    """The URL a record carries for a licence as a source wrote it: licence_url of its code and version, else
+    the text itself when it is an http(s) URL (a licence that is not Creative Commons), else ''."""
+    raw = unicodedata.normalize("NFKC", str(text or "")).strip()
+    return licence_url(parse_licence(raw)) or (raw if re.match(r"https?://\S+$", raw, re.IGNORECASE) else "")

@@ -8,8 +8,8 @@ import pytest
 
 from core.contracts import bounds
 from core.labels import agreement, disagreements, latest, same_annotator
-from core.licences import (Licence, LicenceFilter, licence_url, like_escape, matches, parse_licence,
-                           parse_licence_filter)
+from core.licences import (Licence, LicenceFilter, like_escape, matches, parse_licence,
+                           parse_licence_filter, url_of)
 from core.contracts.sessionlog import Label
 
 WRITTEN = [  # (as a source writes it, code, version)
@@ -127,7 +127,7 @@ URLS = [  # (as a source writes it, the URL records carry)
 
 @pytest.mark.parametrize("written,url", URLS)
 def test_each_licence_has_the_url_its_code_and_version_name(written, url):
-    assert licence_url(written) == url
+    assert url_of(written) == url
 
 
 def test_records_going_out_carry_the_raw_licence_its_code_and_its_url(tmp_path):
