@@ -250,9 +250,9 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
                    "all of it, so the photos are ordered by how close they came")
     if stage["out_of_time"]:
         late = stage["out_of_time"]
+        then = "follow the checked ones in first-stage order" if judged else "keep their first-stage order"
         run.out_of_time(f"{late} of {len(candidates)} photos were not checked by "
-                        f"{backend_where(run.settings, 'judge')} and "
-                        + ("follow the checked ones in first-stage order" if judged else "keep their first-stage order"))
+                        f"{backend_where(run.settings, 'judge')} and {then}")
     if errors:
         failed = max(1, len(order_ids) - len(results) - stage["skipped"] - stage["out_of_time"])
         stage["failed"] = failed

@@ -89,7 +89,8 @@ def test_a_hung_judge_holds_the_search_no_longer_than_its_limit(tmp_path):
     assert result.ids == first.ids  # what the search had: the first stage's order
     assert judge.calls  # the judge was asked, and not waited for
     notice = next(n for n in result.notices if "time limit" in n)
-    assert notice.startswith("the search stopped at Verify's time limit of 1 s (the photo checker (fieldguide) took")
+    assert notice.startswith("the search stopped at Verify's time limit of 1 s (the photo checker (fieldguide) "
+                             "took")
     assert f"{N} of {N} photos were not checked" in notice and "raise deadline_verify_s" in notice
 
 
