@@ -193,6 +193,11 @@ class Settings(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
+    map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
+        "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")
+    map_tiles_attribution: str = Field("", description="The credit line the tile server asks for (shown on the "
+        "map), e.g. '© OpenStreetMap contributors'.")
     max_upload_mb: float = Field(20.0, ge=0.01, le=1024, description="Largest photo a user may upload, in MB.")
     upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
         "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")
