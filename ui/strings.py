@@ -318,6 +318,15 @@ WEB_WORDS = (
     (", where it could say neither yes nor no (counted as neither pass nor fail)",
      " it could answer neither yes nor no (they count neither for nor against a photo)"),
     ("visualization ", "drawing "),
+    # the search's time limit (core.methods.deadline) and the index check of a running server (core.vectors)
+    ("keep their first-stage order", "keep the order they had before the checks"),
+    ("in first-stage order", "in the order they had before the checks"),
+    *((f"; raise deadline_{kind}_s to wait longer", "; whoever runs EcoLens can let searches wait longer")
+      for kind in ("fast", "visualize", "verify", "cover")),
+    ("run `python app.py repair` to embed them again now (any later ingest also does it)",
+     "whoever runs EcoLens can add them again now (any later ingest also does it)"),
+    ("run `python app.py repair` after it", "ask whoever runs EcoLens to repair it after that"),
+    ("run `python app.py repair`", "ask whoever runs EcoLens to repair it"),
 )
 # command-line options that may remain in a message, and the field of the page that does the same
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
