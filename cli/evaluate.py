@@ -50,8 +50,15 @@ def eval_services(ctx, benchmark: str, source: str):
     return dataclasses.replace(ctx, settings=settings, _services=None).services()
 
 
+GROUP_WORDS_NOTE = ("group words: off (the benchmark ranks pictures alone, so the catalog's taxonomy does not "
+                    "put a group's photos first)")
+
+
 def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
+    if ctx.settings.group_words:  # a benchmark ranks pictures alone: no catalog taxonomy in the ranking
+        ctx.settings = ctx.settings.replace(group_words=False)
+        ctx._services = None
     if args.benchmark in OWN_CATALOG:
         services = ctx.services()
         notices = prepare(services)
@@ -102,7 +109,7 @@ def run(ctx, args) -> int:
                                 r: v["model_id"] + (" (stand-in)" if v["standin"] else "")
                                 for r, v in services.engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t), prepared=prepared,
-                            notes={"catalog": catalog}, answers=answers)
+                            notes={"catalog": catalog, "group words": GROUP_WORDS_NOTE}, answers=answers)
     finally:
         bar.close()
     note = services.banner()  # prepare() put it first on the world's own catalog
