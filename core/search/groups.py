@@ -20,7 +20,7 @@ import numpy as np
 from core.contracts.errors import NotFoundError
 from core.contracts.records import Filters
 from core.contracts.world import rule_book
-from core.methods.rules import head_phrase
+from core.methods.rules import head_phrase, singular
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[int, float]]
@@ -41,25 +41,6 @@ REAL_GROUPS: dict[str, tuple[str, ...]] = {
     "reptile": (_REPTILES,), "snake": ("Serpentes", _REPTILES), "turtle": ("Testudines", _REPTILES),
     "snail": ("Gastropoda", _MOLLUSCS), "slug": ("Gastropoda", _MOLLUSCS), "mollusc": (_MOLLUSCS,),
 }
-_IRREGULAR = {"butterflies": "butterfly", "dragonflies": "dragonfly", "damselflies": "damselfly",
-              "fungi": "fungus", "ladybirds": "ladybird", "ladybugs": "ladybug", "molluscs": "mollusc"}
-
-
-def singular(word: str) -> str:
-    """A plain English singular of a plural noun ('frogs' -> 'frog', 'butterflies' -> 'butterfly'); other
-    words as they are."""
-    w = word.lower()
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("ches", "shes", "xes", "sses")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        return w[:-1]
-    return w
-
-
 def real_group(query: str) -> tuple[str, tuple[str, ...]] | None:
     """(the group word as written, its taxa) for a query whose subject (the words before its first preposition
     or verb) holds a group word of the real taxonomy ('two frogs on a log' -> ('frogs', ('Anura', 'Amphibia')));
