@@ -65,19 +65,15 @@ def find_group(corpus, query: str, filters: Filters | None) -> Group | None:
     subject is no group word, the catalog records none of its taxa, or a taxon filter is set already."""
     if not query or (filters is not None and filters.taxon):
         return None
-    found = rule_book().group_taxa(query)
-    if found is None:
-        found = real_group(query)
-    if not found:
-        return None
-    word, taxa = found
-    for taxon in taxa:
-        try:
-            ids = corpus.pool(replace(filters or Filters(), taxon=taxon))
-        except NotFoundError:  # the catalog records no photo under this name
-            continue
-        if ids is not None and len(ids):
-            return Group(word, taxon, frozenset(int(i) for i in ids))
+    for found in (rule_book().group_taxa(query), real_group(query)):  # the world's groups, then the real ones
+        word, taxa = found or ("", ())
+        for taxon in taxa:
+            try:
+                ids = corpus.pool(replace(filters or Filters(), taxon=taxon))
+            except NotFoundError:  # the catalog records no photo under this name
+                continue
+            if ids is not None and len(ids):
+                return Group(word, taxon, frozenset(int(i) for i in ids))
     return None
 
 
