@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from fieldguide.facts import PLANS_OF_STAGE
+from fieldguide.reading import plural_word
 from fieldguide.request import PLURAL, Attr, Request, Target
 from fieldguide.scene import Scene, visible_parts
 from fieldguide.species import LOOKALIKE_PAIRS, PART_PHRASE, SPECIES, Species
@@ -87,7 +88,7 @@ _YOUNG = {"larva": "caterpillar", "tadpole": "tadpole"}
 def plural(noun: str) -> str:
     """'birds', 'butterflies', 'moth caterpillars'."""
     head, _, last = noun.rpartition(" ")
-    last = {"butterfly": "butterflies"}.get(last, PLURAL.get(last, last if last.endswith("s") else last + "s"))
+    last = PLURAL.get(last, last if last.endswith("s") else plural_word(last))
     return f"{head} {last}".strip()
 
 
