@@ -30,6 +30,12 @@ TAXON_PLACEHOLDER_JS = """
 """ % json.dumps(S.TAXON_PLACEHOLDER)
 
 
+def drawn_buttons(state: dict | None):
+    """'Draw new pictures' and 'Drop the selected picture' only for a search that drew pictures."""
+    vis = ((state or {}).get("stages") or {}).get("visret") or {}
+    return gr.update(visible=bool(vis.get("visualizations")))
+
+
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     """Lay out the search tab inside the current Blocks. Returns its state (shared with Label), the taxon box
     (its choices come from the catalog on page load) and the outputs a search writes."""
@@ -88,7 +94,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         visualizations = gr.Gallery(label=S.VISUALIZATIONS, elem_id="search-visualizations", columns=6,
                                     height=260, allow_preview=False, object_fit="contain", scale=5,
                                     buttons=["download"])
-        with gr.Column(scale=1, min_width=160):
+        # shown only when the search drew pictures (an example photo alone cannot be redrawn or dropped)
+        with gr.Column(scale=1, min_width=160, visible=False, elem_id="search-picture-buttons") as picture_buttons:
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
     result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
@@ -117,4 +124,6 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     # output would show the search's progress timer)
     status.change(lambda text: gr.update(visible=bool(text)), details, details_box, api_visibility="private",
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
+    visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
+                          trigger_mode="always_last", concurrency_limit=None)
     return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status)

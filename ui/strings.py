@@ -51,6 +51,13 @@ EXPLANATION = "Why this photo"
 SELECT_HINT = "Click a photo to see it large, with why it was returned."
 SELECTED_GONE = "The photo you picked is no longer among the results; this is what was known about it."
 MORE_LIKE_THIS = "More like this"
+# the export format menus: format -> what the menu says
+LABEL_EXPORT_NAMES = {"csv": "CSV: one row per photo and annotator (the final judgement)",
+                      "jsonl": "JSON lines: the same rows", "keypresses": "CSV: every key press, in order",
+                      "inquire-rerank": "CSV in INQUIRE-Rerank's columns",
+                      "dwc": "Darwin Core Archive (zip) of the photos judged relevant"}
+MARK_EXPORT_NAMES = {"csv": "CSV", "jsonl": "JSON lines", "dwc": "Darwin Core Archive (zip)"}
+LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like this' search: page, marks, history
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
@@ -78,6 +85,10 @@ SCALES = {
                                 "check it could make; 100% means sure of every one"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
+FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
+               "pictures rank high comes before one that only one picture finds very close, so the similarities "
+               "need not fall in rank order.")
+CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similarity}."
 NOT_CHECKED = "not checked"
 NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
 

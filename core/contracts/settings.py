@@ -111,6 +111,10 @@ class Settings(BaseSettings):
         "download at ingest (a slower one is skipped with a note).")
     allow_private_urls: bool = Field(False, description="Fetch photo URLs that resolve to loopback, private or "
         "link-local addresses (a photo server on this machine or network); off, they are refused.")
+    dwc_basis_of_record: Literal["HumanObservation", "MachineObservation"] = Field("HumanObservation",
+        description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
+        "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
+        "camera-trap collection.")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
