@@ -72,6 +72,25 @@ def test_inquire_iconic_group_becomes_a_taxon_that_a_group_word_finds(tmp_path):
     assert any("“birds” was read as the group Aves" in n for n in res.notices), res.notices
 
 
+def test_a_catalog_ingested_before_the_iconic_group_was_read_gets_it_by_ingesting_again(tmp_path, monkeypatch):
+    """Photos ingested when the group stayed in extra only: the same parquet ingested again fills their taxon
+    fields through the metadata update, without embedding them again."""
+    import core.ingest.sources as sources
+
+    rows = [{"image": {"bytes": _jpeg(i), "path": f"{i}.jpg"}, "query": "q", "relevant": 1,
+             "inat24_file_name": f"train/{i}.jpg", "iconic_group": "Amphibia"} for i in range(3)]
+    path = tmp_path / "inquire.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    services = build_services(_settings(tmp_path))
+    monkeypatch.setattr(sources, "apply_iconic_group", lambda photo, value: [])  # the ingest of before
+    services.ingestor().run(path)
+    assert {p.class_name for p in services.catalog.all_photos()} == {""}
+    monkeypatch.undo()
+    again = services.ingestor().run(path)
+    assert again.added == 0 and again.updated == 3 and again.updated_fields.get("class_name") == 3
+    assert {(p.kingdom, p.class_name) for p in services.catalog.all_photos()} == {("Animalia", "Amphibia")}
+
+
 def test_csv_of_image_urls_from_a_local_server(tmp_path):
     served = tmp_path / "served"
     served.mkdir()
