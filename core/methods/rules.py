@@ -260,6 +260,8 @@ def decomposition(query: str, limit: int) -> tuple[list[SubQuery], bool]:
     text = _feature_part(q) or q
     if _YES_NO.match(q):  # "Does the newt have orange spots" -> "the newt with orange spots"
         text = re.sub(r"\b(?:have|has)\b", "with", re.sub(_YES_NO, "", q, count=1))
+    said, paired = count_phrases(text)  # "a pair of mallards swimming" -> "two mallards swimming"
+    text = f"{paired} {said}" if paired else said
     parts = rule_decompose(text, limit)
     return parts, len(parts) > 1
 

@@ -55,6 +55,14 @@ def test_generic_sub_questions_are_grammatical_for_plurals_and_counts():
             assert " side in " not in sq
 
 
+def test_generic_parts_keep_the_number_and_drop_the_count_phrase():
+    use_world(None)
+    parts, split = rules.decomposition("two herons side by side on sand", 4)
+    assert split and [(p.text, p.core) for p in parts] == [("two herons", "herons"), ("sand", "sand")]
+    parts, _ = rules.decomposition("a pair of mallards swimming", 4)
+    assert [(p.text, p.core) for p in parts] == [("two mallards swimming", "mallards")]
+
+
 # ---- the field-guide world's rule book ----------------------------------------------------------------------
 
 
