@@ -14,12 +14,13 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
                                    Visualization, Waiting)
 from core.labels import latest
+from core.methods.llm_checks import is_question
 from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
 from core.contracts.settings import masked
-from ui import present
+from ui import place_map, present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
@@ -135,8 +136,9 @@ class SearchHandlers:
         scale_md = present.scale_line(scale, stages) if state["hits"] else ""
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
-        return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
-                self.explanation(state, key), details, present.results_json(state, notices, status), state)
+        return (gallery, status, present.notices_md(notices), scale_md, pictures,
+                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
+                present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
@@ -364,6 +366,15 @@ class SearchHandlers:
                           relevant_ids=rel, nonrelevant_ids=non)
         return self._show(state, req, "baseline+feedback", session_key(request))
 
+    # ---- the Filters map --------------------------------------------------------------------------
+    def place_map(self):
+        """The Filters map with a sample of the catalog's photo places (asked on every page load)."""
+        try:
+            return place_map.panel(self.engine.corpus, self.settings)
+        except Exception:  # the catalog is still being built: an empty map rather than a failed page
+            log.exception("photo places could not be read from the catalog")
+            return place_map.map_html([], self.settings.map_tiles_url, self.settings.map_tiles_attribution)
+
     # ---- taxa ---------------------------------------------------------------------------------------
     def taxon_choices(self):
         """The taxon box's choices: the catalog's names, by rank then name (asked on every page load, so a
@@ -385,6 +396,12 @@ class SearchHandlers:
         name = found[0] if found else ""
         show = bool(name) and name.lower() != (taxon or "").strip().lower()
         return gr.update(value=S.TAXON_SUGGEST.format(name=name) if show else "", visible=show), name
+
+    @staticmethod
+    def offer_answer(query: str):
+        """The 'answer my question' box beside the query, shown while the query is a question (and cleared when
+        it stops being one, so a hidden box never asks for an answer)."""
+        return gr.update(visible=True) if is_question(query or "") else gr.update(visible=False, value=False)
 
     @staticmethod
     def take_taxon(name: str):

@@ -46,6 +46,12 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 #history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),
 #marks-gallery:not(:has(.thumbnail-item)), #label-export-file:not(:has(a)), #marks-file:not(:has(a)),
 #label-photo:not(:has(img)) {{ display: none !important; }}
+.ecolens-map-canvas {{ height: 340px; border: 1px solid {MUTED}; border-radius: 6px; background: #f3f5f7; }}
+.ecolens-map-bar {{ display: flex; align-items: center; gap: 10px; margin: 0 0 6px 0; }}
+.ecolens-map-note {{ color: {TEXT}; font-size: 0.9em; }}
+.ecolens-map-draw {{ padding: 4px 10px; border: 1px solid {MUTED}; border-radius: 6px; background: #fff;
+  color: {TEXT}; cursor: pointer; }}
+.ecolens-map-draw.active {{ background: #b03a2e; color: #fff; border-color: #b03a2e; }}
 #search-scale p {{ margin: 0; font-size: 0.9em; color: {MUTED}; }}
 
 /* the photo view: an overlay above the page */
