@@ -20,27 +20,17 @@ import numpy as np
 from core.contracts.errors import NotFoundError
 from core.contracts.records import Filters
 from core.contracts.world import rule_book
+from core.methods.anatomy import GROUP_TAXA
 from core.methods.rules import head_phrase, singular
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[int, float]]
 
-# English group nouns -> taxa of the real taxonomy they name, most specific first (a catalog may record only a
-# broad rank: INQUIRE's rows carry the iconic group, e.g. class Amphibia, not the order Anura of frogs)
-_INSECTS, _AMPHIBIANS, _REPTILES, _MOLLUSCS = "Insecta", "Amphibia", "Reptilia", "Mollusca"
-REAL_GROUPS: dict[str, tuple[str, ...]] = {
-    "bird": ("Aves",), "frog": ("Anura", _AMPHIBIANS), "toad": ("Anura", _AMPHIBIANS),
-    "salamander": ("Caudata", _AMPHIBIANS), "newt": ("Caudata", _AMPHIBIANS), "amphibian": (_AMPHIBIANS,),
-    "moth": ("Lepidoptera", _INSECTS), "butterfly": ("Lepidoptera", _INSECTS),
-    "caterpillar": ("Lepidoptera", _INSECTS), "beetle": ("Coleoptera", _INSECTS), "ladybird": ("Coccinellidae",
-    "Coleoptera", _INSECTS), "ladybug": ("Coccinellidae", "Coleoptera", _INSECTS), "bee": ("Hymenoptera", _INSECTS),
-    "wasp": ("Hymenoptera", _INSECTS), "ant": ("Formicidae", "Hymenoptera", _INSECTS),
-    "dragonfly": ("Odonata", _INSECTS), "damselfly": ("Odonata", _INSECTS), "insect": (_INSECTS,),
-    "spider": ("Araneae", "Arachnida"), "flower": ("Plantae",), "plant": ("Plantae",), "tree": ("Plantae",),
-    "mushroom": ("Fungi",), "fungus": ("Fungi",), "mammal": ("Mammalia",), "fish": ("Actinopterygii",),
-    "reptile": (_REPTILES,), "snake": ("Serpentes", _REPTILES), "turtle": ("Testudines", _REPTILES),
-    "snail": ("Gastropoda", _MOLLUSCS), "slug": ("Gastropoda", _MOLLUSCS), "mollusc": (_MOLLUSCS,),
-}
+# English group nouns -> taxa of the real taxonomy they name, most specific first: one table for the whole
+# generic path (core.methods.anatomy.GROUP_TAXA, which the dialogue's traits read too)
+REAL_GROUPS = GROUP_TAXA
+
+
 def real_group(query: str) -> tuple[str, tuple[str, ...]] | None:
     """(the group word as written, its taxa) for a query whose subject (the words before its first preposition
     or verb) holds a group word of the real taxonomy ('two frogs on a log' -> ('frogs', ('Anura', 'Amphibia')));
