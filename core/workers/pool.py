@@ -21,6 +21,7 @@ import time
 from multiprocessing.connection import wait
 from typing import Any
 
+from core.backends.http_bounds import search_left
 from core.contracts import errors
 from core.contracts.cancel import SearchCancelled
 from core.contracts.errors import BackendError
@@ -228,10 +229,16 @@ class Worker:
             heapq.heappush(self._heap, (task.priority, task.seq, task))
             self.stats["calls"] += 1
             self._cond.notify_all()
+        search = search_left()  # the running search's time limit binds a worker call as it binds a server's
+        search_end = time.monotonic() + search[0] if search is not None else None
         while not task.done.wait(0.1):
             if cancel is not None and cancel.cancelled:
                 self._drop(task)
                 cancel.check()
+            if search_end is not None and time.monotonic() >= search_end and not task.done.is_set():
+                self._drop(task)  # a call already sent runs on; its answer is dropped
+                raise BackendError(f"the search's time limit of {search[1]:g} s passed while waiting for the "
+                                   f"{self.kind} worker", "raise the deadline_*_s setting of this kind of search")
         if task.ok:
             return task.value
         raise task.value
