@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.isolation import free_port  # noqa: E402
 MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
 QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
            "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",
@@ -46,12 +46,6 @@ def form(preset: str) -> list:
     """The /search inputs after the query: preset, k, m, rerank_k, rerank mode, answer, taxon, dates, months,
     box, licence, example photo (the web app's defaults: 3 pictures, 20 photos judged)."""
     return [preset, 20, 3, 20, "full", False, "", "", "", [], "", "", None]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path) -> tuple[subprocess.Popen, str]:

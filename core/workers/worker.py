@@ -1,6 +1,6 @@
 """The worker process: registers the plug-ins the server uses, lowers its own OS priority, builds one backend
-from its registered name and the settings (loading its model once), then answers calls one at a time until the
-pipe closes.
+from its registered name and the settings (loading its model once), then answers calls (up to `concurrency` at
+once, in threads) until the pipe closes. It logs to data_dir/logs/worker-KIND.log.
 
 Messages: the worker first sends ("ready", facts) or ("failed", message, hint); then for each call
 (id, method, args, kwargs) it sends (id, True, result) or (id, False, error), where error is (class name, message,
@@ -15,6 +15,8 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from core.logs import configure_logging
 
 SIMPLE = (str, int, float, bool, type(None))
 log = logging.getLogger(__name__)
@@ -101,8 +103,11 @@ def main(kind: str, settings, plugins: tuple[str, ...], conn, nice: int, concurr
     """The worker's life: see the module's docstring. Up to `concurrency` calls run at once, in threads (a
     judge that batches concurrent calls sees them together). Ends when the server closes the pipe or sends
     None."""
-    logging.basicConfig(level=settings.log_level, stream=sys.stderr,
-                        format=f"%(asctime)s %(levelname)s [worker {kind}] %(name)s: %(message)s")
+    try:  # its own rotating file beside the server's (data_dir/logs/worker-KIND.log), warnings on stderr
+        configure_logging(settings.path(), settings.log_level, console=True, name=f"worker-{kind}")
+    except Exception:  # the folder cannot be written: stderr only
+        logging.basicConfig(level=settings.log_level, stream=sys.stderr,
+                            format=f"%(asctime)s %(levelname)s [worker {kind}] %(name)s: %(message)s")
     priority = lower_priority(nice)
     try:
         for module in plugins:
