@@ -203,6 +203,9 @@ def blocked_folders(settings: Any) -> list[str]:
     return [str(data / name) for name in PRIVATE]
 
 
+ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's monitoring summary (its default: every event)
+
+
 def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
@@ -233,6 +236,9 @@ def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Cal
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
+    # Gradio rebuilds its monitoring summary (a pandas table of up to its last 10,000 events) after every event
+    # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))
     app.queue(default_concurrency_limit=8)
     opts = launch_options(engine.settings)
     # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)
