@@ -8,6 +8,9 @@ from typing import Any, Sequence
 
 
 
+IMAGE_SIDE = frozenset({"preprocess_images", "encode_preprocessed"})
+
+
 class RemoteBackend:
     """A backend in a worker (core.workers.pool.Worker): plain attributes as the worker reported them, methods called in the worker."""
 
@@ -34,6 +37,8 @@ class SplitEmbedder:
         return self._worker.call("embed_images", list(images))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        # the split ingest path (preprocess here, encode there) is hidden: an ingest embeds its pictures with
+        # embed_images, in the worker, like everything else
+        if name.startswith("__") or name in IMAGE_SIDE:
             raise AttributeError(name)
         return getattr(self._local, name)

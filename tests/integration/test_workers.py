@@ -170,3 +170,22 @@ def test_a_call_that_outlives_the_backend_timeout_stops_its_worker(backends, tmp
         assert worker.call("generate", "again", seed=1).prompt == "again" and worker.pid != first
     finally:
         worker.close()
+
+
+def test_the_embedder_embeds_texts_here_and_pictures_in_its_worker(tmp_path):
+    from PIL import Image
+
+    from core.workers.proxies import SplitEmbedder
+
+    calls = []
+
+    class Worker:
+        def call(self, method, *args):
+            calls.append(method)
+            return "from the worker"
+    local = FakeEmbedder(DIM)
+    local.preprocess_images = local.encode_preprocessed = lambda *a: None  # as open_clip's embedder has them
+    split = SplitEmbedder(local, Worker())
+    assert split.embed_texts(["a frog"]).shape == (1, DIM) and split.model_id == local.model_id
+    assert split.embed_images([Image.new("RGB", (8, 8))]) == "from the worker" and calls == ["embed_images"]
+    assert not hasattr(split, "encode_preprocessed")  # an ingest embeds pictures through the worker too
