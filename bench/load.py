@@ -84,8 +84,9 @@ def pct(values: list[float], q: int) -> float:
 class Load:
     """What the sessions share: the URL, the limits, and what they measured."""
 
-    def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str):
-        self.url, self.deadline, self.search_timeout = url, deadline, search_timeout
+    def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str,
+                 think: float = 0.0):
+        self.url, self.deadline, self.search_timeout, self.think = url, deadline, search_timeout, think
         self.labels, self.run_id = labels, run_id
         self.times: dict[str, list[float]] = {name: [] for name, _ in MIX}
         self.errors: list[str] = []
@@ -129,6 +130,8 @@ class Load:
         for i in range(searches):
             if time.monotonic() > self.deadline:
                 return
+            if self.think:  # a person reads the results before the next search (exponential, mean --think)
+                time.sleep(rng.expovariate(1.0 / self.think))
             preset = rng.choices(names, weights)[0]
             query = f"{rng.choice(QUERIES)} {number}-{i}"  # distinct text: no answer from the cache
             seconds, result = self.search(client, preset, query)
@@ -183,6 +186,8 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=20, help="sessions at once (browser pages)")
     ap.add_argument("--searches", type=int, default=10, help="searches per session")
     ap.add_argument("--labels", type=int, default=5, help="photos each session labels after each search")
+    ap.add_argument("--think", type=float, default=0.0, help="mean seconds a session waits before each search "
+                    "(a person reading results); 0: back to back, the goal's condition")
     ap.add_argument("--idle", type=int, default=12, help="Fast searches measured alone (the others: a third)")
     ap.add_argument("--per-species", type=int, default=40, help="pictures per species of the world it builds")
     ap.add_argument("--url", help="a running EcoLens web app instead of starting one")
@@ -242,7 +247,7 @@ def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
             proc, url = start_app(data, inherit, workers, data.parent / f"load-server-{run_id}.log")
         idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id)
         alone(idle_load, args.idle)
-        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id)
+        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think)
         samples: list[float] = []
         threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
                    for n in range(args.sessions)]
@@ -273,7 +278,8 @@ def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
 
 def report(args, workers: str, f: dict) -> None:
     print(f"Load: {args.sessions} sessions x {args.searches} searches (mix "
-          + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search; "
+          + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search, think "
+          f"{args.think:g} s; "
           f"workers={workers or 'default'}; {f['wall']:.0f} s; {os.cpu_count()} CPUs")
     print(f"{'preset':<10} {'alone n':>7} {'p50 s':>7} {'p95 s':>7}   {'loaded n':>8} {'p50 s':>7} {'p95 s':>7}")
     for name, _ in MIX:
