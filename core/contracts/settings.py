@@ -211,6 +211,13 @@ class Settings(BaseSettings):
         built._explicit = given
         return built
 
+    def __eq__(self, other: object) -> bool:
+        """Equal values are equal settings, however they were given (the registry keys on settings)."""
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:  # defining __eq__ drops the frozen model's own hash
+        return hash((type(self), tuple(self.__dict__.values())))
+
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings):
