@@ -143,6 +143,16 @@ class Services:
         return ([banner] if banner else []) + notices
 
 
+class _LazyEmbedder:
+    """The configured embedder, built on first use of any of its attributes."""
+
+    def __init__(self, backends: Backends):
+        self._backends = backends
+
+    def __getattr__(self, name: str):
+        return getattr(self._backends.embedder, name)
+
+
 def build_services(settings: Settings, fallback: str = "") -> Services:
     """Open storage and create backends (lazily), the corpus view and the search engine for `settings`."""
     from storage.catalog import SqlCatalog
@@ -155,7 +165,10 @@ def build_services(settings: Settings, fallback: str = "") -> Services:
     catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
     backends = Backends(settings)
     store = IndexStore(settings.path())
-    corpus = Corpus(catalog, store, backends.embedder, settings)
+    # a model profile's embedder is built at first use, after the background preparation downloaded it (with
+    # progress on the page); otherwise at once, as always
+    embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
+    corpus = Corpus(catalog, store, embedder, settings)
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
                         fallback=fallback)
     services.choose_world()

@@ -121,6 +121,6 @@ def fetch(settings: Any, progress: Progress | None = None) -> list[str]:
         log.info("%s: %d files, %d bytes", what, len(todo), sum(f.size for f in todo))
         report = (lambda done, total, w=what: progress(w, done, total)) if progress is not None else None
         hub_download.download(m.repo_id, todo, max_bytes=max_bytes, progress=report, what=m.repo_id)
-        notices.append(f"downloaded {m.repo_id} ({sum(f.size for f in todo) / 1e6:.0f} MB) into "
+        notices.append(f"downloaded {m.repo_id} ({sum(f.size for f in todo) / 1e6:.1f} MB) into "
                        f"{hf_hub.cache_folder()}")
     return notices
