@@ -135,9 +135,11 @@ def download(repo_id: str, files: Sequence[RepoFile], *, repo_type: str = "model
         else:
             log.info("downloading %s from %s (%d bytes)", f.path, repo_id, f.size)
             try:
-                path = Path(hf_hub_download(repo_id, f.path, repo_type=repo_type, revision=revision,
-                                            local_dir=local_dir, etag_timeout=LIST_TIMEOUT_S,
-                                            tqdm_class=_bar_class(counter)))
+                if local is not None:
+                    path = _resumable(repo_id, f, repo_type, revision, local, counter)
+                else:
+                    path = Path(hf_hub_download(repo_id, f.path, repo_type=repo_type, revision=revision,
+                                                etag_timeout=LIST_TIMEOUT_S, tqdm_class=_bar_class(counter)))
             except HfHubHTTPError as exc:
                 status = getattr(getattr(exc, "response", None), "status_code", None)
                 raise BackendError(f"Downloading {f.path} of {name} failed (HTTP {status})",
@@ -155,6 +157,29 @@ def download(repo_id: str, files: Sequence[RepoFile], *, repo_type: str = "model
                                "proxy on the way is damaged")
         out[f.path] = path
     return out
+
+
+def _resumable(repo_id: str, f: RepoFile, repo_type: str, revision: str | None, dest: Path,
+               counter: _Counter) -> Path:
+    """Fetch one file to `dest` through `dest`.part, which a later call continues from where it stopped (an
+    HTTP range request; huggingface_hub's own downloads start a file again in each process). The part is
+    written every DOWNLOAD_CHUNK_SIZE bytes (10 MB), so a kill loses at most that much."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
+
+    part = dest.with_name(dest.name + ".part")
+    part.parent.mkdir(parents=True, exist_ok=True)
+    if part.exists() and part.stat().st_size > f.size:
+        part.unlink()  # longer than the file: not a part of it
+    with part.open("ab") as fh:
+        have = fh.tell()
+        if have:
+            log.info("resuming %s of %s at byte %d of %d", f.path, repo_id, have, f.size)
+        http_get(hf_hub_url(repo_id, f.path, repo_type=repo_type, revision=revision), fh, resume_size=have,
+                 headers=build_hf_headers(), expected_size=f.size, tqdm_class=_bar_class(counter))
+    part.replace(dest)
+    return dest
 
 
 def _discard(path: Path) -> None:
