@@ -215,7 +215,8 @@ def serve(ctx: Context) -> int:
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
-    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress))
+    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress),
+                  services.example_queries)
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:

@@ -46,6 +46,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     with gr.Row():
         suggestion = gr.Button("", visible=False, elem_id="search-taxon-suggestion", size="sm", scale=0)
         suggested = gr.State("")
+        # a hub corpus's benchmark queries (filled when the page loads and once the collection is ready)
+        examples = gr.Dropdown(choices=[], value=None, label=S.EXAMPLE_SEARCHES, elem_id="search-examples",
+                               visible=False, interactive=True, scale=2)
+    examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -117,4 +121,4 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     # output would show the search's progress timer)
     status.change(lambda text: gr.update(visible=bool(text)), details, details_box, api_visibility="private",
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, examples=examples)

@@ -14,6 +14,7 @@ from core.contracts.world import demo_world
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (what, done, total)
+ADDING = "adding your photos"  # the ingest phase of a configured corpus: the photos added so far are searchable
 
 
 def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest: Callable,
@@ -25,7 +26,7 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
     if catalog.count() == 0:
         if settings.corpus:
             for path in corpus_files(settings, step):
-                report = ingest(path, lambda d, t: step("adding your photos", d, t))
+                report = ingest(path, lambda d, t: step(ADDING, d, t))
                 notices.append(f"built the catalog from {path}: {report.added} photos")
         elif embedder_is_standin and demo_world() is not None:
             world = demo_world()
@@ -90,6 +91,12 @@ class Preparation:
     @property
     def ready(self) -> bool:
         return self._finished.is_set() and not self.error
+
+    @property
+    def searchable(self) -> bool:
+        """While the user's photos are being added: the ones embedded so far (saved at each index checkpoint,
+        checkpoint_s) are searched; the page keeps showing the progress."""
+        return not self._finished.is_set() and self.what == ADDING and self.done > 0
 
     @property
     def finished(self) -> bool:

@@ -125,3 +125,46 @@ def test_hub_banner_line():
     line = hub_line("INQUIRE-Rerank (validation split)", 4000, ["cc-by-nc", "cc-by"], Settings(models="hub-cpu"))
     assert line.startswith("4000 photos from INQUIRE-Rerank (validation split), licences cc-by-nc, cc-by")
     assert "searched with bioclip, checked by SmolVLM-256M-Instruct" in line
+
+
+def test_download_amounts_read_as_sizes():
+    from core.search.preparation import amount
+
+    assert amount("downloading bioclip-2", 1_200_000_000, 1_700_000_000) == "1.2 of 1.7 GB"
+    assert amount("downloading INQUIRE-Rerank", 120_000_000, 360_000_000) == "120.0 of 360.0 MB"
+    assert amount("adding your photos", 120, 480) == "120 of 480"
+
+
+def test_photos_added_so_far_are_searchable_while_the_rest_are_embedded():
+    import threading
+
+    from core.search.preparation import ADDING, Preparation
+
+    step_done, release = threading.Event(), threading.Event()
+
+    def work(progress):
+        progress("downloading INQUIRE-Rerank", 10, 100)
+        assert release.wait(10)
+        progress(ADDING, 5, 12)
+        step_done.set()
+        assert release.wait(10)
+        return ["built"]
+
+    prep = Preparation(work).start()
+    assert not prep.searchable and not prep.ready  # still downloading: nothing to search
+    release.set()
+    assert step_done.wait(10)
+    prep.wait(10)
+    assert prep.ready and not prep.searchable and prep.notices == ["built"]
+
+
+def test_searchable_only_in_the_adding_phase():
+    from core.search.preparation import ADDING, Preparation
+
+    prep = Preparation(lambda progress: [])
+    prep._step("downloading x", 5, 10)
+    assert not prep.searchable
+    prep._step(ADDING, 0, 10)
+    assert not prep.searchable
+    prep._step(ADDING, 3, 10)
+    assert prep.searchable and "adding your photos: 3 of 10" in prep.status()
