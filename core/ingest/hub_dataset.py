@@ -146,40 +146,31 @@ def fetch(settings: Any, spec: str, progress: Progress | None = None) -> list[Pa
     return [got[f.path] for f in todo]
 
 
-def example_queries(files: list[Path], limit: int = MAX_EXAMPLES) -> list[str]:
-    """The dataset's benchmark queries, in order of first appearance (its relevance labels are not read)."""
+def _values(files: list[Path], column: str):
+    """The values of one column over the files, row group by row group (files without it are passed over)."""
     import pyarrow.parquet as pq
 
-    seen: dict[str, None] = {}
     for f in files:
         try:
             pf = pq.ParquetFile(f)
         except (OSError, ValueError):
             continue
-        if "query" not in pf.schema_arrow.names:
-            continue
-        for batch in pf.iter_batches(columns=["query"], batch_size=4096):
-            for q in batch.column(0).to_pylist():
-                if isinstance(q, str) and q.strip():
-                    seen.setdefault(q.strip(), None)
-                    if len(seen) >= limit:
-                        return list(seen)
+        if column in pf.schema_arrow.names:
+            for batch in pf.iter_batches(columns=[column], batch_size=4096):
+                yield from batch.column(0).to_pylist()
+
+
+def example_queries(files: list[Path], limit: int = MAX_EXAMPLES) -> list[str]:
+    """The dataset's benchmark queries, in order of first appearance (its relevance labels are not read)."""
+    seen: dict[str, None] = {}
+    for q in _values(files, "query"):
+        if isinstance(q, str) and q.strip():
+            seen.setdefault(q.strip(), None)
+            if len(seen) >= limit:
+                break
     return list(seen)
 
 
 def licences(files: list[Path]) -> list[str]:
     """The distinct licence values of the dataset's photos (for the banner)."""
-    import pyarrow.parquet as pq
-
-    found: dict[str, None] = {}
-    for f in files:
-        try:
-            pf = pq.ParquetFile(f)
-        except (OSError, ValueError):
-            continue
-        if "license" in pf.schema_arrow.names:
-            for batch in pf.iter_batches(columns=["license"], batch_size=4096):
-                for v in batch.column(0).to_pylist():
-                    if v:
-                        found.setdefault(str(v), None)
-    return list(found)
+    return list(dict.fromkeys(str(v) for v in _values(files, "license") if v))

@@ -168,3 +168,14 @@ def test_searchable_only_in_the_adding_phase():
     assert not prep.searchable
     prep._step(ADDING, 3, 10)
     assert prep.searchable and "adding your photos: 3 of 10" in prep.status()
+
+
+def test_example_queries_and_licences_of_a_hub_corpus(tmp_path):
+    from tests.hub_repos import QUERIES, inquire_parquet
+
+    f = tmp_path / "validation.parquet"
+    f.write_bytes(inquire_parquet(rows_per_query=3, row_group_size=2))
+    assert hub_dataset.example_queries([f]) == list(QUERIES)
+    assert hub_dataset.example_queries([f], limit=2) == list(QUERIES[:2])
+    assert sorted(hub_dataset.licences([f])) == ["cc-by", "cc-by-nc"]
+    assert hub_dataset.example_queries([tmp_path / "missing.parquet"]) == []
