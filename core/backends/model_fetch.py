@@ -92,7 +92,7 @@ def preflight(settings: Any) -> None:
     absent = missing(settings)
     if not absent or hf_hub.hub_reachable():
         return
-    why = "HF_HUB_OFFLINE is set" if hf_hub.offline_requested() else "the Hugging Face hub cannot be reached"
+    why = hf_hub.why_offline()
     listed = ", ".join(f"{m.repo_id} ({m.setting})" for m in absent)
     raise BackendError(
         f"The model profile models={settings.models!r} needs {listed}, not in the local cache "

@@ -101,7 +101,7 @@ def unreachable(settings: Any, spec: str) -> InputError | None:
     ds = parse(spec)
     if local_files(settings, spec) is not None or hf_hub.hub_reachable():
         return None
-    why = "HF_HUB_OFFLINE is set" if hf_hub.offline_requested() else "the Hugging Face hub cannot be reached"
+    why = hf_hub.why_offline()
     return InputError(f"The corpus {spec} is not downloaded yet ({ds.folder(settings)}) and {why}",
                       f"copy that folder from a machine where it was downloaded (python app.py ingest {spec}), "
                       "or set corpus to a local parquet file or folder")

@@ -43,9 +43,10 @@ def _env(hub_url: str | None, data: Path, **settings: str) -> dict[str, str]:
     return env
 
 
-def _app(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
+def _app(args: list[str], env: dict[str, str], timeout: float = 600, stdin: str | None = None
+         ) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "app.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, input=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +174,14 @@ def test_cover_search_on_the_profile(prepared):
     out = json.loads(run.stdout)
     assert out["backends"]["llm"]["model_id"] == "transformers:HuggingFaceTB/SmolLM2-360M-Instruct"
     assert out["results"] and "coverage" in out["stages"], out["notices"]
+
+
+def test_dialogue_on_the_profile(prepared):
+    env, _, _, _ = prepared
+    run = _app(["chat", QUERIES[0], "--rounds", "2", "--k", "3", "--json"], env, stdin="yes\nno\n")
+    assert run.returncode == 0, run.stderr[-2000:]
+    session = json.loads(run.stdout[run.stdout.index("{\n"):])
+    assert session["turns"] and session["results"]
 
 
 def test_doctor_checks_the_profile_as_a_whole(prepared):
