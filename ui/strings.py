@@ -34,13 +34,18 @@ RERANK_K = "Photos to check"
 RERANK_MODE = "Checks"
 RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questions only", "subq"),
                 ("expert context only", "context"), ("one direct question", "direct")]
-WANT_ANSWER = "Also write an answer with evidence"
 TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
 TAXON_PLACEHOLDER = "any taxon: type a name to choose one"
 TAXON_SUGGEST = "Only show {name} (named in your query)"
 DATE_FROM, DATE_TO = "Observed from", "Observed until"
 MONTHS = "Months (any year)"
 BBOX = "Place box: west, south, east, north (degrees)"
+MAP_LABEL = "Map of where the collection's photos were taken; draw a box on it to search one area"
+MAP_DRAW = "Draw a box"
+MAP_POINTS = "Dots: where {n} of the collection's photos were taken. Press “Draw a box”, then drag on the map."
+MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and longitude."
+MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
+               "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
@@ -52,9 +57,19 @@ EXPLANATION = "Why this photo"
 SELECT_HINT = "Click a photo to see it large, with why it was returned."
 SELECTED_GONE = "The photo you picked is no longer among the results; this is what was known about it."
 MORE_LIKE_THIS = "More like this"
+# the export format menus: format -> what the menu says
+LABEL_EXPORT_NAMES = {"csv": "CSV: one row per photo and annotator (the final judgement)",
+                      "jsonl": "JSON lines: the same rows", "keypresses": "CSV: every key press, in order",
+                      "inquire-rerank": "CSV in INQUIRE-Rerank's columns",
+                      "dwc": "Darwin Core Archive (zip) of the photos judged relevant"}
+MARK_EXPORT_NAMES = {"csv": "CSV", "jsonl": "JSON lines", "dwc": "Darwin Core Archive (zip)"}
+LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like this' search: page, marks, history
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
+CITE_TITLE = "open photo #{rank}"
+CITED_OFF_SCREEN = "id {photo} (not among the results shown)"
+ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
@@ -79,6 +94,10 @@ SCALES = {
                                 "check it could make; 100% means sure of every one"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
+FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
+               "pictures rank high comes before one that only one picture finds very close, so the similarities "
+               "need not fall in rank order.")
+CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similarity}."
 NOT_CHECKED = "not checked"
 NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
 
@@ -112,6 +131,9 @@ DIALOGUE_SUGGESTED = "Suggested answers"
 DIALOGUE_SUGGESTIONS = ["yes", "no", "partly", "I cannot tell from the photos"]
 DIALOGUE_CANDIDATES = "Candidates (select photos that match, then Answer)"
 DIALOGUE_DESCRIPTION = "What EcoLens now searches for"
+NOTE_TITLE = "Note"
+DIALOGUE_OWN_QUESTION = ("None of the questions written for this turn was new and told the photos shown apart, so "
+                         "EcoLens asks its own question about these photos.")
 DIALOGUE_UNAVAILABLE = ("The dialogue engine is not installed in this build; only plain search is available. "
                         "Use the Search tab.")
 CHAT = "Conversation"
@@ -306,13 +328,13 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
-    (r"^read from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
+    (r"\bread from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
     (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
      r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
      r"nothing in this question the checker can look for; it compared the photo with the question and with its "
      r"opposite (\1 vs \2)"),
     (r"\bplan (\w+)", r"body shape: \1"),
-    (r"\bspecies ", ""),
+    (r"\bspecies (?=[A-Z])", ""),  # the stand-in's "species Slate Reedpiper", not "catalog: species = ..."
     (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
 )
 SURE = "{p:.0%} sure"

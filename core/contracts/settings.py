@@ -122,6 +122,10 @@ class Settings(BaseSettings):
         "in GB: one model of a profile, or a hub corpus's files together; a bigger one is refused before it starts.")
     allow_private_urls: bool = Field(False, description="Fetch photo URLs that resolve to loopback, private or "
         "link-local addresses (a photo server on this machine or network); off, they are refused.")
+    dwc_basis_of_record: Literal["HumanObservation", "MachineObservation"] = Field("HumanObservation",
+        description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
+        "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
+        "camera-trap collection.")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
@@ -178,6 +182,14 @@ class Settings(BaseSettings):
         "LLM questioner (the paper: 0.7; reformulation and filtering stay at 0).")
     plugir_check_depth: int = Field(100, ge=0, le=10000, description="Dialogue: best-ranked candidates the judge "
         "checks against each yes/no answer; those that contradict it move down. 0 turns the check off.")
+    catalog_evidence: bool = Field(True, description="Answer a sub-question that asks only what the catalog records "
+        "(species or a higher taxon, date, month, year, place, licence) from the photo's catalog fields, with the "
+        "reason 'catalog: species = ...', and from the picture when the photo lacks the field; a photo the catalog "
+        "contradicts ranks after those it does not. On for the web app and search; eval turns it off unless "
+        "--catalog-evidence is given, since benchmarks rank pictures alone.")
+    named_places: str = Field("", description="Places that sub-questions may name, checked against a photo's "
+        "coordinates when catalog_evidence is on: NAME=WEST,SOUTH,EAST,NORTH in degrees, separated by ';' (e.g. "
+        "'Kenya=33.9,-4.7,41.9,5.0; Lake Victoria=31.5,-3.1,34.9,0.5'). Empty: no named places.")
     answer_reader: Literal["auto", "captions", "openai", "fieldguide"] = Field(
         "auto", description="Who answers questions from the retrieved photos: 'auto' (the judge's vision-language "
         "model with judge='openai', the offline field-guide reader with the field-guide judge and embedder, else "
@@ -188,6 +200,11 @@ class Settings(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
+    map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
+        "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")
+    map_tiles_attribution: str = Field("", description="The credit line the tile server asks for (shown on the "
+        "map), e.g. '© OpenStreetMap contributors'.")
     max_upload_mb: float = Field(20.0, ge=0.01, le=1024, description="Largest photo a user may upload, in MB.")
     upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
         "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")
@@ -239,6 +256,16 @@ class Settings(BaseSettings):
             raise ValueError("not true or false")
         return value
 
+    @field_validator("named_places")
+    @classmethod
+    def _places_readable(cls, value: str) -> str:
+        parse_places(value)  # a ValueError names the entry that is wrong
+        return value
+
+    def place_boxes(self) -> dict[str, tuple[float, float, float, float]]:
+        """named_places as name -> (west, south, east, north)."""
+        return parse_places(self.named_places)
+
     def path(self, *parts: str) -> Path:
         """A path inside the data directory."""
         return Path(self.data_dir).expanduser().joinpath(*parts)
@@ -260,6 +287,26 @@ class Settings(BaseSettings):
 
 
 # --- what the model declares ---------------------------------------------------------------------------------
+
+
+def parse_places(text: str) -> dict[str, tuple[float, float, float, float]]:
+    """'NAME=W,S,E,N; NAME=...' as name -> box; ValueError naming the entry that cannot be read."""
+    out: dict[str, tuple[float, float, float, float]] = {}
+    for entry in (text or "").split(";"):
+        if not entry.strip():
+            continue
+        name, sep, box = entry.partition("=")
+        try:
+            parts = tuple(float(x) for x in box.split(","))
+        except ValueError:
+            parts = ()
+        if not sep or not name.strip() or len(parts) != 4:
+            raise ValueError(f"{entry.strip()!r} is not NAME=WEST,SOUTH,EAST,NORTH")
+        w, s, e, n = parts
+        if not (-180 <= w <= 180 and -180 <= e <= 180 and -90 <= s <= n <= 90):
+            raise ValueError(f"{entry.strip()!r}: longitudes lie in -180..180, latitudes in -90..90, south <= north")
+        out[" ".join(name.split())] = (w, s, e, n)
+    return out
 
 
 def field_help() -> dict[str, str]:
@@ -446,6 +493,9 @@ def _config_error(error: Mapping[str, Any]) -> ConfigError:
     if problem in ("greater_than_equal", "less_than_equal"):
         value = _shown(name, raw)
         return ConfigError(f"Setting {name}={value!r} is out of range", f"give {name} a value {_span(name)}")
+    if problem == "value_error" and name == "named_places":  # its own check says which entry is wrong
+        said = str((error.get("ctx") or {}).get("error") or error.get("msg") or "")
+        return ConfigError(f"Setting {name}={raw!r}: {said}", f"fix {name}: {field_help()[name]}")
     if problem == "finite_number":
         return ConfigError(f"Setting {name}={raw!r} is not a finite number",
                            f"give {name} a number such as {Settings.model_fields[name].default!r}")

@@ -385,6 +385,10 @@ def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, n
     return value
 
 
+FILTER_FALLBACK = ("question filter: the caption and dialogue already answer every proposed question; asked the "
+                   "offline rule's question instead")
+
+
 def filter_questions(llm, caption: str, turns, questions: list[str], notices: list[str],
                      candidates: list[str] = (), n: int = 5) -> list[str]:
     """The questions the caption and dialogue cannot answer ('uncertain') and that were not asked yet. When none
@@ -415,6 +419,5 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
     unanswered = rules.uncertain_questions(caption, turns, fresh)
     fallback = unanswered or fresh
     if fallback:
-        notices.append("question filter: the caption and dialogue already answer every proposed question; asked "
-                       "the offline rule's question instead")
+        notices.append(FILTER_FALLBACK)
     return fallback

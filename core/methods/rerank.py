@@ -12,7 +12,13 @@ Abstentions (core/backends/reach.py): a question the judge could not answer from
 neither pass nor fail: the photo's score is the mean over its checked questions only (with no abstention,
 the paper's mean over all). A photo with no checked question has no score and follows the scored ones in
 first-stage order. What no check covered (the judge's unseen parts of the query and of its questions, the
-parts of the query no question asks about) is named in one notice."""
+parts of the query no question asks about) is named in one notice.
+
+Catalog facts (core/methods/catalog_evidence.py, settings.catalog_evidence): a question that asks only what the
+catalog records is answered from the photo's fields when it has them (p_yes 1.0 or 0.0, reason "catalog: ..."),
+from the picture when it lacks them. The catalog's certainty orders the photos before their scores do
+(`catalog_tier`): photos it confirms, then photos whose catalog question was read from the picture, then photos
+it contradicts."""
 from __future__ import annotations
 
 import logging
@@ -30,6 +36,7 @@ from core.contracts.errors import BackendUnavailable, BudgetExceeded
 from core.contracts.events import PhotoJudged
 from core.contracts.world import rule_book
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
+from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
 from core.methods.confidence import p_yes
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
@@ -37,6 +44,7 @@ from core.prompts.rerank import direct_question
 
 log = logging.getLogger(__name__)
 MODES = ("direct", "subq", "context", "full")
+PICTURE = "read from the picture:"  # how a reason says the judge looked at the photo
 PASS = 0.5  # a photo passes a check when the judge's confidence in "yes" is at least this
 
 
@@ -84,19 +92,30 @@ def majority(words: Sequence[str], ps: Sequence[float]) -> tuple[str, float, int
 
 
 def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Sequence[str],
-                votes: int, cache_only: bool = False, chain: bool = True) -> dict[str, Any]:
+                votes: int, cache_only: bool = False, chain: bool = True,
+                evidence: CatalogEvidence | None = None) -> dict[str, Any]:
     """Answers for one photo. Chained (`chain`): each question sees this photo's earlier (question, answer)
-    pairs; else every question is asked on its own."""
+    pairs; else every question is asked on its own. With `evidence`, a question the photo's catalog fields
+    answer is not sent to the judge; one whose field the photo lacks is, and its reason says so."""
     load = _Loader(run, photo)
     history: list[tuple[str, str]] = []
     answers = []
-    for q in questions:
+    for i, q in enumerate(questions):
         run.check()
-        got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context,
-                                      history=tuple(history) if chain else (), photo=photo, vote=v),
-                         load=load, cache_only=cache_only)
-               for v in range(votes)]
-        answers.append(answer_entry(q, got))
+        said = evidence.verdict(photo, i) if evidence is not None else None
+        if said is not None and said.outcome in ("yes", "no"):
+            answers.append({"question": q, "answer": said.outcome, "p_yes": 1.0 if said.outcome == "yes" else 0.0,
+                            "checked": True, "reason": said.reason, "source": "catalog"})
+        else:
+            got = [judge.ask(JudgeRequest(image=None, question=q, query=query, context=context,
+                                          history=tuple(history) if chain else (), photo=photo, vote=v),
+                             load=load, cache_only=cache_only)
+                   for v in range(votes)]
+            answers.append(answer_entry(q, got))
+            if said is not None:  # a catalog question, but this photo lacks the field: read from the picture
+                seen = str(answers[-1]["reason"] or "").removeprefix(PICTURE).strip() or "no reason given"
+                answers[-1]["reason"] = f"{said.reason}, so it was {PICTURE} {seen}"
+                answers[-1]["source"] = "picture"
         history.append((q, answers[-1]["answer"]))
     return {"id": photo.id, "answers": answers, "score": photo_score(answers)}
 
@@ -113,6 +132,16 @@ def answer_entry(question: str, got: Sequence[Any]) -> dict[str, Any]:
                 "unchecked": list(getattr(got[first], "unchecked", ()) or ()), "reason": got[first].reason, **votes}
     return {"question": question, "answer": word, "p_yes": round(p, 6), "checked": True, "reason": got[first].reason,
             **votes}
+
+
+def catalog_tier(result: dict[str, Any]) -> int:
+    """Where catalog facts put a judged photo before its score counts: 0 when the catalog confirms every question
+    it could answer (or none was a catalog question), 1 when such a question was only read from the picture (the
+    photo lacks the field), 2 when the catalog contradicts a question (a catalogued look-alike)."""
+    answers = result.get("answers") or []
+    if any(a.get("source") == "catalog" and a.get("answer") == "no" for a in answers):
+        return 2
+    return 1 if any(a.get("source") == "picture" for a in answers) else 0
 
 
 def photo_score(answers: Sequence[dict[str, Any]]) -> float | None:
@@ -185,11 +214,18 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
     chain = chained(mode)
-    # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
+    evidence, read = plan_evidence(run, questions, [pid for pid, _ in candidates])
+    stage["catalog_evidence"] = {"on": run.settings.catalog_evidence,
+                                 "topics": evidence.describe() if evidence is not None else []}
+    # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir; what
+    # the catalog says to the questions is part of the key, so an edited catalog is not answered from the memo
     memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
-                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions")
+                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions",
+                      evidence.signature(read) if evidence is not None else "no-catalog-evidence")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
-    if all(str(pid) in memo for pid, _ in candidates):
+    if read:
+        photos = {p.id: p for p in read}
+    elif all(str(pid) in memo for pid, _ in candidates):
         photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
     else:
         photos = {p.id: p for p in run.photos([i for i, _ in candidates])}
@@ -207,17 +243,17 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
         for pid in order_ids:  # photos fully answered in the cache need no thread and no image
             try:
                 take(pid, memo[str(pid)] if str(pid) in memo else
-                     judge_photo(run, judge, photos[pid], *ask, cache_only=True, chain=chain))
+                     judge_photo(run, judge, photos[pid], *ask, cache_only=True, chain=chain, evidence=evidence))
             except CacheMiss:
                 todo.append(pid)
-        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage, chain)
+        _judge_concurrently(run, judge, photos, todo, ask, take, errors, stage, chain, evidence)
     stage["judged"], stage["failed"] = len(results), len(errors)
     if not errors and not stage["skipped"] and len(results) == len(order_ids) and len(memo) != len(order_ids):
         run.backends.cache.put_json("rerank_stage", memo_key, {str(pid): r for pid, r in results.items()})
     # judged photos by score (ties: first-stage order); photos the judge failed on, or never reached, or could
     # check nothing of, follow in first-stage order, so one failed call never throws away the other photos' scores
     judged = sorted((pid for pid in results if results[pid].get("score") is not None),
-                    key=lambda pid: (-results[pid]["score"], first_rank[pid]))
+                    key=lambda pid: (catalog_tier(results[pid]), -results[pid]["score"], first_rank[pid]))
     scored = set(judged)
     rest = [pid for pid, _ in candidates if pid not in scored]
     order = judged + rest
@@ -228,6 +264,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
     stage["passed"] = sum(1 for r in results.values() if passed(r))
+    _catalog_notice(run, evidence, results, stage)
     _abstention_notice(run, judge, query, questions, results, stage)
     if results and not judged:
         run.notice(f"the photo checker could check none of the questions on the {len(results)} photos, so the "
@@ -255,8 +292,20 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     return ranked, stage
 
 
+def _catalog_notice(run: Run, evidence: CatalogEvidence | None, results: dict[int, dict],
+                    stage: dict[str, Any]) -> None:
+    """Counts of photos answered from the catalog and from the picture: in the stage, a notice and a log line."""
+    counts = summary(evidence, list(results.values()))
+    stage["catalog_evidence"].update(counts)
+    if evidence is None or not results:
+        return
+    text = catalog_notice(counts, len(results))
+    log.info("rerank: %s", text)
+    run.notice(text)
+
+
 def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tuple, take, errors: list[str],
-                        stage: dict[str, Any], chain: bool = True) -> None:
+                        stage: dict[str, Any], chain: bool = True, evidence: CatalogEvidence | None = None) -> None:
     """Judge `todo` photos with at most judge_concurrency in flight, streaming each as its chain finishes."""
     if not todo:
         return
@@ -266,7 +315,8 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
     deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain): pid for pid in todo}
+    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain, evidence=evidence): pid
+               for pid in todo}
     finished = 0
     try:
         for fut in _completed(run, futures, deadline):
