@@ -192,7 +192,10 @@ def test_doctor_checks_the_profile_as_a_whole(prepared):
     assert report["profile"]["models"] == "hub-cpu"
     assert report["profile"]["explicit"] == {"generator": "standin"}
     assert rows["judge"]["setting"] == "transformers:HuggingFaceTB/SmolVLM-256M-Instruct"
-    assert rows["llm"]["ok"] and "very small" in rows["llm"]["detail"] or "tiny" in rows["llm"]["detail"]
+    assert rows["llm"]["ok"] and "tiny" in rows["llm"]["detail"]  # the random LLM still answers in its schema
+    # the random-weight embedder loads and is wired, and its probe says it is not usable (it matches no colours)
+    assert not rows["embedder"]["ok"] and rows["embedder"]["setting"] == "open_clip:hf-hub:imageomics/bioclip"
+    assert run.returncode == 1
 
 
 # --- offline -------------------------------------------------------------------------------------------
