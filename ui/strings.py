@@ -226,7 +226,7 @@ STEP_DOING = {"filter": "applying the filters…", "search": "searching…", "in
               "rewrite": "rewriting your query…", "rerank_plan": "writing the yes/no questions…",
               "rerank": "checking the photos…", "decompose": "splitting your query into parts…",
               "coverage": "finding photos for every part…", "reference": "drawing the covering photos…",
-              "answer": "writing the answer…"}
+              "answer": "writing the answer…", "group": "finding the group your words name…"}
 JUDGED = "(checked {done} of {total})"
 DETAILS = "Details: how long each step took"
 FIRST_SHOWN = "first photos on screen after {time}"
@@ -237,7 +237,7 @@ STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "
               "rewrite": "rewriting the query", "rerank_plan": "writing the yes/no questions",
               "rerank": "checking each photo", "decompose": "splitting the query into parts",
               "coverage": "finding photos for every part", "reference": "drawing the covering photos",
-              "answer": "writing the answer"}
+              "answer": "writing the answer", "group": "putting the group your words name first"}
 STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
 CANCELLED = "stopped ({reason})"
@@ -319,6 +319,15 @@ WEB_WORDS = (
     (", where it could say neither yes nor no (counted as neither pass nor fail)",
      " it could answer neither yes nor no (they count neither for nor against a photo)"),
     ("visualization ", "drawing "),
+    # the search's time limit (core.methods.deadline) and the index check of a running server (core.vectors)
+    ("keep their first-stage order", "keep the order they had before the checks"),
+    ("in first-stage order", "in the order they had before the checks"),
+    *((f"; raise deadline_{kind}_s to wait longer", "; whoever runs EcoLens can let searches wait longer")
+      for kind in ("fast", "visualize", "verify", "cover")),
+    ("run `python app.py repair` to embed them again now (any later ingest also does it)",
+     "whoever runs EcoLens can add them again now (any later ingest also does it)"),
+    ("run `python app.py repair` after it", "ask whoever runs EcoLens to repair it after that"),
+    ("run `python app.py repair`", "ask whoever runs EcoLens to repair it"),
 )
 # command-line options that may remain in a message, and the field of the page that does the same
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",

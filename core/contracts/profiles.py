@@ -42,6 +42,11 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge_concurrency": 4,
         "plugir_check_depth": 12,
         "backend_timeout_s": 180.0,
+        # search time limits for models on two CPU cores (estimates until measured on a Space)
+        "deadline_fast_s": 20.0,
+        "deadline_visualize_s": 240.0,
+        "deadline_verify_s": 300.0,
+        "deadline_cover_s": 180.0,
     },
     "hub-gpu": {
         "embedder": "open_clip:hf-hub:imageomics/bioclip-2",
@@ -57,6 +62,10 @@ PROFILES: dict[str, dict[str, Any]] = {
         "judge_concurrency": 32,
         "plugir_check_depth": 100,
         "backend_timeout_s": 120.0,
+        "deadline_fast_s": 10.0,
+        "deadline_visualize_s": 90.0,
+        "deadline_verify_s": 120.0,
+        "deadline_cover_s": 60.0,
     },
 }
 

@@ -145,6 +145,10 @@ class Settings(BaseSettings):
         "+ rank).")
     image_size: int = Field(224, ge=32, le=2048, description="Side in pixels of generated visualizations.")
     rerank_k: int = Field(100, ge=1, le=1000, description="First-stage candidates reranked by the judge (K).")
+    group_words: bool = Field(True, description="A query whose subject is a group word (frog, birds, moth, "
+        "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
+        "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
+        "alone. `eval` turns it off (its benchmarks rank pictures alone).")
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")
@@ -152,6 +156,18 @@ class Settings(BaseSettings):
         "voting.")
     judge_concurrency: int = Field(8, ge=1, le=256, description="Judge calls in flight at once.")
     max_generated: int = Field(8, ge=0, le=256, description="Per-query budget of generated pictures.")
+    deadline_fast_s: float = Field(10.0, ge=0.5, le=86_400, description="Total seconds a Fast search (similarity "
+        "only, with or without example photos) may take; past it the search returns what it has, with a notice "
+        "naming the model that took the time.")
+    deadline_visualize_s: float = Field(60.0, ge=0.5, le=86_400, description="Total seconds a Visualize search "
+        "(and the evaluation's rewrite and VisRet methods) may take: describing, drawing and searching with the "
+        "pictures. Past it, pictures not yet drawn are skipped and the search returns what it has, with a notice.")
+    deadline_verify_s: float = Field(90.0, ge=0.5, le=86_400, description="Total seconds a Verify search (and "
+        "every search the judge checks, or that answers a question) may take, retries included; past it the "
+        "photos not yet checked follow the checked ones in first-stage order, with a notice naming the model server "
+        "that was slow. A small vision-language model on a CPU needs more than a hosted one.")
+    deadline_cover_s: float = Field(60.0, ge=0.5, le=86_400, description="Total seconds a Cover search may take; "
+        "past it the search returns what it has, with a notice.")
     max_judge_calls: int = Field(1000, ge=1, le=1_000_000, description="Per-query budget of judge calls; rerank_k x "
         "sub-questions x votes must fit (100 x 3 x 3 = 900).")
     plugir_clusters: int = Field(10, ge=1, le=100, description="PlugIR k-means clusters over the retrieval "

@@ -12,6 +12,7 @@ import logging
 from typing import Any, Callable
 
 from core.backends.base import ChatMessage
+from core.contracts.errors import DeadlinePassed
 from core.methods import llm_checks as checks
 from core.methods import llm_schemas as schemas
 from core.methods import rules
@@ -40,7 +41,10 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
         text = llm.chat([ChatMessage("system", system), ChatMessage("user", user)], temperature=temperature,
                         max_tokens=max_tokens, json_schema=json_schema)
     except Exception as exc:  # any backend failure downgrades to the rule: notice + log line
-        log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
+        if isinstance(exc, DeadlinePassed):  # the search's time limit, not a fault: no traceback
+            log.warning("%s: %s; using the offline rule", task, exc.message)
+        else:
+            log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
         notices.append(f"{task}: the language model failed ({model_label(llm)}: {short_error(exc)}); used the "
                        "offline rule instead")
         return rule(), "rule"

@@ -18,7 +18,11 @@ Catalog facts (core/methods/catalog_evidence.py, settings.catalog_evidence): a q
 catalog records is answered from the photo's fields when it has them (p_yes 1.0 or 0.0, reason "catalog: ..."),
 from the picture when it lacks them. The catalog's certainty orders the photos before their scores do
 (`catalog_tier`): photos it confirms, then photos whose catalog question was read from the picture, then photos
-it contradicts."""
+it contradicts.
+
+The search's time limit (core.methods.deadline): once it has passed no photo is sent to the judge; photos
+not checked by then follow the checked ones in first-stage order ("out_of_time" in the stage), and one
+notice names the limit and the judge that took the time."""
 from __future__ import annotations
 
 import logging
@@ -32,12 +36,13 @@ from typing import Any, Sequence
 from core.backends.base import JudgeRequest
 from core.backends.reach import NOT_CHECKED, merge, notice_text
 from core.contracts.cancel import SearchCancelled
-from core.contracts.errors import BackendUnavailable, BudgetExceeded
+from core.contracts.errors import BackendUnavailable, BudgetExceeded, DeadlinePassed
 from core.contracts.events import PhotoJudged
 from core.contracts.world import rule_book
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
 from core.methods.confidence import p_yes
+from core.methods.deadline import backend_where, in_context
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
 from core.prompts.rerank import direct_question
@@ -204,13 +209,21 @@ def _abstention_notice(run: Run, judge, query: str, questions: Sequence[str], re
 def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mode: str,
                votes: int = 1) -> tuple[list[tuple[int, float]], dict[str, Any]]:
     """Reorder `candidates` (first-stage order) by the judge; returns ranked (id, score) and the artefacts."""
+    judge = run.backends.judge_for(run.budget)
+    if run.deadline.passed():  # nothing is asked: not even the questions are written
+        run.out_of_time(f"the {len(candidates)} photos were not checked by {backend_where(run.settings, 'judge')} "
+                        "and keep their first-stage order")
+        return list(candidates), {
+            "mode": mode, "context": "", "subquestions": [], "k": len(candidates), "votes": votes, "photos": [],
+            "judged": 0, "failed": 0, "skipped": 0, "paused": 0, "out_of_time": len(candidates),
+            "order": "first-stage", "chained": chained(mode), "judge": judge.model_id, "passed": 0, "scored": 0,
+            "unchecked": [], "not_checked_answers": 0}
     with run.timed("rerank_plan"):
         context, questions = plan(run, query, mode)
     stage: dict[str, Any] = {"mode": mode, "context": context, "subquestions": questions, "k": len(candidates),
                              "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "paused": 0,
-                             "order": "judge", "chained": chained(mode)}
+                             "out_of_time": 0, "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
-    judge = run.backends.judge_for(run.budget)
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
     chain = chained(mode)
@@ -272,8 +285,13 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     elif judged and not stage["passed"]:
         run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
                    "all of it, so the photos are ordered by how close they came")
+    if stage["out_of_time"]:
+        late = stage["out_of_time"]
+        then = "follow the checked ones in first-stage order" if judged else "keep their first-stage order"
+        run.out_of_time(f"{late} of {len(candidates)} photos were not checked by "
+                        f"{backend_where(run.settings, 'judge')} and {then}")
     if errors:
-        failed = max(1, len(order_ids) - len(results) - stage["skipped"])
+        failed = max(1, len(order_ids) - len(results) - stage["skipped"] - stage["out_of_time"])
         stage["failed"] = failed
         unchecked = min(stage["paused"], failed)
         outcome = ("the first-stage order was kept" if not judged else
@@ -314,12 +332,16 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     workers = max(1, s.judge_concurrency)
     # a guard against a hung backend: every call may take backend_timeout_s, calls of one photo run in turn
     deadline = s.backend_timeout_s * (len(questions) * votes * (math.ceil(len(todo) / workers) + 1) + 1)
+    if run.deadline.passed():
+        stage["out_of_time"] += len(todo)
+        return
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(judge_photo, run, judge, photos[pid], *ask, chain=chain, evidence=evidence): pid
+    # each photo's calls run with the search's context: its time limit bounds every request to a server
+    futures = {pool.submit(in_context(judge_photo), run, judge, photos[pid], *ask, chain=chain, evidence=evidence): pid
                for pid in todo}
     finished = 0
     try:
-        for fut in _completed(run, futures, deadline):
+        for fut in _completed(run, futures, min(deadline, run.deadline.left())):
             finished += 1
             try:
                 take(futures[fut], fut.result())
@@ -327,6 +349,8 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
                 stage["skipped"] += 1
             except SearchCancelled:
                 raise
+            except DeadlinePassed:  # the search's time limit, not the judge: this photo is not checked
+                stage["out_of_time"] += 1
             except BackendUnavailable as exc:  # the judge is paused: this photo was not sent to it at all
                 stage["paused"] += 1
                 errors.append(exc.message[:300])  # the cause in full: it names the server and the limit
@@ -336,4 +360,7 @@ def _judge_concurrently(run: Run, judge, photos: dict, todo: list[int], ask: tup
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     if finished < len(futures):
-        errors.append(f"no answer within {deadline:.0f} s")
+        if run.deadline.passed():
+            stage["out_of_time"] += len(futures) - finished
+        else:
+            errors.append(f"no answer within {deadline:.0f} s")
