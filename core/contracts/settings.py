@@ -136,6 +136,9 @@ class Settings(BaseSettings):
     rerank_votes: int = Field(1, ge=1, le=9, description="Judge votes per (photo, sub-question); 3 enables majority "
         "voting.")
     judge_concurrency: int = Field(8, ge=1, le=256, description="Judge calls in flight at once.")
+    undecided_band: float = Field(0.1, ge=0.0, le=0.5, description="A yes/no check whose p(yes) is within this of "
+        "0.5 is \"can't tell\": neither a yes nor a no, on the page, in `search --json` and the API alike, and it "
+        "does not pass a photo. The similarity judge (judge='clip') abstains inside the same band.")
     max_generated: int = Field(8, ge=0, le=256, description="Per-query budget of generated pictures.")
     max_judge_calls: int = Field(1000, ge=1, le=1_000_000, description="Per-query budget of judge calls; rerank_k x "
         "sub-questions x votes must fit (100 x 3 x 3 = 900).")

@@ -30,14 +30,14 @@ from core.contracts.errors import BackendUnavailable, BudgetExceeded
 from core.contracts.events import PhotoJudged
 from core.contracts.world import rule_book
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
-from core.methods.confidence import p_yes
+from core.methods.confidence import YES, p_yes, verdict
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
 from core.prompts.rerank import direct_question
 
 log = logging.getLogger(__name__)
 MODES = ("direct", "subq", "context", "full")
-PASS = 0.5  # a photo passes a check when the judge's confidence in "yes" is at least this
+PASS = 0.5  # a tied vote goes to "yes" when the mean p(yes) of all votes is at least this
 
 
 def plan(run: Run, query: str, mode: str) -> tuple[str, list[str]]:
@@ -96,14 +96,16 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
                                       history=tuple(history) if chain else (), photo=photo, vote=v),
                          load=load, cache_only=cache_only)
                for v in range(votes)]
-        answers.append(answer_entry(q, got))
-        history.append((q, answers[-1]["answer"]))
+        answers.append(answer_entry(q, got, run.settings.undecided_band))
+        history.append((q, answers[-1].get("judge_answer", answers[-1]["answer"])))
     return {"id": photo.id, "answers": answers, "score": photo_score(answers)}
 
 
-def answer_entry(question: str, got: Sequence[Any]) -> dict[str, Any]:
-    """One question's entry from its votes (JudgeAnswers): the majority word, its confidence and reason. When
-    the abstentions win the vote the entry is "not checked": no confidence, and the parts the judge named."""
+def answer_entry(question: str, got: Sequence[Any], band: float) -> dict[str, Any]:
+    """One question's entry from its votes (JudgeAnswers): the verdict ("yes", "no", or "can't tell" when
+    p(yes) is within `band` of 0.5: setting undecided_band), the judge's own majority word (judge_answer), its
+    confidence and reason. When the abstentions win the vote the entry is "not checked": no confidence, and
+    the parts the judge named."""
     words = [NOT_CHECKED if getattr(a, "abstained", False) else a.answer for a in got]
     ps = [0.0 if getattr(a, "abstained", False) else p_yes(a.top_logprobs) for a in got]
     word, p, first = majority(words, ps)
@@ -111,8 +113,9 @@ def answer_entry(question: str, got: Sequence[Any]) -> dict[str, Any]:
     if word == NOT_CHECKED:
         return {"question": question, "answer": NOT_CHECKED, "p_yes": None, "checked": False,
                 "unchecked": list(getattr(got[first], "unchecked", ()) or ()), "reason": got[first].reason, **votes}
-    return {"question": question, "answer": word, "p_yes": round(p, 6), "checked": True, "reason": got[first].reason,
-            **votes}
+    p = round(p, 6)
+    return {"question": question, "answer": verdict(p, band), "judge_answer": word, "p_yes": p, "checked": True,
+            "reason": got[first].reason, **votes}
 
 
 def photo_score(answers: Sequence[dict[str, Any]]) -> float | None:
@@ -136,10 +139,10 @@ def _completed(run: Run, futures, timeout: float):
 
 
 def passed(photo: dict[str, Any]) -> bool:
-    """Every checked question of this photo answered yes (confidence at least PASS), and at least one was
-    checked (a "not checked" answer is neither a pass nor a fail)."""
+    """Every checked question of this photo has the verdict yes (a "can't tell" inside the undecided band is
+    not a yes), and at least one was checked (a "not checked" answer is neither a pass nor a fail)."""
     answers = [a for a in photo.get("answers") or [] if a.get("checked", True) and a.get("p_yes") is not None]
-    return bool(answers) and all(float(a["p_yes"]) >= PASS for a in answers)
+    return bool(answers) and all(a.get("answer") == YES for a in answers)
 
 
 def unchecked_parts(judge, query: str, questions: Sequence[str], photos: Sequence[dict[str, Any]]) -> list[str]:
@@ -187,7 +190,8 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     chain = chained(mode)
     # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir
     memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
-                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions")
+                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions",
+                      f"undecided-band {run.settings.undecided_band}")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
     if all(str(pid) in memo for pid, _ in candidates):
         photos = {pid: None for pid, _ in candidates}  # everything is remembered: no catalog read needed
