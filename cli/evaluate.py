@@ -17,6 +17,7 @@ from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.world import demo_world, get_world, use_world
 from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
+from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
 from core.evaluation.runner import evaluate_dialogue
@@ -102,7 +103,8 @@ def run(ctx, args) -> int:
                                 r: v["model_id"] + (" (stand-in)" if v["standin"] else "")
                                 for r, v in services.engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t), prepared=prepared,
-                            notes={"catalog": catalog}, answers=answers)
+                            notes={"catalog": catalog}, answers=answers,
+                            caveats=lambda models: model_caveats(services.engine.backends, models))
     finally:
         bar.close()
     note = services.banner()  # prepare() put it first on the world's own catalog

@@ -82,6 +82,7 @@ def engine_methods(engine, names, id_of: Mapping[str, int],
             kept = [h for h in result.hits if h.photo_id in key_of]
             return MethodOutput([key_of[h.photo_id] for h in kept], cost, result.notices,
                                 scores={key_of[h.photo_id]: float(h.score) for h in kept},
-                                ids=[h.photo_id for h in kept])
+                                ids=[h.photo_id for h in kept],
+                                order_unchanged=bool((result.stages.get("rerank") or {}).get("order_unchanged")))
         return method
     return {name: make(name) for name in names}

@@ -226,8 +226,12 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     rest = [pid for pid, _ in candidates if pid not in scored]
     order = judged + rest
     ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
+    stage["order_unchanged"] = [pid for pid, _ in ranked] == [pid for pid, _ in candidates]
     if not judged:  # nothing judged: the first stage's order and scores stand
         stage["order"] = "first-stage"
+        ranked = list(candidates)
+    elif stage["order_unchanged"]:  # the judge moved no photo (e.g. every score tied): the scores before it stand,
+        stage["order"] = "first-stage (the checks moved no photo)"  # so a scorer that averages ties sees no new tie
         ranked = list(candidates)
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
@@ -236,6 +240,9 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     if results and not judged:
         run.notice(f"the photo checker could check none of the questions on the {len(results)} photos, so the "
                    "order before the checks was kept")
+    elif len(judged) > 1 and len({results[pid]["score"] for pid in judged}) == 1 and stage["order_unchanged"]:
+        run.notice(f"the photo checker gave all {len(judged)} checked photos the same score, so the order before "
+                   "the checks was kept")
     elif judged and not stage["passed"]:
         run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
                    "all of it, so the photos are ordered by how close they came")
