@@ -41,19 +41,24 @@ def run_answer(run: Run, question: str, ids: Sequence[int], limit: int = EVIDENC
 
 def _kept_to_evidence(run: Run, question: str, photos, out: dict[str, Any],
                       checked: Mapping[int, Sequence[str]] | None) -> dict[str, Any]:
-    """The answer when every organism it names is supported by the photos it relies on; else a refusal that
-    says why (and a notice naming who wrote the refused answer)."""
-    bad = evidence.unsupported(out.get("text", ""), question, photos, [n for n, _ in run.corpus.taxon_names()],
-                               checked)
+    """The answer without its claims about organisms its cited photos do not support (a notice names them and
+    who wrote them); when no claim citing a photo is left, a refusal that says why."""
+    text = out.get("text", "")
+    kept, bad = evidence.kept_to_evidence(text, question, photos, [n for n, _ in run.corpus.taxon_names()], checked)
     if not bad:
         return out
     who = out.get("reader") or out.get("writer") or "the answer"
     why = (f"{who} named {', '.join(bad)}, which none of the photos it cites is catalogued as or was checked to "
            f"show (they are catalogued as {evidence.catalogued_as(photos)})")
+    shown = [int(p.id) for p in photos]
+    if cited(kept, shown):
+        run.notice(f"answer: left out what it said of {', '.join(bad)}: {why}")
+        log.warning("answer to %r trimmed: %s; the text was %r", question, why, text)
+        return {**out, "text": kept, "cited_ids": cited(kept, shown), "left_out": bad, "original_text": text}
     run.notice(f"answer: not shown, because {why}")
-    log.warning("answer to %r refused: %s; the text was %r", question, why, out.get("text", ""))
-    kept = {k: v for k, v in out.items() if k in ("source", "reader", "standin", "writer")}
-    return {**evidence.refusal(why, photos), **kept, "refused_text": out.get("text", "")}
+    log.warning("answer to %r refused: %s; the text was %r", question, why, text)
+    kept_keys = {k: v for k, v in out.items() if k in ("source", "reader", "standin", "writer")}
+    return {**evidence.refusal(why, photos), **kept_keys, "refused_text": text}
 
 
 def _written(run: Run, question: str, photos) -> dict[str, Any]:

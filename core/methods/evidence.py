@@ -6,8 +6,9 @@ supports a name for one photo: the photo's catalog fields (its species, common n
 genus also supports its binomials) or a question about the photo that the photo checker answered "yes" in
 the same search. A sentence that cites photos must be supported by one of them; a sentence citing none by
 any photo the answer cites, or by the question itself (an answer may name what it was asked about, e.g. to
-say no photo shows it). An answer that names anything else is not shown: it is replaced by a statement that
-no answer can be written, and why.
+say no photo shows it). A claim (a sentence, or a clause between semicolons) that names anything else is left
+out of the answer; when no claim citing a photo is left, the answer is replaced by a statement that no answer
+can be written, and why.
 
 A stand-in photo reader was made for its world's photos only: on photos outside that world (the generic rule
 book in use, or photos catalogued as a species the world does not know) it is not asked at all."""
@@ -21,7 +22,7 @@ from core.contracts.records import Photo
 from core.contracts.world import GENERIC, rule_book, worlds
 
 _CITE = re.compile(r"\[(\d+)\]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|;\s+")
+_CLAIM_END = re.compile(r"((?<=[.!?])\s+|;\s+)")
 SPECIES = "species="
 
 
@@ -55,10 +56,12 @@ def _catalog_names(text: str, names: Iterable[str]) -> list[Named]:
 
 
 def named_organisms(text: str, catalog_names: Iterable[str] = ()) -> list[Named]:
-    """Every organism `text` names: world species and catalog taxon names (one entry per key)."""
-    found = {n.key: n for n in _catalog_names(text, catalog_names)}
-    for n in _world_species(text):
-        found.setdefault(n.key, n)
+    """Every organism `text` names: world species and catalog taxon names (one entry per key; a catalog name
+    that a world reads as one of its species, such as its common name, counts as that species)."""
+    found = {n.key: n for n in _world_species(text)}
+    for n in _catalog_names(text, catalog_names):
+        if not _world_species(n.label):
+            found.setdefault(n.key, n)
     return list(found.values())
 
 
@@ -70,24 +73,32 @@ def supports(photo: Photo, name: Named, checked: Sequence[str] = ()) -> bool:
     return any(name.key in {n.key for n in named_organisms(q, [name.label])} for q in checked)
 
 
-def unsupported(text: str, question: str, photos: Sequence[Photo], catalog_names: Iterable[str] = (),
-                checked: Mapping[int, Sequence[str]] | None = None) -> list[str]:
-    """The organism names of `text` that none of the photos it relies on supports (see the module note), in
-    order of first appearance."""
+def kept_to_evidence(text: str, question: str, photos: Sequence[Photo], catalog_names: Iterable[str] = (),
+                     checked: Mapping[int, Sequence[str]] | None = None) -> tuple[str, list[str]]:
+    """(the text without its unsupported claims, the organism names that were unsupported, in order of first
+    appearance); see the module note."""
     by_id = {int(p.id): p for p in photos if p.id is not None}
     names = list(catalog_names)
     asked = {n.key for n in named_organisms(question, names)}
-    cited_all = [int(x) for x in _CITE.findall(text) if int(x) in by_id]
+    cited_all = [int(x) for x in _CITE.findall(text or "") if int(x) in by_id]
     bad: dict[str, str] = {}
-    for sentence in _SENTENCE.split(text or ""):
-        cited = [int(x) for x in _CITE.findall(sentence) if int(x) in by_id]
-        for n in named_organisms(sentence, names):
-            if not cited and n.key in asked:
-                continue
-            pool = cited or cited_all
-            if not any(supports(by_id[i], n, (checked or {}).get(i, ())) for i in pool):
-                bad.setdefault(n.key, n.label)
-    return list(bad.values())
+    pieces = _CLAIM_END.split(text or "")  # claim, separator, claim, separator, ...
+    kept: list[str] = []
+    for claim, sep in zip(pieces[0::2], [*pieces[1::2], ""]):
+        cited = [int(x) for x in _CITE.findall(claim) if int(x) in by_id]
+        wrong = [n for n in named_organisms(claim, names) if not (not cited and n.key in asked) and not any(
+            supports(by_id[i], n, (checked or {}).get(i, ())) for i in (cited or cited_all))]
+        for n in wrong:
+            bad.setdefault(n.key, n.label)
+        if not wrong:
+            kept.append(claim + sep)
+    return "".join(kept).strip(), list(bad.values())
+
+
+def unsupported(text: str, question: str, photos: Sequence[Photo], catalog_names: Iterable[str] = (),
+                checked: Mapping[int, Sequence[str]] | None = None) -> list[str]:
+    """The organism names of `text` that none of the photos it relies on supports."""
+    return kept_to_evidence(text, question, photos, catalog_names, checked)[1]
 
 
 def refusal(why: str, photos: Sequence[Photo]) -> dict:

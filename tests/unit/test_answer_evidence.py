@@ -120,3 +120,17 @@ def test_the_search_passes_the_checkers_yes_answers_as_evidence(tmp_path):
     no = search_over(tmp_path / "no", photos, TextReader(f"The {MOTH} rests [{{first}}]."), FakeJudge(lambda r: 0.05))
     refused = no.search(SearchRequest(f"a {MOTH}", rerank="subq", answer=True)).stages["answer"]
     assert refused["text"].startswith("No answer can be written")
+
+
+def test_unsupported_claims_are_left_out_and_the_rest_kept(tmp_path):
+    """A listing with one wrong name: that claim goes, the supported ones stay with their citations."""
+    photos = zebras(2) + [Photo(path="m.png", id=3, scientific_name="Veilumbra cinnabarina",
+                                common_name=MOTH)]
+    reader = TextReader(f"The photos show: Plains zebra [1]; Slate Reedpiper [2]; {MOTH} [3]. Nothing more was read.")
+    out = search_over(tmp_path, photos, reader).answer("What animals are these?", [1, 2, 3])
+    assert out["text"] == f"The photos show: Plains zebra [1]; {MOTH} [3]. Nothing more was read."
+    assert out["cited_ids"] == [1, 3] and out["left_out"] == ["Reedipipa ardesiaca"]
+    assert "Slate Reedpiper" in out["original_text"]
+    assert any(n.startswith("answer: left out what it said of Reedipipa ardesiaca") for n in out["notices"])
+    # a world species named by its common name in the catalog is one organism, not two
+    assert [n.key for n in named_organisms(f"a {MOTH}", [MOTH])] == ["veilumbra cinnabarina"]
