@@ -60,3 +60,29 @@ def test_history_entries_saved_before_verdicts_are_read_with_the_default_band():
     assert _badge_word(old) == "can't tell"
     assert results_json({"hits": [{"id": 1, "rank": 1}], "stages": {"rerank": {"photos": [
         {"id": 1, "answers": [old]}]}}}, [], "done")["results"][0]["badges"][0]["answer"] == "can't tell"
+
+
+def test_the_simulated_user_is_not_sure_inside_the_band(tmp_path):
+    """PlugIR's simulated user reads the judge as the page does: a coin flip is "not sure", not a yes."""
+    from core.evaluation.items import EvalItem
+    from core.evaluation.simulated_user import plugir_ranks
+
+    photos = [Photo(path=f"p{i}.png", id=i, caption=f"a small bird {i}") for i in P]
+    vecs = (np.eye(DIM)[[i % DIM for i in P]] + 0.01).astype(np.float32)
+    said = []
+
+    search = FakeSearch(photos, vecs, Settings(data_dir=str(tmp_path), k=4),
+                       backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(lambda r: 0.55)))
+    engine = SearchEngine(search, search.backends)
+    key_of = {f"k{i}": i for i in P}
+    real = engine.dialogue
+
+    def dialogue(*a, **kw):
+        session = real(*a, **kw)
+        answer = session.answer
+        session.answer = lambda text="", **k: (said.append(text), answer(text, **k))[1]
+        return session
+
+    engine.dialogue = dialogue
+    plugir_ranks(engine, EvalItem("q", "a small bird", pool=list(key_of), relevant={"k3": 1}), 2, key_of)
+    assert said and all(s == "not sure" for s in said)
