@@ -14,7 +14,7 @@ STANDIN_MARK = "(stand-in)"
 # role -> (what the numbers can mean, what they cannot mean) when that role is played by a stand-in
 STANDIN: dict[str, tuple[str, str]] = {
     "embedder": ("how the methods compare when the first stage is this offline encoder, on the photos it was made "
-                 "for (the synthetic field-guide world; the hash embedder: on none)",
+                 "for (the synthetic field-guide world)",
                  "how well any method retrieves real photos with a real image-text model"),
     "judge": ("what the rerank gives with this offline checker, which reads only what it was trained to read "
               "(and says 'not checked' for the rest)",
@@ -27,6 +27,16 @@ STANDIN: dict[str, tuple[str, str]] = {
                   "what a captioning model would say about the photos"),
     "reader": ("answers read by the offline reader, only for the synthetic world's photos",
                "answers read from the photos by a vision-language model"),
+}
+# a model id starting with one of these -> its own caveat, whatever the role
+BY_MODEL: dict[str, tuple[str, str]] = {
+    "hash-standin": ("only that the pipeline runs end to end: its vectors are hashes of the pixels and words, so "
+                     "rankings are close to chance", "anything about retrieval quality"),
+    "clip-judge": ("what the rerank gives when an image-text similarity of a statement and its negation stands in "
+                   "for a judge (it abstains inside the undecided band and on sounds or time of day)",
+                   "what a vision-language judge would give"),
+    "standin-generator": ("VisRet with plain pictures drawn from the words of the instruction",
+                          "VisRet with a text-to-image model"),
 }
 TINY = ("what the methods give with this model, its text checked and replaced by the offline rules where it fails",
         "what the methods give with a capable language model (the papers use GPT-4-class models)")
@@ -50,7 +60,8 @@ def standin_caveats(models: Mapping[str, str]) -> list[Caveat]:
     out = []
     for role, name in models.items():
         if STANDIN_MARK in str(name):
-            can, cannot = STANDIN.get(role, ("what this offline stand-in gives", "what a real model would give"))
+            own = next((v for k, v in BY_MODEL.items() if str(name).startswith(k)), None)
+            can, cannot = own or STANDIN.get(role, ("what this offline stand-in gives", "what a real model would give"))
             out.append(Caveat(role, str(name).replace(STANDIN_MARK, "").strip(), "an offline stand-in", can, cannot))
     return out
 

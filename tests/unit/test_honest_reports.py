@@ -153,3 +153,13 @@ def test_a_tiny_answer_judge_is_not_valid_and_its_accuracy_is_not_printed(tmp_pa
     assert text.index("not a valid judge") < text.index("## Overall")
     table = text[text.index("## Answer accuracy"):]
     assert "| baseline | not a valid judge | 4 | 0 |" in table
+
+
+def test_each_stand_in_gets_its_own_caveat():
+    from core.evaluation.caveats import standin_caveats
+
+    lines = {c.role: c.line() for c in standin_caveats({"embedder": "hash-standin@v1/64 (stand-in)",
+                                                        "judge": "clip-judge@v1/hash (stand-in)",
+                                                        "llm": "gpt-4.1-mini"})}
+    assert set(lines) == {"embedder", "judge"}  # a real model gets no stand-in caveat
+    assert "close to chance" in lines["embedder"] and "statement and its negation" in lines["judge"]
