@@ -97,3 +97,29 @@ def matches(flt: LicenceFilter, lic: Licence) -> bool:
 def like_escape(text: str, escape: str = "\\") -> str:
     """`text` as a literal inside a LIKE pattern written with ESCAPE '\\': %, _ and the escape are escaped."""
     return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+# the version Creative Commons' current licences carry, used when a source names a CC licence without one
+# (iNaturalist's `CC-BY-NC` means 4.0 on photos uploaded since 2019; older photos may be 2.0 or 3.0, so a URL
+# built without a stated version says so with `assumed_version`)
+CURRENT_CC_VERSION = "4.0"
+
+
+def licence_url(lic: Licence) -> str:
+    """The canonical URL of a licence (what Darwin Core's `license` term asks for), '' when there is none:
+    cc-by-nc 4.0 -> https://creativecommons.org/licenses/by-nc/4.0/, cc0 -> .../publicdomain/zero/1.0/,
+    pdm -> .../publicdomain/mark/1.0/. A CC licence without a version gets CURRENT_CC_VERSION."""
+    code = lic.code
+    if code == "cc0":
+        return "https://creativecommons.org/publicdomain/zero/1.0/"
+    if code == "pdm":
+        return "https://creativecommons.org/publicdomain/mark/1.0/"
+    parts = code.split("-")
+    if len(parts) > 1 and parts[0] == "cc" and all(p in CC_ELEMENTS for p in parts[1:]):
+        return f"https://creativecommons.org/licenses/{'-'.join(parts[1:])}/{lic.version or CURRENT_CC_VERSION}/"
+    return ""
+
+
+def assumed_version(lic: Licence) -> bool:
+    """Whether licence_url had to assume the version (a CC licence written without one)."""
+    return lic.code.startswith("cc-") and bool(licence_url(lic)) and not lic.version

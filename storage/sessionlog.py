@@ -216,8 +216,16 @@ class SqlSessionLog:
     def _info(self, s: Session, row: SessionRow) -> SessionInfo:
         n_req = s.scalar(select(func.count()).select_from(RequestRow).where(RequestRow.session_id == row.id))
         n_lab = s.scalar(select(func.count()).select_from(LabelRow).where(LabelRow.session_id == row.id))
+        asked = s.execute(select(RequestRow.query, func.min(RequestRow.id)).where(RequestRow.session_id == row.id)
+                          .group_by(RequestRow.query)).all()
+        labelled = s.execute(select(LabelRow.query, func.min(LabelRow.id)).where(LabelRow.session_id == row.id)
+                             .group_by(LabelRow.query)).all()
+        # searches first (in the order asked), then queries only labelled
+        queries = [q for q, _ in sorted(asked, key=lambda x: x[1])]
+        queries += [q for q, _ in sorted(labelled, key=lambda x: x[1])]
         return SessionInfo(id=row.id, kind=row.kind, title=row.title or "", created_at=_aware(row.created_at),
-                           requests=int(n_req or 0), labels=int(n_lab or 0))
+                           requests=int(n_req or 0), labels=int(n_lab or 0),
+                           queries=tuple(dict.fromkeys(q for q in queries if q)))
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         with Session(self.engine) as s:

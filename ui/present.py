@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from html import escape
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
 from core.contracts.settings import Settings
@@ -32,9 +32,16 @@ def searched_by_pictures(stages: dict[str, Any] | None) -> bool:
     return bool(vis) and not vis.get("fallback") and bool(vis.get("visualizations") or vis.get("examples"))
 
 
-def scale_line(scale: str) -> str:
+def scale_line(scale: str, stages: dict[str, Any] | None = None) -> str:
+    """The score line under the results; for a search by drawings, also how the order was made (it fuses
+    each picture's ranking, so the similarities shown need not fall in rank order)."""
     name, meaning = S.SCALES[scale]
-    return S.SCORE_LINE.format(scale=name, meaning=meaning)
+    line = S.SCORE_LINE.format(scale=name, meaning=meaning)
+    vis = (stages or {}).get("visret") or {}
+    pictures = len(vis.get("visualizations") or []) + int(vis.get("examples") or 0)
+    if pictures > 1:
+        line += " " + S.FUSED_ORDER.format(n=pictures)
+    return line
 
 
 def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
@@ -211,10 +218,39 @@ def attribution(hit: dict[str, Any]) -> str:
                                 license=hit.get("license") or S.UNKNOWN_LICENSE)
 
 
+def closest_picture(stages: dict[str, Any] | None, photo_id: int) -> tuple[str, str | None]:
+    """(caption, file of the drawing or None) of the picture searched with that is closest to the photo, as
+    the pictures strip captions it; ('', None) when the search drew nothing or did not record it."""
+    vis = (stages or {}).get("visret") or {}
+    got = (vis.get("closest_picture") or {}).get(str(int(photo_id)))
+    if not got:
+        return "", None
+    if "example" in got:
+        return S.YOUR_EXAMPLE, None
+    for v in vis.get("visualizations") or []:
+        if v.get("index") == got.get("drawing") and v.get("organism", 0) == got.get("organism", 0):
+            return f"{S.GENERATED} · {S.SEED.format(seed=v.get('seed', '?'))}", v.get("path")
+    return "", None
+
+
+def _closest_html(hit: dict[str, Any], stages: dict[str, Any], picture_url: Callable[[str | None], str | None]) -> str:
+    caption, path = closest_picture(stages, hit["id"])
+    if not caption:
+        return ""
+    src = picture_url(path) if path else None
+    img = (f"<img src='{escape(src, quote=True)}' alt='{escape(caption, quote=True)}' class='ecolens-closest-img'>"
+           if src else "")
+    sim = hit.get("similarity")
+    text = S.CLOSEST_PICTURE.format(picture=caption, similarity=f"{float(sim):.2f}" if sim is not None else "-")
+    return f"<p class='ecolens-closest'>{img}{escape(text)}</p>"
+
+
 def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool = True,
-                     scale: str | None = None) -> str:
+                     scale: str | None = None,
+                     picture_url: Callable[[str | None], str | None] = lambda path: None) -> str:
     """The explanation panel of one photo: the score on the view's scale (default: what the stages call for)
-    with its meaning, sub-question badges, coverage, metadata, licence and attribution (all escaped)."""
+    with its meaning, the picture searched with it was closest to (a thumbnail where `picture_url` gives the
+    drawing's URL), sub-question badges, coverage, metadata, licence and attribution (all escaped)."""
     html = []
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
@@ -223,6 +259,7 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
         html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
                     f"{escape(score_text(hit, scale, checked))}</b><br><span class='ecolens-scale'>"
                     f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
+        html.append(_closest_html(hit, stages, picture_url))
         inner = badges_html(answers_of(stages, hit["id"]))
         html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
@@ -274,15 +311,31 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
 
 
 # ---- other panels ---------------------------------------------------------------------------------
-def evidence_md(stages: dict[str, Any]) -> str:
-    """The evidence answer with its cited photo ids, and the parts of the query (the parts no photo covers are
-    said above the gallery: cover_header)."""
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def cite_html(photo_id: int, ranks: dict[int, int]) -> str:
+    """A citation as the page shows it: the photo's rank in the gallery on screen, a link that opens that photo
+    (CITE_JS); a cited photo that is not in the gallery is named by its id."""
+    rank = ranks.get(int(photo_id))
+    if rank is None:
+        return escape(S.CITED_OFF_SCREEN.format(photo=photo_id))
+    return (f"<a class='ecolens-cite' href='#photo-{rank}' "
+            f"title='{escape(S.CITE_TITLE.format(rank=rank), quote=True)}'>#{rank}</a>")
+
+
+def evidence_md(stages: dict[str, Any], hits: Sequence[dict[str, Any]] = ()) -> str:
+    """The evidence answer, its citations written as the ranks shown in the gallery (`hits`; each a link that
+    opens the photo; the ids stay in the JSON result), and the parts of the query (the parts no photo covers
+    are said above the gallery: cover_header)."""
     parts = []
     ans = stages.get("answer") or {}
     if ans.get("text"):
-        cited = ", ".join(str(i) for i in ans.get("cited_ids") or [])
-        parts.append(f"**{escape(S.EVIDENCE)}:** " + escape(str(ans["text"]))
-                     + (f" ({S.CITED} {escape(cited)})" if cited else ""))
+        ranks = {int(h["id"]): int(h.get("rank") or i + 1) for i, h in enumerate(hits)}
+        text = _CITATION.sub(lambda m: "[" + ", ".join(cite_html(int(x), ranks) for x in m.group(1).split(","))
+                             + "]", escape(str(ans["text"])))
+        cited = ", ".join(cite_html(int(i), ranks) for i in ans.get("cited_ids") or [])
+        parts.append(f"**{escape(S.EVIDENCE)}:** " + text + (f" ({S.CITED} {cited})" if cited else ""))
     cov = stages.get("coverage") or {}
     if cov.get("subqueries"):
         subs = cov["subqueries"]

@@ -33,13 +33,18 @@ RERANK_K = "Photos to check"
 RERANK_MODE = "Checks"
 RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questions only", "subq"),
                 ("expert context only", "context"), ("one direct question", "direct")]
-WANT_ANSWER = "Also write an answer with evidence"
 TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
 TAXON_PLACEHOLDER = "any taxon: type a name to choose one"
 TAXON_SUGGEST = "Only show {name} (named in your query)"
 DATE_FROM, DATE_TO = "Observed from", "Observed until"
 MONTHS = "Months (any year)"
 BBOX = "Place box: west, south, east, north (degrees)"
+MAP_LABEL = "Map of where the collection's photos were taken; draw a box on it to search one area"
+MAP_DRAW = "Draw a box"
+MAP_POINTS = "Dots: where {n} of the collection's photos were taken. Press “Draw a box”, then drag on the map."
+MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and longitude."
+MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
+               "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
@@ -51,9 +56,19 @@ EXPLANATION = "Why this photo"
 SELECT_HINT = "Click a photo to see it large, with why it was returned."
 SELECTED_GONE = "The photo you picked is no longer among the results; this is what was known about it."
 MORE_LIKE_THIS = "More like this"
+# the export format menus: format -> what the menu says
+LABEL_EXPORT_NAMES = {"csv": "CSV: one row per photo and annotator (the final judgement)",
+                      "jsonl": "JSON lines: the same rows", "keypresses": "CSV: every key press, in order",
+                      "inquire-rerank": "CSV in INQUIRE-Rerank's columns",
+                      "dwc": "Darwin Core Archive (zip) of the photos judged relevant"}
+MARK_EXPORT_NAMES = {"csv": "CSV", "jsonl": "JSON lines", "dwc": "Darwin Core Archive (zip)"}
+LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like this' search: page, marks, history
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
+CITE_TITLE = "open photo #{rank}"
+CITED_OFF_SCREEN = "photo id {photo} (not in the results shown)"
+ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
@@ -78,6 +93,10 @@ SCALES = {
                                 "check it could make; 100% means sure of every one"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
+FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
+               "pictures rank high comes before one that only one picture finds very close, so the similarities "
+               "need not fall in rank order.")
+CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similarity}."
 NOT_CHECKED = "not checked"
 NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
 

@@ -31,6 +31,13 @@ class SessionInfo:
     created_at: datetime = field(default_factory=utcnow)
     requests: int = 0
     labels: int = 0
+    # every distinct query of the session's searches and labels, in the order first used: what the history
+    # picker names the session by (the stored title is only its first search)
+    queries: tuple[str, ...] = ()
+
+    def named(self) -> str:
+        """The session's queries joined (whole, none cut), or its title when it has none."""
+        return " · ".join(self.queries) or self.title
 
 
 @dataclass
@@ -237,13 +244,20 @@ class MemorySessionLog:
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         with self._lock:
-            return sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+            found = sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+            return [replace(info, queries=self._queries(info.id)) for info in found]
+
+    def _queries(self, session_id: int) -> tuple[str, ...]:
+        asked = [r.query for r in sorted(self._requests.values(), key=lambda r: r.id or 0)
+                 if r.session_id == session_id]
+        asked += [lb.query for lb in self._labels if lb.session_id == session_id]
+        return tuple(dict.fromkeys(q for q in asked if q))
 
     def session(self, session_id: int) -> SessionDetail:
         with self._lock:
             info = self._need(session_id)
             return SessionDetail(
-                session=info,
+                session=replace(info, queries=self._queries(session_id)),
                 requests=[r for r in self._requests.values() if r.session_id == session_id],
                 turns=[t for t in self._turns if t.session_id == session_id],
                 labels=[lb for lb in self._labels if lb.session_id == session_id])

@@ -111,6 +111,10 @@ class Settings(BaseSettings):
         "download at ingest (a slower one is skipped with a note).")
     allow_private_urls: bool = Field(False, description="Fetch photo URLs that resolve to loopback, private or "
         "link-local addresses (a photo server on this machine or network); off, they are refused.")
+    dwc_basis_of_record: Literal["HumanObservation", "MachineObservation"] = Field("HumanObservation",
+        description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
+        "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
+        "camera-trap collection.")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
@@ -180,6 +184,11 @@ class Settings(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
+    map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
+        "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")
+    map_tiles_attribution: str = Field("", description="The credit line the tile server asks for (shown on the "
+        "map), e.g. '© OpenStreetMap contributors'.")
     max_upload_mb: float = Field(20.0, ge=0.01, le=1024, description="Largest photo a user may upload, in MB.")
     upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
         "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")

@@ -83,8 +83,9 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
     # each photo's best cosine with a picture searched with (a drawing or an example photo): the similarity
     # a page shows for a VisRet result (the engine moves it onto the hits and out of the stage)
     closest: dict[int, float] = {}
-    for got in scored_examples:
-        _keep_best(closest, got)
+    nearest: dict[int, dict[str, int]] = {}  # photo -> the picture that is closest to it
+    for e, got in enumerate(scored_examples):
+        _keep_best(closest, got, nearest, {"example": e})
     fused_per_organism: list[list[int]] = []
     chosen, stage["organism_match"] = organism_indices(run, instr, organism, organism_name, query)
     stage["instructions"], stage["organisms"] = list(instr.descriptions), list(instr.organisms)
@@ -141,7 +142,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                             "vector": [float(x) for x in vec]})
                 all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
                 for (vis, _, vec, _), got in zip(images, all_ranked):
-                    _keep_best(closest, got)
+                    _keep_best(closest, got, nearest, {"organism": o, "drawing": vis["index"]})
                     ranked = [i for i, _ in got]
                     lists.append(ranked)
                     stage["lists"].append({"organism": o, "visualization": vis["index"], "seed": vis["seed"],
@@ -161,16 +162,26 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                                       "ids": [i for i, _ in fused][:keep]})
         if len(chosen) == 1:
             stage["picture_similarity"] = _closest_of(closest, fused)
+            stage["closest_picture"] = _nearest_of(nearest, fused)
             return fused, stage
     fused = rrf(fused_per_organism, s.rrf_lambda)[:depth]
     stage["picture_similarity"] = _closest_of(closest, fused)
+    stage["closest_picture"] = _nearest_of(nearest, fused)
     return fused, stage
 
 
-def _keep_best(closest: dict[int, float], ranked: Sequence[tuple[int, float]]) -> None:
+def _keep_best(closest: dict[int, float], ranked: Sequence[tuple[int, float]],
+               nearest: dict[int, dict[str, int]], picture: dict[str, int]) -> None:
     for i, score in ranked:
         if score > closest.get(int(i), float("-inf")):
             closest[int(i)] = float(score)
+            nearest[int(i)] = picture
+
+
+def _nearest_of(nearest: dict[int, dict[str, int]], fused: Sequence[tuple[int, float]]) -> dict[str, dict]:
+    """photo id (as text, the stage is JSON) -> the picture it is closest to: {"organism", "drawing": index}
+    for a drawing (its `index` in the stage's visualizations), {"example": n} for the n-th example photo."""
+    return {str(int(i)): dict(nearest[int(i)]) for i, _ in fused if int(i) in nearest}
 
 
 def _closest_of(closest: dict[int, float], fused: Sequence[tuple[int, float]]) -> dict[int, float]:

@@ -127,6 +127,10 @@ class Corpus:
             self._taxa = cached
         return list(cached[1])
 
+    def places(self, limit: int = 2000) -> list[tuple[float, float]]:
+        """(latitude, longitude) of up to `limit` photos, spread over the catalog: the Filters map's points."""
+        return self.catalog.places(limit)
+
     def photos(self, ids: Sequence[int]) -> list[Photo]:
         return self.catalog.get_photos([int(i) for i in ids])
 

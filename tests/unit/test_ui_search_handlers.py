@@ -156,6 +156,10 @@ def test_more_like_this_and_refine_with_labels(setup):
     assert tuple(engine.requests[-1].example_ids) == (picked,) and result["results"]
     assert state["hits"][0]["id"] == picked  # the photo itself is the most similar one
     assert log.session(state["session_id"]).requests[-1].method == "baseline+more-like-this"
+    # the search without words is named by its photo: on the page, in marks (the photo view's query), history
+    assert re.fullmatch(rf"more like photo {picked} \(.+\)", state["query"]) and state["like"]
+    assert log.session(state["session_id"]).requests[-1].query == state["query"]
+    assert state["query"] in log.sessions()[0].named()
     with pytest.raises(gr.Error, match="not a photo number"):
         h.more_like_this("twelve", state)
     with pytest.raises(gr.Error):
