@@ -26,7 +26,8 @@ class MethodOutput:
     the ranking was sorted by; tied scores are then scored as INQUIRE's scorer does, see metrics.py) and the
     photo ids behind the keys (for the answer stage). `order_unchanged`: a rerank that moved no photo of its
     first stage (every judge score tied, or all in the first stage's order); its scores are then the first
-    stage's, so it scores exactly as its first stage under the same tie rule, and the report says so."""
+    stage's (engine_methods), so it scores exactly as its first stage under the same tie rule, and the report
+    says so."""
 
     ranking: list[str]
     cost: dict[str, float] = field(default_factory=dict)

@@ -184,6 +184,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
                              "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "paused": 0,
                              "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
+    first_score = dict(candidates)
     judge = run.backends.judge_for(run.budget)
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
@@ -204,6 +205,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
 
     def take(pid: int, res: dict) -> None:
         res["first_rank"] = first_rank[pid] + 1
+        res["first_score"] = round(float(first_score[pid]), 6)
         results[pid] = res
         run.emit(PhotoJudged(dict(res), len(results), len(order_ids)))
 
@@ -230,9 +232,8 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     if not judged:  # nothing judged: the first stage's order and scores stand
         stage["order"] = "first-stage"
         ranked = list(candidates)
-    elif stage["order_unchanged"]:  # the judge moved no photo (e.g. every score tied): the scores before it stand,
-        stage["order"] = "first-stage (the checks moved no photo)"  # so a scorer that averages ties sees no new tie
-        ranked = list(candidates)
+    elif stage["order_unchanged"]:  # the judge moved no photo (e.g. every score tied); the evaluation then scores
+        stage["order"] = "first-stage (the checks moved no photo)"  # the first stage's scores (photos' first_score)
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
     stage["passed"] = sum(1 for r in results.values() if passed(r))
@@ -240,12 +241,12 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     if results and not judged:
         run.notice(f"the photo checker could check none of the questions on the {len(results)} photos, so the "
                    "order before the checks was kept")
-    elif len(judged) > 1 and len({results[pid]["score"] for pid in judged}) == 1 and stage["order_unchanged"]:
-        run.notice(f"the photo checker gave all {len(judged)} checked photos the same score, so the order before "
-                   "the checks was kept")
     elif judged and not stage["passed"]:
         run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
                    "all of it, so the photos are ordered by how close they came")
+    if len(judged) > 1 and len({results[pid]["score"] for pid in judged}) == 1 and stage["order_unchanged"]:
+        run.notice(f"the photo checker gave all {len(judged)} checked photos the same score, so the order before "
+                   "the checks was kept")
     if errors:
         failed = max(1, len(order_ids) - len(results) - stage["skipped"])
         stage["failed"] = failed
