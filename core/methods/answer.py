@@ -5,8 +5,9 @@ photos themselves, as VisRet's reader does; otherwise the text LLM reads each ph
 catalog metadata). A failed reader falls back to the notes with a notice.
 
 Either way the answer stays with its evidence (core/methods/evidence.py): a stand-in reader is not asked about
-photos outside its world, and an answer naming an organism its cited photos do not support is replaced by a
-statement that no answer can be written, and why, with a notice naming who wrote it."""
+photos outside its world; a claim naming an organism its cited photos do not support is left out, with a
+notice naming it and who wrote it; when no claim citing a photo is left, the answer says that no answer can be
+written, and why."""
 from __future__ import annotations
 
 import logging
