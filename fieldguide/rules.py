@@ -14,7 +14,8 @@ from fieldguide.phrasing import (a, attr_question, behaviour_of, describe_reques
 from fieldguide.reading import read_text
 from fieldguide.request import Attr, Request, Target, _target, read_request
 from fieldguide.species import PART_PHRASE, SPECIES
-from core.contracts.world import RuleBook, answer_word
+from fieldguide.traits import impossible, meaning_key
+from core.contracts.world import CatalogTopic, RuleBook, answer_word
 from core.methods.decompose import SubQuery
 from core.methods.instruction import Instruction
 from core.methods.rules import comparison_organisms
@@ -350,6 +351,29 @@ def uncovered(query: str, questions_: list[str]) -> list[str]:
     return [_fact_words(f) for f in missing]
 
 
+def catalog_topics(question: str) -> tuple[CatalogTopic, ...] | None:
+    """A question that asks only which species (or which of two) is shown, as a taxon topic by scientific name;
+    () for other questions in the world's terms, None outside them."""
+    from fieldguide.species import by_name
+
+    if not understood(question):
+        return None
+    facts = question_facts(question)
+    named = [f.split("=", 1)[1] for f in facts if f.startswith("species=")]
+    if len(named) != 1 or any(not f.startswith(("species=", "plan=")) for f in facts):
+        return ()
+    names = tuple(named[0].split(" or "))
+    said = []
+    for name in names:
+        sp = by_name(name)
+        found = re.search(rf"\b(?:{re.escape(sp.common_name)}|{re.escape(sp.scientific_name)})s?\b", question,
+                          re.IGNORECASE)
+        if found is None:
+            return ()
+        said.append(found.group(0))
+    return (CatalogTopic("taxon", names, tuple(said)),)
+
+
 class FieldGuideRules(RuleBook):
     """The field-guide world's answers to what the generic path asks (each None outside the world's terms)."""
 
@@ -371,3 +395,6 @@ class FieldGuideRules(RuleBook):
     settled_by_denials = staticmethod(settled_by_denials)
     organism_kinds = staticmethod(organism_kinds)
     uncovered = staticmethod(uncovered)
+    catalog_topics = staticmethod(catalog_topics)
+    impossible = staticmethod(impossible)
+    meaning_key = staticmethod(meaning_key)

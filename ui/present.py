@@ -296,7 +296,8 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
     results = []
     for h in state.get("hits") or []:
         row = {k: h.get(k) for k in ("rank", "id", "score", "similarity", "taxon", "common_name", "observed_on",
-                                     "latitude", "longitude", "license", "rights_holder") if k in h}
+                                     "latitude", "longitude", "license", "license_code", "license_url",
+                                     "rights_holder") if k in h}
         row["checked"] = int(h["id"]) in checked
         row["badges"] = [{**{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a},
                           "answer": check_verdict(a)} for a in answers_of(stages, h["id"])]

@@ -67,7 +67,7 @@ USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
 CITE_TITLE = "open photo #{rank}"
-CITED_OFF_SCREEN = "photo id {photo} (not in the results shown)"
+CITED_OFF_SCREEN = "id {photo} (not among the results shown)"
 ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
@@ -130,6 +130,9 @@ DIALOGUE_SUGGESTED = "Suggested answers"
 DIALOGUE_SUGGESTIONS = ["yes", "no", "partly", "I cannot tell from the photos"]
 DIALOGUE_CANDIDATES = "Candidates (select photos that match, then Answer)"
 DIALOGUE_DESCRIPTION = "What EcoLens now searches for"
+NOTE_TITLE = "Note"
+DIALOGUE_OWN_QUESTION = ("None of the questions written for this turn was new and told the photos shown apart, so "
+                         "EcoLens asks its own question about these photos.")
 DIALOGUE_UNAVAILABLE = ("The dialogue engine is not installed in this build; only plain search is available. "
                         "Use the Search tab.")
 CHAT = "Conversation"
@@ -315,6 +318,15 @@ WEB_WORDS = (
     (", where it could say neither yes nor no (counted as neither pass nor fail)",
      " it could answer neither yes nor no (they count neither for nor against a photo)"),
     ("visualization ", "drawing "),
+    # the search's time limit (core.methods.deadline) and the index check of a running server (core.vectors)
+    ("keep their first-stage order", "keep the order they had before the checks"),
+    ("in first-stage order", "in the order they had before the checks"),
+    *((f"; raise deadline_{kind}_s to wait longer", "; whoever runs EcoLens can let searches wait longer")
+      for kind in ("fast", "visualize", "verify", "cover")),
+    ("run `python app.py repair` to embed them again now (any later ingest also does it)",
+     "whoever runs EcoLens can add them again now (any later ingest also does it)"),
+    ("run `python app.py repair` after it", "ask whoever runs EcoLens to repair it after that"),
+    ("run `python app.py repair`", "ask whoever runs EcoLens to repair it"),
 )
 # command-line options that may remain in a message, and the field of the page that does the same
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
@@ -324,13 +336,13 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
-    (r"^read from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
+    (r"\bread from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
     (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
      r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
      r"nothing in this question the checker can look for; it compared the photo with the question and with its "
      r"opposite (\1 vs \2)"),
     (r"\bplan (\w+)", r"body shape: \1"),
-    (r"\bspecies ", ""),
+    (r"\bspecies (?=[A-Z])", ""),  # the stand-in's "species Slate Reedpiper", not "catalog: species = ..."
     (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
 )
 SURE = "{p:.0%} sure"

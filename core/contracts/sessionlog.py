@@ -97,9 +97,10 @@ class Label:
         name = bounds.name(bounds.text("annotator name", self.annotator, 200))  # NFC, one space, trimmed
         if not name:
             raise InputError("The annotator name is empty", "type your name before labelling")
-        if not bounds.text("query", self.query).strip():
+        query = bounds.name(bounds.text("query", self.query))  # stored and compared as clean_query leaves it
+        if not query:
             raise InputError("The label has no query", "search for something before labelling")
-        return replace(self, annotator=name[:100], seconds=max(0.0, float(self.seconds or 0.0)))
+        return replace(self, annotator=name[:100], query=query, seconds=max(0.0, float(self.seconds or 0.0)))
 
 
 @dataclass
@@ -208,9 +209,10 @@ class MemorySessionLog:
             return lid
 
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
+        wanted = None if query is None else bounds.name(query)
         with self._lock:
             return [lb for lb in self._labels if (session_id is None or lb.session_id == session_id)
-                    and (query is None or lb.query == query)]
+                    and (wanted is None or lb.query == wanted)]
 
     def remove_label(self, label_id: int) -> Label:
         with self._lock:

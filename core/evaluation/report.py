@@ -156,6 +156,8 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
                      + (f" of {data_notes['items_total']}" if data_notes.get("items_total") else ""))
         if data_notes.get("catalog"):
             lines.append(f"- Evaluation catalog: {data_notes['catalog']}")
+        if data_notes.get("catalog_evidence"):
+            lines.append(f"- Catalog facts as evidence: {data_notes['catalog_evidence']}")
         if img:
             lines.append(f"- Images checked under `{img['root']}`: {img['checked']}; missing: "
                          f"{img['missing_count']} (removed from pools and labels; {len(img['items_affected'])} "

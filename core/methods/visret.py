@@ -3,7 +3,8 @@
 Comparisons of two organisms get one instruction and one fused list per organism; a request naming one
 organism (Visual-RAG-ME scores each on its own) gets that organism's list alone. User example photos
 (uploaded images or catalog ids) join every fusion as extra ranked lists. A failed picture is dropped and
-reported, never replaced by a blank one; when no picture is left the rewrite baseline is used."""
+reported, never replaced by a blank one; when no picture is left the rewrite baseline is used. Once the
+search's time limit has passed no further picture is drawn (one notice says how many were not)."""
 from __future__ import annotations
 
 import logging
@@ -16,7 +17,7 @@ from PIL import Image
 from core.contracts.errors import BudgetExceeded
 from core.contracts.events import Visualization
 from core.methods.cache import key_of
-from core.methods.deadline import call_with_deadline
+from core.methods.deadline import backend_where, call_with_deadline
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
 from core.methods.organisms import choose
@@ -95,6 +96,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         prompt = image_prompt(description)
         stage["prompts"].append(prompt)
         images = []
+        late = 0  # pictures not drawn because the search's time limit passed
         with run.timed("generate"):
             for j, seed in enumerate(seeds):
                 run.check()
@@ -107,17 +109,24 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     images.append((vis, None, np.asarray(known["vector"], dtype=np.float32), vkey))
                     run.emit(Visualization(ok=True, **vis))
                     continue
+                if run.deadline.passed():  # a picture already drawn is used; a new one is not started
+                    late += 1
+                    continue
                 try:
                     out, path = call_with_deadline(
                         lambda: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
-                        s.backend_timeout_s, "the image generator", cancel=run.cancel)
+                        run.deadline.bound(s.backend_timeout_s), "the image generator", cancel=run.cancel)
                 except Exception as exc:  # the backend failed, hung or the budget is spent: drop this picture
+                    run.check()  # a cancelled search stops here rather than reporting a failed picture
+                    if run.deadline.passed():  # cut by the search's limit: counted with the pictures not drawn
+                        log.info("picture %s (seed %s) cut by the search's time limit: %s", j + 1, seed, exc)
+                        late += 1
+                        continue
                     err = short_error(exc)
                     budget = isinstance(exc, BudgetExceeded)
                     if not budget:
                         log.warning("generator %s failed on seed %s: %s", generator.model_id, seed, err,
                                     exc_info=exc)
-                    run.check()  # a cancelled search stops here rather than reporting a failed picture
                     stage["failed"].append({"organism": o, "index": j, "seed": int(seed),
                                             "error": "budget" if budget else err})
                     run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
@@ -128,6 +137,10 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                 stage["visualizations"].append(vis)
                 images.append((vis, out.image, None, vkey))
                 run.emit(Visualization(ok=True, **vis))
+        if late:
+            stage["out_of_time"] = stage.get("out_of_time", 0) + late
+            run.out_of_time(f"{late} of {len(seeds)} pictures were not drawn by "
+                            f"{backend_where(s, 'generator')}")
         lists: list[list[int]] = []
         with run.timed("image_search"):
             if images:

@@ -9,7 +9,8 @@ evaluated is what is shown.
 A search is: pool (filters) -> first stage (baseline | rewrite | visret, with example photos and relevance
 feedback) -> optional judge rerank -> optional Pareto coverage -> the final ranking (`final_ranking`) ->
 optional answer. Searches that call costly backends take one of `max_heavy_searches` slots, so plain
-searches never wait behind them."""
+searches never wait behind them. Every search has a time limit, its preset's deadline_*_s setting
+(core.methods.deadline.SearchDeadline): past it the search returns what it has, with a notice."""
 from __future__ import annotations
 
 import logging
@@ -26,6 +27,7 @@ from core.contracts.errors import EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
+from core.methods.deadline import SearchDeadline
 from core.methods.feedback import check_photo_ids, photo_vectors, rocchio
 from core.methods.llm_tasks import visual_instruction
 from core.methods.rerank import run_rerank
@@ -34,6 +36,7 @@ from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
+from core.search.presets import DEADLINE_SETTINGS, deadline_kind
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[int, float]]
@@ -76,12 +79,24 @@ class SearchEngine:
         request.validate()
         # user-supplied photo ids are checked before any costly stage runs
         check_photo_ids(self.corpus, [*request.relevant_ids, *request.nonrelevant_ids, *request.example_ids])
+        kind = deadline_kind(request)
+        deadline = SearchDeadline(float(getattr(self.settings, DEADLINE_SETTINGS[kind])), kind,
+                                  DEADLINE_SETTINGS[kind])
+        with deadline.applied():  # every model-server call below gets at most what is left of it
+            result = self._search(request, on_event, cancel, deadline)
+        over = -deadline.left()
+        if over > 1.0:  # a model running in this process finishes the call it is making
+            log.warning("search %r took %.1f s, %.1f s past its time limit of %g s (%s)", request.name,
+                        deadline.total_s + over, over, deadline.total_s, deadline.setting)
+        return result
+
+    def _search(self, request: SearchRequest, on_event, cancel, deadline: SearchDeadline) -> SearchResult:
         s = self.settings
         t0 = time.perf_counter()
         followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
-                  cancel or CancelToken())
+                  cancel or CancelToken(), deadline=deadline)
         for text in followed:
             run.notice(text)
         k = request.k or s.k

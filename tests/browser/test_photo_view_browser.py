@@ -20,7 +20,7 @@ from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, ligh
 from ui.strings import MARK_EXPORT_NAMES
 
 MARK_COLUMNS = ["id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",
-                "rights_holder", "query", "preset"]
+                "license_url", "rights_holder", "query", "preset"]
 
 
 def test_photo_view_shows_the_photo_large_with_badges_and_moves_with_the_keys(server, open_browser, shot):

@@ -13,10 +13,10 @@ def test_citations_become_ranks_linked_to_their_photos():
     stages = {"answer": {"text": "Its wings are pale yellow [57] and cream [12, 281]; see also [999].",
                          "cited_ids": [57, 12, 281, 999]}}
     md = present.evidence_md(stages, HITS)
-    assert "[57]" not in md and "281" not in md.replace("photo id 281", "")
+    assert "[57]" not in md and "281" not in md
     assert "yellow [<a class='ecolens-cite' href='#photo-2' title='open photo #2'>#2</a>]" in md
     assert "'>#3</a>, <a class='ecolens-cite' href='#photo-1'" in md  # [12, 281] -> [#3, #1]
-    assert "photo id 999 (not in the results shown)" in md  # an id the page does not show is said to be one
+    assert "[id 999 (not among the results shown)]" in md  # an id the page does not show is said to be one
 
 
 def test_answer_text_is_escaped_before_links_are_added():
