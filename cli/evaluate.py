@@ -48,7 +48,7 @@ def eval_services(ctx, benchmark: str, source: str, catalog_evidence: bool = Fal
     """Services on data_dir/eval/<benchmark>-<hash>: a catalog holding only this benchmark's images."""
     tag = hashlib.sha1(str(Path(source).resolve()).encode("utf-8")).hexdigest()[:10]
     settings = ctx.settings.replace(data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")),
-                                    catalog_evidence=catalog_evidence)
+                                    catalog_evidence=catalog_evidence, group_words=False)
     return dataclasses.replace(ctx, settings=settings, _services=None).services()
 
 
@@ -61,11 +61,16 @@ def evidence_note(on: bool) -> str:
             "(--catalog-evidence turns it on)")
 
 
+# a benchmark ranks pictures alone: a group word's photos are never put first by the catalog's taxonomy
+GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's taxonomy does not put a group's "
+                    "photos first)")
+
+
 def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
     if args.benchmark in OWN_CATALOG:
-        services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on),
+        services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False),
                                        _services=None).services()
         notices = prepare(services)
         if get_world(args.benchmark) is not None:  # a world's own benchmark is read in its terms, wherever its photos lie
@@ -115,7 +120,8 @@ def run(ctx, args) -> int:
                                 r: v["model_id"] + (" (stand-in)" if v["standin"] else "")
                                 for r, v in services.engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t), prepared=prepared,
-                            notes={"catalog": catalog, "catalog_evidence": evidence_note(on)}, answers=answers,
+                            notes={"catalog": catalog, "catalog_evidence": evidence_note(on),
+                                   "group_words": GROUP_WORDS_NOTE}, answers=answers,
                             caveats=lambda models: model_caveats(services.engine.backends, models))
     finally:
         bar.close()

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from fieldguide.facts import content_key, question_facts, text_facts, understood
-from fieldguide.phrasing import (a, attr_question, behaviour_of, describe_request, entity, field_note,
-                                      identity_question, identity_with, known_colour, modifier, part_with,
-                                      picture_description, renamed_subject, species_fact_question)
+from fieldguide.facts import PLANS_OF_STAGE, content_key, question_facts, text_facts, understood
+from fieldguide.phrasing import (a, attr_question, behaviour_of, count_question, describe_request, entity,
+                                 field_note, identity_question, identity_with, known_colour, modifier, part_with,
+                                 picture_description, renamed_subject, species_fact_question)
 from fieldguide.reading import read_text
 from fieldguide.request import Attr, Request, Target, _target, read_request
 from fieldguide.species import PART_PHRASE, SPECIES
@@ -42,7 +42,7 @@ def subquestions(query: str, n: int) -> list[str] | None:
         t = ts[0]
         qs = [identity_question(t)]
         if t.count == 2:
-            qs.append(attr_question(Attr("count", 2)))
+            qs.append(count_question(t))
         qs += [attr_question(x, t) for x in t.attrs]
         if len(qs) < 2:
             qs.append(f"Is the whole {t.noun} visible?")
@@ -319,6 +319,39 @@ def organism_kinds(text: str) -> set[str]:
     return {w for sp in read_text(text).species for w in [*PLAN_SAY[sp.plan], *young.get(sp.plan, ())]}
 
 
+def plan_taxa(plan: str) -> tuple[str, ...]:
+    """The taxa of the world's taxonomy that hold every species of body plan `plan` and no other species,
+    broadest first (frogs: their class, then order and family), read from the species' taxonomy."""
+    ranks = range(len(SPECIES[0].taxonomy))
+    mine = [sp for sp in SPECIES if sp.plan == plan]
+    out = []
+    for r in ranks:
+        names = {sp.taxonomy[r] for sp in mine}
+        if len(names) == 1 and all(sp.taxonomy[r] not in names for sp in SPECIES if sp.plan != plan):
+            out.append(names.pop())
+    return tuple(out)
+
+
+def group_taxa(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the group word as written, the taxa of its body plan) when the subject of `text` is a group word of the
+    world (bird, moths, frog, beetles, flower, caterpillar, tadpoles ...); None otherwise (a species name is
+    no group)."""
+    from core.methods.rules import head_phrase
+    from fieldguide.lexicon import WORD_CUES
+
+    _, head = head_phrase(text)
+    if read_text(head).species:
+        return None
+    for word in head.split():
+        cue = WORD_CUES.get(word.lower())
+        plan = cue[1] if cue and cue[0] == "plan" else PLANS_OF_STAGE.get(str(cue[1])) if cue and cue[0] == "stage" \
+            else None
+        taxa = plan_taxa(str(plan)) if plan else ()
+        if taxa:
+            return word, taxa
+    return None
+
+
 def _fact_words(fact: str) -> str:
     """A fact in plain words: 'seen from the side', 'red crest', 'Slate Reedpiper', 'a twig'."""
     from fieldguide.lexicon import SAY
@@ -395,6 +428,7 @@ class FieldGuideRules(RuleBook):
     settled_by_denials = staticmethod(settled_by_denials)
     organism_kinds = staticmethod(organism_kinds)
     uncovered = staticmethod(uncovered)
+    group_taxa = staticmethod(group_taxa)
     catalog_topics = staticmethod(catalog_topics)
     impossible = staticmethod(impossible)
     meaning_key = staticmethod(meaning_key)

@@ -225,7 +225,7 @@ STEP_DOING = {"filter": "applying the filters…", "search": "searching…", "in
               "rewrite": "rewriting your query…", "rerank_plan": "writing the yes/no questions…",
               "rerank": "checking the photos…", "decompose": "splitting your query into parts…",
               "coverage": "finding photos for every part…", "reference": "drawing the covering photos…",
-              "answer": "writing the answer…"}
+              "answer": "writing the answer…", "group": "finding the group your words name…"}
 JUDGED = "(checked {done} of {total})"
 DETAILS = "Details: how long each step took"
 FIRST_SHOWN = "first photos on screen after {time}"
@@ -236,7 +236,7 @@ STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "
               "rewrite": "rewriting the query", "rerank_plan": "writing the yes/no questions",
               "rerank": "checking each photo", "decompose": "splitting the query into parts",
               "coverage": "finding photos for every part", "reference": "drawing the covering photos",
-              "answer": "writing the answer"}
+              "answer": "writing the answer", "group": "putting the group your words name first"}
 STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
 CANCELLED = "stopped ({reason})"

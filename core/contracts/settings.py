@@ -134,6 +134,10 @@ class Settings(BaseSettings):
         "+ rank).")
     image_size: int = Field(224, ge=32, le=2048, description="Side in pixels of generated visualizations.")
     rerank_k: int = Field(100, ge=1, le=1000, description="First-stage candidates reranked by the judge (K).")
+    group_words: bool = Field(True, description="A query whose subject is a group word (frog, birds, moth, "
+        "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
+        "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
+        "alone. `eval` turns it off (its benchmarks rank pictures alone).")
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")

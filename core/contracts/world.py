@@ -139,6 +139,12 @@ class RuleBook:
         """Words that name the kind of each organism `text` names in the world's terms ('bird', 'chick')."""
         return set()
 
+    def group_taxa(self, text: str) -> tuple[str, tuple[str, ...]] | None:
+        """(the group word as `text` writes it, the taxa of the world's taxonomy it names, tried in order) when
+        the subject of `text` is one of the world's groups ('frogs on sand' -> ('frogs', (<the frogs' class>,
+        ...))); None when it is not in the world's terms, and the generic English group nouns are tried."""
+        return None
+
     def catalog_topics(self, question: str) -> tuple[CatalogTopic, ...] | None:
         """What `question` asks that a catalog records, as the world reads it: e.g. a species of the world (by its
         scientific name). None: the book cannot read the question (the generic reading decides); (): it asks

@@ -19,15 +19,26 @@ AVES, AMPHIBIA, REPTILIA, MAMMALIA = "aves", "amphibia", "reptilia", "mammalia"
 INSECTA, ARACHNIDA, FISH, MOLLUSCA, PLANTAE, FUNGI = ("insecta", "arachnida", "actinopterygii", "mollusca",
                                                       "plantae", "fungi")
 ANIMALS = frozenset({AVES, AMPHIBIA, REPTILIA, MAMMALIA, INSECTA, ARACHNIDA, FISH, MOLLUSCA})
-# a group word (singular, lower case) -> the higher taxon it names
-GROUP_WORDS: dict[str, str] = {
-    "bird": AVES, "frog": AMPHIBIA, "toad": AMPHIBIA, "newt": AMPHIBIA, "salamander": AMPHIBIA,
-    "amphibian": AMPHIBIA, "snake": REPTILIA, "lizard": REPTILIA, "turtle": REPTILIA, "tortoise": REPTILIA,
-    "reptile": REPTILIA, "mammal": MAMMALIA, "insect": INSECTA, "moth": INSECTA, "butterfly": INSECTA,
-    "beetle": INSECTA, "bee": INSECTA, "wasp": INSECTA, "ant": INSECTA, "dragonfly": INSECTA, "spider": ARACHNIDA,
-    "fish": FISH, "snail": MOLLUSCA, "slug": MOLLUSCA, "plant": PLANTAE, "flower": PLANTAE, "tree": PLANTAE,
-    "fern": PLANTAE, "mushroom": FUNGI, "fungus": FUNGI,
+# English group nouns -> taxa of the real taxonomy they name, most specific first (a catalog may record only a
+# broad rank: INQUIRE's rows carry the iconic group, e.g. class Amphibia, not the order Anura of frogs). The
+# search's group words (core.search.groups) and the traits below read this one table.
+_INSECTS, _AMPHIBIANS, _REPTILES, _MOLLUSCS = "Insecta", "Amphibia", "Reptilia", "Mollusca"
+GROUP_TAXA: dict[str, tuple[str, ...]] = {
+    "bird": ("Aves",), "frog": ("Anura", _AMPHIBIANS), "toad": ("Anura", _AMPHIBIANS),
+    "salamander": ("Caudata", _AMPHIBIANS), "newt": ("Caudata", _AMPHIBIANS), "amphibian": (_AMPHIBIANS,),
+    "moth": ("Lepidoptera", _INSECTS), "butterfly": ("Lepidoptera", _INSECTS),
+    "caterpillar": ("Lepidoptera", _INSECTS), "beetle": ("Coleoptera", _INSECTS),
+    "ladybird": ("Coccinellidae", "Coleoptera", _INSECTS), "ladybug": ("Coccinellidae", "Coleoptera", _INSECTS),
+    "bee": ("Hymenoptera", _INSECTS), "wasp": ("Hymenoptera", _INSECTS), "ant": ("Formicidae", "Hymenoptera", _INSECTS),
+    "dragonfly": ("Odonata", _INSECTS), "damselfly": ("Odonata", _INSECTS), "insect": (_INSECTS,),
+    "spider": ("Araneae", "Arachnida"), "flower": ("Plantae",), "plant": ("Plantae",), "tree": ("Plantae",),
+    "fern": ("Polypodiopsida", "Plantae"), "mushroom": ("Fungi",), "fungus": ("Fungi",), "mammal": ("Mammalia",),
+    "fish": ("Actinopterygii",), "reptile": (_REPTILES,), "snake": ("Serpentes", _REPTILES),
+    "lizard": ("Squamata", _REPTILES), "turtle": ("Testudines", _REPTILES), "tortoise": ("Testudines", _REPTILES),
+    "snail": ("Gastropoda", _MOLLUSCS), "slug": ("Gastropoda", _MOLLUSCS), "mollusc": (_MOLLUSCS,),
 }
+# a group word (singular, lower case) -> the broadest taxon it names, lower case (what the traits are kept by)
+GROUP_WORDS: dict[str, str] = {word: taxa[-1].lower() for word, taxa in GROUP_TAXA.items()}
 # a trait word (singular, lower case) -> (how a reason says it, the higher taxa that can have it)
 TRAITS: dict[str, tuple[str, frozenset[str]]] = {
     "wing": ("wings", frozenset({AVES, INSECTA, MAMMALIA})),

@@ -34,6 +34,8 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.search.groups import find_group, group_first
+from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
@@ -116,12 +118,15 @@ class SearchEngine:
         with self._slot(run, heavy=self._is_heavy(request)):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
+            group = self._group(run, request, stages)
+            ranked = self._group_first(run, group, request, ranked, depth, adjust)
             first = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
             run.emit(FirstResults("first", [h.to_json() for h in first]))
             if request.rerank != "none" and ranked:
                 votes = request.votes or s.rerank_votes
                 reranked, stages["rerank"] = run_rerank(run, request.query, ranked[:rerank_k], request.rerank, votes)
                 ranked = reranked + ranked[rerank_k:]
+                ranked = self._group_first(run, group, request, ranked, 0, adjust)  # the judge keeps the group first
             run.check()
             if request.coverage:
                 from core.methods.coverage import run_coverage
@@ -301,6 +306,31 @@ class SearchEngine:
         stages["first"] = {"method": "baseline", "text": query, "examples": len(request.examples) +
                            len(request.example_ids)}
         return ranked
+
+    def _group(self, run: Run, request: SearchRequest, stages: dict):
+        """The group the query's subject names in the catalog (core.search.groups), or None: the setting is off,
+        there is no query, or the catalog records no such group."""
+        if not self.settings.group_words or not request.query:
+            return None
+        with run.timed("group"):
+            group = find_group(self.corpus, request.query, request.filters)
+        if group is not None:
+            stages["group"] = group.to_json()
+        return group
+
+    def _group_first(self, run: Run, group, request: SearchRequest, ranked: Ranked, depth: int, adjust) -> Ranked:
+        """`ranked` with the group's photos first and a notice saying so (core.search.groups.group_first; up to
+        `depth` group photos the ranking did not reach are ranked by the query's words); as it is without a
+        group or when the order does not change."""
+        if group is None:
+            return ranked
+        reordered = group_first(ranked, group, depth,
+                                lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids))
+        if [i for i, _ in reordered] != [i for i, _ in ranked]:
+            run.notice(group_notice(group))
+            log.info("group word %r read as %s (%d photos): group photos first", group.word, group.taxon,
+                     len(group.ids))
+        return reordered
 
     @staticmethod
     def _with_examples(run: Run, request: SearchRequest, ranked: Ranked, depth: int, pool, adjust,
