@@ -155,6 +155,9 @@ class Settings(BaseSettings):
     rerank_votes: int = Field(1, ge=1, le=9, description="Judge votes per (photo, sub-question); 3 enables majority "
         "voting.")
     judge_concurrency: int = Field(8, ge=1, le=256, description="Judge calls in flight at once.")
+    undecided_band: float = Field(0.1, ge=0.0, le=0.5, description="A yes/no check whose p(yes) is within this of "
+        "0.5 is \"can't tell\": neither a yes nor a no, on the page, in `search --json` and the API alike, and it "
+        "does not pass a photo. The similarity judge (judge='clip') abstains inside the same band.")
     max_generated: int = Field(8, ge=0, le=256, description="Per-query budget of generated pictures.")
     deadline_fast_s: float = Field(10.0, ge=0.5, le=86_400, description="Total seconds a Fast search (similarity "
         "only, with or without example photos) may take; past it the search returns what it has, with a notice "
