@@ -17,6 +17,7 @@ from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.world import demo_world, get_world, use_world
 from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
+from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
 from core.evaluation.runner import evaluate_dialogue
@@ -120,7 +121,8 @@ def run(ctx, args) -> int:
                                 for r, v in services.engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t), prepared=prepared,
                             notes={"catalog": catalog, "catalog_evidence": evidence_note(on),
-                                   "group_words": GROUP_WORDS_NOTE}, answers=answers)
+                                   "group_words": GROUP_WORDS_NOTE}, answers=answers,
+                            caveats=lambda models: model_caveats(services.engine.backends, models))
     finally:
         bar.close()
     note = services.banner()  # prepare() put it first on the world's own catalog

@@ -12,6 +12,8 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
+from core.contracts.settings import Settings
+from core.methods.confidence import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
 
 
@@ -171,7 +173,18 @@ def reason_text(reason: str) -> str:
     return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
 
 
-UNDECIDED = 0.1  # a check within this of p = 0.5 is shown as "can't tell"
+# the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were
+# stored (a history search of an older version) are read with the setting's default band
+LEGACY_BAND = Settings.model_fields["undecided_band"].default
+
+
+def check_verdict(a: dict[str, Any]) -> str:
+    """'yes', 'no', "can't tell" or 'not checked' for one sub-question entry, as `search --json` prints it."""
+    if a.get("checked") is False:
+        return NOT_CHECKED
+    if "judge_answer" in a:
+        return str(a.get("answer", ""))
+    return entry_verdict(a, LEGACY_BAND)
 
 
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
@@ -179,15 +192,14 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
     the checker could not check says "not checked" and why (it counts neither for nor against the photo)."""
     parts = []
     for a in answers:
-        ans = str(a.get("answer", "")).strip()
-        yes = ans.lower().startswith("y")
+        said = check_verdict(a)
         p_yes = a.get("p_yes")
         conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
-        kind = "badge-yes" if yes else "badge-no"
-        if a.get("checked") is False:
+        ans, kind = said, "badge-yes" if said == YES else "badge-no"
+        if said == NOT_CHECKED:
             ans, kind, conf = S.NOT_CHECKED, "badge-unchecked", S.NOT_COUNTED
-        elif isinstance(p_yes, (int, float)) and abs(float(p_yes) - 0.5) <= UNDECIDED:
-            ans, kind = S.CANNOT_TELL, "badge-unsure"  # a coin flip is neither a yes nor a no
+        elif said == CANNOT_TELL:
+            ans, kind = S.CANNOT_TELL, "badge-unsure"  # inside the undecided band: neither a yes nor a no
         parts.append(
             f'<div class="ecolens-badge {kind}">'
             f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
@@ -287,8 +299,8 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
                                      "latitude", "longitude", "license", "license_code", "license_url",
                                      "rights_holder") if k in h}
         row["checked"] = int(h["id"]) in checked
-        row["badges"] = [{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a}
-                         for a in answers_of(stages, h["id"])]
+        row["badges"] = [{**{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a},
+                          "answer": check_verdict(a)} for a in answers_of(stages, h["id"])]
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])
         results.append(row)

@@ -82,6 +82,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         # Advanced settings' box, so scripts still send it in its place
         answer = gr.Checkbox(False, label=S.ASK_ANSWER, elem_id="search-answer", visible=False, scale=0,
                              min_width=320)
+        # a hub corpus's benchmark queries (filled when the page loads and once the collection is ready)
+        examples = gr.Dropdown(choices=[], value=None, label=S.EXAMPLE_SEARCHES, elem_id="search-examples",
+                               visible=False, interactive=True, scale=2)
+    examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -160,4 +164,4 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
     visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
                           trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map, examples=examples)

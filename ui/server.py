@@ -81,9 +81,10 @@ def annotator_name(profile: gr.OAuthProfile | None) -> str:
 
 
 def _gate(preparation: Preparation | None):
-    """ready(): raises NotReady while the photo collection is still being prepared, InputError if that failed."""
+    """ready(): raises NotReady while the photo collection is still being prepared (until the first of the user's
+    photos are added: those are searched while the rest are embedded), InputError if that failed."""
     def ready() -> None:
-        if preparation is not None and not preparation.ready:
+        if preparation is not None and not preparation.ready and not preparation.searchable:
             error = InputError if preparation.finished else NotReady
             raise error(preparation.status() or S.PREPARING, S.PREPARING_HINT)
     return ready
@@ -95,12 +96,13 @@ def _banner_md(text: str):
 
 
 def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
-              prepare=None) -> gr.Blocks:
+              prepare=None, examples: Callable[[], list[str]] | None = None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
     says what is searched and which stand-ins are in use: a text, or a function asked again at every page
     load and after every search (so it follows the catalog: an ingest by the command line shows at once);
     `prepare(progress) -> notices` builds the photo collection on first use: it runs in the background and
-    the page shows its progress until it is done."""
+    the page shows its progress until it is done. `examples()`: example searches offered under the query box
+    (a hub corpus's benchmark queries), asked at page load and once the collection is ready."""
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
     settings = getattr(engine, "settings", None)
@@ -150,6 +152,15 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
                   api_visibility="private")
         app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
+
+        def example_choices():
+            try:
+                found = list(examples()) if examples is not None else []
+            except Exception:  # the files are being written: no examples this time
+                log.exception("the example searches could not be read")
+                found = []
+            return gr.update(choices=found, visible=bool(found))
+        app.load(example_choices, None, search_ui.examples, api_visibility="private", show_progress="hidden")
         app.load(search.place_map, None, search_ui.place_map, api_visibility="private")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
@@ -163,10 +174,12 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 text = preparation.status()
                 taxa = search.taxon_choices() if preparation.finished else gr.update()
                 shown = banner_now() if preparation.finished else gr.update()
+                offered = example_choices() if preparation.finished else gr.update()
                 places = search.place_map() if preparation.finished else gr.update()
                 return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
-                        shown, places)
-            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map],
+                        shown, places, offered)
+            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map,
+                                    search_ui.examples],
                        api_visibility="private",
                        concurrency_limit=None, show_progress="hidden")
         app.unload(search.page_closed)
@@ -178,7 +191,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
 # everything the data directory holds besides the served copies
 PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
            "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
-           "generated", "fieldguide", "uploads")
+           "generated", "fieldguide", "uploads", "hub", "models")
 
 
 def served_folders(settings: Any) -> list[str]:
@@ -231,11 +244,11 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
 
 
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
-           prepare=None) -> int:
+           prepare=None, examples: Callable[[], list[str]] | None = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
-    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples)
     # Gradio rebuilds its monitoring summary (a pandas table of up to its last 10,000 events) after every event
     # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))

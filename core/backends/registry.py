@@ -28,6 +28,7 @@ LLMS = {
     "rule": "core.backends.rule_llm:RuleLLM.from_settings",
     "llama_cpp": "core.backends.llamacpp_llm:LlamaCppLLM.from_settings",
     "openai": "core.backends.openai_llm:OpenAILLM.from_settings",
+    "transformers:": "core.backends.transformers_llm:TransformersLLM.from_settings",
 }
 JUDGES = {
     "clip": "core.backends.clip_judge:ClipJudge.from_settings",

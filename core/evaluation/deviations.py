@@ -154,6 +154,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "hit@k, MRR and a tie group cut by position k follow the method's own order.",
               "Where the authors' scorers use numpy's argsort the order of tied scores is unspecified, so no "
               "rule could match them."),
+    Deviation("evaluation", "Every method is scored by the scores it was sorted by, under that same tie rule; a "
+              "rerank that moves no photo of its first stage (e.g. every judge score tied) is scored by its first "
+              "stage's scores, so it scores exactly as its first stage, and the report says \"order unchanged\" with no "
+              "delta.",
+              "Scored by its tied judge scores, an unchanged order got the mean gain of a shuffled one (+0.2 "
+              "nDCG on one field-guide item) while the same order scored by the first stage's distinct scores "
+              "did not: a gain for doing nothing."),
 )
 
 

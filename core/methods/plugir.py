@@ -86,7 +86,7 @@ class DialogueSession:
         self.pending: Question | None = None
         self.history: list[dict[str, Any]] = []  # per round: caption, top ids, constraints, marks
         self.checker = ConstraintChecker(self.backends, search.photos, search.load_image, self.description,
-                                         self._notice)
+                                         self._notice, band=self.settings.undecided_band)
         self.ranked = self.retrieve(self.k)
         self._log()
 

@@ -41,7 +41,7 @@ from core.contracts.events import PhotoJudged
 from core.contracts.world import rule_book
 from core.methods.cache import CacheMiss, judge_prompt_version, key_of
 from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
-from core.methods.confidence import p_yes
+from core.methods.confidence import YES, p_yes, verdict
 from core.methods.deadline import backend_where, in_context
 from core.methods.llm_tasks import expert_context, short_error, subquestions
 from core.methods.run import Run
@@ -50,7 +50,7 @@ from core.prompts.rerank import direct_question
 log = logging.getLogger(__name__)
 MODES = ("direct", "subq", "context", "full")
 PICTURE = "read from the picture:"  # how a reason says the judge looked at the photo
-PASS = 0.5  # a photo passes a check when the judge's confidence in "yes" is at least this
+PASS = 0.5  # a tied vote goes to "yes" when the mean p(yes) of all votes is at least this
 
 
 def plan(run: Run, query: str, mode: str) -> tuple[str, list[str]]:
@@ -116,18 +116,20 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
                                           history=tuple(history) if chain else (), photo=photo, vote=v),
                              load=load, cache_only=cache_only)
                    for v in range(votes)]
-            answers.append(answer_entry(q, got))
+            answers.append(answer_entry(q, got, run.settings.undecided_band))
             if said is not None:  # a catalog question, but this photo lacks the field: read from the picture
                 seen = str(answers[-1]["reason"] or "").removeprefix(PICTURE).strip() or "no reason given"
                 answers[-1]["reason"] = f"{said.reason}, so it was {PICTURE} {seen}"
                 answers[-1]["source"] = "picture"
-        history.append((q, answers[-1]["answer"]))
+        history.append((q, answers[-1].get("judge_answer", answers[-1]["answer"])))
     return {"id": photo.id, "answers": answers, "score": photo_score(answers)}
 
 
-def answer_entry(question: str, got: Sequence[Any]) -> dict[str, Any]:
-    """One question's entry from its votes (JudgeAnswers): the majority word, its confidence and reason. When
-    the abstentions win the vote the entry is "not checked": no confidence, and the parts the judge named."""
+def answer_entry(question: str, got: Sequence[Any], band: float) -> dict[str, Any]:
+    """One question's entry from its votes (JudgeAnswers): the verdict ("yes", "no", or "can't tell" when
+    p(yes) is within `band` of 0.5: setting undecided_band), the judge's own majority word (judge_answer), its
+    confidence and reason. When the abstentions win the vote the entry is "not checked": no confidence, and
+    the parts the judge named."""
     words = [NOT_CHECKED if getattr(a, "abstained", False) else a.answer for a in got]
     ps = [0.0 if getattr(a, "abstained", False) else p_yes(a.top_logprobs) for a in got]
     word, p, first = majority(words, ps)
@@ -135,8 +137,9 @@ def answer_entry(question: str, got: Sequence[Any]) -> dict[str, Any]:
     if word == NOT_CHECKED:
         return {"question": question, "answer": NOT_CHECKED, "p_yes": None, "checked": False,
                 "unchecked": list(getattr(got[first], "unchecked", ()) or ()), "reason": got[first].reason, **votes}
-    return {"question": question, "answer": word, "p_yes": round(p, 6), "checked": True, "reason": got[first].reason,
-            **votes}
+    p = round(p, 6)
+    return {"question": question, "answer": verdict(p, band), "judge_answer": word, "p_yes": p, "checked": True,
+            "reason": got[first].reason, **votes}
 
 
 def catalog_tier(result: dict[str, Any]) -> int:
@@ -170,10 +173,10 @@ def _completed(run: Run, futures, timeout: float):
 
 
 def passed(photo: dict[str, Any]) -> bool:
-    """Every checked question of this photo answered yes (confidence at least PASS), and at least one was
-    checked (a "not checked" answer is neither a pass nor a fail)."""
+    """Every checked question of this photo has the verdict yes (a "can't tell" inside the undecided band is
+    not a yes), and at least one was checked (a "not checked" answer is neither a pass nor a fail)."""
     answers = [a for a in photo.get("answers") or [] if a.get("checked", True) and a.get("p_yes") is not None]
-    return bool(answers) and all(float(a["p_yes"]) >= PASS for a in answers)
+    return bool(answers) and all(a.get("answer") == YES for a in answers)
 
 
 def unchecked_parts(judge, query: str, questions: Sequence[str], photos: Sequence[dict[str, Any]]) -> list[str]:
@@ -224,6 +227,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
                              "votes": votes, "photos": [], "judged": 0, "failed": 0, "skipped": 0, "paused": 0,
                              "out_of_time": 0, "order": "judge", "chained": chained(mode)}
     first_rank = {pid: r for r, (pid, _) in enumerate(candidates)}
+    first_score = dict(candidates)
     stage["judge"] = judge.model_id
     ask = (query, context, questions, votes)
     chain = chained(mode)
@@ -234,7 +238,8 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     # the catalog says to the questions is part of the key, so an edited catalog is not answered from the memo
     memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
                       *ask, "chained" if chain else "independent", "majority-vote", "abstentions",
-                      evidence.signature(read) if evidence is not None else "no-catalog-evidence")
+                      evidence.signature(read) if evidence is not None else "no-catalog-evidence",
+                      f"undecided-band {run.settings.undecided_band}")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}
     if read:
         photos = {p.id: p for p in read}
@@ -249,6 +254,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
 
     def take(pid: int, res: dict) -> None:
         res["first_rank"] = first_rank[pid] + 1
+        res["first_score"] = round(float(first_score[pid]), 6)
         results[pid] = res
         run.emit(PhotoJudged(dict(res), len(results), len(order_ids)))
 
@@ -271,9 +277,12 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     rest = [pid for pid, _ in candidates if pid not in scored]
     order = judged + rest
     ranked = [(pid, results[pid]["score"]) for pid in judged] + [(pid, 0.0) for pid in rest]
+    stage["order_unchanged"] = [pid for pid, _ in ranked] == [pid for pid, _ in candidates]
     if not judged:  # nothing judged: the first stage's order and scores stand
         stage["order"] = "first-stage"
         ranked = list(candidates)
+    elif stage["order_unchanged"]:  # the judge moved no photo (e.g. every score tied); the evaluation then scores
+        stage["order"] = "first-stage (the checks moved no photo)"  # the first stage's scores (photos' first_score)
     elif rest:
         stage["order"] = "judge, then unjudged in first-stage order"
     stage["passed"] = sum(1 for r in results.values() if passed(r))
@@ -285,6 +294,9 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     elif judged and not stage["passed"]:
         run.notice(f"no photo passed every check: none of the {len(judged)} verified photos was judged to show "
                    "all of it, so the photos are ordered by how close they came")
+    if len(judged) > 1 and len({results[pid]["score"] for pid in judged}) == 1 and stage["order_unchanged"]:
+        run.notice(f"the photo checker gave all {len(judged)} checked photos the same score, so the order before "
+                   "the checks was kept")
     if stage["out_of_time"]:
         late = stage["out_of_time"]
         then = "follow the checked ones in first-stage order" if judged else "keep their first-stage order"

@@ -357,7 +357,7 @@ def uncertain_questions(caption: str, turns, questions_: list[str]) -> list[str]
 
 def answer(question: str, notes: list[tuple[int, str]]) -> dict:
     """An unverified answer: read from the photos' notes for a world colour question, else a plain statement
-    that nothing was concluded, citing the best-matching photos."""
+    that no answer can be written and why, citing the best-matching photos."""
     found = rule_book().answer(question, notes)
     return found if found is not None else unverified_answer(notes)
 
@@ -365,9 +365,11 @@ def answer(question: str, notes: list[tuple[int, str]]) -> dict:
 def unverified_answer(notes: list[tuple[int, str]]) -> dict:
     ids = [pid for pid, _ in notes]
     if not ids:
-        text = "Unverified (offline rule, no language model): no photo matched, so there is nothing to answer from."
+        text = ("No answer can be written: no photo matched, so there is nothing to answer from (offline rule, no "
+                "language model).")
     else:
         cites = ", ".join(f"[{i}]" for i in ids[:5])
-        text = ("Unverified (offline rule, no language model): nothing was concluded from the photos. The "
-                f"best-matching photos are {cites}; each one's note is shown with it.")
+        text = ("No answer can be written from the photos: the offline rule (no language model) reads nothing in "
+                f"them, so it states nothing about them. The best-matching photos are {cites}; each one's note is "
+                "shown with it.")
     return {"text": text, "cited_ids": ids[:5], "verified": False}

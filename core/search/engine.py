@@ -146,9 +146,10 @@ class SearchEngine:
                 h.covers = covers.get(h.photo_id)
             run.check()
             if request.answer:
-                from core.methods.answer import run_answer
+                from core.methods.answer import checked_yes, run_answer
 
-                stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits])
+                stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits],
+                                              checked=checked_yes(stages.get("rerank")))
         if stages.get("visret"):  # on the hits now; not part of what the stage reports
             stages["visret"].pop("picture_similarity", None)
         for text in run.budget.notices():
