@@ -161,7 +161,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 found = []
             return gr.update(choices=found, visible=bool(found))
         app.load(example_choices, None, search_ui.examples, api_visibility="private", show_progress="hidden")
-        app.load(search.place_map, None, search_ui.place_map, api_visibility="private")
+        app.load(search.place_map, None, search_ui.place_map, api_visibility="private", show_progress="hidden")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
         # after the search, the banner would show the search's progress timer)
