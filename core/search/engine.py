@@ -343,8 +343,9 @@ class SearchEngine:
         group or when the order does not change."""
         if group is None:
             return ranked
+        unplaced = {int(p.id) for p in self.corpus.photos([i for i, _ in ranked]) if not p.taxon_names()}
         reordered = group_first(ranked, group, depth,
-                                lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids))
+                                lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids), unplaced)
         if [i for i, _ in reordered] != [i for i, _ in ranked]:
             run.notice(group_notice(group))
             log.info("group word %r read as %s (%d photos): group photos first", group.word, group.taxon,

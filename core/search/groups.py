@@ -67,11 +67,14 @@ def find_group(corpus, query: str, filters: Filters | None) -> Group | None:
     return None
 
 
-def group_first(ranked: Ranked, group: Group, depth: int, rank_group: Callable[[np.ndarray, int], Ranked]) -> Ranked:
+def group_first(ranked: Ranked, group: Group, depth: int, rank_group: Callable[[np.ndarray, int], Ranked],
+                unplaced: frozenset[int] | set[int] = frozenset()) -> Ranked:
     """`ranked` with the group's photos first, in their order there; group photos it does not hold follow them,
-    as `rank_group(ids, n)` ranks them, up to `depth` group photos in all; then every other photo in order."""
-    inside = [(i, s) for i, s in ranked if i in group.ids]
-    outside = [(i, s) for i, s in ranked if i not in group.ids]
+    as `rank_group(ids, n)` ranks them, up to `depth` group photos in all; then every other photo in order.
+    `unplaced`: photos the catalog records no taxon for (a user's own photos): nothing says they are outside
+    the group, so they keep their place among the group's photos and the picture decides."""
+    inside = [(i, s) for i, s in ranked if i in group.ids or i in unplaced]
+    outside = [(i, s) for i, s in ranked if i not in group.ids and i not in unplaced]
     want = min(depth, len(group.ids))
     if len(inside) < want:
         seen = {i for i, _ in inside}

@@ -8,6 +8,7 @@ import os
 import re
 
 from tests.browser.conftest import wait_until_ready
+from ui.strings import LABEL_EXPORT_NAMES
 from tests.browser.pages import CONTRAST_JS, QUERY, load_labels, press, search, tab, wait_until
 
 
@@ -134,9 +135,10 @@ def test_keyboard_labels_are_saved_and_export_parses(server, open_browser, shot,
     rows = server.rows("SELECT photo_id, label, seconds FROM labels WHERE annotator = 'ada' ORDER BY id")
     assert [r[1] for r in rows] == [1, 0, -1, 1]
     assert rows[2][0] == rows[3][0] and all(r[2] >= 0 for r in rows)
-    for fmt, suffix in (("csv", ".csv"), ("jsonl", ".jsonl"), ("inquire-rerank", ".inquire-rerank.csv")):
+    for fmt, suffix in (("csv", ".csv"), ("jsonl", ".jsonl"), ("keypresses", ".keypresses.csv"),
+                        ("inquire-rerank", ".inquire-rerank.csv")):
         page.click("#label-export-format input")
-        page.get_by_role("option", name=fmt, exact=True).click()
+        page.get_by_role("option", name=LABEL_EXPORT_NAMES[fmt], exact=True).click()
         page.click("#label-export")
         link = page.locator(f"#label-export-file a[download$='{suffix}']").first
         link.wait_for()
@@ -144,13 +146,13 @@ def test_keyboard_labels_are_saved_and_export_parses(server, open_browser, shot,
             link.click()
         path = tmp_path / f"export-{fmt}{suffix}"
         info.value.save_as(path)
-        if fmt == "jsonl":
+        if fmt == "jsonl":  # one row per photo and annotator: the skipped photo's label replaces the skip
             parsed = [json.loads(line) for line in path.read_text().splitlines()]
-            assert [r["label"] for r in parsed if r["annotator"] == "ada"] == [1, 0, -1, 1]
+            assert [r["label"] for r in parsed if r["annotator"] == "ada"] == [1, 0, 1]
         else:
             parsed = list(csv.DictReader(path.open()))
             column = "relevant" if fmt == "inquire-rerank" else "label"
-            assert len(parsed) == (3 if fmt == "inquire-rerank" else 4)
+            assert len(parsed) == (4 if fmt == "keypresses" else 3)  # every key press, or the final word
             assert {r[column] for r in parsed} <= {"1", "0", "-1"}
     assert len(server.rows("SELECT id FROM exports")) >= 3
 

@@ -40,5 +40,6 @@ def test_the_readme_api_examples_run_as_written(server, open_browser):
     assert server.rows("SELECT label, seconds FROM labels WHERE annotator = 'ada' AND photo_id = ? AND query = ?",
                        best["id"], "a frog calling at night")[-1] == (1, 2.5)
     exported = Path(scope["exported"]).read_text()
-    assert exported.startswith("session_id,query,photo_id,label,annotator") and f",{best['id']},1,ada," in exported
+    assert exported.startswith("session_id,query,photo_id,label,judgement,annotator") \
+        and f",{best['id']},1,relevant,ada," in exported
     assert "a frog calling at night" in scope["table"] and scope["gallery"]

@@ -12,7 +12,7 @@ def test_visualize_order_and_the_closest_drawing_are_explained(server, open_brow
     page = open_browser()
     search(page, "a frog on a lily pad", preset="Visualize")
     assert "merges the 3 pictures' own rankings" in page.locator("#search-scale").inner_text()
-    assert page.locator("#search-regenerate").is_visible()  # drawings: they can be redrawn
+    page.locator("#search-regenerate").wait_for(state="visible")  # drawings: they can be redrawn
     open_photo(page, "#search-gallery", 2)
     info = page.locator("#lightbox-info")
     closest = info.locator(".ecolens-closest")

@@ -186,3 +186,13 @@ def test_iconic_group_fills_the_taxon_of_its_rank_and_above():
     for unknown in ("bird", "", None):  # the field-guide benchmark writes its body plans there
         q = Photo(path="w.jpg")
         assert apply_iconic_group(q, unknown) == [] and q.taxon_names() == []
+
+
+def test_photos_with_no_taxon_keep_their_place_among_the_group():
+    from core.search.groups import Group, group_first
+
+    group = Group("frogs", "Anura", frozenset({1, 2, 3}))
+    ranked = [(9, 0.9), (7, 0.8), (1, 0.7), (8, 0.6), (2, 0.5)]
+    # 7 is the user's own photo with no species: the picture decides; 9 and 8 are catalogued outside the group
+    out = group_first(ranked, group, 0, lambda ids, n: [], unplaced={7})
+    assert [i for i, _ in out] == [7, 1, 2, 9, 8]
