@@ -117,6 +117,14 @@ class Settings(BaseSettings):
         "approximate index (exact re-scoring, exact filtered search, repair source). Off: an ivfpq/hnsw index "
         "alone serves everything once trained (PQ vectors are approximate), saving 4 bytes x dimension per photo "
         "of RAM and disk.")
+    index_float16_file: bool = Field(False, description="With index_type ivfpq and index_flat_copy off: keep every "
+        "vector in float16 in a memory-mapped file beside the index (2 bytes x dimension per photo on disk, read "
+        "through the file cache) to re-score the compressed index's short list and to score small filtered pools "
+        "exactly. A precomputed-vector ingest then trains the index first, on a sample of the file, and adds each "
+        "vector straight to it.")
+    index_refine_factor: int = Field(16, ge=1, le=1000, description="An ivfpq search re-scores k x this many "
+        "candidates with the full vectors (flat copy or float16 file); larger finds more of the true neighbours "
+        "(recall) for a little more time.")
     index_on_disk: bool = Field(False, description="Keep the ivfpq index's inverted lists in a file that is "
         "memory-mapped (for corpora larger than RAM) instead of in memory.")
     sqlite_mmap_mb: int = Field(1024, ge=0, le=1_048_576, description="Megabytes of the catalog database read "

@@ -98,6 +98,7 @@ class Ingestor:
         if precomputed:
             report.kind, report.engine = "precomputed", "precomputed"
             total = 0
+            self._start_compressed(path, vs, index, report)
             batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings,
                                           known=known)
         else:
@@ -125,6 +126,33 @@ class Ingestor:
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _start_compressed(self, path: Path, vs: VectorSet, index: VectorIndex, report: IngestReport) -> None:
+        """With index_type ivfpq, no flat copy and the float16 store (settings), an empty index is trained
+        before anything is added, on a sample of the file's own vectors: each vector then goes straight into
+        the compressed lists and the store, and the ingest's memory does not grow with the file. Saved at
+        once, so that a resumed ingest adds to the same trained index."""
+        s = self.settings
+        if not (s.index_type == "ivfpq" and not s.index_flat_copy and s.index_float16_file) or len(index) \
+                or index.approx is not None:
+            return
+        from core.ingest.precomputed import row_count, training_sample
+        from core.vectors.index import MIN_PER_LIST, TRAIN_PER_LIST, default_nlist
+
+        expected = row_count(path)
+        nlist = s.index_nlist or default_nlist(expected)
+        started = time.perf_counter()
+        sample = training_sample(path, vs.dim, max(MIN_PER_LIST, TRAIN_PER_LIST) * nlist)
+        if index.start_compressed(sample, expected, self.store.store_path_for(vs), nlist=nlist, pq_m=s.index_pq_m,
+                                  nprobe=s.index_nprobe):
+            self.store.save(vs, index)
+            self.store.root.joinpath(f"vectors-{vs.id}.trained").write_text(str(expected))
+            log.info("ingest %s: ivfpq (%d lists, PQ%d) trained on %d of %d vectors in %.1f s, float16 store %s",
+                     path, nlist, s.index_pq_m, len(sample), expected, time.perf_counter() - started,
+                     self.store.store_path_for(vs))
+        else:
+            report.notices.append(f"index: {expected} vectors are too few to train ivfpq with {nlist} lists "
+                                  f"(or index_pq_m {s.index_pq_m} does not divide {vs.dim}); the flat index is built")
 
     def _update_metadata(self, known: list[tuple[int, Photo]], report: IngestReport) -> None:
         """Photos the catalog already holds, met again in a source that says what they show (a CSV after

@@ -42,6 +42,7 @@ class Corpus:
             self._vs = self.catalog.vector_set(emb.model_id, emb.dim)
             index, rec = self.store.open(self._vs, self.catalog)
             self._generation = self._on_disk()
+            index.refine_factor = self.settings.index_refine_factor
             self._index = index
             self.startup_notices += rec.notices()
             if len(self._index) == 0 and self.catalog.count() > 0:
@@ -88,6 +89,7 @@ class Corpus:
                 self._generation = now
                 return ["the photo index changed on disk but could not be read; the photos known before are "
                         "searched (see the log; run the ingest again)"]
+            fresh.refine_factor = self.settings.index_refine_factor
             self._index, self._generation = fresh, now
         added = len(fresh) - before
         log.info("index of %s reloaded from disk: %d -> %d photos", self._vs.model_id, before, len(fresh))

@@ -20,6 +20,7 @@ import faiss
 import numpy as np
 
 from core.contracts.errors import ConfigError
+from core.vectors.half_store import HalfStore
 
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
 SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
@@ -77,12 +78,21 @@ def id_selector(pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
 class VectorIndex:
     """Exact inner-product index with photo ids, plus an optional approximate twin."""
 
-    def __init__(self, dim: int, flat: faiss.Index | None = None, approx: faiss.Index | None = None):
+    def __init__(self, dim: int, flat: faiss.Index | None = None, approx: faiss.Index | None = None,
+                 store: HalfStore | None = None):
         self.dim = dim
         self.flat = flat if (flat is not None or approx is not None) else new_flat(dim)
         self.approx = approx
         self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
+        self.store = store  # float16 vectors on disk for re-scoring, when there is no flat copy
+        self.refine_factor = REFINE_FACTOR
         self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
+
+    def attach_store(self, path: Path, *, writer: bool = False) -> None:
+        """Use the float16 store at `path` (core.vectors.half_store) if it exists: a writer cuts it back to
+        the index's length (rows appended after the last checkpoint), a reader reads no further."""
+        if self.flat is None and self.approx is not None and Path(path).exists():
+            self.store = HalfStore(path, self.dim, int(self.approx.ntotal), writer=writer)
 
     # ---- persistence ------------------------------------------------------------------------------
     @classmethod
@@ -100,7 +110,9 @@ class VectorIndex:
                                   "run `python app.py repair` to rebuild it, or re-run ingest to re-embed")
         if flat is not None and approx is not None and approx.ntotal != flat.ntotal:
             approx = None  # behind the flat copy (a crash between two writes): rebuilt by the next ingest
-        return cls(dim, flat, approx)
+        index = cls(dim, flat, approx)
+        index.attach_store(Path(str(path) + ".f16"))
+        return index
 
     def parts(self, path: Path) -> list[tuple[faiss.Index | None, Path]]:
         """(FAISS index or None, its file) for the flat copy and the approximate twin."""
@@ -109,6 +121,8 @@ class VectorIndex:
     def save(self, path: Path, write=None) -> None:
         """Write atomically (a temporary file in the same folder, renamed over the old one; `write(index,
         path)` replaces that, e.g. to add a checksum); a part that no longer exists is deleted."""
+        if self.store is not None:  # its rows are durable before the index that counts them is written
+            self.store.flush()
         for part, target in self.parts(path):
             if part is not None:
                 (write or _atomic_write_index)(part, target)
@@ -165,6 +179,8 @@ class VectorIndex:
         if self.approx is not None:  # why: trained once; later vectors join it without retraining
             with _c_stdout_muted(self.on_disk):
                 self.approx.add_with_ids(vectors, ids)
+        if self.store is not None:
+            self.store.append(ids, vectors)
         self._lookup = None
 
     def remove(self, ids: Sequence[int]) -> int:
@@ -187,6 +203,8 @@ class VectorIndex:
         ids = np.asarray(ids, dtype=np.int64)
         if not len(ids):
             return np.zeros((0, self.dim), np.float32)
+        if self.flat is None and self.store is not None:
+            return self.store.vectors(ids)
         if self.flat is None:
             try:
                 return self.approx.reconstruct_batch(ids)
@@ -198,6 +216,8 @@ class VectorIndex:
         return self.matrix()[rows]
 
     def contains(self, photo_id: int) -> bool:
+        if self.flat is None and self.store is not None:
+            return bool(self.store.rows_of(np.array([photo_id]))[0] >= 0)
         return bool(self._rows_of(np.array([photo_id]))[0] >= 0) if self.flat is not None else \
             bool(np.isin(photo_id, self.ids()))
 
@@ -220,6 +240,9 @@ class VectorIndex:
             ivf = faiss.extract_index_ivf(self.approx)
             share = len(pool) / max(1, len(self))
             params = faiss.SearchParametersIVF(sel=sel, nprobe=min(ivf.nlist, int(np.ceil(ivf.nprobe / share))))
+            if self.store is not None:  # the filter is applied inside the IVF scan; the short list re-scored
+                _, short = self.approx.search(q, k * self.refine_factor, params=params)
+                return self._rescore(q, k, short)
         return self.approx.search(q, k, params=params)
 
     def _search_flat_rows(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -240,10 +263,14 @@ class VectorIndex:
     def _search_all(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self.approx is None:
             return self.flat.search(q, k)
-        if self.approx_kind != "ivfpq" or self.flat is None:
+        if self.approx_kind != "ivfpq" or (self.flat is None and self.store is None):
             return self.approx.search(q, k)
         # why refine: PQ codes reorder close neighbours; re-scoring a short list exactly restores them
-        _, short = self.approx.search(q, k * REFINE_FACTOR)
+        _, short = self.approx.search(q, k * self.refine_factor)
+        return self._rescore(q, k, short)
+
+    def _rescore(self, q: np.ndarray, k: int, short: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The best k of each query's short list by the stored full vectors (float32 flat copy or float16)."""
         scores = np.full((len(q), k), -np.inf, np.float32)
         ids = np.full((len(q), k), -1, np.int64)
         for r in range(len(q)):
@@ -260,6 +287,10 @@ class VectorIndex:
             rows = self._rows_of(pool)
             present, rows = pool[rows >= 0], rows[rows >= 0]
             mat = self.matrix()[rows] if len(rows) else None
+        elif self.store is not None:
+            rows = self.store.rows_of(pool)
+            present, rows = pool[rows >= 0], rows[rows >= 0]
+            mat = self.store.rows_matrix(rows) if len(rows) else None
         else:
             present = pool[np.isin(pool, self.ids())]
             mat = self.vectors(present) if len(present) else None
@@ -315,14 +346,11 @@ class VectorIndex:
             inner = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             inner.hnsw.efSearch = ef_search
             return faiss.IndexIDMap2(inner)
-        nlist = nlist or max(1, int(2 * np.sqrt(n)))
+        nlist = nlist or default_nlist(n)
         if n < MIN_PER_LIST * nlist or self.dim % pq_m:
             return None
-        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(self.dim), self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
-        ivf.cp.seed = seed
         rows = np.random.default_rng(seed).choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
-        ivf.train(np.ascontiguousarray(self.matrix()[np.sort(rows)]))
-        ivf.nprobe = nprobe
+        ivf = trained_ivfpq(np.ascontiguousarray(self.matrix()[np.sort(rows)]), nlist, pq_m, nprobe, seed)
         ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct by photo id
         if on_disk is not None:
             on_disk.parent.mkdir(parents=True, exist_ok=True)
@@ -351,9 +379,45 @@ class VectorIndex:
         self.approx.reset()
         self._add_all_to_approx()
 
+    def start_compressed(self, sample: np.ndarray, expected: int, store_path: Path, *, nlist: int = 0, pq_m: int = 16,
+                         nprobe: int = 64, seed: int = 0) -> bool:
+        """Begin an empty index as an IVF-PQ index trained on `sample` (vectors drawn from a source of about
+        `expected` vectors) with a float16 store at `store_path` and no flat copy: every vector added later
+        goes to the compressed lists and to the store, and private memory stays the coarse quantizer plus the
+        codes (pq_m + 8 bytes a photo). False (nothing changed) when the sample is too small to train or
+        pq_m does not divide the dimension. Only an empty index can start so."""
+        if len(self):
+            raise ConfigError("A compressed index can only be started empty", "ingest into a new data directory")
+        nlist = nlist or default_nlist(expected)
+        if len(sample) < MIN_PER_LIST * nlist or self.dim % pq_m:
+            return False
+        self.approx = trained_ivfpq(np.ascontiguousarray(sample, dtype=np.float32), nlist, pq_m, nprobe, seed)
+        self.approx_kind, self.flat, self._lookup = "ivfpq", None, None
+        for p in (Path(store_path), Path(str(store_path) + ".ids")):
+            if p.exists():
+                p.unlink()  # left by an earlier start that never reached a checkpoint
+        self.store = HalfStore(store_path, self.dim, 0, writer=True)
+        return True
+
     # kept for callers of the earlier name: builds (or keeps) the twin
     def build_approximate(self, kind: str, **kw) -> str:
         return self.ensure_approximate(kind, **kw)
+
+
+def default_nlist(n: int) -> int:
+    """IVF lists for a corpus of n vectors: about 2 x sqrt(n)."""
+    return max(1, int(2 * np.sqrt(n)))
+
+
+def trained_ivfpq(sample: np.ndarray, nlist: int, pq_m: int, nprobe: int, seed: int) -> faiss.Index:
+    """An empty inner-product IVF-PQ index (8-bit codes) trained on `sample`; on a GPU when one is in use
+    (core.vectors.gpu), else here."""
+    dim = sample.shape[1]
+    ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+    ivf.cp.seed = seed
+    ivf.train(sample)
+    ivf.nprobe = nprobe
+    return ivf
 
 
 class _RowLookup:

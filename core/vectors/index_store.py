@@ -54,6 +54,10 @@ class IndexStore:
     def path_for(self, vs: VectorSet) -> Path:
         return self.root / f"vectors-{vs.id}.faiss"
 
+    def store_path_for(self, vs: VectorSet) -> Path:
+        """The float16 re-scoring store of a compressed index (core.vectors.half_store)."""
+        return self.root / f"vectors-{vs.id}.faiss.f16"
+
     def lists_path_for(self, vs: VectorSet) -> Path:
         """The file of an on-disk IVF index's inverted lists."""
         return self.root / f"vectors-{vs.id}.faiss.ivfdata"
@@ -80,6 +84,7 @@ class IndexStore:
         damaged = [d for d in (flat_damage, approx_damage) if d is not None]
         if not damaged:
             index = VectorIndex(vs.dim, flat, approx)
+            index.attach_store(self.store_path_for(vs), writer=writer)
             return index, self._reconcile(index, vs, catalog, writer)
         with _repair_lock(self.data_dir, writer) as may_write:
             if not may_write:
