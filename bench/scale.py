@@ -77,7 +77,8 @@ def memory_now() -> dict[str, int]:
 
 
 class PeakMemory:
-    """Samples memory_now() every 0.2 s in a thread; keeps the peaks."""
+    """Samples memory_now() every second in a thread (reading smaps costs time in a large process); keeps the
+    peaks."""
 
     def __init__(self):
         self.anon = self.file = 0
@@ -88,7 +89,7 @@ class PeakMemory:
         while True:
             now = memory_now()
             self.anon, self.file = max(self.anon, now["anon"]), max(self.file, now["file"])
-            if self._stop.wait(0.2):
+            if self._stop.wait(1.0):
                 return
 
     def __enter__(self):

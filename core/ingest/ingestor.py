@@ -16,6 +16,7 @@ from typing import Callable
 from core.backends.base import Embedder
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
+from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
@@ -89,10 +90,11 @@ class Ingestor:
             downloads.bind(source.items, downloads.DownloadPolicy.from_settings(self.settings))
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
+        index.gpu, gpu_notice = choose_gpu(self.settings.device)
         if retrain and index.approx is not None and index.has_flat:
             index.approx, index.approx_kind = None, "flat"
         report = IngestReport(source=str(path or "(catalog)"), engine=engine_name)
-        report.notices += rec.notices()
+        report.notices += rec.notices() + ([gpu_notice] if gpu_notice else [])
         run_id = self.catalog.start_ingest(str(path or "(re-embed)"))
         commit = _Committer(self, vs, index, run_id, report)
         if precomputed:

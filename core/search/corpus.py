@@ -16,6 +16,7 @@ from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
 from core.imageio import load_image
+from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Filters, Hit, Photo
@@ -43,6 +44,8 @@ class Corpus:
             index, rec = self.store.open(self._vs, self.catalog)
             self._generation = self._on_disk()
             index.refine_factor = self.settings.index_refine_factor
+            index.gpu, gpu_notice = choose_gpu(self.settings.device)
+            self.startup_notices += [gpu_notice] if gpu_notice else []
             self._index = index
             self.startup_notices += rec.notices()
             if len(self._index) == 0 and self.catalog.count() > 0:
@@ -90,6 +93,7 @@ class Corpus:
                 return ["the photo index changed on disk but could not be read; the photos known before are "
                         "searched (see the log; run the ingest again)"]
             fresh.refine_factor = self.settings.index_refine_factor
+            fresh.gpu = self._index.gpu
             self._index, self._generation = fresh, now
         added = len(fresh) - before
         log.info("index of %s reloaded from disk: %d -> %d photos", self._vs.model_id, before, len(fresh))

@@ -20,6 +20,7 @@ import faiss
 import numpy as np
 
 from core.contracts.errors import ConfigError
+from core.vectors.gpu import FaissGpu
 from core.vectors.half_store import HalfStore
 
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
@@ -86,6 +87,8 @@ class VectorIndex:
         self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
         self.store = store  # float16 vectors on disk for re-scoring, when there is no flat copy
         self.refine_factor = REFINE_FACTOR
+        self.gpu: FaissGpu | None = None  # core.vectors.gpu: where training, list assignment and searches may run
+        self._gpu_copy: faiss.Index | None = None  # the approximate index on the GPU, made at the first search
         self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
 
     def attach_store(self, path: Path, *, writer: bool = False) -> None:
@@ -177,8 +180,7 @@ class VectorIndex:
         if self.flat is not None:
             self.flat.add_with_ids(vectors, ids)
         if self.approx is not None:  # why: trained once; later vectors join it without retraining
-            with _c_stdout_muted(self.on_disk):
-                self.approx.add_with_ids(vectors, ids)
+            self._add_to_approx(vectors, ids)
         if self.store is not None:
             self.store.append(ids, vectors)
         self._lookup = None
@@ -187,6 +189,7 @@ class VectorIndex:
         if not len(ids):
             return 0
         sel = faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
+        self._gpu_copy = None
         removed = int(self.flat.remove_ids(sel)) if self.flat is not None else 0
         if self.approx is not None:
             try:
@@ -263,11 +266,20 @@ class VectorIndex:
     def _search_all(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self.approx is None:
             return self.flat.search(q, k)
+        searched = self._searched_whole()
         if self.approx_kind != "ivfpq" or (self.flat is None and self.store is None):
-            return self.approx.search(q, k)
+            return searched.search(q, k)
         # why refine: PQ codes reorder close neighbours; re-scoring a short list exactly restores them
-        _, short = self.approx.search(q, k * self.refine_factor)
+        _, short = searched.search(q, k * self.refine_factor)
         return self._rescore(q, k, short)
+
+    def _searched_whole(self) -> faiss.Index:
+        """The index an unfiltered search asks: the GPU copy of an IVF index when a GPU is in use."""
+        if self.gpu is None or self.approx_kind != "ivfpq" or self.on_disk:
+            return self.approx
+        if self._gpu_copy is None:
+            self._gpu_copy = self.gpu.copy(self.approx)
+        return self._gpu_copy
 
     def _rescore(self, q: np.ndarray, k: int, short: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The best k of each query's short list by the stored full vectors (float32 flat copy or float16)."""
@@ -350,7 +362,7 @@ class VectorIndex:
         if n < MIN_PER_LIST * nlist or self.dim % pq_m:
             return None
         rows = np.random.default_rng(seed).choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
-        ivf = trained_ivfpq(np.ascontiguousarray(self.matrix()[np.sort(rows)]), nlist, pq_m, nprobe, seed)
+        ivf = trained_ivfpq(np.ascontiguousarray(self.matrix()[np.sort(rows)]), nlist, pq_m, nprobe, seed, self.gpu)
         ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct by photo id
         if on_disk is not None:
             on_disk.parent.mkdir(parents=True, exist_ok=True)
@@ -363,9 +375,21 @@ class VectorIndex:
 
     def _add_all_to_approx(self, chunk: int = 100_000) -> None:
         ids, mat = self.ids(), self.matrix()
+        for i in range(0, len(ids), chunk):
+            self._add_to_approx(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+
+    def _add_to_approx(self, vectors: np.ndarray, ids: np.ndarray) -> None:
+        """Add to the approximate twin; with a GPU, an IVF index's list assignment (the nearest of its
+        centroids for every vector: most of the work) is computed there and the codes here."""
+        self._gpu_copy = None
         with _c_stdout_muted(self.on_disk):
-            for i in range(0, len(ids), chunk):
-                self.approx.add_with_ids(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+            if self.gpu is not None and self.approx_kind == "ivfpq" and not isinstance(self.approx, faiss.IndexIDMap2):
+                ivf = faiss.extract_index_ivf(self.approx)
+                lists = self.gpu.assign(ivf.quantizer, vectors)
+                ids = np.ascontiguousarray(ids, dtype=np.int64)
+                ivf.add_core(len(ids), faiss.swig_ptr(vectors), faiss.swig_ptr(ids), faiss.swig_ptr(lists))
+            else:
+                self.approx.add_with_ids(vectors, ids)
 
     @property
     def on_disk(self) -> bool:
@@ -391,7 +415,8 @@ class VectorIndex:
         nlist = nlist or default_nlist(expected)
         if len(sample) < MIN_PER_LIST * nlist or self.dim % pq_m:
             return False
-        self.approx = trained_ivfpq(np.ascontiguousarray(sample, dtype=np.float32), nlist, pq_m, nprobe, seed)
+        self.approx = trained_ivfpq(np.ascontiguousarray(sample, dtype=np.float32), nlist, pq_m, nprobe, seed,
+                                    self.gpu)
         self.approx_kind, self.flat, self._lookup = "ivfpq", None, None
         for p in (Path(store_path), Path(str(store_path) + ".ids")):
             if p.exists():
@@ -409,13 +434,19 @@ def default_nlist(n: int) -> int:
     return max(1, int(2 * np.sqrt(n)))
 
 
-def trained_ivfpq(sample: np.ndarray, nlist: int, pq_m: int, nprobe: int, seed: int) -> faiss.Index:
-    """An empty inner-product IVF-PQ index (8-bit codes) trained on `sample`; on a GPU when one is in use
-    (core.vectors.gpu), else here."""
+def trained_ivfpq(sample: np.ndarray, nlist: int, pq_m: int, nprobe: int, seed: int,
+                  gpu: FaissGpu | None = None) -> faiss.Index:
+    """An empty inner-product IVF-PQ index (8-bit codes) trained on `sample`; the k-means of its lists on a
+    GPU when one is in use (core.vectors.gpu), else here."""
     dim = sample.shape[1]
     ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
     ivf.cp.seed = seed
+    clustering = gpu.flat_ip(dim) if gpu is not None else None  # (kept referenced while FAISS uses it)
+    if clustering is not None:
+        ivf.clustering_index = clustering  # FAISS clusters with this index instead of the CPU quantizer
     ivf.train(sample)
+    if gpu is not None:
+        ivf.clustering_index = None
     ivf.nprobe = nprobe
     return ivf
 
