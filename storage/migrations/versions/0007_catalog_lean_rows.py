@@ -44,7 +44,7 @@ PLACE_TRIGGERS = (
     "WHERE new.latitude IS NOT NULL AND new.longitude IS NOT NULL; END")
 DETAILS_VIEW = (
     "CREATE VIEW photo_details AS SELECT p.id AS id, coalesce(x.text, '') || p.path AS path, "
-    "CASE WHEN length(p.sha256) = 32 THEN lower(hex(p.sha256)) ELSE substr(CAST(p.sha256 AS TEXT), 2) END AS sha256, "
+    "CASE WHEN length(p.sha256) = 32 THEN lower(hex(p.sha256)) ELSE CAST(substr(p.sha256, 2) AS TEXT) END AS sha256, "
     "p.width AS width, p.height AS height, p.bytes AS bytes, "
     + ", ".join(f'coalesce(t."{c}", \'\') AS "{c}"' for c in TAXON_FIELDS) + ", "
     "CASE WHEN p.observed_on IS NULL THEN NULL ELSE printf('%04d-%02d-%02d', p.observed_on / 10000, "
@@ -209,7 +209,7 @@ def downgrade() -> None:
                "added_at DATETIME, observed_month INTEGER, license_code VARCHAR(100) NOT NULL DEFAULT '', "
                "license_version VARCHAR(20) NOT NULL DEFAULT '')")
     op.execute("INSERT INTO photos_wide SELECT p.id, coalesce(x.text, '') || p.path, CASE WHEN length(p.sha256) = 32 THEN lower(hex(p.sha256)) "
-               "ELSE substr(CAST(p.sha256 AS TEXT), 2) END, p.width, p.height, p.bytes, "
+               "ELSE CAST(substr(p.sha256, 2) AS TEXT) END, p.width, p.height, p.bytes, "
                + ", ".join(f'coalesce(t."{c}", \'\')' for c in TAXON_FIELDS)
                + ", CASE WHEN p.observed_on IS NULL THEN NULL ELSE printf('%04d-%02d-%02d', p.observed_on / 10000, "
                "p.observed_on / 100 % 100, p.observed_on % 100) END, p.latitude, p.longitude, coalesce(l.text, ''), "
