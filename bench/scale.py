@@ -15,18 +15,20 @@ are skipped, and the ingest itself resumes from its last checkpoint):
    about 2 x sqrt(N) lists), no flat copy and the float16 re-scoring store: the index is trained first on a
    sample of the file and every vector goes straight into it. Peak private (anonymous) memory of the
    process, file-backed pages of memory maps counted apart (/proc/self/smaps_rollup, sampled).
-3. bare build: in its own process, the same rows read from the parquet, an IVF-PQ of the same shape trained
-   on a sample of the same size and the vectors added (faiss), and the rows inserted into a plain SQLite table
-   (executemany, no index): the least any build of these rows must do.
-4. search: EcoLens's filtered search (Corpus.pool + rank_vector + hits: SQLite's indexes and R*Tree, then
+3. search: EcoLens's filtered search (Corpus.pool + rank_vector + hits: SQLite's indexes and R*Tree, then
    IVF-PQ with the pool as a selector inside the scan, or the float16 rows of a small pool scored exactly,
    then the photos' metadata) for a genus, two months and a bounding box, and unfiltered IVF-PQ search
    (re-scored from the float16 store); ids kept for recall.
-5. bare search: in its own process, the IVF-PQ index file read by faiss and searched with each pool as an
+4. bare search: in its own process, the IVF-PQ index file read by faiss and searched with each pool as an
    id selector prepared beforehand (same nprobe rule as EcoLens; no SQLite, no metadata, no re-scoring), and
    unfiltered.
-6. exact: in its own process, exact inner products of the queries with every stored vector (the float16
+5. exact: in its own process, exact inner products of the queries with every stored vector (the float16
    store, i.e. the vectors as the parquet holds them): recall@10 of EcoLens's unfiltered and filtered results.
+6. sizes on disk, and bytes per photo of the compressed index, the float16 store and the catalog (by table
+   and index, from SQLite's dbstat); run right after the ingest.
+7. bare build (last): in its own process, the same rows read from the parquet, an IVF-PQ of the same shape trained
+   on a sample of the same size and the vectors added (faiss), and the rows inserted into a plain SQLite table
+   (executemany, no index): the least any build of these rows must do.
 Goals (issue 22): private memory <= 12 GB at 5M, filtered p95 <= 2x bare, unfiltered p95 <= 50 ms at
 recall@10 >= 0.95, build >= 0.8x the bare add+insert, compressed index <= 32 B/photo, catalog <= 250 B/photo."""
 from __future__ import annotations
@@ -443,8 +445,9 @@ def phase_sizes(workdir: Path, n: int) -> dict:
             "parquet_bytes": (workdir / "photos.parquet").stat().st_size}
 
 
-PHASES = {"data": phase_data, "ingest": phase_ingest, "bare_build": phase_bare_build, "search": phase_search,
-          "bare_search": phase_bare_search, "exact": phase_exact, "sizes": phase_sizes}
+# (the bare build last: the longest phase, and the one a cut-off run can most easily extrapolate)
+PHASES = {"data": phase_data, "ingest": phase_ingest, "sizes": phase_sizes, "search": phase_search,
+          "bare_search": phase_bare_search, "exact": phase_exact, "bare_build": phase_bare_build}
 
 
 def run_phase(workdir: Path, phase: str, n: int, queries: int) -> None:
@@ -453,20 +456,30 @@ def run_phase(workdir: Path, phase: str, n: int, queries: int) -> None:
 
 
 def report(workdir: Path, n: int, smoke: bool) -> None:
+    """Print the figures of the phases written so far (a cut-off run reports what it has)."""
     r = results(workdir)
     gb = 1e9
-    ing, bare = r["ingest"], r["bare_build"]
-    sizes, srch, bsrch, ex = r["sizes"], r["search"], r["bare_search"], r["exact"]
+    if not {"ingest", "sizes"} <= set(r):
+        print(f"phases finished: {', '.join(r) or 'none'}; the ingest and its sizes are needed for a report")
+        return
+    ing, sizes = r["ingest"], r["sizes"]
     photos = sizes["photos"]
     print(f"{photos:,} photos (load average at each phase's end: "
           + ", ".join(f"{p} {r[p]['load_average'][0]:.1f}" for p in PHASES if p in r) + ")")
-    ratio = bare["seconds"] / ing["seconds"]
-    print(f"build: EcoLens ingest {ing['seconds']:.0f} s ({photos / ing['seconds']:,.0f} vectors/s) vs bare FAISS add + "
-          f"SQLite insert {bare['seconds']:.0f} s ({photos / bare['seconds']:,.0f} vectors/s; training "
-          f"{bare['train_seconds']:.0f} s of it) | speed ratio {ratio:.2f} (goal >= 0.8)")
-    print(f"peak private memory: EcoLens ingest {ing['peak_anon'] / gb:.2f} GB (file-backed {ing['peak_file'] / gb:.2f} "
-          f"GB apart), search {srch['peak_anon'] / gb:.2f} GB (file-backed {srch['peak_file'] / gb:.2f} GB); bare build "
-          f"{bare['peak_anon'] / gb:.2f} GB, bare search {bsrch['peak_anon'] / gb:.2f} GB (goal <= 12 GB)")
+    line = f"build: EcoLens ingest {ing['seconds']:.0f} s ({photos / ing['seconds']:,.0f} vectors/s)"
+    ratio = None
+    if "bare_build" in r:
+        bare = r["bare_build"]
+        ratio = bare["seconds"] / ing["seconds"]
+        line += (f" vs bare FAISS add + SQLite insert {bare['seconds']:.0f} s ({photos / bare['seconds']:,.0f} vectors/s;"
+                 f" training {bare['train_seconds']:.0f} s of it) | speed ratio {ratio:.2f} (goal >= 0.8)")
+    print(line)
+    mem = f"peak private memory: EcoLens ingest {ing['peak_anon'] / gb:.2f} GB (file-backed {ing['peak_file'] / gb:.2f} GB apart)"
+    for phase, label in (("search", "EcoLens search"), ("bare_build", "bare build"), ("bare_search", "bare search"),
+                         ("exact", "exact")):
+        if phase in r:
+            mem += f", {label} {r[phase]['peak_anon'] / gb:.2f} GB (file-backed {r[phase]['peak_file'] / gb:.2f})"
+    print(mem + " (goal <= 12 GB)")
     print(f"bytes per photo: compressed index {sizes['index_lists_bytes'] / photos:.1f} in its lists + coarse "
           f"quantizer and codebooks {sizes['quantizer_bytes'] / 1e6:.1f} MB (file {sizes['index_file'] / photos:.1f}; "
           f"goal <= 32) | float16 store {(sizes['store_bytes'] + sizes['store_ids_bytes']) / photos:.0f} on disk | "
@@ -476,22 +489,27 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
             f"{name} {size / photos:.1f}" for name, size in sizes["tables"].items() if size / photos >= 0.5))
     print(f"on disk: parquet {sizes['parquet_bytes'] / gb:.2f} GB, catalog {sizes['catalog_bytes'] / gb:.2f} GB, "
           f"index {sizes['index_file'] / gb:.2f} GB, float16 store {sizes['store_bytes'] / gb:.2f} GB")
+    if not {"search", "bare_search"} <= set(r):
+        return
+    srch, bsrch = r["search"], r["bare_search"]
+    recall = r["exact"]["recall_at_10"] if "exact" in r else {}
     for name in ("genus", "months", "box"):
         o, b = srch[name], bsrch[name]
         print(f"filter {name:6s} pool {o['pool']:>9,} | bare faiss p50 {b['p50']:7.1f} ms p95 {b['p95']:7.1f} ms "
               f"(nprobe {b['nprobe']}) | EcoLens p50 {o['p50']:7.1f} ms p95 {o['p95']:7.1f} ms | ratio p50 "
               f"{o['p50'] / b['p50']:.2f} p95 {o['p95'] / b['p95']:.2f} (goal <= 2) | recall@10 "
-              f"{ex['recall_at_10'][name]:.3f}")
+              f"{recall.get(name, float('nan')):.3f}")
         print(f"    EcoLens p50 by phase: pool (SQLite) {o['pool_p50']:.1f} ms, rank {o['rank_p50']:.1f} ms, hits "
               f"{o['hits_p50']:.1f} ms; first query {o['first_ms']:.1f} ms")
     a, b = srch["all"], bsrch["all"]
     print(f"unfiltered: EcoLens IVF-PQ + float16 re-scoring p50 {a['p50']:.1f} ms p95 {a['p95']:.1f} ms (goal <= 50) "
-          f"recall@10 {ex['recall_at_10']['all']:.3f} (goal >= 0.95) | bare IVF-PQ p50 {b['p50']:.1f} ms p95 "
+          f"recall@10 {recall.get('all', float('nan')):.3f} (goal >= 0.95) | bare IVF-PQ p50 {b['p50']:.1f} ms p95 "
           f"{b['p95']:.1f} ms (nprobe {b['nprobe']})")
-    print(f"RESULT photos={photos} build_ratio={ratio:.2f} peak_private_gb={max(ing['peak_anon'], srch['peak_anon']) / gb:.2f} "
-          f"index_bpp={sizes['index_lists_bytes'] / photos:.1f} catalog_bpp={sizes['catalog_bytes'] / photos:.0f} "
-          f"unfiltered_p95_ms={a['p95']:.1f} recall10={ex['recall_at_10']['all']:.3f}"
-          + (" (smoke: goals not judged)" if smoke else ""), flush=True)
+    peak = max(r[p]["peak_anon"] for p in ("ingest", "search"))
+    print(f"RESULT photos={photos} build_ratio={'n/a' if ratio is None else f'{ratio:.2f}'} "
+          f"peak_private_gb={peak / gb:.2f} index_bpp={sizes['index_lists_bytes'] / photos:.1f} "
+          f"catalog_bpp={sizes['catalog_bytes'] / photos:.0f} unfiltered_p95_ms={a['p95']:.1f} "
+          f"recall10={recall.get('all', float('nan')):.3f}" + (" (smoke: goals not judged)" if smoke else ""), flush=True)
 
 
 def main() -> None:
@@ -502,6 +520,7 @@ def main() -> None:
                     "(reused: finished phases are skipped); default a temporary folder")
     ap.add_argument("--phase", choices=list(PHASES), help=argparse.SUPPRESS)  # one phase, in this process
     ap.add_argument("--redo", default="", help="comma-separated phases to run again")
+    ap.add_argument("--report", action="store_true", help="only print the figures of the phases done so far")
     ap.add_argument("--smoke", action="store_true", help="a tiny run (3,000 photos, 5 queries) that checks the "
                     "bench works")
     args = ap.parse_args()
@@ -509,6 +528,9 @@ def main() -> None:
         args.photos, args.queries = 3000, 5
     if args.phase:
         run_phase(args.workdir, args.phase, args.photos, args.queries)
+        return
+    if args.report:
+        report(args.workdir, args.photos, args.smoke)
         return
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or Path(tmp)

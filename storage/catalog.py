@@ -431,6 +431,10 @@ class SqlCatalog:
         with Session(self.engine) as s:
             return set(s.scalars(select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)))
 
+    def indexed_id_array(self, vector_set_id: int) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return _ids(conn, select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id))
+
     def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
         if len(ids):
             with self._write, self.engine.begin() as conn:  # one executemany: a checkpoint may mark 100k+ photos

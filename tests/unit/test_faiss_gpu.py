@@ -106,8 +106,8 @@ def test_the_corpus_tells_the_user_when_cuda_finds_no_faiss_gpu(tmp_path):
         def vector_set(self, model_id, dim):
             return VectorSet(1, model_id, dim)
 
-        def indexed_ids(self, vector_set_id):
-            return set()
+        def indexed_id_array(self, vector_set_id):
+            return np.zeros(0, np.int64)
 
         def count(self):
             return 0
