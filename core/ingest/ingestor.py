@@ -198,7 +198,8 @@ class Ingestor:
         report.index_kind = index.ensure_approximate(
             s.index_type, nlist=s.index_nlist, pq_m=s.index_pq_m, nprobe=s.index_nprobe, hnsw_m=s.hnsw_m,
             ef_search=s.hnsw_ef_search, on_disk=self.store.lists_path_for(vs) if s.index_on_disk else None,
-            keep_flat=s.index_flat_copy)
+            keep_flat=s.index_flat_copy,
+            store_path=self.store.store_path_for(vs) if s.index_float16_file else None)
         if report.index_kind != s.index_type:
             report.notices.append(f"index: too few photos ({len(index)}) to train {s.index_type}; "
                                   "the exact flat index is used")

@@ -322,11 +322,12 @@ class VectorIndex:
     # ---- approximate twin -------------------------------------------------------------------------
     def ensure_approximate(self, kind: str, *, nlist: int = 0, pq_m: int = 64, nprobe: int = 32,
                            hnsw_m: int = 32, ef_search: int = 128, on_disk: Path | None = None,
-                           keep_flat: bool = True, seed: int = 0) -> str:
+                           keep_flat: bool = True, seed: int = 0, store_path: Path | None = None) -> str:
         """Make the approximate twin of `kind` exist and hold every vector: an existing twin of that kind
         is kept (new vectors were added to it as they came), otherwise one is trained on a sample. Returns
         the kind in use ('flat' while the corpus is too small to train IVF-PQ). `on_disk`: file for the IVF
-        lists. `keep_flat` False drops the flat copy once a twin holds the vectors."""
+        lists. `keep_flat` False drops the flat copy once a twin holds the vectors; with `store_path` its vectors
+        are first written there in float16 (core.vectors.half_store), for re-scoring."""
         if kind == "flat" or len(self) == 0:
             if self.flat is None and self.approx is not None:  # back to exact: rebuild the flat copy
                 self.flat = new_flat(self.dim)
@@ -345,6 +346,14 @@ class VectorIndex:
             self.approx, self.approx_kind = built, kind
             self._add_all_to_approx()
         if not keep_flat:
+            if store_path is not None and self.flat is not None and self.store is None:
+                for p in (Path(store_path), Path(str(store_path) + ".ids")):
+                    if p.exists():
+                        p.unlink()
+                self.store = HalfStore(store_path, self.dim, 0, writer=True)
+                ids, mat = self.ids(), self.matrix()
+                for i in range(0, len(ids), 100_000):
+                    self.store.append(ids[i:i + 100_000], mat[i:i + 100_000])
             self.flat = None
             self._lookup = None
         return kind

@@ -77,3 +77,16 @@ def test_a_sample_too_small_to_train_leaves_the_index_as_it_was(tmp_path):
     index = VectorIndex(32)
     assert not index.start_compressed(_data(100), 100_000, tmp_path / "v.f16", nlist=40, pq_m=8)
     assert index.approx is None and index.flat is not None and index.store is None
+
+
+def test_an_index_that_drops_its_flat_copy_keeps_the_vectors_in_float16_for_rescoring(tmp_path):
+    x = _data(4000)
+    index = VectorIndex(32)
+    index.add(np.arange(1, 4001), x)
+    kind = index.ensure_approximate("ivfpq", nlist=40, pq_m=8, nprobe=16, keep_flat=False,
+                                    store_path=tmp_path / "v.faiss.f16")
+    assert kind == "ivfpq" and index.flat is None and len(index.store) == 4000
+    np.testing.assert_allclose(index.vectors([7]), x[[6]], atol=1e-3)
+    q = _data(5, seed=8)
+    scores, ids = index.search(q, 5)
+    np.testing.assert_allclose(scores[:, 0], (q * x[ids[:, 0] - 1]).sum(1), atol=2e-3)  # re-scored
