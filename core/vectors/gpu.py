@@ -38,6 +38,7 @@ class FaissGpu:
     def __init__(self, device: int = 0):
         self.device = device
         self.resources = faiss.StandardGpuResources()
+        self._centroids: tuple[tuple[int, int], faiss.Index] | None = None  # (which quantizer, its GPU copy)
 
     def flat_ip(self, dim: int) -> faiss.Index:
         """An empty inner-product flat index on the GPU (IVF training's clustering index, list assignment)."""
@@ -51,9 +52,12 @@ class FaissGpu:
 
     def assign(self, quantizer: faiss.Index, x: np.ndarray) -> np.ndarray:
         """The IVF list of each row of `x`: the nearest centroid, searched on the GPU."""
-        gpu = self.flat_ip(quantizer.d)
-        gpu.add(quantizer.reconstruct_n(0, quantizer.ntotal))
-        _, lists = gpu.search(x, 1)
+        key = (int(quantizer.this), int(quantizer.ntotal))  # the C++ object (SWIG proxies differ per call)
+        if self._centroids is None or self._centroids[0] != key:  # copied once per index
+            gpu = self.flat_ip(quantizer.d)
+            gpu.add(quantizer.reconstruct_n(0, quantizer.ntotal))
+            self._centroids = (key, gpu)
+        _, lists = self._centroids[1].search(x, 1)
         return lists.ravel().astype(np.int64)
 
 
