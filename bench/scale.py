@@ -211,8 +211,20 @@ def phase_ingest(workdir: Path, n: int) -> dict:
 
     settings, catalog, store, _ = services(workdir, n)
     started = time.perf_counter()
+    attempt = sum(1 for _ in open(workdir / "ingest-progress.jsonl")) if (workdir / "ingest-progress.jsonl").exists() else 0
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:  # written down as it goes: a cut-off run still tells its rate
+        now = time.perf_counter()
+        if now - last[0] >= 30:
+            last[0] = now
+            with open(workdir / "ingest-progress.jsonl", "a") as f:
+                f.write(json.dumps({"at": time.strftime("%H:%M:%S", time.gmtime()), "attempt_line": attempt,
+                                    "seconds": now - started, "rows_read": done, "peak_anon": peak.anon,
+                                    "peak_file": peak.file, "load_average": os.getloadavg()}) + "\n")
+
     with PeakMemory() as peak:
-        report = Ingestor(catalog, store, BenchEmbedder(), settings).run(workdir / "photos.parquet")
+        report = Ingestor(catalog, store, BenchEmbedder(), settings).run(workdir / "photos.parquet", progress)
     seconds = time.perf_counter() - started
     with catalog.engine.begin() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -471,6 +483,8 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
     print(f"{photos:,} photos (load average at each phase's end: "
           + ", ".join(f"{p} {r[p]['load_average'][0]:.1f}" for p in PHASES if p in r) + ")")
     line = f"build: EcoLens ingest {ing['seconds']:.0f} s ({photos / ing['seconds']:,.0f} vectors/s)"
+    if ing["already"] or ing["reembedded"]:  # a resumed run: this attempt's time covers only its part
+        line += f" [resumed: {ing['already']:,} photos indexed by an earlier attempt, {ing['reembedded']:,} re-added]"
     ratio = None
     if "bare_build" in r:
         bare = r["bare_build"]
