@@ -11,8 +11,8 @@ are skipped, and the ingest itself resumes from its last checkpoint):
 1. data: a parquet of N photos: CLIP-like vectors (bench/clip_like.py) stored as float16, a URL per photo,
    taxa (species of 2,000 genera), dates (seasonal months) and places (species ranges) drawn per species,
    licences; and the held-out query vectors.
-2. ingest: `Ingestor.run` on the parquet, the product's precomputed ingest, with index_type ivfpq (PQ16,
-   about 2 x sqrt(N) lists), no flat copy and the float16 re-scoring store: the index is trained first on a
+2. ingest: `Ingestor.run` on the parquet, the product's precomputed ingest, with index_type ivfpq (PQ16 with
+   12-bit codes, about 2 x sqrt(N) lists, 64 x k re-scored), no flat copy and the float16 re-scoring store: the index is trained first on a
    sample of the file and every vector goes straight into it. Peak private (anonymous) memory of the
    process, file-backed pages of memory maps counted apart (/proc/self/smaps_rollup, sampled).
 3. search: EcoLens's filtered search (Corpus.pool + rank_vector + hits: SQLite's indexes and R*Tree, then
@@ -57,7 +57,10 @@ from bench.clip_like import ClipLike  # noqa: E402
 MODEL = "bench:clip-like-512"  # the model id the parquet declares and the bench's embedder answers to
 DIM = 512
 SPECIES_PER_GENUS = 25
-PQ_M = 16  # 16 bytes of code + 8 of id per photo in the IVF lists
+PQ_M, PQ_BITS = 16, 12  # 16 x 12 bits = 24 bytes of code + 8 of id per photo in the IVF lists
+REFINE = 64  # the short list re-scored from the float16 store: k x this
+# (PQ16 with 8-bit codes, 24 bytes a photo, reached recall@10 0.78 with 16 x k re-scored and 0.88 with 64 x k
+# at 100k photos; 12-bit codes 0.90 and 0.94: docs/benchmarks.md, millions of photos)
 ROWS_PER_GROUP = 20_000
 LICENCES = ("cc-by-nc", "cc-by", "cc0", "cc-by-sa")
 URL = "https://inaturalist-open-data.s3.amazonaws.com/photos/{}/medium.jpg"
@@ -178,8 +181,9 @@ def settings_for(workdir: Path, n: int):
     from core.contracts.settings import load_settings
 
     return load_settings(environ={}, data_dir=str(workdir / "data"), embedder="hash", index_type="ivfpq",
-                         index_flat_copy=False, index_float16_file=True, index_pq_m=PQ_M, index_nprobe=64,
-                         index_nlist=lists_for(n), checkpoint_s=120.0, threads=2)
+                         index_flat_copy=False, index_float16_file=True, index_pq_m=PQ_M, index_pq_bits=PQ_BITS,
+                         index_refine_factor=REFINE, index_nprobe=64, index_nlist=lists_for(n), checkpoint_s=120.0,
+                         threads=2)
 
 
 class BenchEmbedder:
@@ -262,7 +266,7 @@ def phase_bare_build(workdir: Path, n: int) -> dict:
             parts.append(mat[rng.random(len(mat)) < min(1.0, 2 * want / n)] if want < n / 2 else mat)
             got += len(parts[-1])
         sample = np.concatenate(parts)[:want]
-        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(DIM), DIM, nlist, PQ_M, 8, faiss.METRIC_INNER_PRODUCT)
+        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(DIM), DIM, nlist, PQ_M, PQ_BITS, faiss.METRIC_INNER_PRODUCT)
         ivf.train(sample)
         del sample, parts
         trained = time.perf_counter()

@@ -79,14 +79,25 @@ def _full_path():
                          .scalar_subquery(), "") + PhotoRow.path
 
 
-def _month_ranges(first: date | None, last: date | None, months: Sequence[int]):
+def _month_ranges(first: date | None, last: date | None, months: Sequence[int]) -> list:
     """The month filter on the date index: for every year from the first date to the last, the range of days
     of each month asked (why not a month column with its own index: its bytes on every photo)."""
     if first is None or last is None:
-        return false()
-    ranges = [PhotoRow.observed_on.between(date(y, m, 1), _last_day(y, m))
-              for y in range(first.year, last.year + 1) for m in sorted(set(months)) if 1 <= m <= 12]
-    return or_(*ranges) if ranges else false()
+        return []
+    return [PhotoRow.observed_on.between(date(y, m, 1), _last_day(y, m))
+            for y in range(first.year, last.year + 1) for m in sorted(set(months)) if 1 <= m <= 12]
+
+
+def _selecting(clauses: list, ranges: list | None):
+    """The ids passing `clauses`; with month `ranges`, one range scan of the date index per range, joined by
+    UNION ALL (the ranges share no day). Why not an OR of the ranges: SQLite plans that as a multi-index OR that
+    collects row ids and then reads every row (130 ms for 16k photos at 100k, against a few ms)."""
+    if ranges is None:
+        return select(PhotoRow.id).where(*clauses)
+    if not ranges:
+        return select(PhotoRow.id).where(false())
+    parts = [select(PhotoRow.id).where(r, *clauses) for r in ranges]
+    return parts[0] if len(parts) == 1 else union_all(*parts)
 
 
 def _last_day(year: int, month: int) -> date:
@@ -390,17 +401,18 @@ class SqlCatalog:
         if filters.license:
             clauses.append(self._licence_clause(filters.license))
         with self.engine.connect() as conn:
+            ranges = None
             if filters.months:
                 first, last = conn.execute(select(func.min(PhotoRow.observed_on, type_=DayNumber),
                                                   func.max(PhotoRow.observed_on, type_=DayNumber))).one()
-                clauses.append(_month_ranges(first, last, [int(m) for m in filters.months]))
+                ranges = _month_ranges(first, last, [int(m) for m in filters.months])
             out = None
             if filters.ids is not None:
                 out = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
-                    _ids(conn, select(PhotoRow.id).where(PhotoRow.id.in_(chunk), *clauses))
+                    _ids(conn, _selecting(clauses + [PhotoRow.id.in_(chunk)], ranges))
                     for chunk in _chunks([int(i) for i in filters.ids])]))
-            elif clauses or not filters.bbox:
-                out = _ids(conn, select(PhotoRow.id).where(*clauses))
+            elif clauses or ranges is not None or not filters.bbox:
+                out = _ids(conn, _selecting(clauses, ranges))
             if filters.bbox:  # why apart: the R*Tree answers alone; joined to photos it costs a lookup per id
                 places = _ids(conn, _places_in(*filters.bbox))
                 return places if out is None else np.intersect1d(out, places, assume_unique=True)

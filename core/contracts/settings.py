@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     index_nprobe: int = Field(64, ge=1, le=1_000_000, description="IVF lists probed per search for ivfpq (64 of "
         "about 2000 lists reached recall@10 0.95 on CLIP-like vectors at 1M photos; bench/search.py).")
     index_pq_m: int = Field(64, ge=1, le=1024, description="PQ sub-quantizers for ivfpq (must divide the dimension).")
+    index_pq_bits: int = Field(8, ge=4, le=16, description="Bits per PQ sub-quantizer code for an ivfpq index that a "
+        "precomputed-vector ingest trains first (index_float16_file): 8 gives index_pq_m bytes a photo; 12 gives 1.5x "
+        "that and finds more true neighbours in the short list (recall), for slower training and adding.")
     hnsw_m: int = Field(32, ge=2, le=512, description="Neighbours per node for hnsw.")
     hnsw_ef_search: int = Field(128, ge=1, le=100_000, description="Search breadth for hnsw.")
     checkpoint_s: float = Field(30.0, ge=0, le=86400, description="Seconds between index checkpoints during ingest "

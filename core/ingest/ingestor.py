@@ -146,7 +146,7 @@ class Ingestor:
         started = time.perf_counter()
         sample = training_sample(path, vs.dim, max(MIN_PER_LIST, TRAIN_PER_LIST) * nlist)
         if index.start_compressed(sample, expected, self.store.store_path_for(vs), nlist=nlist, pq_m=s.index_pq_m,
-                                  nprobe=s.index_nprobe):
+                                  nprobe=s.index_nprobe, pq_bits=s.index_pq_bits):
             self.store.save(vs, index)
             self.store.root.joinpath(f"vectors-{vs.id}.trained").write_text(str(expected))
             log.info("ingest %s: ivfpq (%d lists, PQ%d) trained on %d of %d vectors in %.1f s, float16 store %s",

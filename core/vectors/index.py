@@ -277,6 +277,8 @@ class VectorIndex:
         """The index an unfiltered search asks: the GPU copy of an IVF index when a GPU is in use."""
         if self.gpu is None or self.approx_kind != "ivfpq" or self.on_disk:
             return self.approx
+        if faiss.downcast_index(faiss.extract_index_ivf(self.approx)).pq.nbits != 8:
+            return self.approx  # FAISS's GPU IVF-PQ takes 8-bit codes only: searched here
         if self._gpu_copy is None:
             self._gpu_copy = self.gpu.copy(self.approx)
         return self._gpu_copy
@@ -413,11 +415,11 @@ class VectorIndex:
         self._add_all_to_approx()
 
     def start_compressed(self, sample: np.ndarray, expected: int, store_path: Path, *, nlist: int = 0, pq_m: int = 16,
-                         nprobe: int = 64, seed: int = 0) -> bool:
+                         nprobe: int = 64, seed: int = 0, pq_bits: int = 8) -> bool:
         """Begin an empty index as an IVF-PQ index trained on `sample` (vectors drawn from a source of about
         `expected` vectors) with a float16 store at `store_path` and no flat copy: every vector added later
         goes to the compressed lists and to the store, and private memory stays the coarse quantizer plus the
-        codes (pq_m + 8 bytes a photo). False (nothing changed) when the sample is too small to train or
+        codes (pq_m x pq_bits / 8 + 8 bytes a photo). False (nothing changed) when the sample is too small to train or
         pq_m does not divide the dimension. Only an empty index can start so."""
         if len(self):
             raise ConfigError("A compressed index can only be started empty", "ingest into a new data directory")
@@ -425,7 +427,7 @@ class VectorIndex:
         if len(sample) < MIN_PER_LIST * nlist or self.dim % pq_m:
             return False
         self.approx = trained_ivfpq(np.ascontiguousarray(sample, dtype=np.float32), nlist, pq_m, nprobe, seed,
-                                    self.gpu)
+                                    self.gpu, pq_bits)
         self.approx_kind, self.flat, self._lookup = "ivfpq", None, None
         for p in (Path(store_path), Path(str(store_path) + ".ids")):
             if p.exists():
@@ -444,11 +446,11 @@ def default_nlist(n: int) -> int:
 
 
 def trained_ivfpq(sample: np.ndarray, nlist: int, pq_m: int, nprobe: int, seed: int,
-                  gpu: FaissGpu | None = None) -> faiss.Index:
-    """An empty inner-product IVF-PQ index (8-bit codes) trained on `sample`; the k-means of its lists on a
-    GPU when one is in use (core.vectors.gpu), else here."""
+                  gpu: FaissGpu | None = None, pq_bits: int = 8) -> faiss.Index:
+    """An empty inner-product IVF-PQ index (codes of pq_m x pq_bits bits) trained on `sample`; the k-means of
+    its lists on a GPU when one is in use (core.vectors.gpu), else here."""
     dim = sample.shape[1]
-    ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+    ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_m, pq_bits, faiss.METRIC_INNER_PRODUCT)
     ivf.cp.seed = seed
     clustering = gpu.flat_ip(dim) if gpu is not None else None  # (kept referenced while FAISS uses it)
     if clustering is not None:
