@@ -252,7 +252,11 @@ def phase_bare_build(workdir: Path, n: int) -> dict:
     if db_path.exists():
         db_path.unlink()
     pf = pq.ParquetFile(workdir / "photos.parquet")
-    nlist = lists_for(n)
+    # the shape of the index EcoLens built (lists, sub-quantizers, bits), read from its file
+    ours = faiss.read_index(str(next((workdir / "data" / "index").glob("vectors-*.faiss.approx"))))
+    shape = faiss.downcast_index(faiss.extract_index_ivf(ours))
+    nlist, pq_m, pq_bits = shape.nlist, shape.pq.M, shape.pq.nbits
+    del shape, ours
     started = time.perf_counter()
     with PeakMemory() as peak:
         want = max(MIN_PER_LIST, TRAIN_PER_LIST) * nlist
@@ -266,7 +270,7 @@ def phase_bare_build(workdir: Path, n: int) -> dict:
             parts.append(mat[rng.random(len(mat)) < min(1.0, 2 * want / n)] if want < n / 2 else mat)
             got += len(parts[-1])
         sample = np.concatenate(parts)[:want]
-        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(DIM), DIM, nlist, PQ_M, PQ_BITS, faiss.METRIC_INNER_PRODUCT)
+        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(DIM), DIM, nlist, pq_m, pq_bits, faiss.METRIC_INNER_PRODUCT)
         ivf.train(sample)
         del sample, parts
         trained = time.perf_counter()
@@ -315,7 +319,7 @@ def phase_search(workdir: Path, n: int) -> dict:
         t = time.perf_counter()
         index = corpus.index  # open: checks, reconcile with the catalog, memory maps
         out["open_seconds"] = time.perf_counter() - t
-        out["index_kind"], out["index_size"] = index.approx_kind, len(index)
+        out["index_kind"], out["index_size"], out["refine"] = index.approx_kind, len(index), index.refine_factor
         if not (workdir / "genus.json").exists():
             pick_genus(workdir, catalog)
         found = {}
@@ -458,7 +462,7 @@ def phase_sizes(workdir: Path, n: int) -> dict:
     conn.close()
     wal = Path(str(db) + "-wal")
     catalog_bytes = db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
-    return {"photos": photos, "nlist": ivf.nlist, "pq_m": ivf.pq.M, "index_file": approx.stat().st_size,
+    return {"photos": photos, "nlist": ivf.nlist, "pq_m": ivf.pq.M, "pq_bits": ivf.pq.nbits, "index_file": approx.stat().st_size,
             "index_lists_bytes": lists, "quantizer_bytes": quantizer,
             "store_bytes": f16.stat().st_size, "store_ids_bytes": Path(str(f16) + ".ids").stat().st_size,
             "catalog_bytes": catalog_bytes, "tables": tables,
@@ -473,6 +477,10 @@ PHASES = {"data": phase_data, "ingest": phase_ingest, "sizes": phase_sizes, "sea
 def run_phase(workdir: Path, phase: str, n: int, queries: int) -> None:
     data = PHASES[phase](workdir, n, queries) if phase == "data" else PHASES[phase](workdir, n)
     write_result(workdir, phase, data)
+
+
+def srch_refine(r: dict) -> str:
+    return f"{r['search']['refine']} x k re-scored" if "refine" in r.get("search", {}) else "re-scoring not recorded"
 
 
 def report(workdir: Path, n: int, smoke: bool) -> None:
@@ -502,6 +510,7 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
         if phase in r:
             mem += f", {label} {r[phase]['peak_anon'] / gb:.2f} GB (file-backed {r[phase]['peak_file'] / gb:.2f})"
     print(mem + " (goal <= 12 GB)")
+    print(f"index: IVF{sizes['nlist']},PQ{sizes['pq_m']}x{sizes.get('pq_bits', 8)}, {srch_refine(r)}")
     print(f"bytes per photo: compressed index {sizes['index_lists_bytes'] / photos:.1f} in its lists + coarse "
           f"quantizer and codebooks {sizes['quantizer_bytes'] / 1e6:.1f} MB (file {sizes['index_file'] / photos:.1f}; "
           f"goal <= 32) | float16 store {(sizes['store_bytes'] + sizes['store_ids_bytes']) / photos:.0f} on disk | "
