@@ -87,7 +87,7 @@ def run(ctx, args) -> int:
             hits = session.answer(line or "not sure")
         print(f"search: {session.caption}", file=out)
         _show(hits, out)
-    for note in session.notices:
+    for note in [*session.notes, *session.notices]:
         print(f"note: {note}", file=out)
     if args.json:
         data = session.to_json()

@@ -30,6 +30,10 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
                         "benchmark's with an LLM judge (Visual-RAG, Visual-RAG-ME, field guide)")
     p.add_argument("--answer-k", type=int, default=5,
                    help="photos per ranking the answer reads (Visual-RAG-ME: per organism)")
+    p.add_argument("--catalog-evidence", action="store_true",
+                   help="answer sub-questions about what the catalog records (species, date, place, licence) from "
+                        "the catalog, as the web app does; off by default, since every benchmark's protocol ranks "
+                        "pictures alone (the report says which was used)")
 
 
 def add_eval_run_arguments(p: argparse.ArgumentParser) -> None:

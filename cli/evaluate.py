@@ -17,6 +17,7 @@ from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.world import demo_world, get_world, use_world
 from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
+from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
 from core.evaluation.runner import evaluate_dialogue
@@ -43,17 +44,34 @@ def image_source(args) -> tuple[str, str | None]:
     return str(root), str(root)
 
 
-def eval_services(ctx, benchmark: str, source: str):
+def eval_services(ctx, benchmark: str, source: str, catalog_evidence: bool = False):
     """Services on data_dir/eval/<benchmark>-<hash>: a catalog holding only this benchmark's images."""
     tag = hashlib.sha1(str(Path(source).resolve()).encode("utf-8")).hexdigest()[:10]
-    settings = ctx.settings.replace(data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")))
+    settings = ctx.settings.replace(data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")),
+                                    catalog_evidence=catalog_evidence, group_words=False)
     return dataclasses.replace(ctx, settings=settings, _services=None).services()
+
+
+def evidence_note(on: bool) -> str:
+    """What the report says about catalog facts as evidence (settings.catalog_evidence)."""
+    if on:
+        return ("on (--catalog-evidence): sub-questions about what the catalog records were answered from it where a "
+                "photo records the field; the benchmark's own protocol ranks pictures alone")
+    return ("off: every sub-question was answered from the picture, as the benchmark's protocol ranks pictures alone "
+            "(--catalog-evidence turns it on)")
+
+
+# a benchmark ranks pictures alone: a group word's photos are never put first by the catalog's taxonomy
+GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's taxonomy does not put a group's "
+                    "photos first)")
 
 
 def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
+    on = bool(args.catalog_evidence)
     if args.benchmark in OWN_CATALOG:
-        services = ctx.services()
+        services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False),
+                                       _services=None).services()
         notices = prepare(services)
         if get_world(args.benchmark) is not None:  # a world's own benchmark is read in its terms, wherever its photos lie
             use_world(args.benchmark)
@@ -70,7 +88,7 @@ def run(ctx, args) -> int:
         source, root = image_source(args)
         if root is not None:
             prepare_or_fail(items, root)  # exit 2 before ingesting when no image is there
-        services = eval_services(ctx, args.benchmark, source)
+        services = eval_services(ctx, args.benchmark, source, on)
         notices = []
         update, bar = progress_bar("ingest")
         try:
@@ -102,7 +120,9 @@ def run(ctx, args) -> int:
                                 r: v["model_id"] + (" (stand-in)" if v["standin"] else "")
                                 for r, v in services.engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t), prepared=prepared,
-                            notes={"catalog": catalog}, answers=answers)
+                            notes={"catalog": catalog, "catalog_evidence": evidence_note(on),
+                                   "group_words": GROUP_WORDS_NOTE}, answers=answers,
+                            caveats=lambda models: model_caveats(services.engine.backends, models))
     finally:
         bar.close()
     note = services.banner()  # prepare() put it first on the world's own catalog

@@ -38,7 +38,18 @@ def add_parser(sub) -> None:
     add_filter_args(p)
 
 
-def _print_stages(stages: dict) -> None:
+def _print_checks(rerank: dict, hits) -> None:
+    """Each returned photo's answers, with where each came from (the catalog or the picture) and why."""
+    by_id = {p["id"]: p for p in rerank.get("photos") or []}
+    for hit in hits:
+        for a in (by_id.get(hit.photo_id) or {}).get("answers") or []:
+            p = a.get("p_yes")
+            sure = f" {float(p):.0%}" if isinstance(p, (int, float)) else ""
+            why = a.get("reason") or "no reason given"
+            print(f"  [{hit.photo_id}] {a.get('answer')}{sure}: {a.get('question')} ({why})")
+
+
+def _print_stages(stages: dict, hits=()) -> None:
     v = stages.get("visret")
     if v:
         print(f"instruction ({v['source']}): {v['instruction']}")
@@ -50,6 +61,7 @@ def _print_stages(stages: dict) -> None:
             print(f"context: {r['context']}")
         for i, q in enumerate(r["subquestions"], 1):
             print(f"  sub-question {i}: {q}")
+        _print_checks(r, hits)
     c = stages.get("coverage")
     if c:
         subs = [q["text"] for q in c["subqueries"]]
@@ -94,5 +106,5 @@ def run(ctx, args) -> int:
         print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print_hits(result)
-        _print_stages(result.stages)
+        _print_stages(result.stages, result.hits)
     return 0

@@ -1,11 +1,14 @@
 """The backend check-up behind `app.py doctor`: each configured backend is built and sent one tiny request,
 and the answer is checked for what EcoLens relies on.
 
-  embedder   its dimension, and a text/image pair: "a red picture" / "a green picture" against a red and a
-             green picture (a real CLIP model matches both; a stand-in may not, which is reported, not failed)
+  embedder   its dimension, and eight colour pictures (fixed seed) against the eight texts "a red picture",
+             ...: each picture's closest text must be its own colour for at least PASS_MATCHES of them, a
+             score that guessing reaches less than 1% of the time (random weights fail: not usable)
   llm        one JSON task (two yes/no sub-questions) with its schema; the answer must parse and name the subject
-  judge      the same yes/no question about a red and a green picture: both answers need yes/no
-             log-probabilities, and a real judge must not give identical ones (else it does not see images)
+  judge      one yes/no question about a picture that shows it and one that does not (a red and a green
+             picture, or the judge's own `probe_case()`, e.g. the demo world's two look-alike birds): both
+             answers need yes/no log-probabilities, and p(yes) must be clearly higher for the first (the same
+             p(yes) for both is a blind judge: not usable, stand-ins included)
   generator  one small picture
   captioner  one sentence about a picture
 
@@ -30,6 +33,14 @@ log = logging.getLogger(__name__)
 KINDS = ("embedder", "llm", "judge", "generator", "captioner")
 RED, GREEN = (200, 30, 30), (30, 170, 40)
 JUDGE_QUESTION = "Is the picture red?"
+# the embedder's probe: eight colours, each a picture with a little noise drawn from a fixed seed (the verdict
+# is the same on every run) and a text naming it
+PROBE_COLOURS: dict[str, tuple[int, int, int]] = {
+    "red": RED, "green": GREEN, "blue": (40, 70, 210), "yellow": (240, 220, 40), "white": (245, 245, 245),
+    "black": (15, 15, 15), "orange": (240, 130, 20), "purple": (130, 40, 170)}
+PROBE_SEED = 20240611
+CHANCE_LIMIT = 0.01  # a probe passes only with a score that guessing reaches less often than this
+JUDGE_MARGIN = 0.05  # p(yes) for the picture that shows it must be at least this much above the other's
 LLM_QUERY = "a heron eating a fish"
 
 
@@ -52,17 +63,52 @@ def _picture(colour: tuple[int, int, int], side: int = 64) -> Image.Image:
     return Image.new("RGB", (side, side), colour)
 
 
+class ProbeFailed(ValueError):
+    """A backend answered, but not well enough to be used: the message says why, `fix` what to do."""
+
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.fix = fix
+
+
+def chance_of(matched: int, n: int) -> float:
+    """How often guessing (each picture's closest text one of the n at random) matches at least `matched`."""
+    p = 1.0 / n
+    return sum(math.comb(n, j) * p ** j * (1 - p) ** (n - j) for j in range(matched, n + 1))
+
+
+PASS_MATCHES = next(m for m in range(1, len(PROBE_COLOURS) + 1) if chance_of(m, len(PROBE_COLOURS)) < CHANCE_LIMIT)
+
+
+def probe_pictures(side: int = 64) -> list[Image.Image]:
+    """One picture per probe colour: the colour with noise of a fixed seed."""
+    rng = np.random.default_rng(PROBE_SEED)
+    out = []
+    for rgb in PROBE_COLOURS.values():
+        pixels = np.asarray(rgb, dtype=np.float32)[None, None, :] + rng.normal(0.0, 8.0, (side, side, 3))
+        out.append(Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)))
+    return out
+
+
 def probe_embedder(embedder: Any) -> str:
-    texts = np.asarray(embedder.embed_texts(["a red picture", "a green picture"]), dtype=np.float32)
-    images = np.asarray(embedder.embed_images([_picture(RED), _picture(GREEN)]), dtype=np.float32)
+    n = len(PROBE_COLOURS)
+    texts = np.asarray(embedder.embed_texts([f"a {c} picture" for c in PROBE_COLOURS]), dtype=np.float32)
+    images = np.asarray(embedder.embed_images(probe_pictures()), dtype=np.float32)
     dim = int(getattr(embedder, "dim", texts.shape[-1]))
-    if texts.shape != (2, dim) or images.shape != (2, dim):
-        raise ValueError(f"vectors of shape {texts.shape} and {images.shape}, expected (2, {dim})")
+    if texts.shape != (n, dim) or images.shape != (n, dim):
+        raise ValueError(f"vectors of shape {texts.shape} and {images.shape}, expected ({n}, {dim})")
     if not (np.isfinite(texts).all() and np.isfinite(images).all()):
         raise ValueError("vectors with NaN or infinite values")
-    sims = images @ texts.T
-    matched = int(sims[0, 0] > sims[0, 1]) + int(sims[1, 1] > sims[1, 0])
-    return f"dimension {dim}; text/image pair: {matched}/2 colours matched"
+    matched = int(((images @ texts.T).argmax(axis=1) == np.arange(n)).sum())
+    said = (f"dimension {dim}; colour pictures matched to their colour's text: {matched}/{n} (guessing "
+            f"matches {matched} or more {100 * chance_of(matched, n):.2g}% of the time; {PASS_MATCHES} needed)")
+    if matched < PASS_MATCHES:
+        raise ProbeFailed(f"not usable: {said}; its vectors do not tell colours apart, as with random weights "
+                          "or a checkpoint that is not this model's",
+                          "use trained weights: embedder=open_clip:ARCH/TAG (e.g. open_clip:ViT-B-32/"
+                          "laion2b_s34b_b79k), or open_clip:ARCH@FILE with a checkpoint trained for ARCH; "
+                          "offline, embedder=fieldguide for the demo world")
+    return said
 
 
 def probe_llm(llm: Any) -> str:
@@ -104,8 +150,11 @@ def yes_no(top: dict[str, float]) -> tuple[float, float]:
 
 
 def probe_judge(judge: Any) -> str:
-    answers = [judge.ask(JudgeRequest(image=_picture(c), question=JUDGE_QUESTION, query="a red picture"))
-               for c in (RED, GREEN)]
+    """The same question about a picture that shows it and one that does not; the judge's own `probe_case()`
+    (question, picture with, picture without) where it has one (a judge made for one world's pictures)."""
+    case = getattr(judge, "probe_case", None)
+    question, with_it, without = case() if callable(case) else (JUDGE_QUESTION, _picture(RED), _picture(GREEN))
+    answers = [judge.ask(JudgeRequest(image=im, question=question, query=question)) for im in (with_it, without)]
     for a in answers:
         if getattr(a, "abstained", False):
             raise ValueError(f"the judge did not check the probe question ({a.reason})")
@@ -115,9 +164,15 @@ def probe_judge(judge: Any) -> str:
         if yes + no <= 0:
             raise ValueError("no yes/no log-probabilities in the reply (the server must return logprobs)")
     p = [yes_no(a.top_logprobs)[0] / max(1e-12, sum(yes_no(a.top_logprobs))) for a in answers]
-    if abs(p[0] - p[1]) < 1e-6 and not getattr(judge, "is_standin", False):
-        raise ValueError("the same answer for a red and a green picture: the model does not see the images")
-    return f"yes/no log-probabilities returned; p(yes) red {p[0]:.2f} vs green {p[1]:.2f}"
+    said = f"{question!r}: p(yes) {p[0]:.2f} for a picture that shows it vs {p[1]:.2f} for one that does not"
+    fix = ("use a vision-language model that reads the image (judge=openai with judge_model set to one); "
+           "offline, judge=fieldguide for the demo world")
+    if abs(p[0] - p[1]) < 1e-6:
+        raise ProbeFailed(f"not usable: {said}; the same answer for both pictures, so it does not see the images "
+                          "(a blind judge)", fix)
+    if p[0] - p[1] < JUDGE_MARGIN:
+        raise ProbeFailed(f"not usable: {said}; it does not tell the two pictures apart the right way round", fix)
+    return f"yes/no log-probabilities returned; {said}"
 
 
 def probe_generator(generator: Any) -> str:
@@ -157,6 +212,9 @@ def probe(backends: Any, kind: str) -> ProbeResult:
     except EcoLensError as exc:
         ok, detail, fix = False, mask_urls_in(exc.message), mask_urls_in(exc.hint or GENERIC_FIX[kind])
         log.warning("doctor: the %s backend %r failed its probe: %s", kind, setting, detail)
+    except ProbeFailed as exc:  # it answered, but its answers show it cannot be used
+        ok, detail, fix = False, mask_urls_in(str(exc)), mask_urls_in(exc.fix)
+        log.warning("doctor: the %s backend %r is not usable: %s", kind, setting, detail)
     except Exception as exc:  # a backend that answers wrongly or breaks: reported in its row
         ok, detail, fix = False, mask_urls_in(f"{type(exc).__name__}: {exc}")[:300], GENERIC_FIX[kind]
         log.warning("doctor: the %s backend %r failed its probe", kind, setting, exc_info=True)

@@ -11,10 +11,11 @@ from typing import Any, Mapping, Sequence
 
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
+from core.licences import url_of
 
 MARK_FORMATS = ("csv", "jsonl")
 MARK_COLUMNS = ("id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",
-                "rights_holder", "query", "preset")
+                "license_url", "rights_holder", "query", "preset")
 # a spreadsheet reads a cell that begins with one of these as a formula (OWASP, "CSV Injection")
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -76,7 +77,8 @@ def mark_row(photo: Photo | None, photo_id: int, query: str, preset: str, roots:
     return {"id": int(photo_id), "species": p.scientific_name, "common_name": p.common_name,
             "path": public_name(p, roots) if photo else "",
             "latitude": p.latitude, "longitude": p.longitude, "date": when.isoformat() if when else "",
-            "month": when.month if when else "", "license": p.license, "rights_holder": p.rights_holder,
+            "month": when.month if when else "", "license": p.license, "license_url": url_of(p.license),
+            "rights_holder": p.rights_holder,
             "query": query, "preset": preset}
 
 

@@ -7,14 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from core import darwincore
 from core.contracts import bounds
 from core.contracts.errors import InputError
 from core.exports import public_name, write_csv
 from core.contracts.records import Photo
-from core.contracts.sessionlog import SKIPPED, Label
+from core.contracts.sessionlog import RELEVANT, SKIPPED, Label
 
-EXPORT_FORMATS = ("csv", "jsonl", "inquire-rerank")
-LABEL_COLUMNS = ("session_id", "query", "photo_id", "label", "annotator", "seconds", "created_at")
+# csv / jsonl: one row per (query, photo, annotator), the final judgement; keypresses: every label as made
+# (a skip then a label is two rows); dwc: a Darwin Core Archive of the photos judged relevant
+EXPORT_FORMATS = ("csv", "jsonl", "keypresses", "inquire-rerank", "dwc")
+LABEL_COLUMNS = ("session_id", "query", "photo_id", "label", "judgement", "annotator", "seconds", "created_at")
+JUDGEMENTS = {1: "relevant", 0: "not relevant", -1: "skipped"}
 # the columns of the INQUIRE-Rerank parquet files, minus the image bytes (the file name points at the photo),
 # plus who judged: one row per (query, photo, annotator)
 INQUIRE_RERANK_COLUMNS = ("query", "relevant", "annotator", "clip_score", "inat24_image_id", "inat24_file_name",
@@ -51,7 +55,35 @@ def latest(labels: Sequence[Label]) -> list[Label]:
 
 def _label_row(lb: Label) -> dict:
     return {"session_id": lb.session_id, "query": lb.query, "photo_id": lb.photo_id, "label": lb.label,
-            "annotator": lb.annotator, "seconds": round(lb.seconds, 3), "created_at": lb.created_at.isoformat()}
+            "judgement": JUDGEMENTS.get(lb.label, ""), "annotator": lb.annotator, "seconds": round(lb.seconds, 3),
+            "created_at": lb.created_at.isoformat()}
+
+
+def relevant_occurrences(labels: Sequence[Label], photos: Mapping[int, Photo]) -> list[darwincore.Occurrence]:
+    """The photos judged relevant, one per (query, photo), each saying who judged it: an adjudicator's final
+    word decides a pair; otherwise a pair is exported when any annotator's latest label is relevant, and the
+    remark names who judged it relevant and who did not."""
+    by_pair: dict[tuple[str, int], dict[str, int]] = {}
+    final: dict[tuple[str, int], int] = {}
+    for lb in latest(labels):
+        if lb.label == SKIPPED:
+            continue
+        if same_annotator(lb.annotator, ADJUDICATED):
+            final[(lb.query, lb.photo_id)] = lb.label
+        else:
+            by_pair.setdefault((lb.query, lb.photo_id), {})[lb.annotator] = lb.label
+    out = []
+    for (query, pid), who in by_pair.items():
+        yes = [a for a, v in who.items() if v == RELEVANT]
+        decided = final.get((query, pid))
+        if pid not in photos or (decided is not None and decided != RELEVANT) or (decided is None and not yes):
+            continue
+        remark = f"judged relevant to the search “{query}” by {', '.join(yes) or ADJUDICATED}"
+        no = [a for a in who if a not in yes]
+        if no:
+            remark += f" (not relevant for {', '.join(no)}" + ("; adjudicated relevant)" if decided else ")")
+        out.append(darwincore.Occurrence(photos[pid], remark))
+    return out
 
 
 def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float], roots: Sequence[Path | str]) -> dict:
@@ -73,23 +105,33 @@ def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float], ro
 
 def export_labels(labels: Sequence[Label], fmt: str, path: Path | str,
                   photos: Mapping[int, Photo] | None = None, scores: Mapping[int, float] | None = None,
-                  roots: Sequence[Path | str] = ()) -> int:
-    """Write `labels` to `path` in `fmt` (csv | jsonl | inquire-rerank) and return the number of rows.
+                  roots: Sequence[Path | str] = (), dwc: Mapping[str, object] | None = None) -> int:
+    """Write `labels` to `path` in `fmt` (EXPORT_FORMATS) and return the number of rows.
 
-    csv and jsonl keep every label as made; inquire-rerank keeps one row per (query, photo, annotator): that
-    annotator's latest relevant / not relevant judgement (skips dropped), with the photo's metadata from
-    `photos` and its file named relative to `roots` (core.exports.public_name)."""
+    csv and jsonl hold one row per (query, photo, annotator): that annotator's final judgement (a relabel
+    replaces a label, a skip then a label is the label), with its time; keypresses holds every label as
+    made. inquire-rerank keeps the latest relevant / not relevant judgements (skips dropped) with the photo's
+    metadata from `photos` and its file named relative to `roots` (core.exports.public_name). dwc writes a
+    Darwin Core Archive of the photos judged relevant (core.darwincore; `dwc` holds its write_archive
+    options: synthetic, default_basis)."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_FORMATS))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "dwc":
+        found = relevant_occurrences(labels, photos or {})
+        if not found:
+            raise InputError("No photo of these labels is judged relevant",
+                             "a Darwin Core export holds the photos judged relevant: judge some first")
+        return darwincore.write_archive(path, found, roots, **dict(dwc or {}))
+    final = latest(labels)
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as fh:
-            for lb in labels:
+            for lb in final:
                 fh.write(json.dumps(_label_row(lb), ensure_ascii=False) + "\n")
-        return len(labels)
-    if fmt == "csv":
-        rows, columns = [_label_row(lb) for lb in labels], LABEL_COLUMNS
+        return len(final)
+    if fmt in ("csv", "keypresses"):
+        rows, columns = [_label_row(lb) for lb in (final if fmt == "csv" else labels)], LABEL_COLUMNS
     else:
         photos, scores = photos or {}, scores or {}
         rows = [_inquire_row(lb, photos.get(lb.photo_id), scores, roots)

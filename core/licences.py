@@ -11,7 +11,13 @@ The filter's rule (documented in the README and the CLI help):
 - the bare Creative Commons elements `by`, `nc`, `sa`, `nd` (alone or joined, `nc-sa`) match every CC licence
   that has all of them: `nc` is every non-commercial licence.
 Nothing in a filter is a wildcard but that trailing `*`: `%` and `_` are plain characters (`_` is read as a
-separator, as GBIF writes `CC_BY_NC`)."""
+separator, as GBIF writes `CC_BY_NC`).
+
+Every licence also has a URL for the records that go out (exports, the API, Darwin Core's dcterms:license):
+derived from its code and version (`cc-by-nc` 4.0 -> https://creativecommons.org/licenses/by-nc/4.0/, `cc0`
+-> https://creativecommons.org/publicdomain/zero/1.0/). A Creative Commons licence written without its
+version (iNaturalist's `CC-BY-NC`) links to version 4.0 (`assumed_version` says so); a licence that is not
+Creative Commons keeps a URL only when the source wrote one (`url_of`)."""
 from __future__ import annotations
 
 import re
@@ -97,3 +103,42 @@ def matches(flt: LicenceFilter, lic: Licence) -> bool:
 def like_escape(text: str, escape: str = "\\") -> str:
     """`text` as a literal inside a LIKE pattern written with ESCAPE '\\': %, _ and the escape are escaped."""
     return text.replace(escape, escape * 2).replace("%", escape + "%").replace("_", escape + "_")
+
+
+# the version Creative Commons' current licences carry, used when a source names a CC licence without one
+# (iNaturalist's `CC-BY-NC` means 4.0 on photos uploaded since 2019; older photos may be 2.0 or 3.0, so a URL
+# built without a stated version says so with `assumed_version`)
+CURRENT_CC_VERSION = "4.0"
+_CC_ORDER = {"by": 0, "nc": 1, "sa": 2, "nd": 2}  # the order of the elements in a licence's name and URL
+_CC_LICENCES = {"by", "by-sa", "by-nd", "by-nc", "by-nc-sa", "by-nc-nd"}
+
+
+def licence_url(lic: Licence) -> str:
+    """The canonical URL of a licence (what Darwin Core's `license` term asks for), '' when there is none:
+    cc-by-nc 4.0 -> https://creativecommons.org/licenses/by-nc/4.0/, cc0 -> .../publicdomain/zero/1.0/,
+    pdm -> .../publicdomain/mark/1.0/. A CC licence without a version gets CURRENT_CC_VERSION; its elements
+    are put in the deed's order (`cc-by-sa-nc` is by-nc-sa); a combination Creative Commons never issued
+    (`cc-nc`, `cc-by-sa-nd`) has none."""
+    code = lic.code
+    if code == "cc0":
+        return "https://creativecommons.org/publicdomain/zero/1.0/"
+    if code == "pdm":
+        return "https://creativecommons.org/publicdomain/mark/1.0/"
+    parts = code.split("-")
+    if len(parts) > 1 and parts[0] == "cc" and all(p in CC_ELEMENTS for p in parts[1:]):
+        elements = "-".join(sorted(dict.fromkeys(parts[1:]), key=lambda e: _CC_ORDER[e]))
+        if elements in _CC_LICENCES:
+            return f"https://creativecommons.org/licenses/{elements}/{lic.version or CURRENT_CC_VERSION}/"
+    return ""
+
+
+def assumed_version(lic: Licence) -> bool:
+    """Whether licence_url had to assume the version (a CC licence written without one)."""
+    return lic.code.startswith("cc-") and bool(licence_url(lic)) and not lic.version
+
+
+def url_of(text: str | None) -> str:
+    """The URL a record carries for a licence as a source wrote it: licence_url of its code and version, else
+    the text itself when it is an http(s) URL (a licence that is not Creative Commons), else ''."""
+    raw = unicodedata.normalize("NFKC", str(text or "")).strip()
+    return licence_url(parse_licence(raw)) or (raw if re.match(r"https?://\S+$", raw, re.IGNORECASE) else "")

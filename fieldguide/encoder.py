@@ -20,6 +20,7 @@ from fieldguide.scene import BEHAVIOURS, HABITATS, POSES, STAGES, VIEWS, Scene, 
 from fieldguide.species import COLOURS, PLAN_NOUN, PLAN_PARTS, SPECIES
 
 VERSION = "fieldguide-dual-encoder@v1"
+TEXT_VERSION = "plurals-1"  # how text is read into the vocabulary (vocab_word); cached text vectors follow it
 ASSET_DIR = Path(__file__).resolve().parents[1] / "assets" / "fieldguide"
 WEIGHTS_NAME, CONFIG_NAME = "encoder.pt", "encoder.json"
 INPUT_SIDE = 64
@@ -85,12 +86,31 @@ def to_tensor(images: Sequence[Image.Image]) -> torch.Tensor:
     return torch.from_numpy((arr / 255.0 - 0.5) / 0.25).permute(0, 3, 1, 2).contiguous()
 
 
+# words the captions never used, read as the caption word of the same meaning: more than one is "two"
+SAME_AS = {"several": "two", "multiple": "two", "couple": "pair"}
+
+
+def vocab_word(word: str, vocab: dict[str, int]) -> str | None:
+    """`word` as the encoder knows it: itself, else its singular ('pondhoppers' -> 'pondhopper', 'butterflies'
+    -> 'butterfly'), else a caption word of the same meaning ('several' -> 'two'); None when unknown."""
+    if word in vocab:
+        return word
+    if word in SAME_AS:
+        return SAME_AS[word] if SAME_AS[word] in vocab else None
+    for ending, repl in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(ending) and len(word) > len(ending) + 2 and word[:-len(ending)] + repl in vocab:
+            return word[:-len(ending)] + repl
+    return None
+
+
 def bag(texts: Sequence[str], vocab: dict[str, int], limit: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Word ids and offsets for EmbeddingBag: the first `limit` words, unknown words dropped."""
+    """Word ids and offsets for EmbeddingBag: the first `limit` words, plurals read as their singular
+    (`vocab_word`), unknown words dropped."""
     ids, offsets = [], []
     for t in texts:
         offsets.append(len(ids))
-        ids.extend(vocab[w] for w in tokens(t)[:limit] if w in vocab)
+        known = (vocab_word(w, vocab) for w in tokens(t)[:limit])
+        ids.extend(vocab[w] for w in known if w is not None)
     return torch.tensor(ids, dtype=torch.long), torch.tensor(offsets, dtype=torch.long)
 
 
@@ -110,6 +130,7 @@ class FieldGuideEmbedder:
         self.dim = int(self.config["dim"])
         self.max_text_tokens = int(self.config.get("max_text_tokens", 32))
         self.model_id = self.config.get("version", VERSION)
+        self.text_version = TEXT_VERSION  # part of the cache key of text embeddings (how words are read)
         self.batch_size = max(1, int(batch_size))
         if threads:
             torch.set_num_threads(int(threads))

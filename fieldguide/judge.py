@@ -80,6 +80,21 @@ class FieldGuideJudge:
         return cls(embedder)
 
     @staticmethod
+    def probe_case():
+        """What `app.py doctor` asks this judge (it reads the world's pictures, not flat colours): whether the
+        crest is red, of an Ember-crested Tuftling and of its look-alike, the Gold-crested Tuftling, both seen
+        from the side (question, picture that shows it, picture that does not)."""
+        from fieldguide.render import render
+        from fieldguide.scene import scene_for
+
+        pictures = []
+        for name in ("Tuftilla rubrifrons", "Tuftilla aurifrons"):
+            scene = scene_for(by_name(name), "bird")
+            scene.view, scene.seed = "side", 1
+            pictures.append(render(scene))
+        return "Is its crest red?", pictures[0], pictures[1]
+
+    @staticmethod
     def unseen(text: str) -> list[str]:
         """The phrases of `text` that none of the judge's heads reads ("calling", "at night")."""
         words = {w for w in unknown_words(text) if len(w) > 1 and w not in QUESTION_FRAME}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from fieldguide.facts import PLANS_OF_STAGE
+from fieldguide.reading import plural_word
 from fieldguide.request import PLURAL, Attr, Request, Target
 from fieldguide.scene import Scene, visible_parts
 from fieldguide.species import LOOKALIKE_PAIRS, PART_PHRASE, SPECIES, Species
@@ -64,7 +65,9 @@ def modifier(attr: Attr, plan: str | None = None, behaviour: str = "") -> str:
 def entity(t: Target, article: bool = False) -> str:
     """'Slate Reedpiper', 'two birds', 'a caterpillar' (with an article when asked for)."""
     if t.plural:
-        return "two " + PLURAL.get(t.noun, t.noun)
+        return f"{t.count_word or 'two'} {plural(t.noun)}"
+    if t.named_plural:
+        return plural(t.noun)
     return a(t.noun) if article else t.noun
 
 
@@ -85,7 +88,7 @@ _YOUNG = {"larva": "caterpillar", "tadpole": "tadpole"}
 def plural(noun: str) -> str:
     """'birds', 'butterflies', 'moth caterpillars'."""
     head, _, last = noun.rpartition(" ")
-    last = {"butterfly": "butterflies"}.get(last, PLURAL.get(last, last if last.endswith("s") else last + "s"))
+    last = PLURAL.get(last, last if last.endswith("s") else plural_word(last))
     return f"{head} {last}".strip()
 
 
@@ -130,14 +133,30 @@ def behaviour_of(t: Target | None) -> str:
 
 
 def identity_question(t: Target) -> str:
-    if t.plural and t.species is None:
-        return f"Are these {PLURAL.get(t.noun, t.noun)}?"
+    """'Is this a Slate Reedpiper?'; in the plural when the request speaks of more than one ('Are these Cobalt
+    Pondhoppers?')."""
+    if t.many:
+        return f"Are these {plural(t.noun)}?"
     return f"Is this {a(t.noun)}?"
+
+
+def count_question(t: Target) -> str:
+    """The question about how many there are, in the request's own word for more than one ('Are there several
+    of them?'), else 'Are there two of them?' / 'Is it alone?'."""
+    if t.plural and t.count_word:
+        return f"Are there {t.count_word} of them?"
+    return attr_question(Attr("count", t.count))
 
 
 def identity_with(t: Target, attr: Attr) -> str:
     """One question naming the organism once with one of its attributes: 'Is this a Snowcup Bellwort in bud?',
     'Is this a Slate Reedpiper in flight?', 'Is this a feeding Emerald Rindbeetle?'."""
+    if t.many:
+        these = f"Are these {plural(t.noun)}"
+        if attr.kind == "behaviour" and not attr.item:
+            tail = {"perched": "on a branch", "flying": "in flight"}.get(str(attr.value), str(attr.value))
+            return f"{these} {tail}?"
+        return f"{these} {modifier(attr, t.plan, behaviour_of(t))}?"
     if attr.kind == "behaviour" and not attr.item:
         tail = {"perched": "on a branch", "flying": "in flight"}.get(str(attr.value))
         if tail is None:
@@ -152,7 +171,7 @@ def _be(plural: bool) -> str:
 
 def attr_question(attr: Attr, t: Target | None = None) -> str:
     """A yes/no question about one attribute of the organism in view ('it'; 'they' for a pair)."""
-    plural = bool(t and t.plural)
+    plural = bool(t and t.many)
     it, its = ("they", "their") if plural else ("it", "its")
     plan = t.plan if t else None
     if attr.kind == "colour":

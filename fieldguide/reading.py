@@ -15,20 +15,31 @@ class Reading:
     colours: dict[str, str] = field(default_factory=dict)  # part -> colour name
     parts: list[str] = field(default_factory=list)  # parts mentioned (with or without a colour)
     unknown: list[str] = field(default_factory=list)  # words that matched nothing (stop words left out)
+    plural: bool = False  # a species was named in the plural ("two Cobalt Pondhoppers")
 
     @property
     def empty(self) -> bool:
         return not (self.species or self.attrs or self.colours or self.parts)
 
 
-def _species_spans(toks: list[str]) -> list[tuple[int, int, Species]]:
+def plural_word(word: str) -> str:
+    """The plural of one word of a common name ('pondhopper' -> 'pondhoppers', 'butterfly' -> 'butterflies')."""
+    if word.endswith("y") and word[-2:-1] not in tuple("aeiou"):
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def _species_spans(toks: list[str]) -> list[tuple[int, int, Species, bool]]:
+    """(start, end, species, named in the plural) for every species name in `toks`: a common name in the
+    singular or with its last word in the plural ('Cobalt Pondhoppers'), a scientific name as it is."""
     spans = []
     for sp in SPECIES:
-        for name in (sp.common_name, sp.scientific_name):
-            nt = tokens(name)
+        common = tokens(sp.common_name)
+        for nt, many in ((common, False), (common[:-1] + [plural_word(common[-1])], True),
+                         (tokens(sp.scientific_name), False)):
             for i in range(len(toks) - len(nt) + 1):
                 if toks[i:i + len(nt)] == nt:
-                    spans.append((i, i + len(nt), sp))
+                    spans.append((i, i + len(nt), sp, many))
     return spans
 
 
@@ -37,12 +48,13 @@ def read_text(text: str) -> Reading:
     toks = tokens(text)
     r = Reading()
     slots: list[tuple[str, object] | None] = [None] * len(toks)  # per token: what it means
-    for a, b, sp in sorted(_species_spans(toks), key=lambda t: (t[0], -(t[1] - t[0]))):
+    for a, b, sp, many in sorted(_species_spans(toks), key=lambda t: (t[0], -(t[1] - t[0]))):
         if all(s is None for s in slots[a:b]):
             for i in range(a, b):
                 slots[i] = ("species", sp)
             if sp not in r.species:
                 r.species.append(sp)
+            r.plural = r.plural or many
     for phrase, attr, value in CUES:
         pt = tokens(phrase)
         for i in range(len(toks) - len(pt) + 1):

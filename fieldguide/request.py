@@ -19,6 +19,7 @@ _COMPARE = re.compile(r"^how\s+(?:do|does)\s+(?:the\s+)?(?P<part>.+?)\s+of\s+(?:
 _ENTITY_NOUNS = frozenset("bird birds moth moths butterfly butterflies frog frogs beetle beetles bug bugs flower "
                           "flowers plant plants caterpillar caterpillars larva larvae tadpole tadpoles".split())
 _LEADING = frozenset("a an the one two some".split())
+COUNT_WORDS = frozenset({"several", "multiple"})  # "more than one" said without a number
 PLURAL = {"bird": "birds", "moth": "moths", "frog": "frogs", "beetle": "beetles", "flower": "flowers",
           "caterpillar": "caterpillars", "tadpole": "tadpoles"}
 
@@ -51,6 +52,8 @@ class Target:
     stage: str | None = None  # larva / tadpole / adult when said
     count: int | None = None
     attrs: list[Attr] = field(default_factory=list)
+    named_plural: bool = False  # the species was named in the plural ('Cobalt Pondhoppers')
+    count_word: str = ""  # the word that said "more than one" when it was not a number ('several')
 
     @property
     def noun(self) -> str:
@@ -66,6 +69,11 @@ class Target:
     @property
     def plural(self) -> bool:
         return self.count == 2
+
+    @property
+    def many(self) -> bool:
+        """True when the request speaks of this organism in the plural (two of them, or a plural name)."""
+        return self.plural or self.named_plural
 
 
 @dataclass
@@ -83,6 +91,8 @@ def _target(r: Reading, text: str) -> Target:
     if t.plan is None:
         t.plan = next((p for p in ("bird", "moth", "frog", "beetle", "flower") if p in tokens(text)), None)
     t.count = a.get("count")
+    t.named_plural = r.plural and t.species is not None
+    t.count_word = next((w for w in tokens(text) if w in COUNT_WORDS), "") if t.count == 2 else ""
     for part, colour in r.colours.items():
         if part != "any":
             t.attrs.append(Attr("colour", colour, part))

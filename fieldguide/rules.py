@@ -7,14 +7,15 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from fieldguide.facts import content_key, question_facts, text_facts, understood
-from fieldguide.phrasing import (a, attr_question, behaviour_of, describe_request, entity, field_note,
-                                      identity_question, identity_with, known_colour, modifier, part_with,
-                                      picture_description, renamed_subject, species_fact_question)
+from fieldguide.facts import PLANS_OF_STAGE, content_key, question_facts, text_facts, understood
+from fieldguide.phrasing import (a, attr_question, behaviour_of, count_question, describe_request, entity,
+                                 field_note, identity_question, identity_with, known_colour, modifier, part_with,
+                                 picture_description, renamed_subject, species_fact_question)
 from fieldguide.reading import read_text
 from fieldguide.request import Attr, Request, Target, _target, read_request
 from fieldguide.species import PART_PHRASE, SPECIES
-from core.contracts.world import RuleBook, answer_word
+from fieldguide.traits import impossible, meaning_key
+from core.contracts.world import CatalogTopic, RuleBook, answer_word
 from core.methods.decompose import SubQuery
 from core.methods.instruction import Instruction
 from core.methods.rules import comparison_organisms
@@ -41,7 +42,7 @@ def subquestions(query: str, n: int) -> list[str] | None:
         t = ts[0]
         qs = [identity_question(t)]
         if t.count == 2:
-            qs.append(attr_question(Attr("count", 2)))
+            qs.append(count_question(t))
         qs += [attr_question(x, t) for x in t.attrs]
         if len(qs) < 2:
             qs.append(f"Is the whole {t.noun} visible?")
@@ -318,6 +319,39 @@ def organism_kinds(text: str) -> set[str]:
     return {w for sp in read_text(text).species for w in [*PLAN_SAY[sp.plan], *young.get(sp.plan, ())]}
 
 
+def plan_taxa(plan: str) -> tuple[str, ...]:
+    """The taxa of the world's taxonomy that hold every species of body plan `plan` and no other species,
+    broadest first (frogs: their class, then order and family), read from the species' taxonomy."""
+    ranks = range(len(SPECIES[0].taxonomy))
+    mine = [sp for sp in SPECIES if sp.plan == plan]
+    out = []
+    for r in ranks:
+        names = {sp.taxonomy[r] for sp in mine}
+        if len(names) == 1 and all(sp.taxonomy[r] not in names for sp in SPECIES if sp.plan != plan):
+            out.append(names.pop())
+    return tuple(out)
+
+
+def group_taxa(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the group word as written, the taxa of its body plan) when the subject of `text` is a group word of the
+    world (bird, moths, frog, beetles, flower, caterpillar, tadpoles ...); None otherwise (a species name is
+    no group)."""
+    from core.methods.rules import head_phrase
+    from fieldguide.lexicon import WORD_CUES
+
+    _, head = head_phrase(text)
+    if read_text(head).species:
+        return None
+    for word in head.split():
+        cue = WORD_CUES.get(word.lower())
+        plan = cue[1] if cue and cue[0] == "plan" else PLANS_OF_STAGE.get(str(cue[1])) if cue and cue[0] == "stage" \
+            else None
+        taxa = plan_taxa(str(plan)) if plan else ()
+        if taxa:
+            return word, taxa
+    return None
+
+
 def _fact_words(fact: str) -> str:
     """A fact in plain words: 'seen from the side', 'red crest', 'Slate Reedpiper', 'a twig'."""
     from fieldguide.lexicon import SAY
@@ -350,6 +384,29 @@ def uncovered(query: str, questions_: list[str]) -> list[str]:
     return [_fact_words(f) for f in missing]
 
 
+def catalog_topics(question: str) -> tuple[CatalogTopic, ...] | None:
+    """A question that asks only which species (or which of two) is shown, as a taxon topic by scientific name;
+    () for other questions in the world's terms, None outside them."""
+    from fieldguide.species import by_name
+
+    if not understood(question):
+        return None
+    facts = question_facts(question)
+    named = [f.split("=", 1)[1] for f in facts if f.startswith("species=")]
+    if len(named) != 1 or any(not f.startswith(("species=", "plan=")) for f in facts):
+        return ()
+    names = tuple(named[0].split(" or "))
+    said = []
+    for name in names:
+        sp = by_name(name)
+        found = re.search(rf"\b(?:{re.escape(sp.common_name)}|{re.escape(sp.scientific_name)})s?\b", question,
+                          re.IGNORECASE)
+        if found is None:
+            return ()
+        said.append(found.group(0))
+    return (CatalogTopic("taxon", names, tuple(said)),)
+
+
 class FieldGuideRules(RuleBook):
     """The field-guide world's answers to what the generic path asks (each None outside the world's terms)."""
 
@@ -371,3 +428,7 @@ class FieldGuideRules(RuleBook):
     settled_by_denials = staticmethod(settled_by_denials)
     organism_kinds = staticmethod(organism_kinds)
     uncovered = staticmethod(uncovered)
+    group_taxa = staticmethod(group_taxa)
+    catalog_topics = staticmethod(catalog_topics)
+    impossible = staticmethod(impossible)
+    meaning_key = staticmethod(meaning_key)

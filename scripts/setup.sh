@@ -82,6 +82,13 @@ elif [ -f "$VENV/.ecolens-gpu" ]; then
   echo "       $VENV/bin/pip uninstall -y faiss-gpu && $VENV/bin/pip install --force-reinstall -r requirements.txt"
 fi
 
+# Leaflet for the Filters panel's map, from the npm registry, checked against its registry checksum (once; the
+# page inlines it: no CDN). Not fatal: without it the page says the map is not installed.
+LEAFLET_FETCH="$(dirname "$0")/fetch_leaflet.py"
+if [ -f "$LEAFLET_FETCH" ]; then
+  "$VENV/bin/python" "$LEAFLET_FETCH" || echo "setup: continuing without the map"
+fi
+
 if [ "$WANT_LLAMA" = 1 ]; then
   llama_inputs=(requirements-llama.txt)
   echo "$LLAMA_VERSION $SMOLLM_PACKAGE $LLAMA_CMAKE_ARGS" > "$VENV/.ecolens-llama-pins"

@@ -351,6 +351,16 @@ class SqlCatalog:
         with Session(self.engine) as s:
             return s.scalar(select(PhotoRow.id).where(self._taxon_clause(name)).limit(1)) is not None
 
+    def places(self, limit: int = 2000) -> list[tuple[float, float]]:
+        has = PhotoRow.latitude.is_not(None) & PhotoRow.longitude.is_not(None)
+        with Session(self.engine) as s:
+            n = int(s.scalar(select(func.count()).select_from(PhotoRow).where(has)) or 0)
+            step = max(1, -(-n // max(1, limit)))  # every step-th row by id: a sample of the whole catalog
+            query = select(PhotoRow.latitude, PhotoRow.longitude).where(has)
+            if step > 1:
+                query = query.where(PhotoRow.id % step == 0)
+            return [(float(lat), float(lon)) for lat, lon in s.execute(query.order_by(PhotoRow.id).limit(limit))]
+
     def taxon_names(self, limit: int = 5000) -> list[tuple[str, str, int]]:
         ranks = [("species", "scientific_name"), ("common name", "common_name"), ("genus", "genus"),
                  ("family", "family"), ("order", "order"), ("class", "class_name"), ("phylum", "phylum"),

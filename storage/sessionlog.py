@@ -16,6 +16,7 @@ from PIL import Image
 from sqlalchemy import Engine, func, select, text
 from sqlalchemy.orm import Session
 
+from core.contracts import bounds
 from core.contracts.errors import NotFoundError
 from core.contracts.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
                              TurnRecord)
@@ -106,7 +107,7 @@ class SqlSessionLog:
     def log_request(self, request: RequestRecord) -> int:
         def work(s: Session) -> int:
             self._need(s, request.session_id)
-            row = RequestRow(session_id=request.session_id, query=request.query, method=request.method,
+            row = RequestRow(session_id=request.session_id, query=bounds.name(request.query), method=request.method,
                              settings=self._jsonable(request.settings, 0, "settings"),
                              models=self._jsonable(request.models, 0, "models"),
                              filters=self._jsonable(request.filters, 0, "filters"), created_at=request.created_at)
@@ -167,6 +168,7 @@ class SqlSessionLog:
 
     def set_instructions(self, query: str, text: str) -> None:
         note = (text or "").strip()
+        query = bounds.name(query)  # one query however its accents were typed
 
         def work(s: Session) -> None:
             row = s.get(InstructionRow, query)
@@ -181,7 +183,7 @@ class SqlSessionLog:
 
     def instructions(self, query: str) -> str:
         with Session(self.engine) as s:
-            row = s.get(InstructionRow, query)
+            row = s.get(InstructionRow, bounds.name(query))
             return row.text if row is not None else ""
 
     # ---- reads -------------------------------------------------------------------------------------
@@ -203,7 +205,7 @@ class SqlSessionLog:
         if session_id is not None:
             stmt = stmt.where(LabelRow.session_id == session_id)
         if query is not None:
-            stmt = stmt.where(LabelRow.query == query)
+            stmt = stmt.where(LabelRow.query == bounds.name(query))
         with Session(self.engine) as s:
             return [self._label(r) for r in s.scalars(stmt)]
 
@@ -216,8 +218,16 @@ class SqlSessionLog:
     def _info(self, s: Session, row: SessionRow) -> SessionInfo:
         n_req = s.scalar(select(func.count()).select_from(RequestRow).where(RequestRow.session_id == row.id))
         n_lab = s.scalar(select(func.count()).select_from(LabelRow).where(LabelRow.session_id == row.id))
+        asked = s.execute(select(RequestRow.query, func.min(RequestRow.id)).where(RequestRow.session_id == row.id)
+                          .group_by(RequestRow.query)).all()
+        labelled = s.execute(select(LabelRow.query, func.min(LabelRow.id)).where(LabelRow.session_id == row.id)
+                             .group_by(LabelRow.query)).all()
+        # searches first (in the order asked), then queries only labelled
+        queries = [q for q, _ in sorted(asked, key=lambda x: x[1])]
+        queries += [q for q, _ in sorted(labelled, key=lambda x: x[1])]
         return SessionInfo(id=row.id, kind=row.kind, title=row.title or "", created_at=_aware(row.created_at),
-                           requests=int(n_req or 0), labels=int(n_lab or 0))
+                           requests=int(n_req or 0), labels=int(n_lab or 0),
+                           queries=tuple(dict.fromkeys(q for q in queries if q)))
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         with Session(self.engine) as s:

@@ -239,6 +239,10 @@ class FakeSearch:
     def photos(self, ids):
         return [self._photos[int(i)] for i in ids if int(i) in self._photos]
 
+    def places(self, limit: int = 2000) -> list[tuple[float, float]]:
+        return [(p.latitude, p.longitude) for p in self._photos.values()
+                if p.latitude is not None and p.longitude is not None][:limit]
+
     def taxon_names(self, limit: int = 5000) -> list[tuple[str, str]]:
         names: dict[str, tuple[str, str]] = {}
         for p in self._photos.values():

@@ -1,14 +1,33 @@
 """Misbehaving HTTP servers on 127.0.0.1 for the deadline tests: one that never answers, one that answers 429
 with Retry-After: 30, one that drips its reply body one byte a second, one that drips even its status line,
-and one that serves a photo. Each runs in a thread; every wait inside them is on the server's `stop` event, so
-closing the server ends them at once (no fixed sleeps)."""
+one that answers HTTP 500, one that answers an HTML page, a blind judge (well-formed chat completions with
+log-probabilities that depend on the words only, never on the picture), and one that serves a photo. Each
+runs in a thread; every wait inside them is on the server's `stop` event, so closing the server ends them at
+once (no fixed sleeps). `calls` counts requests, `image_calls` those carrying a picture (judge requests)."""
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-MODES = ("hang", "rate_limited", "drip", "drip_headers", "photo")
+MODES = ("hang", "rate_limited", "drip", "drip_headers", "error_500", "html", "blind", "photo")
+
+
+def blind_completion(text: str) -> bytes:
+    """A chat completion whose yes/no log-probabilities follow a hash of the words alone."""
+    p = int.from_bytes(hashlib.sha256(text.encode()).digest()[:2], "little") / 65535 * 0.9 + 0.05
+    top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
+           {"token": "No", "logprob": math.log(1 - p), "bytes": None}]
+    choice = {"index": 0, "finish_reason": "stop",
+              "message": {"role": "assistant", "content": ("Yes" if p >= 0.5 else "No") + " - a reason"},
+              "logprobs": {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None,
+                                        "top_logprobs": top}]}}
+    return json.dumps({"id": "b", "object": "chat.completion", "created": int(time.time()), "model": "m",
+                       "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1,
+                                                      "total_tokens": 2}}).encode()
 
 
 class FaultServer(ThreadingHTTPServer):
@@ -20,6 +39,7 @@ class FaultServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.mode, self.payload, self.drip_every_s = mode, payload, drip_every_s
         self.calls = 0
+        self.image_calls = 0  # requests carrying a picture (the judge's)
         self.lookups = 0  # GET /v1/models: which model is served
         self.stop = threading.Event()
         self.asked = threading.Event()  # set when the first request arrived
@@ -52,10 +72,32 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data[i:i + 1])
             self.wfile.flush()
 
-    def _answer(self) -> None:
+    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _answer(self, body: bytes = b"") -> None:
         server: FaultServer = self.server
         server.calls += 1
         server.asked.set()
+        if server.mode == "error_500":
+            return self._send(500, b'{"error": {"message": "internal error", "type": "server_error"}}')
+        if server.mode == "html":
+            return self._send(200, b"<!DOCTYPE html><html><body>Please log in</body></html>", "text/html")
+        if server.mode == "blind":
+            if self.command == "GET":
+                return self._send(200, b'{"object": "list", "data": [{"id": "m", "object": "model"}]}')
+            try:
+                messages = json.loads(body or b"{}").get("messages") or []
+            except ValueError:
+                messages = []
+            words = json.dumps([m.get("content") if isinstance(m.get("content"), str) else
+                                [p.get("text", "") for p in m.get("content") or [] if isinstance(p, dict)]
+                                for m in messages])
+            return self._send(200, blind_completion(words))
         if server.mode == "hang":
             server.stop.wait()  # holds the connection open and says nothing
             return
@@ -83,9 +125,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", 0) or 0)
-        if length:
-            self.rfile.read(length)
-        self._answer()
+        body = self.rfile.read(length) if length else b""
+        if b'"image_url"' in body:
+            self.server.image_calls += 1
+        self._answer(body)
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):  # the client asking which model is served (its size):

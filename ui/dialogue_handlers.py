@@ -14,7 +14,7 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
 from core.contracts.settings import masked
 from ui import strings as S
-from ui.forms import shows_errors, warn
+from ui.forms import note, shows_errors, warn
 from ui.photos import PhotoFiles
 
 log = logging.getLogger(__name__)
@@ -22,7 +22,7 @@ MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (the
 
 
 def new_dialogue_state() -> dict[str, Any]:
-    return {"id": None, "hits": [], "marked": [], "chat": []}
+    return {"id": None, "hits": [], "marked": [], "chat": [], "notices_shown": 0}
 
 
 class DialogueHandlers:
@@ -41,7 +41,10 @@ class DialogueHandlers:
     def _ask(self, st: dict[str, Any], session: Any) -> tuple:
         """Ask the next question and build (chat, suggestions, gallery, description, marked, answer box, state)."""
         question = session.next_question()
-        warn(session.notices[-1:]) if session.notices else None
+        warn(session.notices[st.get("notices_shown", 0):])  # what failed since the last turn, once
+        st = {**st, "notices_shown": len(session.notices)}
+        if question.fallback:  # how the dialogue went about it, not a failure: a note in the page's words
+            note(S.DIALOGUE_OWN_QUESTION)
         hits = [h.to_json() for h in session.hits()]
         st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
         gallery = self._gallery(st, session)

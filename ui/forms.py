@@ -300,6 +300,12 @@ def typed_api(app: gr.Blocks) -> gr.Blocks:
     return app
 
 
+def note(message: str) -> None:
+    """Information about how a step went (not a failure) as a non-blocking note, in the web app's words."""
+    for m in web_notices([message]):
+        gr.Info(m, title=S.NOTE_TITLE)
+
+
 def warn(messages: Sequence[str]) -> None:
     """Stage failures and other notices as non-blocking warnings, in the web app's words."""
     for m in web_notices(messages):

@@ -43,7 +43,7 @@ class HistoryHandlers:
 
     def choices(self) -> list[tuple[str, int]]:
         """Sessions that hold something (searches or labels), most recent first."""
-        return [(f"#{s.id} {s.created_at:%Y-%m-%d %H:%M} · {S.KINDS.get(s.kind, s.kind)} · {s.title} "
+        return [(f"#{s.id} {s.created_at:%Y-%m-%d %H:%M} · {S.KINDS.get(s.kind, s.kind)} · {s.named()} "
                  f"({S.counted(s.requests, 'search', 'searches')}, {S.counted(s.labels, 'label', 'labels')})", s.id)
                 for s in self.log.sessions(200) if s.requests or s.labels]
 
@@ -111,7 +111,7 @@ class HistoryHandlers:
         detail = self.log.session(number)
         info = detail.session
         head = S.HISTORY_SESSION.format(id=info.id, kind=S.KINDS.get(info.kind, info.kind),
-                                        when=f"{info.created_at:%Y-%m-%d %H:%M}", title=present.md_cell(info.title))
+                                        when=f"{info.created_at:%Y-%m-%d %H:%M}", title=present.md_cell(info.named()))
         rows = [f"**{head}**", "", "| # | query | how | photos |", "|---|---|---|---|"]
         for i, r in enumerate(detail.requests, start=1):
             final = next((s for s in r.stages if s.name == "final"), None)
@@ -122,7 +122,8 @@ class HistoryHandlers:
                   else {**new_history_state(), "session_id": info.id})
         gallery, pictures, hstate = self._show(detail, hstate)
         if hstate["hits"]:
-            table += "\n\n" + present.scale_line(hstate.get("scale") or present.scale_of(hstate["stages"]))
+            table += "\n\n" + present.scale_line(hstate.get("scale") or present.scale_of(hstate["stages"]),
+                                                   hstate["stages"])
         lab_rows = ["| photo | label | annotator | seconds | when |", "|---|---|---|---|---|"]
         lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {present.md_cell(lb.annotator)} | "
                      f"{lb.seconds:.1f} | {lb.created_at:%Y-%m-%d %H:%M:%S} |" for lb in detail.labels]

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from html import escape
 from typing import Any, Sequence
-from urllib.parse import quote
 
 from ui import present
 from ui import strings as S
+from ui.photos import file_url
 
 STATE_CLASS = {1: "is-rel", 0: "is-non", -1: "is-skip"}
 
@@ -74,11 +74,6 @@ document.addEventListener('keydown', (ev) => {
 def press_js(action: str) -> str:
     """What a label button does in the page: put its action in the board's queue."""
     return f"() => {{ if (window.ecolensLabel) window.ecolensLabel.press('{action}'); }}"
-
-
-def file_url(path: str) -> str:
-    """The URL of a served copy, relative to the page (so the app works under a path prefix too)."""
-    return "gradio_api/file=" + quote(str(path))
 
 
 def render(items: Sequence[dict[str, Any]], thumbs: Sequence[str], done: dict[str, int], cursor: int | None,

@@ -23,6 +23,7 @@ import gradio as gr
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError, NotFoundError
 from core.exports import collection_roots
+from core import darwincore
 from core.labels import ADJUDICATED, agreement, disagreements, export_labels, same_annotator
 from core.search.presets import request_for
 from core.contracts.search_request import clean_query
@@ -32,7 +33,8 @@ from ui import strings as S
 from ui.forms import shows_errors, user_message
 from ui.photos import PhotoFiles
 
-EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "inquire-rerank": "inquire-rerank.csv"}
+EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "keypresses": "keypresses.csv",
+                 "inquire-rerank": "inquire-rerank.csv", "dwc": "dwc.zip"}
 KEY_VALUES = {"1": 1, "0": 0, "s": -1}
 
 
@@ -253,7 +255,8 @@ class LabelHandlers:
         photos = {p.id: p for p in self.engine.corpus.photos(sorted({lb.photo_id for lb in labels}))}
         scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
         rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
-                             roots=collection_roots(self.engine.settings))
+                             roots=collection_roots(self.engine.settings),
+                             dwc=darwincore.options(self.engine.settings))
         try:
             self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
         except EcoLensError as exc:  # the file is written and offered; only its record is missing

@@ -48,7 +48,8 @@ def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
                                  buttons=["fullscreen"])
                 info = gr.HTML("", elem_id="label-info")
         with gr.Row():
-            fmt = gr.Dropdown(list(EXPORT_SUFFIX), value="csv", label=S.EXPORT_FORMAT, elem_id="label-export-format",
+            fmt = gr.Dropdown([(S.LABEL_EXPORT_NAMES[f], f) for f in EXPORT_SUFFIX], value="csv",
+                              label=S.EXPORT_FORMAT, elem_id="label-export-format",
                               scale=2)
             who = gr.Textbox(label=S.EXPORT_WHO, elem_id="label-export-annotator", scale=2)
             export = gr.Button(S.EXPORT, elem_id="label-export", scale=1)

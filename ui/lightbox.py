@@ -63,7 +63,7 @@ class LightboxHandlers:
                  + f"</h2><p class='lightbox-where'>{escape(S.LIGHTBOX_TITLE.format(pos=index + 1, n=len(items)))}"
                  f" · {escape(S.LIGHTBOX_KEYS)}</p>")
         mark = S.MARKED_ON if is_marked(marks, hit["id"]) else S.MARK
-        info = present.explanation_html(hit, stages, scale=view.get("scale"))
+        info = present.explanation_html(hit, stages, scale=view.get("scale"), picture_url=self.photos.picture_url)
         return gr.update(visible=True), title, path, info, gr.update(value=mark), int(hit["id"]), view
 
     def open(self, items: Sequence[dict[str, Any]], index: int, stages: dict[str, Any] | None, query: str,

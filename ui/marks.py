@@ -1,6 +1,7 @@
 """Marked photos: a page's own list of photos marked from any gallery's photo view (Search, Compare,
 Dialogue, History), shown in one panel and exported as CSV or JSONL with species, place, date, licence,
-rights holder and the query and preset each photo was found with (core.exports)."""
+rights holder and the query and preset each photo was found with (core.exports), or as a Darwin Core Archive
+(core.darwincore)."""
 from __future__ import annotations
 
 import shutil
@@ -11,6 +12,7 @@ from typing import Any, Sequence
 
 import gradio as gr
 
+from core import darwincore
 from core.exports import MARK_FORMATS, collection_roots, export_marks
 from core.contracts.sessionlog import ExportRecord, SessionLog
 from ui import present
@@ -19,6 +21,10 @@ from ui.forms import photo_id as read_photo_id
 from ui.forms import shows_errors
 from ui.lightbox import is_marked
 from ui.photos import PhotoFiles
+
+
+# format -> file suffix (dwc: a Darwin Core Archive, a zip)
+FORMATS = {**{f: f for f in MARK_FORMATS}, "dwc": "dwc.zip"}
 
 
 class MarkHandlers:
@@ -61,9 +67,13 @@ class MarkHandlers:
         marks = list(marks or [])
         settings = self.engine.settings
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-        path = settings.path("exports", f"marked-{stamp}.{fmt if fmt in MARK_FORMATS else 'txt'}")
+        path = settings.path("exports", f"marked-{stamp}.{FORMATS.get(fmt, 'txt')}")
         photos = {p.id: p for p in self.engine.corpus.photos([int(m["id"]) for m in marks])}
-        rows = export_marks(marks, photos, fmt, path, collection_roots(settings))
+        if fmt == "dwc" and marks:
+            rows = darwincore.write_archive(path, darwincore.marked_occurrences(marks, photos),
+                                            collection_roots(settings), **darwincore.options(settings))
+        else:
+            rows = export_marks(marks, photos, fmt, path, collection_roots(settings))
         self.log.log_export(ExportRecord(session_id=None, format=f"marked-{fmt}", path=str(path), rows=rows))
         download = Path(tempfile.mkdtemp(prefix="ecolens-export-")) / path.name
         shutil.copyfile(path, download)
@@ -77,7 +87,8 @@ def build(h: MarkHandlers, marks: gr.State, lightbox: Any) -> None:
         gallery = gr.Gallery(show_label=False, elem_id="marks-gallery", columns=8, height=230,
                              allow_preview=False, object_fit="contain", buttons=["download"])
         with gr.Row():
-            fmt = gr.Dropdown(list(MARK_FORMATS), value="csv", label=S.MARKS_FORMAT, elem_id="marks-format", scale=1)
+            fmt = gr.Dropdown([(S.MARK_EXPORT_NAMES[f], f) for f in FORMATS], value="csv", label=S.MARKS_FORMAT,
+                              elem_id="marks-format", scale=1)
             export = gr.Button(S.MARKS_EXPORT, variant="primary", elem_id="marks-export", scale=1)
             clear = gr.Button(S.MARKS_CLEAR, elem_id="marks-clear", scale=1)
         file = gr.File(label=S.MARKS_FILE, elem_id="marks-file", interactive=False, height=90)

@@ -6,6 +6,7 @@ original file. Photos whose file is gone show a placeholder, and the views say s
 from __future__ import annotations
 
 from typing import Any, Sequence
+from urllib.parse import quote
 
 from core.contracts.records import Photo
 from core.served import ServedFiles
@@ -58,6 +59,14 @@ class PhotoFiles:
         got = self.served.photo(Photo(path=str(upload), id=0), "thumb")
         return None if got.missing else str(got.path)
 
+    def picture_url(self, path: str | None) -> str | None:
+        """The page-relative URL of a generated picture's served copy (for an <img> in HTML), None when it
+        cannot be shown."""
+        if not path:
+            return None
+        got = self.served.picture(path)
+        return None if got.missing else file_url(str(got.path))
+
     def pictures(self, items: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         """Generated pictures [(path, caption)] as served copies (a placeholder for one that is gone)."""
         out = []
@@ -65,6 +74,11 @@ class PhotoFiles:
             got = self.served.picture(path)
             out.append((str(got.path), f"{caption} · {S.PICTURE_GONE}" if got.missing else caption))
         return out
+
+
+def file_url(path: str) -> str:
+    """The URL of a served copy, relative to the page (so the app works under a path prefix too)."""
+    return "gradio_api/file=" + quote(str(path))
 
 
 def summarise(missing: Sequence[tuple[int, str]]) -> list[str]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from html import escape
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
+from core.contracts.settings import Settings
+from core.methods.confidence import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
 
 
@@ -30,9 +32,16 @@ def searched_by_pictures(stages: dict[str, Any] | None) -> bool:
     return bool(vis) and not vis.get("fallback") and bool(vis.get("visualizations") or vis.get("examples"))
 
 
-def scale_line(scale: str) -> str:
+def scale_line(scale: str, stages: dict[str, Any] | None = None) -> str:
+    """The score line under the results; for a search by drawings, also how the order was made (it fuses
+    each picture's ranking, so the similarities shown need not fall in rank order)."""
     name, meaning = S.SCALES[scale]
-    return S.SCORE_LINE.format(scale=name, meaning=meaning)
+    line = S.SCORE_LINE.format(scale=name, meaning=meaning)
+    vis = (stages or {}).get("visret") or {}
+    pictures = len(vis.get("visualizations") or []) + int(vis.get("examples") or 0)
+    if pictures > 1:
+        line += " " + S.FUSED_ORDER.format(n=pictures)
+    return line
 
 
 def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
@@ -164,7 +173,18 @@ def reason_text(reason: str) -> str:
     return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
 
 
-UNDECIDED = 0.1  # a check within this of p = 0.5 is shown as "can't tell"
+# the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were
+# stored (a history search of an older version) are read with the setting's default band
+LEGACY_BAND = Settings.model_fields["undecided_band"].default
+
+
+def check_verdict(a: dict[str, Any]) -> str:
+    """'yes', 'no', "can't tell" or 'not checked' for one sub-question entry, as `search --json` prints it."""
+    if a.get("checked") is False:
+        return NOT_CHECKED
+    if "judge_answer" in a:
+        return str(a.get("answer", ""))
+    return entry_verdict(a, LEGACY_BAND)
 
 
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
@@ -172,15 +192,14 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
     the checker could not check says "not checked" and why (it counts neither for nor against the photo)."""
     parts = []
     for a in answers:
-        ans = str(a.get("answer", "")).strip()
-        yes = ans.lower().startswith("y")
+        said = check_verdict(a)
         p_yes = a.get("p_yes")
         conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
-        kind = "badge-yes" if yes else "badge-no"
-        if a.get("checked") is False:
+        ans, kind = said, "badge-yes" if said == YES else "badge-no"
+        if said == NOT_CHECKED:
             ans, kind, conf = S.NOT_CHECKED, "badge-unchecked", S.NOT_COUNTED
-        elif isinstance(p_yes, (int, float)) and abs(float(p_yes) - 0.5) <= UNDECIDED:
-            ans, kind = S.CANNOT_TELL, "badge-unsure"  # a coin flip is neither a yes nor a no
+        elif said == CANNOT_TELL:
+            ans, kind = S.CANNOT_TELL, "badge-unsure"  # inside the undecided band: neither a yes nor a no
         parts.append(
             f'<div class="ecolens-badge {kind}">'
             f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
@@ -199,10 +218,39 @@ def attribution(hit: dict[str, Any]) -> str:
                                 license=hit.get("license") or S.UNKNOWN_LICENSE)
 
 
+def closest_picture(stages: dict[str, Any] | None, photo_id: int) -> tuple[str, str | None]:
+    """(caption, file of the drawing or None) of the picture searched with that is closest to the photo, as
+    the pictures strip captions it; ('', None) when the search drew nothing or did not record it."""
+    vis = (stages or {}).get("visret") or {}
+    got = (vis.get("closest_picture") or {}).get(str(int(photo_id)))
+    if not got:
+        return "", None
+    if "example" in got:
+        return S.YOUR_EXAMPLE, None
+    for v in vis.get("visualizations") or []:
+        if v.get("index") == got.get("drawing") and v.get("organism", 0) == got.get("organism", 0):
+            return f"{S.GENERATED} · {S.SEED.format(seed=v.get('seed', '?'))}", v.get("path")
+    return "", None
+
+
+def _closest_html(hit: dict[str, Any], stages: dict[str, Any], picture_url: Callable[[str | None], str | None]) -> str:
+    caption, path = closest_picture(stages, hit["id"])
+    if not caption:
+        return ""
+    src = picture_url(path) if path else None
+    img = (f"<img src='{escape(src, quote=True)}' alt='{escape(caption, quote=True)}' class='ecolens-closest-img'>"
+           if src else "")
+    sim = hit.get("similarity")
+    text = S.CLOSEST_PICTURE.format(picture=caption, similarity=f"{float(sim):.2f}" if sim is not None else "-")
+    return f"<p class='ecolens-closest'>{img}{escape(text)}</p>"
+
+
 def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool = True,
-                     scale: str | None = None) -> str:
+                     scale: str | None = None,
+                     picture_url: Callable[[str | None], str | None] = lambda path: None) -> str:
     """The explanation panel of one photo: the score on the view's scale (default: what the stages call for)
-    with its meaning, sub-question badges, coverage, metadata, licence and attribution (all escaped)."""
+    with its meaning, the picture searched with it was closest to (a thumbnail where `picture_url` gives the
+    drawing's URL), sub-question badges, coverage, metadata, licence and attribution (all escaped)."""
     html = []
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
@@ -211,6 +259,7 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
         html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
                     f"{escape(score_text(hit, scale, checked))}</b><br><span class='ecolens-scale'>"
                     f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
+        html.append(_closest_html(hit, stages, picture_url))
         inner = badges_html(answers_of(stages, hit["id"]))
         html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
@@ -247,10 +296,11 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
     results = []
     for h in state.get("hits") or []:
         row = {k: h.get(k) for k in ("rank", "id", "score", "similarity", "taxon", "common_name", "observed_on",
-                                     "latitude", "longitude", "license", "rights_holder") if k in h}
+                                     "latitude", "longitude", "license", "license_code", "license_url",
+                                     "rights_holder") if k in h}
         row["checked"] = int(h["id"]) in checked
-        row["badges"] = [{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a}
-                         for a in answers_of(stages, h["id"])]
+        row["badges"] = [{**{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a},
+                          "answer": check_verdict(a)} for a in answers_of(stages, h["id"])]
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])
         results.append(row)
@@ -262,15 +312,31 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
 
 
 # ---- other panels ---------------------------------------------------------------------------------
-def evidence_md(stages: dict[str, Any]) -> str:
-    """The evidence answer with its cited photo ids, and the parts of the query (the parts no photo covers are
-    said above the gallery: cover_header)."""
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def cite_html(photo_id: int, ranks: dict[int, int]) -> str:
+    """A citation as the page shows it: the photo's rank in the gallery on screen, a link that opens that photo
+    (CITE_JS); a cited photo that is not in the gallery is named by its id."""
+    rank = ranks.get(int(photo_id))
+    if rank is None:
+        return escape(S.CITED_OFF_SCREEN.format(photo=photo_id))
+    return (f"<a class='ecolens-cite' href='#photo-{rank}' "
+            f"title='{escape(S.CITE_TITLE.format(rank=rank), quote=True)}'>#{rank}</a>")
+
+
+def evidence_md(stages: dict[str, Any], hits: Sequence[dict[str, Any]] = ()) -> str:
+    """The evidence answer, its citations written as the ranks shown in the gallery (`hits`; each a link that
+    opens the photo; the ids stay in the JSON result), and the parts of the query (the parts no photo covers
+    are said above the gallery: cover_header)."""
     parts = []
     ans = stages.get("answer") or {}
     if ans.get("text"):
-        cited = ", ".join(str(i) for i in ans.get("cited_ids") or [])
-        parts.append(f"**{escape(S.EVIDENCE)}:** " + escape(str(ans["text"]))
-                     + (f" ({S.CITED} {escape(cited)})" if cited else ""))
+        ranks = {int(h["id"]): int(h.get("rank") or i + 1) for i, h in enumerate(hits)}
+        text = _CITATION.sub(lambda m: "[" + ", ".join(cite_html(int(x), ranks) for x in m.group(1).split(","))
+                             + "]", escape(str(ans["text"])))
+        cited = ", ".join(cite_html(int(i), ranks) for i in ans.get("cited_ids") or [])
+        parts.append(f"**{escape(S.EVIDENCE)}:** " + text + (f" ({S.CITED} {cited})" if cited else ""))
     cov = stages.get("coverage") or {}
     if cov.get("subqueries"):
         subs = cov["subqueries"]

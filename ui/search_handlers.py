@@ -14,12 +14,13 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
                                    Visualization, Waiting)
 from core.labels import latest
+from core.methods.llm_checks import is_question
 from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
 from core.contracts.settings import masked
-from ui import present
+from ui import place_map, present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
@@ -64,16 +65,18 @@ class SearchHandlers:
         except EcoLensError as exc:  # the search goes on; its record will say it could not be saved
             log.error("no session could be opened for search %r: %s", request.query, exc)
 
-    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str = "") -> None:
-        """Record the search in the session log; when that fails (the database stays locked, the disk is full)
-        the result is still shown, with a notice that it is not in the history."""
+    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str = "",
+             query: str | None = None) -> None:
+        """Record the search in the session log (under `query` when given: what a search without words is
+        called, e.g. 'more like photo 12 (Cobalt Pondhopper)'); when that fails (the database stays locked, the
+        disk is full) the result is still shown, with a notice that it is not in the history."""
         try:
-            self._write_log(state, result, knobs, method)
+            self._write_log(state, result, knobs, method, result.query if query is None else query)
         except EcoLensError as exc:
             log.error("search %r was not logged: %s", result.query, exc)
             state["notices"] = list(state.get("notices") or []) + [S.NOT_LOGGED.format(reason=user_message(exc))]
 
-    def _write_log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str) -> None:
+    def _write_log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str, query: str) -> None:
         similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
         stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
                                                                  "notices": result.notices,
@@ -81,7 +84,7 @@ class SearchHandlers:
         stages += [StageRecord(name, [], art if isinstance(art, dict) else {"value": art})
                    for name, art in (result.stages or {}).items()]
         self.log.log_request(RequestRecord(
-            session_id=self._session(state, "search", result.query), query=result.query,
+            session_id=self._session(state, "search", query), query=query,
             method=method or result.method,
             settings={**masked(self.settings), **knobs}, models=result.backends, filters=result.filters,
             stages=stages))
@@ -101,7 +104,7 @@ class SearchHandlers:
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
-                     stages=dict(result.stages or {}), notices=list(result.notices), scale=None)
+                     stages=dict(result.stages or {}), notices=list(result.notices), scale=None, like=False)
 
     def explanation(self, state: dict[str, Any], key: str) -> str:
         """The explanation of the photo this page selected: as it is in the results on screen now (a later
@@ -113,9 +116,9 @@ class SearchHandlers:
         hit = next((h for h in state.get("hits") or [] if int(h["id"]) == int(picked["id"])), None)
         scale = state.get("scale")
         if hit is None:
-            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(picked, stages,
-                                                                                             scale=scale)
-        return present.explanation_html(hit, stages, scale=scale)
+            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(
+                picked, stages, scale=scale, picture_url=self.photos.picture_url)
+        return present.explanation_html(hit, stages, scale=scale, picture_url=self.photos.picture_url)
 
     def outputs(self, state: dict[str, Any], status: str, key: str = "api", details: str = ""):
         """(gallery, status, notices, score scale, pictures, evidence, explanation, details, result JSON, state):
@@ -130,11 +133,12 @@ class SearchHandlers:
         pictures = self.photos.pictures(present.visualization_items(stages))
         if state.get("example"):
             pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
-        scale_md = present.scale_line(scale) if state["hits"] else ""
+        scale_md = present.scale_line(scale, stages) if state["hits"] else ""
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
-        return (gallery, status, present.notices_md(notices), scale_md, pictures, present.evidence_md(stages),
-                self.explanation(state, key), details, present.results_json(state, notices, status), state)
+        return (gallery, status, present.notices_md(notices), scale_md, pictures,
+                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
+                present.results_json(state, notices, status), state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
@@ -302,15 +306,19 @@ class SearchHandlers:
         self.selected[key] = dict(state["hits"][index])
         return self.explanation(state, key), int(self.selected[key]["id"])
 
-    def _show(self, state: dict[str, Any], req: Any, method: str, key: str):
+    def _show(self, state: dict[str, Any], req: Any, method: str, key: str, like: str = ""):
         """Run a short search to the end and show it (more like this, refine with labels); it is logged under
-        the method it really is (e.g. baseline+feedback)."""
+        the method it really is (e.g. baseline+feedback). `like`: what a search by one photo of the catalog is
+        called ('more like photo 12 (Cobalt Pondhopper)'): its query on the page, in marks and in the history."""
         result = self.engine.search(req)
         state["searches"] = state.get("searches", 0) + 1
         self._take(state, result)
         state["preset"], state["method"], state["example"] = S.method_name(method), method, None
+        state["like"] = bool(like)
+        if like:
+            state["query"] = like
         warn(result.notices)
-        self._log(state, result, {"preset": method}, method=method)
+        self._log(state, result, {"preset": method}, method=method, query=like or None)
         self.selected.pop(key, None)
         total = result.timings_ms.get("total", 0.0) / 1000
         line = S.RESULTS_DONE.format(photos=S.counted(len(result.hits), "photo", "photos"),
@@ -329,14 +337,25 @@ class SearchHandlers:
             gr.Warning(S.SELECT_HINT)
             return self.outputs(state, S.SELECT_HINT, key)
         req = request_for("Fast", "", k=state.get("k", 20), filters=state.get("filters"), example_ids=[pid])
-        return self._show(state, req, "baseline+more-like-this", key)
+        return self._show(state, req, "baseline+more-like-this", key, like=self._like_text(pid, state))
+
+    def _like_text(self, pid: int, state: dict[str, Any]) -> str:
+        """'more like photo 12 (Cobalt Pondhopper)': the photo named as on the page (its hit on screen, or the
+        catalog's record when a script sends an id)."""
+        hit = next((h for h in state.get("hits") or [] if int(h["id"]) == pid), None)
+        if hit is None:
+            found = self.engine.corpus.photos([pid])
+            hit = {"id": pid, "common_name": found[0].common_name, "taxon": found[0].scientific_name,
+                   "path": found[0].path} if found else {"id": pid}
+        return S.LIKE_PHOTO.format(photo=pid, name=present.name_of(hit))
 
     @shows_errors
     def refine_with_labels(self, state: dict[str, Any] | None = None, request: gr.Request = None):
         """Relevance feedback: the labels given to this query move the query vector (Rocchio, in core)."""
         self.ready()
         state = dict(state or new_state())
-        if not state.get("hits") or not state.get("query") or state.get("query") == "(example photo)":
+        if (not state.get("hits") or not state.get("query") or state.get("query") == "(example photo)"
+                or state.get("like")):
             raise InputError(S.NO_RESULTS, "search with words first")
         labels = self.log.labels(query=state["query"])
         rel = sorted({lb.photo_id for lb in latest(labels) if lb.label == RELEVANT})
@@ -346,6 +365,15 @@ class SearchHandlers:
         req = request_for("Fast", state["query"], k=state.get("k", 20), filters=state.get("filters"),
                           relevant_ids=rel, nonrelevant_ids=non)
         return self._show(state, req, "baseline+feedback", session_key(request))
+
+    # ---- the Filters map --------------------------------------------------------------------------
+    def place_map(self):
+        """The Filters map with a sample of the catalog's photo places (asked on every page load)."""
+        try:
+            return place_map.panel(self.engine.corpus, self.settings)
+        except Exception:  # the catalog is still being built: an empty map rather than a failed page
+            log.exception("photo places could not be read from the catalog")
+            return place_map.map_html([], self.settings.map_tiles_url, self.settings.map_tiles_attribution)
 
     # ---- taxa ---------------------------------------------------------------------------------------
     def taxon_choices(self):
@@ -368,6 +396,12 @@ class SearchHandlers:
         name = found[0] if found else ""
         show = bool(name) and name.lower() != (taxon or "").strip().lower()
         return gr.update(value=S.TAXON_SUGGEST.format(name=name) if show else "", visible=show), name
+
+    @staticmethod
+    def offer_answer(query: str):
+        """The 'answer my question' box beside the query, shown while the query is a question (and cleared when
+        it stops being one, so a hidden box never asks for an answer)."""
+        return gr.update(visible=True) if is_question(query or "") else gr.update(visible=False, value=False)
 
     @staticmethod
     def take_taxon(name: str):

@@ -30,6 +30,28 @@ TAXON_PLACEHOLDER_JS = """
 """ % json.dumps(S.TAXON_PLACEHOLDER)
 
 
+# a citation in the answer ([#3]) opens that photo of the results, as a click on its tile does
+CITE_JS = """
+<script>
+document.addEventListener('click', (ev) => {
+  const a = ev.target && ev.target.closest && ev.target.closest('a.ecolens-cite');
+  if (!a) return;
+  ev.preventDefault();
+  const tiles = document.querySelectorAll('#search-gallery .thumbnail-item');
+  const rank = parseInt((a.getAttribute('href') || '').replace('#photo-', ''), 10);
+  const tile = tiles[rank - 1];
+  if (tile) { tile.scrollIntoView({block: 'nearest'}); tile.click(); }
+}, true);
+</script>
+"""
+
+
+def drawn_buttons(state: dict | None):
+    """'Draw new pictures' and 'Drop the selected picture' only for a search that drew pictures."""
+    vis = ((state or {}).get("stages") or {}).get("visret") or {}
+    return gr.update(visible=bool(vis.get("visualizations")))
+
+
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     """Lay out the search tab inside the current Blocks. Returns its state (shared with Label), the taxon box
     (its choices come from the catalog on page load) and the outputs a search writes."""
@@ -46,6 +68,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     with gr.Row():
         suggestion = gr.Button("", visible=False, elem_id="search-taxon-suggestion", size="sm", scale=0)
         suggested = gr.State("")
+        # offered beside the query while it is a question (SearchHandlers.offer_answer); the same input as the
+        # Advanced settings' box, so scripts still send it in its place
+        answer = gr.Checkbox(False, label=S.ASK_ANSWER, elem_id="search-answer", visible=False, scale=0,
+                             min_width=320)
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -53,7 +79,6 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             rerank_k = gr.Slider(5, 200, value=s.rerank_k, step=5, label=S.RERANK_K, elem_id="search-rerank-k")
             rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode",
                                       scale=2)
-            answer = gr.Checkbox(False, label=S.WANT_ANSWER, elem_id="search-answer")
         # the upload reaches the handler unopened; core.contracts.bounds checks it
         example = example_photo_input(label=S.EXAMPLE_PHOTO, elem_id="search-example", height=160,
                                       sources=["upload", "clipboard"])
@@ -69,6 +94,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             months = gr.CheckboxGroup(S.MONTH_NAMES, label=S.MONTHS, elem_id="filter-months")
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
+        # where the photos are, and the place box drawn on it (ui.place_map; filled on page load)
+        place_map = gr.HTML("", elem_id="filter-map", label=S.MAP_LABEL)
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
     with gr.Accordion(S.DETAILS, open=False, elem_id="search-details", visible=False) as details_box:
         details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
@@ -88,7 +115,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         visualizations = gr.Gallery(label=S.VISUALIZATIONS, elem_id="search-visualizations", columns=6,
                                     height=260, allow_preview=False, object_fit="contain", scale=5,
                                     buttons=["download"])
-        with gr.Column(scale=1, min_width=160):
+        # shown only when the search drew pictures (an example photo alone cannot be redrawn or dropped)
+        with gr.Column(scale=1, min_width=160, visible=False, elem_id="search-picture-buttons") as picture_buttons:
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
     result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
@@ -110,6 +138,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     stop.click(h.stop, None, status, cancels=searches, api_name="stop", concurrency_limit=None)
     query.change(h.suggest_taxon, [query, taxon], [suggestion, suggested], api_visibility="private",
                  trigger_mode="always_last", show_progress="hidden", concurrency_limit=None)
+    query.change(h.offer_answer, query, answer, api_visibility="private", trigger_mode="always_last",
+                 show_progress="hidden", concurrency_limit=None)
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
     gallery.select(h.select, [state], [explanation, selected], api_visibility="private", show_progress="hidden")
     lightbox.opens_from(gallery, state)
@@ -117,4 +147,6 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     # output would show the search's progress timer)
     status.change(lambda text: gr.update(visible=bool(text)), details, details_box, api_visibility="private",
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status)
+    visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
+                          trigger_mode="always_last", concurrency_limit=None)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map)

@@ -23,7 +23,7 @@ from starlette.middleware import Middleware
 from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import MemorySessionLog, SessionLog
 from core.search.preparation import Preparation
-from ui import compare_view, dialogue_view, history_view, label_view, marks, search_view
+from ui import compare_view, dialogue_view, history_view, label_view, marks, place_map, search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
@@ -39,7 +39,8 @@ from ui.search_handlers import SearchHandlers
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
-HEAD = label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS
+HEAD = (label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS + search_view.CITE_JS
+        + place_map.head())
 log = logging.getLogger(__name__)
 UPLOADS = "uploads"  # Gradio's cache folder inside the data directory
 
@@ -148,6 +149,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
                   api_visibility="private")
         app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
+        app.load(search.place_map, None, search_ui.place_map, api_visibility="private")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
         # after the search, the banner would show the search's progress timer)
@@ -160,9 +162,11 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 text = preparation.status()
                 taxa = search.taxon_choices() if preparation.finished else gr.update()
                 shown = banner_now() if preparation.finished else gr.update()
+                places = search.place_map() if preparation.finished else gr.update()
                 return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
-                        shown)
-            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box], api_visibility="private",
+                        shown, places)
+            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map],
+                       api_visibility="private",
                        concurrency_limit=None, show_progress="hidden")
         app.unload(search.page_closed)
         if oauth_enabled():

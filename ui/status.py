@@ -10,11 +10,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from core.contracts.events import FirstResults, PhotoJudged, StageEvent, Waiting
+from core.methods.deadline import STEP_BACKEND  # which backend each step waits on; the others run here
 from ui import strings as S
-
-# which backend each step waits on (settings names); steps not named here run on this computer
-STEP_BACKEND = {"instruction": "llm", "rewrite": "llm", "rerank_plan": "llm", "decompose": "llm", "answer": "llm",
-                "generate": "generator", "reference": "generator", "rerank": "judge"}
 
 
 def seconds(s: float) -> str:

@@ -33,13 +33,18 @@ RERANK_K = "Photos to check"
 RERANK_MODE = "Checks"
 RERANK_MODES = [("expert context and yes/no questions", "full"), ("yes/no questions only", "subq"),
                 ("expert context only", "context"), ("one direct question", "direct")]
-WANT_ANSWER = "Also write an answer with evidence"
 TAXON = "Taxon: species, genus, family ... or common name (type to find it)"
 TAXON_PLACEHOLDER = "any taxon: type a name to choose one"
 TAXON_SUGGEST = "Only show {name} (named in your query)"
 DATE_FROM, DATE_TO = "Observed from", "Observed until"
 MONTHS = "Months (any year)"
 BBOX = "Place box: west, south, east, north (degrees)"
+MAP_LABEL = "Map of where the collection's photos were taken; draw a box on it to search one area"
+MAP_DRAW = "Draw a box"
+MAP_POINTS = "Dots: where {n} of the collection's photos were taken. Press “Draw a box”, then drag on the map."
+MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and longitude."
+MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
+               "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
@@ -51,9 +56,19 @@ EXPLANATION = "Why this photo"
 SELECT_HINT = "Click a photo to see it large, with why it was returned."
 SELECTED_GONE = "The photo you picked is no longer among the results; this is what was known about it."
 MORE_LIKE_THIS = "More like this"
+# the export format menus: format -> what the menu says
+LABEL_EXPORT_NAMES = {"csv": "CSV: one row per photo and annotator (the final judgement)",
+                      "jsonl": "JSON lines: the same rows", "keypresses": "CSV: every key press, in order",
+                      "inquire-rerank": "CSV in INQUIRE-Rerank's columns",
+                      "dwc": "Darwin Core Archive (zip) of the photos judged relevant"}
+MARK_EXPORT_NAMES = {"csv": "CSV", "jsonl": "JSON lines", "dwc": "Darwin Core Archive (zip)"}
+LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like this' search: page, marks, history
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
 CITED = "photos"
+CITE_TITLE = "open photo #{rank}"
+CITED_OFF_SCREEN = "id {photo} (not among the results shown)"
+ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
@@ -78,6 +93,10 @@ SCALES = {
                                 "check it could make; 100% means sure of every one"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
+FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
+               "pictures rank high comes before one that only one picture finds very close, so the similarities "
+               "need not fall in rank order.")
+CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similarity}."
 NOT_CHECKED = "not checked"
 NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
 
@@ -111,6 +130,9 @@ DIALOGUE_SUGGESTED = "Suggested answers"
 DIALOGUE_SUGGESTIONS = ["yes", "no", "partly", "I cannot tell from the photos"]
 DIALOGUE_CANDIDATES = "Candidates (select photos that match, then Answer)"
 DIALOGUE_DESCRIPTION = "What EcoLens now searches for"
+NOTE_TITLE = "Note"
+DIALOGUE_OWN_QUESTION = ("None of the questions written for this turn was new and told the photos shown apart, so "
+                         "EcoLens asks its own question about these photos.")
 DIALOGUE_UNAVAILABLE = ("The dialogue engine is not installed in this build; only plain search is available. "
                         "Use the Search tab.")
 CHAT = "Conversation"
@@ -203,7 +225,7 @@ STEP_DOING = {"filter": "applying the filters…", "search": "searching…", "in
               "rewrite": "rewriting your query…", "rerank_plan": "writing the yes/no questions…",
               "rerank": "checking the photos…", "decompose": "splitting your query into parts…",
               "coverage": "finding photos for every part…", "reference": "drawing the covering photos…",
-              "answer": "writing the answer…"}
+              "answer": "writing the answer…", "group": "finding the group your words name…"}
 JUDGED = "(checked {done} of {total})"
 DETAILS = "Details: how long each step took"
 FIRST_SHOWN = "first photos on screen after {time}"
@@ -214,7 +236,7 @@ STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "
               "rewrite": "rewriting the query", "rerank_plan": "writing the yes/no questions",
               "rerank": "checking each photo", "decompose": "splitting the query into parts",
               "coverage": "finding photos for every part", "reference": "drawing the covering photos",
-              "answer": "writing the answer"}
+              "answer": "writing the answer", "group": "putting the group your words name first"}
 STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
 CANCELLED = "stopped ({reason})"
@@ -296,6 +318,15 @@ WEB_WORDS = (
     (", where it could say neither yes nor no (counted as neither pass nor fail)",
      " it could answer neither yes nor no (they count neither for nor against a photo)"),
     ("visualization ", "drawing "),
+    # the search's time limit (core.methods.deadline) and the index check of a running server (core.vectors)
+    ("keep their first-stage order", "keep the order they had before the checks"),
+    ("in first-stage order", "in the order they had before the checks"),
+    *((f"; raise deadline_{kind}_s to wait longer", "; whoever runs EcoLens can let searches wait longer")
+      for kind in ("fast", "visualize", "verify", "cover")),
+    ("run `python app.py repair` to embed them again now (any later ingest also does it)",
+     "whoever runs EcoLens can add them again now (any later ingest also does it)"),
+    ("run `python app.py repair` after it", "ask whoever runs EcoLens to repair it after that"),
+    ("run `python app.py repair`", "ask whoever runs EcoLens to repair it"),
 )
 # command-line options that may remain in a message, and the field of the page that does the same
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
@@ -305,13 +336,13 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
-    (r"^read from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
+    (r"\bread from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
     (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
      r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
      r"nothing in this question the checker can look for; it compared the photo with the question and with its "
      r"opposite (\1 vs \2)"),
     (r"\bplan (\w+)", r"body shape: \1"),
-    (r"\bspecies ", ""),
+    (r"\bspecies (?=[A-Z])", ""),  # the stand-in's "species Slate Reedpiper", not "catalog: species = ..."
     (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
 )
 SURE = "{p:.0%} sure"

@@ -25,6 +25,9 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 .badge-unchecked {{ background: #f4f1e8; }}
 .badge-reason {{ font-size: 0.85em; color: {MUTED}; }} .badge-conf {{ font-size: 0.85em; color: {TEXT}; }}
 .ecolens-meta th {{ text-align: left; padding-right: 10px; }}
+.ecolens-closest {{ display: flex; align-items: center; gap: 8px; margin: 0 0 6px 0; }}
+.ecolens-closest-img {{ width: 64px; height: 64px; object-fit: contain; border: 1px solid {MUTED};
+  border-radius: 4px; flex: none; }}
 .ecolens-score {{ margin: 0 0 6px 0; }} .ecolens-scale, .ecolens-attribution {{ color: {MUTED}; font-size: 0.9em; }}
 
 /* gallery captions: up to two lines, species first, never cut to a few letters */
@@ -33,11 +36,22 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   -webkit-line-clamp: 2; -webkit-box-orient: vertical; color: {TEXT} !important;
   background: rgba(255, 255, 255, 0.92) !important; }}
 #search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
+/* the pictures strip: each picture whole at a fixed size, however few there are (one is never blown up) */
+#search-visualizations .grid-container, #history-visualizations .grid-container {{
+  grid-template-columns: repeat(auto-fill, 200px) !important; grid-auto-rows: 200px !important; }}
+#search-visualizations .thumbnail-item img, #history-visualizations .thumbnail-item img {{
+  object-fit: contain !important; }}
 /* strips with nothing in them take no room */
 #search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
 #history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),
 #marks-gallery:not(:has(.thumbnail-item)), #label-export-file:not(:has(a)), #marks-file:not(:has(a)),
 #label-photo:not(:has(img)) {{ display: none !important; }}
+.ecolens-map-canvas {{ height: 340px; border: 1px solid {MUTED}; border-radius: 6px; background: #f3f5f7; }}
+.ecolens-map-bar {{ display: flex; align-items: center; gap: 10px; margin: 0 0 6px 0; }}
+.ecolens-map-note {{ color: {TEXT}; font-size: 0.9em; }}
+.ecolens-map-draw {{ padding: 4px 10px; border: 1px solid {MUTED}; border-radius: 6px; background: #fff;
+  color: {TEXT}; cursor: pointer; }}
+.ecolens-map-draw.active {{ background: #b03a2e; color: #fff; border-color: #b03a2e; }}
 #search-scale p {{ margin: 0; font-size: 0.9em; color: {MUTED}; }}
 
 /* the photo view: an overlay above the page */

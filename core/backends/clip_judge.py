@@ -9,8 +9,9 @@ Its reach (when it abstains, answering "not checked"):
 - on a question about something no picture states: sounds and calls (calling, singing, buzzing, loud),
   time of day (at night, at dawn, in the evening), smell, taste and temperature (NON_VISUAL below). An image
   and a sentence cannot be compared on these, so any p(yes) would be the rest of the sentence speaking;
-- inside its undecided band: when p(yes) is within UNDECIDED_BAND (0.1) of 0.5, the two statements are about
-  as close to the photo as each other and the judge says neither yes nor no."""
+- inside its undecided band: when p(yes) is within the setting undecided_band (0.1 by default) of 0.5, the two
+  statements are about as close to the photo as each other and the judge says neither yes nor no; the page
+  and `search --json` call the same band "can't tell" for every judge."""
 from __future__ import annotations
 
 import math
@@ -24,7 +25,6 @@ from core.backends.base import Embedder, JudgeAnswer, JudgeRequest
 from core.backends.reach import abstain, phrases
 
 TEMPERATURE = 100.0  # CLIP's usual logit scale
-UNDECIDED_BAND = 0.1  # |p(yes) - 0.5| within this: not checked (the page shows the same band as "can't tell")
 # words with no visual statement: sounds, time of day, smell, taste, temperature
 NON_VISUAL = frozenset(
     "call calls calling called croak croaks croaking sing sings singing sang song songs chirp chirps chirping "
@@ -78,9 +78,11 @@ class ClipJudge:
     is_standin = True
     prompt_id = "reach-1"  # part of the cache keys of its answers: answers from before abstentions are misses
 
-    def __init__(self, embedder: Embedder, temperature: float = TEMPERATURE):
+    def __init__(self, embedder: Embedder, band: float, temperature: float = TEMPERATURE):
         self.embedder = embedder
         self.temperature = float(temperature)
+        self.band = float(band)  # |p(yes) - 0.5| within this: not checked (setting undecided_band)
+        self.prompt_id = f"undecided-band {self.band:g}"  # part of the judge cache key: a new band is a miss
         self.model_id = f"clip-judge@v1/{embedder.model_id}"
         self._statements: dict[str, tuple[str, str, np.ndarray]] = {}  # question -> texts and vectors
         self._lock = threading.Lock()  # judge calls run in parallel (judge_concurrency); the cache is shared
@@ -100,7 +102,7 @@ class ClipJudge:
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str, embedder: Embedder) -> "ClipJudge":
-        return cls(embedder)
+        return cls(embedder, settings.undecided_band)
 
     @staticmethod
     def unseen(text: str) -> list[str]:
@@ -117,7 +119,7 @@ class ClipJudge:
         p = yes_probability(image_vec, text_vecs[0], text_vecs[1], self.temperature)
         tiny = 1e-12
         top = {"Yes": math.log(max(p, tiny)), "No": math.log(max(1.0 - p, tiny))}
-        if abs(p - 0.5) <= UNDECIDED_BAND:
+        if abs(p - 0.5) <= self.band:
             return abstain(f"approximation by image-text similarity: '{pos}' vs '{neg}' gives p(yes)={p:.2f}, "
                            "too close to even to say yes or no")
         answer = "yes" if p >= 0.5 else "no"

@@ -9,6 +9,11 @@ transport's, not the openai client's: a 429 or 5xx is retried only when its `Ret
 fits in what is left of the deadline; otherwise the reply goes back at once and the clock remembers why, so
 the error can name the rate limit instead of waiting it out.
 
+A search's own time limit (`search_limit`, set by the engine around one search and copied into the threads
+it starts) bounds every clock started under it: a call never gets more than what is left of the search, and
+a clock cut by the search rather than by its own limit says so (`Clock.search_s`), so the error blames the
+time limit and not the server.
+
 The same transport works for the `httpx` and the `httpx2` client stacks (the openai package uses one of
 them); `transport_for(http_module, core_module, ...)` builds it for the given pair."""
 from __future__ import annotations
@@ -38,19 +43,25 @@ class Clock:
     cut: bool = False  # the deadline cut a read or write short
     rate_limit: tuple[int, float | None, float] | None = None  # (status, asked wait or None, seconds left then)
     status: int | None = None  # the last HTTP status seen
+    search_s: float | None = None  # the search's time limit, when it ends this call before total_s does
+
+    start: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         if not self.end:
-            self.end = time.monotonic() + self.total_s
+            self.end = self.start + self.total_s
 
     def left(self) -> float:
         return self.end - time.monotonic()
 
     def elapsed(self) -> float:
-        return self.total_s - self.left()
+        return time.monotonic() - self.start
 
 
 _CLOCK: contextvars.ContextVar[Clock | None] = contextvars.ContextVar("ecolens_backend_clock", default=None)
+# the running search's (end on the monotonic clock, its whole limit in seconds)
+_SEARCH: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("ecolens_search_limit",
+                                                                                      default=None)
 
 
 def current() -> Clock | None:
@@ -58,13 +69,33 @@ def current() -> Clock | None:
 
 
 @contextmanager
+def search_limit(end: float, total_s: float) -> Iterator[None]:
+    """Inside the block (and in threads started with a copy of its context) every backend clock ends at the
+    latest at `end` (time.monotonic()), the end of a search whose whole limit is `total_s` seconds."""
+    token = _SEARCH.set((float(end), float(total_s)))
+    try:
+        yield
+    finally:
+        _SEARCH.reset(token)
+
+
+def search_left() -> tuple[float, float] | None:
+    """(seconds left, the search's whole limit) of the running search; None outside a search with a limit."""
+    found = _SEARCH.get()
+    return None if found is None else (found[0] - time.monotonic(), found[1])
+
+
+@contextmanager
 def clock(total_s: float, retries: int = 0) -> Iterator[Clock]:
     """Run the block under a fresh deadline of `total_s` seconds (a clock already running keeps its own end
-    when it is the earlier one: an outer bound is never extended)."""
+    when it is the earlier one: an outer bound is never extended; nor is the running search's limit)."""
     outer = _CLOCK.get()
     c = Clock(float(total_s), int(retries))
     if outer is not None and outer.end < c.end:
-        c.end, c.total_s = outer.end, outer.total_s
+        c.end, c.total_s, c.search_s = outer.end, outer.total_s, outer.search_s
+    search = _SEARCH.get()
+    if search is not None and search[0] < c.end:
+        c.end, c.search_s = search[0], search[1]
     token = _CLOCK.set(c)
     try:
         yield c

@@ -16,7 +16,7 @@ from typing import Any
 from PIL import Image
 
 from core.backends.base import JudgeRequest
-from core.contracts.errors import BackendError, BackendUnavailable
+from core.contracts.errors import BackendError, BackendUnavailable, DeadlinePassed
 
 log = logging.getLogger(__name__)
 PROBE_QUESTION = "Is this picture mostly red?"
@@ -75,7 +75,8 @@ class VisionProbe:
     within backend_timeout_s, a rate limit, a server error) is remembered too: every ask in the judge's
     cool-down (backend_cooldown_s) fails at once with BackendUnavailable, so the rerank stage marks the
     photos as not checked instead of calling a dead server once per photo; after the cool-down the probe runs
-    again. Asks that arrive while the probe runs wait for it (one probe, not one per photo)."""
+    again. Asks that arrive while the probe runs wait for it (one probe, not one per photo). A probe that
+    the search's time limit cut short is not remembered (DeadlinePassed): the server is not to blame."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -97,6 +98,8 @@ class VisionProbe:
             raise BackendUnavailable(self._failure.message, self._failure.hint)
         try:
             self._verdict = self._probe(judge)
+        except DeadlinePassed:  # the search ran out of time, not the server: the next search probes again
+            raise
         except BackendError as err:
             self._failure, self._failed_at = err, time.monotonic()
             log.error("judge %s failed its image check; not called for %.0f s: %s", judge.model_id, cooldown,
@@ -130,7 +133,7 @@ class VisionProbe:
         if tops[0] == tops[1]:
             log.error("judge %s gave identical log-probabilities for two different pictures: %s",
                       judge.model_id, tops[0])
-            return (f"the judge model {judge.model} does not see the photos: it answered a red and a blue picture "
-                    "with identical log-probabilities")
+            return (f"the judge model {judge.model} at {where} does not see the photos: it answered a red and a blue "
+                    "picture with identical log-probabilities")
         log.info("judge %s passed the image check", judge.model_id)
         return ""

@@ -17,6 +17,11 @@ TINY_LLM_NOTE = ("SmolLM2-135M is a very small model: its answers are often wron
                  "with rule-based fallbacks")
 # a text LLM with fewer parameters than this is 'tiny': the notice, and its questions held to the request's words
 TINY_LLM_MAX_PARAMS = 1_000_000_000
+# the capability floor of an answer judge (`eval --answers`): grading a free answer against reference answers
+# needs a model that reads both and does not echo its prompt. SmolLM2-135M graded "white" against "pale
+# yellow; cream" as 1.0 with the prompt's own words as its reason; the papers grade with GPT-4o-class models.
+# A text LLM with fewer parameters than this is not a valid answer judge.
+ANSWER_JUDGE_MIN_PARAMS = 7_000_000_000
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,9 @@ class ModelFacts:
     note: str = ""  # a caveat users should see when this model is in use
     # an LLM too small to stay on topic: its JSON answers are held by the grammar to the request's own words
     own_words: bool | None = None
+    # whether the model can grade answers against reference answers (eval --answers): False below the capability
+    # floor (ANSWER_JUDGE_MIN_PARAMS, or a family known to be too small), None when nothing says
+    answer_judge: bool | None = None
     # vision-language models (kind 'vlm'): 'chat' = the processor's chat template with a system turn, the
     # photo, then the question; 'chat-no-system' = the same with the system text put in the user turn;
     # 'plain' = image tokens, BOS, the text and a newline (PaliGemma's prefix layout, no chat template)
@@ -75,10 +83,12 @@ FACTS: list[tuple[str, str, ModelFacts]] = [
     ("embedder", "siglip", _F(context_tokens=64, precision="bf16")),
     ("embedder", "vit-", _F(native_size=224, context_tokens=77)),
     # text LLMs
-    ("llm", "135m", _F(context_tokens=8192, note=TINY_LLM_NOTE, own_words=True)),
-    ("llm", "smollm", _F(context_tokens=8192)),
-    ("llm", "gpt-4.1", _F(context_tokens=1_047_576)),
-    ("llm", "gpt-4o", _F(context_tokens=128_000)),
+    ("llm", "135m", _F(context_tokens=8192, note=TINY_LLM_NOTE, own_words=True, answer_judge=False)),
+    ("llm", "smollm", _F(context_tokens=8192, answer_judge=False)),  # 135M, 360M and 1.7B: all below the floor
+    ("llm", "gpt-4.1-nano", _F(context_tokens=1_047_576)),
+    ("llm", "gpt-4.1", _F(context_tokens=1_047_576, answer_judge=True)),
+    ("llm", "gpt-4o-mini", _F(context_tokens=128_000)),
+    ("llm", "gpt-4o", _F(context_tokens=128_000, answer_judge=True)),
     ("llm", "qwen2.5", _F(context_tokens=32_768)),
     ("llm", "llama-3", _F(context_tokens=8192)),
     # in-process vision-language judges and captioners (transformers image-text-to-text; 'smolvlm' covers SmolVLM2). Also matched against
@@ -129,9 +139,11 @@ def llm_facts(name: str, n_params: int | None = None) -> ModelFacts:
     facts = model_facts("llm", name)
     if not n_params:
         return facts
+    judge = n_params >= ANSWER_JUDGE_MIN_PARAMS
     if n_params < TINY_LLM_MAX_PARAMS:
         return replace(facts, note=tiny_llm_note(name or "the served model", n_params), own_words=True,
+                       answer_judge=False,
                        matched=f"{count_text(n_params)} parameters (under {count_text(TINY_LLM_MAX_PARAMS)})")
-    return replace(facts, note="", own_words=False,
+    return replace(facts, note="", own_words=False, answer_judge=judge,
                    matched=f"{count_text(n_params)} parameters" + (f"; {facts.matched}" if facts.matched != "default"
                                                                   else ""))

@@ -6,6 +6,8 @@ The server may be api.openai.com or any compatible one (vLLM, Ollama, llama.cpp'
 and their waits: core.backends.http_bounds); `backend_retries` retries happen only while the server's
 Retry-After fits in what is left. A server that fails several calls in a row is left alone for
 `backend_cooldown_s` (a circuit breaker per backend): calls then fail at once with BackendUnavailable.
+Inside a search with a time limit a call never gets more than what is left of it (http_bounds.search_limit);
+a call that limit cuts short, or that starts after it, is a DeadlinePassed, which pauses nothing.
 Error messages name the cause (no answer, still arriving, rate-limited) and the masked server address;
 they never contain the API key or credentials inside the base URL (core.redact)."""
 from __future__ import annotations
@@ -24,7 +26,7 @@ from PIL import Image
 
 from core.backends import http_bounds
 from core.contracts import bounds
-from core.contracts.errors import BackendError, BackendUnavailable
+from core.contracts.errors import BackendError, BackendUnavailable, DeadlinePassed
 from core.redact import mask_url, mask_urls_in
 
 log = logging.getLogger(__name__)
@@ -34,6 +36,8 @@ PLACEHOLDER_KEY = "not-needed"  # local servers such as llama.cpp accept any key
 VISION_NOTE = "the model named by judge_model must accept image input (a vision-language model)"
 FAILURES_TO_PAUSE = 3  # failed calls in a row (no answer, rate limit, server error) that pause a backend
 TIMEOUT_HINT = "check that the server is running and not overloaded, or raise backend_timeout_s"
+SEARCH_TIME_HINT = ("raise the search's time limit (the deadline_*_s settings), or check that the server is not "
+                    "overloaded")
 
 
 def import_openai(setting: str) -> Any:
@@ -152,6 +156,11 @@ def translate_error(exc: BaseException, what: str, client: Any, clock: http_boun
     status = getattr(exc, "status_code", None)
     detail = _scrub(str(getattr(exc, "message", "") or exc), client)[:300]
     if name in ("APITimeoutError", "APIConnectionError") and clock is not None and (clock.cut or clock.left() <= 0.05):
+        if clock.search_s is not None:  # the search's time limit ended it, not the call's own
+            state = "was still sending its reply" if clock.received > 0 else "had not answered"
+            return DeadlinePassed(f"{what} was cut off by the search's time limit of {clock.search_s:g} s: the "
+                                  f"model server at {where} {state} after {clock.elapsed():.1f} s",
+                                  SEARCH_TIME_HINT)
         if clock.received > 0:
             return BackendError(f"{what} was cut off: the model server at {where} was still sending its reply "
                                 f"after {clock.total_s:g} s", TIMEOUT_HINT)
@@ -170,8 +179,10 @@ def translate_error(exc: BaseException, what: str, client: Any, clock: http_boun
         limited = clock.rate_limit if clock is not None else None
         asked = limited[1] if limited else None
         if asked is not None and clock is not None and asked >= limited[2]:
+            limit = (f"the search's {clock.search_s:g} s time limit" if clock.search_s is not None else
+                     f"the {clock.total_s:g} s limit")
             return BackendError(f"{what} was rate-limited (429) by the model server at {where}: it asked to wait "
-                                f"{asked:g} s, but only {limited[2]:.1f} s of the {clock.total_s:g} s limit were left",
+                                f"{asked:g} s, but only {limited[2]:.1f} s of {limit} were left",
                                 "wait and try again, lower judge_concurrency, or raise backend_timeout_s")
         return BackendError(f"{what} was rate-limited (429) by the model server at {where}",
                             "wait and try again, or lower judge_concurrency")
@@ -201,6 +212,10 @@ def calling(what: str, client: Any, note: str = "") -> Iterator[http_bounds.Cloc
     failed several calls in a row is not called: BackendUnavailable at once."""
     limits = getattr(client, "ecolens_limits", None)
     breaker = getattr(client, "ecolens_breaker", None)
+    search = http_bounds.search_left()
+    if search is not None and search[0] <= 0.05:
+        raise DeadlinePassed(f"{what} was not sent to the model server at {server_name(client)}: the search's "
+                             f"time limit of {search[1]:g} s had passed", SEARCH_TIME_HINT)
     if breaker is not None:
         breaker.check(what)
     total = limits.total_s if limits is not None else _timeout_s(client)
@@ -209,16 +224,16 @@ def calling(what: str, client: Any, note: str = "") -> Iterator[http_bounds.Cloc
         try:
             yield clock
         except BackendError as err:
-            if breaker is not None and not isinstance(err, BackendUnavailable) and _transient(err):
+            if breaker is not None and not isinstance(err, (BackendUnavailable, DeadlinePassed)) and _transient(err):
                 breaker.failed(err)
             raise
         except Exception as exc:  # the client's errors and anything unexpected in its response handling
             module = type(exc).__module__ or ""
             if module.startswith("openai") or module.startswith("httpx"):
                 err = translate_error(exc, what, client, clock)
-                if note and not _transient(err):
+                if note and not _transient(err) and not isinstance(err, DeadlinePassed):
                     err.hint = f"{err.hint}; {note}" if err.hint else note
-                if breaker is not None and _transient(err):
+                if breaker is not None and _transient(err) and not isinstance(err, DeadlinePassed):
                     breaker.failed(err)
                 log.warning("%s (after %.1f s, %d attempt(s))", err.message, clock.elapsed(), clock.attempts)
                 raise err from None

@@ -147,8 +147,8 @@ def text(name: str, value: Any, max_chars: int = MAX_QUERY_CHARS) -> str:
 
 
 def name(value: Any) -> str:
-    """A person's or a taxon's name as it is stored: Unicode NFC (an "é" typed as one character or as "e" plus
-    a combining accent is the same text), runs of white space as one space, trimmed."""
+    """A person's or a taxon's name, or a query, as it is stored and compared: Unicode NFC (an "é" typed as one
+    character or as "e" plus a combining accent is the same text), runs of white space as one space, trimmed."""
     return " ".join(unicodedata.normalize("NFC", "" if value is None else str(value)).split())
 
 

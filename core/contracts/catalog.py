@@ -52,6 +52,10 @@ class Catalog(Protocol):
     def taxon_known(self, name: str) -> bool:
         """True if any photo has this name at any rank (case-insensitive)."""
 
+    def places(self, limit: int = 2000) -> list[tuple[float, float]]:
+        """(latitude, longitude) of at most `limit` photos that have a place, spread over the whole catalog
+        (the page's map of where the photos are)."""
+
     def taxon_names(self, limit: int = 5000) -> list[tuple[str, str, int]]:
         """(name, rank, photos) for the catalog's taxon names at every rank and its common names, the `limit`
         most photographed; one entry per name whatever its case. rank: species, common name, genus, family,

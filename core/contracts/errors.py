@@ -49,6 +49,13 @@ class BackendError(EcoLensError):
     title = "Backend unavailable"
 
 
+class DeadlinePassed(BackendError):
+    """A backend call was cut short, or not sent, because the search's own time limit passed: the search's
+    limit, not a fault of the backend (it counts against no circuit breaker)."""
+
+    title = "Time limit reached"
+
+
 class BackendUnavailable(BackendError):
     """A backend was not called at all: it failed its check or its last calls, and is left alone for a
     cool-down (its stage marks the affected items as not checked)."""

@@ -5,6 +5,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
+from core.licences import parse_licence, url_of
+
 RANKS = ("kingdom", "phylum", "class_name", "order", "family", "genus")
 
 
@@ -121,5 +123,6 @@ class Hit:
             out.update(path=p.path, taxon=p.scientific_name, common_name=p.common_name,
                        observed_on=p.observed_on.isoformat() if p.observed_on else None,
                        latitude=p.latitude, longitude=p.longitude, license=p.license,
+                       license_code=parse_licence(p.license).code, license_url=url_of(p.license),
                        rights_holder=p.rights_holder, caption=p.caption)
         return out

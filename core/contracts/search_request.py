@@ -16,13 +16,14 @@ RERANK_MODES = ("none", "direct", "subq", "context", "full")
 
 
 def clean_query(query: str) -> str:
-    """The query with its spaces collapsed; InputError if it is empty, not text or too long."""
+    """The query as it is searched, stored and compared: Unicode NFC, its spaces collapsed, trimmed
+    (bounds.name); InputError if it is empty, not text or too long."""
     if isinstance(query, bytes):
         try:
             query = query.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("The query is not valid UTF-8 text", "type the query again as plain text") from None
-    q = " ".join(str(query or "").split())
+    q = bounds.name(query)
     if not q:
         raise InputError("The query is empty", "type what you are looking for, e.g. 'a frog calling at night'")
     if any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in q):

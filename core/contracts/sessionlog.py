@@ -31,6 +31,13 @@ class SessionInfo:
     created_at: datetime = field(default_factory=utcnow)
     requests: int = 0
     labels: int = 0
+    # every distinct query of the session's searches and labels, in the order first used: what the history
+    # picker names the session by (the stored title is only its first search)
+    queries: tuple[str, ...] = ()
+
+    def named(self) -> str:
+        """The session's queries joined (whole, none cut), or its title when it has none."""
+        return " · ".join(self.queries) or self.title
 
 
 @dataclass
@@ -90,9 +97,10 @@ class Label:
         name = bounds.name(bounds.text("annotator name", self.annotator, 200))  # NFC, one space, trimmed
         if not name:
             raise InputError("The annotator name is empty", "type your name before labelling")
-        if not bounds.text("query", self.query).strip():
+        query = bounds.name(bounds.text("query", self.query))  # stored and compared as clean_query leaves it
+        if not query:
             raise InputError("The label has no query", "search for something before labelling")
-        return replace(self, annotator=name[:100], seconds=max(0.0, float(self.seconds or 0.0)))
+        return replace(self, annotator=name[:100], query=query, seconds=max(0.0, float(self.seconds or 0.0)))
 
 
 @dataclass
@@ -201,9 +209,10 @@ class MemorySessionLog:
             return lid
 
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
+        wanted = None if query is None else bounds.name(query)
         with self._lock:
             return [lb for lb in self._labels if (session_id is None or lb.session_id == session_id)
-                    and (query is None or lb.query == query)]
+                    and (wanted is None or lb.query == wanted)]
 
     def remove_label(self, label_id: int) -> Label:
         with self._lock:
@@ -237,13 +246,20 @@ class MemorySessionLog:
 
     def sessions(self, limit: int = 50) -> list[SessionInfo]:
         with self._lock:
-            return sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+            found = sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+            return [replace(info, queries=self._queries(info.id)) for info in found]
+
+    def _queries(self, session_id: int) -> tuple[str, ...]:
+        asked = [r.query for r in sorted(self._requests.values(), key=lambda r: r.id or 0)
+                 if r.session_id == session_id]
+        asked += [lb.query for lb in self._labels if lb.session_id == session_id]
+        return tuple(dict.fromkeys(q for q in asked if q))
 
     def session(self, session_id: int) -> SessionDetail:
         with self._lock:
             info = self._need(session_id)
             return SessionDetail(
-                session=info,
+                session=replace(info, queries=self._queries(session_id)),
                 requests=[r for r in self._requests.values() if r.session_id == session_id],
                 turns=[t for t in self._turns if t.session_id == session_id],
                 labels=[lb for lb in self._labels if lb.session_id == session_id])

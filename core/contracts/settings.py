@@ -114,6 +114,10 @@ class Settings(BaseSettings):
         "download at ingest (a slower one is skipped with a note).")
     allow_private_urls: bool = Field(False, description="Fetch photo URLs that resolve to loopback, private or "
         "link-local addresses (a photo server on this machine or network); off, they are refused.")
+    dwc_basis_of_record: Literal["HumanObservation", "MachineObservation"] = Field("HumanObservation",
+        description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
+        "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
+        "camera-trap collection.")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
@@ -141,13 +145,32 @@ class Settings(BaseSettings):
         "+ rank).")
     image_size: int = Field(224, ge=32, le=2048, description="Side in pixels of generated visualizations.")
     rerank_k: int = Field(100, ge=1, le=1000, description="First-stage candidates reranked by the judge (K).")
+    group_words: bool = Field(True, description="A query whose subject is a group word (frog, birds, moth, "
+        "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
+        "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
+        "alone. `eval` turns it off (its benchmarks rank pictures alone).")
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")
     rerank_votes: int = Field(1, ge=1, le=9, description="Judge votes per (photo, sub-question); 3 enables majority "
         "voting.")
     judge_concurrency: int = Field(8, ge=1, le=256, description="Judge calls in flight at once.")
+    undecided_band: float = Field(0.1, ge=0.0, le=0.5, description="A yes/no check whose p(yes) is within this of "
+        "0.5 is \"can't tell\": neither a yes nor a no, on the page, in `search --json` and the API alike, and it "
+        "does not pass a photo. The similarity judge (judge='clip') abstains inside the same band.")
     max_generated: int = Field(8, ge=0, le=256, description="Per-query budget of generated pictures.")
+    deadline_fast_s: float = Field(10.0, ge=0.5, le=86_400, description="Total seconds a Fast search (similarity "
+        "only, with or without example photos) may take; past it the search returns what it has, with a notice "
+        "naming the model that took the time.")
+    deadline_visualize_s: float = Field(60.0, ge=0.5, le=86_400, description="Total seconds a Visualize search "
+        "(and the evaluation's rewrite and VisRet methods) may take: describing, drawing and searching with the "
+        "pictures. Past it, pictures not yet drawn are skipped and the search returns what it has, with a notice.")
+    deadline_verify_s: float = Field(90.0, ge=0.5, le=86_400, description="Total seconds a Verify search (and "
+        "every search the judge checks, or that answers a question) may take, retries included; past it the "
+        "photos not yet checked follow the checked ones in first-stage order, with a notice naming the model server "
+        "that was slow. A small vision-language model on a CPU needs more than a hosted one.")
+    deadline_cover_s: float = Field(60.0, ge=0.5, le=86_400, description="Total seconds a Cover search may take; "
+        "past it the search returns what it has, with a notice.")
     max_judge_calls: int = Field(1000, ge=1, le=1_000_000, description="Per-query budget of judge calls; rerank_k x "
         "sub-questions x votes must fit (100 x 3 x 3 = 900).")
     plugir_clusters: int = Field(10, ge=1, le=100, description="PlugIR k-means clusters over the retrieval "
@@ -178,6 +201,14 @@ class Settings(BaseSettings):
         "LLM questioner (the paper: 0.7; reformulation and filtering stay at 0).")
     plugir_check_depth: int = Field(100, ge=0, le=10000, description="Dialogue: best-ranked candidates the judge "
         "checks against each yes/no answer; those that contradict it move down. 0 turns the check off.")
+    catalog_evidence: bool = Field(True, description="Answer a sub-question that asks only what the catalog records "
+        "(species or a higher taxon, date, month, year, place, licence) from the photo's catalog fields, with the "
+        "reason 'catalog: species = ...', and from the picture when the photo lacks the field; a photo the catalog "
+        "contradicts ranks after those it does not. On for the web app and search; eval turns it off unless "
+        "--catalog-evidence is given, since benchmarks rank pictures alone.")
+    named_places: str = Field("", description="Places that sub-questions may name, checked against a photo's "
+        "coordinates when catalog_evidence is on: NAME=WEST,SOUTH,EAST,NORTH in degrees, separated by ';' (e.g. "
+        "'Kenya=33.9,-4.7,41.9,5.0; Lake Victoria=31.5,-3.1,34.9,0.5'). Empty: no named places.")
     answer_reader: Literal["auto", "captions", "openai", "fieldguide"] = Field(
         "auto", description="Who answers questions from the retrieved photos: 'auto' (the judge's vision-language "
         "model with judge='openai', the offline field-guide reader with the field-guide judge and embedder, else "
@@ -188,6 +219,11 @@ class Settings(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
+    map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
+        "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")
+    map_tiles_attribution: str = Field("", description="The credit line the tile server asks for (shown on the "
+        "map), e.g. '© OpenStreetMap contributors'.")
     max_upload_mb: float = Field(20.0, ge=0.01, le=1024, description="Largest photo a user may upload, in MB.")
     upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
         "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")
@@ -217,6 +253,16 @@ class Settings(BaseSettings):
             raise ValueError("not true or false")
         return value
 
+    @field_validator("named_places")
+    @classmethod
+    def _places_readable(cls, value: str) -> str:
+        parse_places(value)  # a ValueError names the entry that is wrong
+        return value
+
+    def place_boxes(self) -> dict[str, tuple[float, float, float, float]]:
+        """named_places as name -> (west, south, east, north)."""
+        return parse_places(self.named_places)
+
     def path(self, *parts: str) -> Path:
         """A path inside the data directory."""
         return Path(self.data_dir).expanduser().joinpath(*parts)
@@ -228,6 +274,26 @@ class Settings(BaseSettings):
 
 
 # --- what the model declares ---------------------------------------------------------------------------------
+
+
+def parse_places(text: str) -> dict[str, tuple[float, float, float, float]]:
+    """'NAME=W,S,E,N; NAME=...' as name -> box; ValueError naming the entry that cannot be read."""
+    out: dict[str, tuple[float, float, float, float]] = {}
+    for entry in (text or "").split(";"):
+        if not entry.strip():
+            continue
+        name, sep, box = entry.partition("=")
+        try:
+            parts = tuple(float(x) for x in box.split(","))
+        except ValueError:
+            parts = ()
+        if not sep or not name.strip() or len(parts) != 4:
+            raise ValueError(f"{entry.strip()!r} is not NAME=WEST,SOUTH,EAST,NORTH")
+        w, s, e, n = parts
+        if not (-180 <= w <= 180 and -180 <= e <= 180 and -90 <= s <= n <= 90):
+            raise ValueError(f"{entry.strip()!r}: longitudes lie in -180..180, latitudes in -90..90, south <= north")
+        out[" ".join(name.split())] = (w, s, e, n)
+    return out
 
 
 def field_help() -> dict[str, str]:
@@ -414,6 +480,9 @@ def _config_error(error: Mapping[str, Any]) -> ConfigError:
     if problem in ("greater_than_equal", "less_than_equal"):
         value = _shown(name, raw)
         return ConfigError(f"Setting {name}={value!r} is out of range", f"give {name} a value {_span(name)}")
+    if problem == "value_error" and name == "named_places":  # its own check says which entry is wrong
+        said = str((error.get("ctx") or {}).get("error") or error.get("msg") or "")
+        return ConfigError(f"Setting {name}={raw!r}: {said}", f"fix {name}: {field_help()[name]}")
     if problem == "finite_number":
         return ConfigError(f"Setting {name}={raw!r} is not a finite number",
                            f"give {name} a number such as {Settings.model_fields[name].default!r}")

@@ -43,6 +43,19 @@ def answer_word(answer: str) -> str:
     return "text"
 
 
+@dataclass(frozen=True)
+class CatalogTopic:
+    """One thing a yes/no question asks that a catalog field may record (core/methods/catalog_evidence.py).
+
+    field: "taxon" (values: names at any rank or common names, any of them), "date" (datetime.date values),
+    "month" (1-12), "year", "place" (a (west, south, east, north) box) or "license" (licence filter texts, as
+    core.licences reads them). `said`: the words of the question that name it ("Ember-crested Tuftling")."""
+
+    field: str
+    values: tuple[Any, ...]
+    said: tuple[str, ...] = ()
+
+
 def content_key(text: str) -> frozenset[str]:
     """A wording-independent key for a question outside any world's vocabulary: its content words, lower
     case, simple plural stripped."""
@@ -111,9 +124,32 @@ class RuleBook:
         vocabulary can tell; the generic book cannot tell and names none."""
         return []
 
+    def impossible(self, question: str, caption: str, turns: Turns) -> str | None:
+        """Why a dialogue question cannot apply to what the description and the yes answers name (or is settled
+        by the name), in plain words ('frogs have no wings'), from the world's data on what each kind of
+        organism can have; None when it can, or the book cannot tell (the generic book never can)."""
+        return None
+
+    def meaning_key(self, question: str, caption: str, turns: Turns) -> str | None:
+        """What a dialogue question asks about what is named, as a key two questions with the same meaning
+        share ("Is it alone?" and "Are there two of them?"); None outside the world's terms."""
+        return None
+
     def organism_kinds(self, text: str) -> set[str]:
         """Words that name the kind of each organism `text` names in the world's terms ('bird', 'chick')."""
         return set()
+
+    def group_taxa(self, text: str) -> tuple[str, tuple[str, ...]] | None:
+        """(the group word as `text` writes it, the taxa of the world's taxonomy it names, tried in order) when
+        the subject of `text` is one of the world's groups ('frogs on sand' -> ('frogs', (<the frogs' class>,
+        ...))); None when it is not in the world's terms, and the generic English group nouns are tried."""
+        return None
+
+    def catalog_topics(self, question: str) -> tuple[CatalogTopic, ...] | None:
+        """What `question` asks that a catalog records, as the world reads it: e.g. a species of the world (by its
+        scientific name). None: the book cannot read the question (the generic reading decides); (): it asks
+        about something no catalog field records."""
+        return None
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Answer accuracy (`app.py eval --answers`), as VisRet evaluates Visual-RAG and Visual-RAG-ME: each question
 is answered from the top-k photos of a method's ranking (Visual-RAG-ME: the top k of each organism's ranking,
 one answer per row), and an LLM judge scores the answer 0-1 against the benchmark's reference answers.
-With the offline rule LLM, a keyword-overlap judge stands in and the report names it as a stand-in."""
+With the offline rule LLM, a keyword-overlap judge stands in and the report names it as a stand-in. A language
+model below the answer judge's capability floor (the per-model fact `answer_judge`, core/backends/model_facts.py)
+is not a valid judge: the answers are written and kept, but none is scored and no accuracy is reported."""
 from __future__ import annotations
 
 import logging
@@ -12,7 +14,7 @@ from typing import Any
 from core.evaluation.items import EvalItem
 from core.evaluation.runner import EvalResult
 from core.methods.decompose import tokens
-from core.methods.llm_tasks import ask, parse_json
+from core.methods.llm_tasks import ask, backend_attr, model_label, parse_json
 from core.prompts import answer as prompts
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,22 @@ def judge_answer(llm, question: str, reference: Sequence[str], answer: str, noti
     return score, reason, source
 
 
+def judge_validity(llm) -> tuple[bool, str]:
+    """(valid, why) for `llm` as the answer judge: the stand-in keyword judge is valid for what it measures
+    (shared words); a model whose facts put it below the capability floor is not a valid judge; one the facts
+    know nothing of is used, and the report says its size was not checked."""
+    if llm.is_standin:
+        return True, "a keyword-overlap stand-in: its accuracy is the share of the reference's words the answer holds"
+    facts = backend_attr(llm, "facts", None)
+    name = model_label(llm)
+    if facts is not None and facts.answer_judge is False:
+        return False, (f"below the capability floor of an answer judge (model facts: {facts.matched}); such a "
+                       "model grades without reading the answer, so its scores are not results")
+    if facts is None or facts.answer_judge is None:
+        return True, f"{name}: nothing says whether it is above the capability floor of an answer judge"
+    return True, ""
+
+
 def answer_evaluator(engine, k: int = 5) -> Callable[[EvalResult], dict[str, Any]]:
     """A function result -> the report's answer block: {"k", "reader", "judge", "methods": {method:
     {"accuracy", "n", "failed"}}, "per_question": [...], "notes": [...]}."""
@@ -100,6 +118,8 @@ def answer_evaluator(engine, k: int = 5) -> Callable[[EvalResult], dict[str, Any
             else f"photo notes read by {llm.model_id}" + (" (stand-in)" if llm.is_standin else ""),
             "judge": STANDIN_JUDGE if llm.is_standin else llm.model_id, "methods": {}, "per_question": [],
             "notes": []}
+        valid, why = judge_validity(llm)
+        block["judge_valid"], block["judge_caveat"] = valid, why
         if not units:
             block["notes"].append("the benchmark gives no reference answers for the evaluated items, so no "
                                   "answer was scored")
@@ -120,15 +140,22 @@ def answer_evaluator(engine, k: int = 5) -> Callable[[EvalResult], dict[str, Any
                     continue
                 ans = engine.answer(u.question, ids, limit=len(ids))
                 notes += [n for n in ans.get("notices", []) if n not in notes]
-                score, reason, source = judge_answer(llm, u.question, u.reference, ans.get("text", ""), notes,
-                                                     u.all_needed)
-                scores.append(score)
+                if valid:
+                    score, reason, source = judge_answer(llm, u.question, u.reference, ans.get("text", ""), notes,
+                                                         u.all_needed)
+                    scores.append(score)
+                else:
+                    score, reason, source = None, "not scored: " + why, "not a valid judge"
                 block["per_question"].append({
                     "method": method, "uid": u.uid, "question": u.question, "reference": u.reference,
                     "answer": ans.get("text", ""), "cited_ids": ans.get("cited_ids", []),
                     "answer_source": ans.get("source"), "score": score, "reason": reason, "judged_by": source})
-            block["methods"][method] = {"accuracy": sum(scores) / len(scores), "n": len(scores), "failed": failed}
+            block["methods"][method] = {"accuracy": sum(scores) / len(scores) if valid else None, "n": len(units),
+                                        "failed": failed}
         block["notes"] = notes
-        log.info("answer accuracy: %s", {m: round(v["accuracy"], 3) for m, v in block["methods"].items()})
+        if valid:
+            log.info("answer accuracy: %s", {m: round(v["accuracy"], 3) for m, v in block["methods"].items()})
+        else:
+            log.warning("answer accuracy not reported: %s is not a valid judge: %s", llm.model_id, why)
         return block
     return evaluate_answers

@@ -74,11 +74,13 @@ def prepare_or_fail(items: Sequence[EvalItem], images_root, in_catalog: set[str]
 def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem] | None = None,
                   models: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None, dialogue: DialogueResult | None = None,
                   progress: Callable[[str, int, int], None] | None = None, prepared: PreparedItems | None = None,
-                  notes: Mapping | None = None, answers: Callable | None = None) -> dict:
+                  notes: Mapping | None = None, answers: Callable | None = None,
+                  caveats: Callable[[Mapping[str, str]], Sequence] | None = None) -> dict:
     """Load (unless `items` or `prepared` given), check images, run `methods`, write the report under args.out.
     Items left without images are failed items: listed, excluded from every mean, counted; with none left,
     InputError. `methods` may be empty when only a dialogue system is evaluated. `notes` adds data notes (the
-    evaluation catalog); `answers(result)` returns the answer-accuracy block (eval --answers).
+    evaluation catalog); `answers(result)` returns the answer-accuracy block (eval --answers); `caveats(models)`
+    returns what each stand-in or tiny model's numbers can mean (core.evaluation.caveats), the report's opening.
     Returns {"report", "metrics": {method: {metric: mean}}, "images", "failures", "failed_items", ...}."""
     if prepared is None:
         items = list(items) if items is not None else load_items(args)
@@ -88,11 +90,12 @@ def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem]
     answer_block = answers(result) if (answers is not None and result is not None) else None
     if callable(models):  # described after the run, so every backend the run built is listed
         models = models()
+    notes_on_models = caveats(models or {}) if caveats is not None else None
     data_notes = {**prepared.to_json(), **dict(notes or {})}
     paths = write_report(args.out, result, benchmark=args.benchmark, baseline=args.baseline, models=models,
                          data_notes=data_notes, dialogue=dialogue, test=args.test, n_permutations=args.permutations,
                          seed=args.seed, items=prepared.items, limited=bool(getattr(args, "limit", None)),
-                         answers=answer_block)
+                         answers=answer_block, caveats=notes_on_models)
     saved = json.loads(Path(paths["metrics"]).read_text(encoding="utf-8"))
     out = {"report": str(paths["report"]), "metrics": saved.get("summary", {}).get("overall", {}),
            "images": prepared.to_json()["images"], "failures": result.failures if result else {},
@@ -101,6 +104,8 @@ def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem]
         out["dialogue"] = saved.get("dialogue", {})
     if answer_block is not None:
         out["answer_accuracy"] = {m: v["accuracy"] for m, v in answer_block["methods"].items()}
+        out["answer_judge"] = {"valid": answer_block.get("judge_valid", True),
+                               "caveat": answer_block.get("judge_caveat", "")}
     return out
 
 

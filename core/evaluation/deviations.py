@@ -47,6 +47,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "photo with no checked question follows the scored ones in first-stage order.",
               "The paper's judge always answers; a yes or no for something the judge cannot see (a call, the "
               "time of day) would be noise, scored as if it were evidence."),
+    Deviation("rerank", "With `catalog_evidence` on, questions about what the catalog records are answered from "
+              "it, and the catalog's verdict orders the photos before the score does; evaluations run with it off "
+              "unless `--catalog-evidence` is given.",
+              "The papers rank pictures alone; a species the catalog records is better evidence than a model's "
+              "reading of the picture, but a benchmark's protocol does not allow it, so its numbers are made "
+              "without it."),
     # ---- Cross-modal RAG (seed 004) ---------------------------------------------------------------------------
     Deviation("coverage", "The dense score uses each photo's global image embedding; the paper's trained "
               "sub-dimensional vision adaptor is not used.",
@@ -97,11 +103,30 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "content to the description, never the answerer's free reason.",
               "The paper's retriever sees only the reformulated text, in which a no is usually dropped; the check "
               "makes a no a negative constraint. plugir_check_depth = 0 gives the paper's behaviour."),
-    Deviation("plugir", "Questions are compared by a normalised key (their facts in the world's terms, else their "
-              "content words); a key asked before, with any answer, is never asked again, and a question in the "
-              "world's terms is asked only if some but not all current candidates' notes state it.",
+    Deviation("plugir", "Questions are compared by what they ask about what is named (the rule book's "
+              "`meaning_key`: in the world's terms, two questions are one when, over a fixed sample of the world's "
+              "scenes of what the description and the yes answers name, they are true of the same scenes or of "
+              "exactly the opposite ones, so \"Is it alone?\" and \"Are there two of them?\" are one question, and "
+              "so are \"Is it feeding?\" and \"Is it feeding on a leaf?\" about a beetle; else their content "
+              "words); a key asked before, with any answer, is never asked "
+              "again, and a question in the world's terms is asked only if some but not all current candidates' "
+              "notes state it.",
               "The paper relies on the LLM filter alone, which let paraphrases repeat and asked about flowers for "
               "birds."),
+    Deviation("plugir", "A question about a part or attribute value that what the description and the yes answers "
+              "name cannot have is not asked",
+              "The candidates' notes include other organisms, so a question that splits them can still be "
+              "impossible for the one the user named."),
+    Deviation("plugir", "Photos marked as looking right rank first in every later turn (with their own "
+              "similarity), and within the plugir_check_depth best-ranked candidates the photos catalogued as a "
+              "marked photo's species come before the others (the answered questions' check still orders them by "
+              "broken constraints).",
+              "Rocchio feedback alone can move a marked photo out of the shown results when the description pulls "
+              "elsewhere."),
+    Deviation("plugir", "When no proposed question is usable the rule book's question is asked; the session records "
+              "it as a note (`notes`, `Question.fallback`), and the web app shows it as an information note, not as "
+              "a warning.",
+              "It is how the dialogue works on small candidate sets, not a failure."),
     Deviation("plugir", "Not sure leaves the description and ranking as they were; photos marked right or wrong "
               "move the query vector by Rocchio feedback and are never turned into words.",
               "The paper's dialogue has no marks and no way to decline a question."),
@@ -129,6 +154,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "hit@k, MRR and a tie group cut by position k follow the method's own order.",
               "Where the authors' scorers use numpy's argsort the order of tied scores is unspecified, so no "
               "rule could match them."),
+    Deviation("evaluation", "Every method is scored by the scores it was sorted by, under that same tie rule; a "
+              "rerank that moves no photo of its first stage (e.g. every judge score tied) is scored by its first "
+              "stage's scores, so it scores exactly as its first stage, and the report says \"order unchanged\" with no "
+              "delta.",
+              "Scored by its tied judge scores, an unchanged order got the mean gain of a shuffled one (+0.2 "
+              "nDCG on one field-guide item) while the same order scored by the first stage's distinct scores "
+              "did not: a gain for doing nothing."),
 )
 
 

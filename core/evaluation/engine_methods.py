@@ -80,8 +80,13 @@ def engine_methods(engine, names, id_of: Mapping[str, int],
                     "generator_calls": calls.get("generator", 0), "cache_hits": cache.get("cache_hits_total", 0),
                     "ms": result.timings_ms.get("total", 0.0)}
             kept = [h for h in result.hits if h.photo_id in key_of]
+            scores = {h.photo_id: float(h.score) for h in kept}
+            rerank = result.stages.get("rerank") or {}
+            if rerank.get("order_unchanged"):  # the checks moved no photo: scored by the first stage's scores
+                scores.update({int(p["id"]): float(p["first_score"]) for p in rerank.get("photos") or []
+                               if p.get("first_score") is not None})
             return MethodOutput([key_of[h.photo_id] for h in kept], cost, result.notices,
-                                scores={key_of[h.photo_id]: float(h.score) for h in kept},
-                                ids=[h.photo_id for h in kept])
+                                scores={key_of[h.photo_id]: scores[h.photo_id] for h in kept},
+                                ids=[h.photo_id for h in kept], order_unchanged=bool(rerank.get("order_unchanged")))
         return method
     return {name: make(name) for name in names}

@@ -12,6 +12,11 @@ AP@k (average_precision_score: a run of equal scores is one threshold) and nDCG@
 scores shares the mean gain of its members). Hit@k, MRR and which items enter a top k when a tie group
 straddles position k follow the ranking's order: the authors' scorers take those from numpy's argsort, whose
 order among equal scores is not specified (not deterministic), so no rule could match them.
+
+The same rule for every method: each is scored by the scores it was sorted by. A rerank that moved no photo of
+its first stage is scored by the first stage's scores (core/evaluation/engine_methods.py), so an unchanged
+order scores exactly as its first stage; scored by a tie group of equal judge scores it would get the mean
+gain of a shuffled order.
 """
 from __future__ import annotations
 

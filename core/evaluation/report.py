@@ -6,10 +6,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from core.evaluation import deviations
+from core.evaluation.caveats import Caveat, standin_caveats
 from core.evaluation.plots import bar_charts, dialogue_curves
 from core.evaluation.references import Reference, references_for
 from core.evaluation.runner import COST_KEYS, DialogueResult, EvalResult
-from core.evaluation.summary import fmt, header, summarize
+from core.evaluation.summary import fmt, header, order_unchanged, summarize
+
+UNCHANGED = "order unchanged"
 
 
 def _table(rows: list[list[str]], head: list[str]) -> list[str]:
@@ -22,8 +25,40 @@ def _metric_table(means: Mapping[str, Mapping[str, float]], metrics: list[str], 
     for method, vals in means.items():
         cells = [f"{fmt(m, vals[m])}{sig.get(method, {}).get(m, {}).get('mark', '')}" for m in metrics]
         label = f"{method} (baseline)" if method == baseline and method != "baseline" else method
+        if any(c.get("order_unchanged") for c in sig.get(method, {}).values()):
+            label += f" ({UNCHANGED}: no delta)"
         rows.append([label] + cells)
     return _table(rows, ["method"] + [header(m) for m in metrics])
+
+
+def _model_lines(models: Mapping[str, str], caveats: Sequence[Caveat], answers: Mapping | None) -> list[str]:
+    """The report's first section: the models used and what the numbers of each stand-in or tiny model can and
+    cannot mean, and whether the answer judge is a valid one."""
+    lines = ["## Models, and what their numbers can mean", ""]
+    lines += [f"- {role}: `{name}`" for role, name in models.items()] or ["- (none given)"]
+    lines.append("")
+    if caveats:
+        lines += ["Caveats:", ""] + [c.line() for c in caveats] + [""]
+    if answers and not answers.get("judge_valid", True):
+        lines += [f"- answer judge: `{answers.get('judge', '?')}` is not a valid judge: "
+                  f"{answers.get('judge_caveat', '')}; its accuracy is not reported.", ""]
+    elif answers and answers.get("judge_caveat"):
+        lines += [f"- answer judge: `{answers.get('judge', '?')}`: {answers['judge_caveat']}.", ""]
+    return lines
+
+
+def _unchanged_lines(result: EvalResult) -> list[str]:
+    """One line per method whose rerank moved no photo on some queries."""
+    lines = []
+    n = len(result.items)
+    for method, qids in result.unchanged.items():
+        if not qids:
+            continue
+        every = order_unchanged(result, method)
+        lines.append(f"- {method}: {UNCHANGED} on {len(qids)} of {n} queries (the checks moved no photo, e.g. every "
+                     "photo got the same score): " + ("scored exactly as its first stage, so no delta is shown"
+                                                        if every else "those queries are scored as its first stage"))
+    return lines + ([""] if lines else [])
 
 
 def _cost_rows(result: EvalResult) -> list[list[str]]:
@@ -65,11 +100,16 @@ def _dialogue_lines(dialogue: DialogueResult, k: int) -> list[str]:
 
 
 def _answer_lines(answers: Mapping) -> list[str]:
+    valid = answers.get("judge_valid", True)
     lines = ["## Answer accuracy", "",
              f"Each question answered from the top {answers['k']} photos of each ranking "
              f"({answers.get('unit_note', '')}) by `{answers.get('reader', '?')}`; scored 0-1 by "
              f"`{answers.get('judge', '?')}` against the benchmark's answers; mean x 100.", ""]
-    rows = [[m, f"{100 * v['accuracy']:.1f}", str(v["n"]), str(v.get("failed", 0))]
+    if not valid:
+        lines += [f"`{answers.get('judge', '?')}` is **not a valid judge**: {answers.get('judge_caveat', '')}. The "
+                  "answers are in metrics.json; no accuracy is reported.", ""]
+    rows = [[m, f"{100 * v['accuracy']:.1f}" if valid and v.get("accuracy") is not None else "not a valid judge",
+             str(v["n"]), str(v.get("failed", 0))]
             for m, v in answers["methods"].items()]
     lines += _table(rows, ["method", "accuracy (x100)", "questions", "failed"]) + [""]
     lines += [f"- {n}" for n in answers.get("notes", [])] + ([""] if answers.get("notes") else [])
@@ -81,14 +121,16 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
                  references: Sequence[Reference] | None = None, data_notes: Mapping | None = None,
                  dialogue: DialogueResult | None = None, test: str = "randomization",
                  n_permutations: int = 10_000, seed: int = 0, alpha: float = 0.05, dialogue_k: int = 10,
-                 title: str = "", items=None, limited: bool = False, answers: Mapping | None = None
-                 ) -> dict[str, Path]:
+                 title: str = "", items=None, limited: bool = False, answers: Mapping | None = None,
+                 caveats: Sequence[Caveat] | None = None) -> dict[str, Path]:
     """Write the report files and return their paths {"report", "metrics", "per_query", "plots": dir}.
 
     `models`: role -> model name (embedder, llm, judge, generator, ...). `references` defaults to the
     published rows for `benchmark` that were computed on the same set as `items` (the evaluated items; the
     result's own when not given; `limited` = --limit was used). `data_notes`: e.g. PreparedItems.to_json()
-    (missing images, failed items, the evaluation catalog). `answers`: the answer-accuracy block.
+    (missing images, failed items, the evaluation catalog). `answers`: the answer-accuracy block. `caveats`:
+    what each stand-in or tiny model's numbers can and cannot mean (core.evaluation.caveats; by default those
+    of the models marked "(stand-in)"). The report opens with the models and these caveats.
     """
     out = Path(out_dir)
     plots = out / "plots"
@@ -100,8 +142,11 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
     else:
         evaluated = items if items is not None else (result.items if result is not None else None)
         refs, withheld = references_for(benchmark, evaluated, limited)
+    caveats = list(standin_caveats(models or {}) if caveats is None else caveats)
     lines = [f"# {title or 'EcoLens evaluation'}" + (f": {benchmark}" if benchmark else ""), ""]
+    lines += _model_lines(models or {}, caveats, answers)
     metrics_json: dict = {"benchmark": benchmark, "models": dict(models or {}), "data": dict(data_notes or {}),
+                          "caveats": [c.line()[2:] for c in caveats],
                           "references": [r.to_json() for r in refs], "references_withheld": withheld,
                           "deviations": [d.to_json() for d in deviations.DEVIATIONS]}
     if data_notes:
@@ -111,6 +156,8 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
                      + (f" of {data_notes['items_total']}" if data_notes.get("items_total") else ""))
         if data_notes.get("catalog"):
             lines.append(f"- Evaluation catalog: {data_notes['catalog']}")
+        if data_notes.get("catalog_evidence"):
+            lines.append(f"- Catalog facts as evidence: {data_notes['catalog_evidence']}")
         if img:
             lines.append(f"- Images checked under `{img['root']}`: {img['checked']}; missing: "
                          f"{img['missing_count']} (removed from pools and labels; {len(img['items_affected'])} "
@@ -135,6 +182,7 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
                   f"Macro-averages over {summ['n_queries']} queries. Marks: ▲/▼ significantly better/worse than "
                   f"`{base}` ({test} test, p < {alpha}; doubled for p < 0.01).", ""]
         lines += _metric_table(summ["overall"], result.metrics, summ["significance"], base) + [""]
+        lines += _unchanged_lines(result)
         if len(summ["by_kind"]) > 1:
             lines += ["## Per supercategory / query kind", ""]
             for kind, block in summ["by_kind"].items():
@@ -171,8 +219,6 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
     if answers:
         metrics_json["answers"] = dict(answers)
         lines += _answer_lines(answers)
-    lines += ["## Models", ""] + ([f"- {role}: `{name}`" for role, name in (models or {}).items()] or ["- (none given)"])
-    lines.append("")
     if refs or withheld:
         lines += ["## Published reference numbers", ""]
     if refs:

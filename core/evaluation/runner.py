@@ -24,13 +24,17 @@ class MethodOutput:
     """What a method returns for one item: pool keys best first, its costs (COST_KEYS and any other
     counters), optional notes (e.g. "fell back to the rewrite baseline"), optional scores (key -> the score
     the ranking was sorted by; tied scores are then scored as INQUIRE's scorer does, see metrics.py) and the
-    photo ids behind the keys (for the answer stage)."""
+    photo ids behind the keys (for the answer stage). `order_unchanged`: a rerank that moved no photo of its
+    first stage (every judge score tied, or all in the first stage's order); its scores are then the first
+    stage's (engine_methods), so it scores exactly as its first stage under the same tie rule, and the report
+    says so."""
 
     ranking: list[str]
     cost: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     scores: dict[str, float] | None = None
     ids: list[int] = field(default_factory=list)
+    order_unchanged: bool = False
 
 
 Method = Callable[[EvalItem], Any]
@@ -71,6 +75,7 @@ class EvalResult:
     notes: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # method -> qid -> notes
     failures: dict[str, list[dict[str, str]]] = field(default_factory=dict)  # method -> [{qid, error}]
     outside_pool: dict[str, int] = field(default_factory=dict)  # method -> keys dropped for leaving the pool
+    unchanged: dict[str, list[str]] = field(default_factory=dict)  # method -> qids whose rerank moved no photo
 
     @property
     def methods(self) -> list[str]:
@@ -108,7 +113,7 @@ def evaluate(items: Sequence[EvalItem], methods: Mapping[str, Method], metrics: 
         rankings: dict[str, list[str]] = {}
         scores: dict[str, dict[str, float]] = {}
         ids: dict[str, list[int]] = {}
-        costs, notes, fails, dropped = {}, {}, [], 0
+        costs, notes, fails, dropped, unchanged = {}, {}, [], 0, []
         for i, it in enumerate(items, start=1):
             t0 = time.perf_counter()
             try:
@@ -128,6 +133,8 @@ def evaluate(items: Sequence[EvalItem], methods: Mapping[str, Method], metrics: 
             if out.scores is not None:
                 scores[it.qid] = {str(k): float(v) for k, v in out.scores.items()}
             ids[it.qid] = list(out.ids)[:keep_top]
+            if out.order_unchanged:
+                unchanged.append(it.qid)
             if out.notes:
                 notes[it.qid] = list(out.notes)
             if progress:
@@ -137,6 +144,7 @@ def evaluate(items: Sequence[EvalItem], methods: Mapping[str, Method], metrics: 
         res.photo_ids[mname] = ids
         res.item_costs[mname], res.notes[mname], res.failures[mname] = costs, notes, fails
         res.outside_pool[mname] = dropped
+        res.unchanged[mname] = unchanged
     return res
 
 

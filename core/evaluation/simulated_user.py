@@ -13,6 +13,7 @@ from typing import Mapping
 from core.backends.base import JudgeRequest
 from core.contracts.errors import InputError
 from core.evaluation.items import EvalItem
+from core.methods.confidence import CANNOT_TELL, p_yes, verdict
 from core.methods.plugir import DialogueSession
 from core.contracts.records import Filters
 
@@ -71,8 +72,11 @@ def plugir_ranks(engine, item: EvalItem, rounds: int, id_of: Mapping[str, int]) 
     for _ in range(rounds):
         question = session.next_question()
         reply = judge.ask(JudgeRequest(image=image, question=question.text, query=item.query))
-        # a question the judge cannot check on the target: the simulated user is not sure
-        said = "not sure" if getattr(reply, "abstained", False) else user_reply(reply.answer, reply.reason)
+        # a question the judge cannot check on the target, or answers inside the undecided band ("can't tell" on
+        # the page): the simulated user is not sure
+        unsure = getattr(reply, "abstained", False) or verdict(
+            p_yes(reply.top_logprobs), session.settings.undecided_band) == CANNOT_TELL
+        said = "not sure" if unsure else user_reply(reply.answer, reply.reason)
         session.answer(said, question=question.text)
         ranks.append(target_rank(session, target_id, depth))
     return ranks

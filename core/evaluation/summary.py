@@ -18,11 +18,22 @@ def _tests(result: EvalResult, baseline: str, qids: list[str], test: str, n_perm
         if method == baseline:
             continue
         out[method] = {}
+        same = order_unchanged(result, method, qids) and all(rows[q] == base[q] for q in qids)
         for m in result.metrics:
+            if same:  # a rerank that moved no photo of the baseline: no delta to test or show
+                out[method][m] = {"p": 1.0, "delta": None, "test": test, "mark": "", "order_unchanged": True}
+                continue
             c = compare([rows[q][m] for q in qids], [base[q][m] for q in qids], test, n_permutations, seed)
             c["mark"] = mark(c["p"], c["delta"], alpha)
             out[method][m] = c
     return out
+
+
+def order_unchanged(result: EvalResult, method: str, qids: list[str] | None = None) -> bool:
+    """Whether the method's rerank moved no photo on any of the queries (all of them by default)."""
+    qids = [it.qid for it in result.items] if qids is None else qids
+    moved = set(qids) - set(result.unchanged.get(method, []))
+    return bool(qids) and not moved
 
 
 def summarize(result: EvalResult, baseline: str | None = None, test: str = "randomization",

@@ -5,7 +5,11 @@ non-public address unless allow_private_urls is set.
 
 The address is checked after name resolution and on every redirect, and the connection goes to the very
 address that was checked (a name that resolves differently a moment later cannot slip through). Every
-refusal or cut is a DownloadError (an OSError, so the ingest skips that photo with the reason and goes on)."""
+refusal or cut is a DownloadError (an OSError, so the ingest skips that photo with the reason and goes on).
+
+Proxies (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY) are NOT used: a proxy resolves and connects on its own, so the
+address rule could not be kept through one. When one is set for photo URLs, the ingest says so once
+(`proxy_notice`) instead of going around it silently."""
 from __future__ import annotations
 
 import http.client
@@ -18,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urljoin, urlsplit
+from urllib.request import getproxies_environment, proxy_bypass_environment
 
 from core.contracts import bounds
 
@@ -53,6 +58,24 @@ def bind(items: list, policy: DownloadPolicy) -> None:
         ref = str(getattr(item.photo, "path", "") or "")
         if ref.lower().startswith(("http://", "https://")):
             item.read = reader(ref, policy)
+
+
+def proxy_notice(urls: list[str]) -> str:
+    """A notice when a proxy is set for some of these photo URLs (they are fetched directly all the same);
+    '' when none is."""
+    proxies = getproxies_environment()
+    for url in urls:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        proxy = proxies.get(scheme) or proxies.get("all")
+        if proxy and not proxy_bypass_environment(parts.hostname or "", proxies):
+            name = f"{scheme.upper()}_PROXY" if proxies.get(scheme) else "ALL_PROXY"
+            text = (f"{name} is set, but photos are downloaded directly from their servers, not through the proxy "
+                    "(the address of each server is checked before connecting, which a proxy would bypass); on a "
+                    "network that lets only the proxy out, download the photos first and ingest the folder")
+            log.warning("%s", text)
+            return text
+    return ""
 
 
 def refusal(address: str) -> str:

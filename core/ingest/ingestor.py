@@ -95,6 +95,10 @@ class Ingestor:
             index.approx, index.approx_kind = None, "flat"
         report = IngestReport(source=str(path or "(catalog)"), engine=engine_name)
         report.notices += rec.notices() + ([gpu_notice] if gpu_notice else [])
+        if source is not None:
+            proxy = downloads.proxy_notice([str(i.photo.path) for i in source.items
+                                            if str(i.photo.path or "").lower().startswith(("http://", "https://"))])
+            report.notices += [proxy] if proxy else []
         run_id = self.catalog.start_ingest(str(path or "(re-embed)"))
         commit = _Committer(self, vs, index, run_id, report)
         if precomputed:

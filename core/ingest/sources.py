@@ -14,6 +14,7 @@ from typing import Callable
 
 from core.contracts.errors import InputError
 from core.ingest import downloads
+from core.ingest.iconic import apply_iconic_group, iconic_value
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.contracts.records import Photo
 
@@ -223,6 +224,7 @@ def _read_csv(csv_path: Path) -> SourceScan:
                                       notes),
                 license=values.get("license", ""),
                 rights_holder=values.get("rights_holder", ""), caption=values.get("caption", ""), extra=extra)
+            apply_iconic_group(photo, iconic_value(extra))  # an iNaturalist export's iconic_taxon_name
             if ref.startswith(("http://", "https://")):
                 items.append(SourceItem(ref, _url_reader(ref), photo))
             else:
@@ -271,6 +273,7 @@ def _scan_parquet(path: Path, media_dir: Path) -> SourceScan:
             latitude=_coordinate(row.get("latitude"), "latitude", "latitude", 90, where, extra, notes),
             longitude=_coordinate(row.get("longitude"), "longitude", "longitude", 180, where, extra, notes),
             license=row.get("license") or "", rights_holder=row.get("rights_holder") or "", extra=extra)
+        apply_iconic_group(photo, iconic_value(extra))  # class Aves, kingdom Plantae ...: the catalog's taxonomy
         items.append(SourceItem(where, read, photo, save_to=save_to))
     return SourceScan(items, "inquire-parquet", notices=notes.all())
 

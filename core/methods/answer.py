@@ -2,15 +2,21 @@
 
 With a photo reader (setting answer_reader; the vision-language model), the answer is read from the retrieved
 photos themselves, as VisRet's reader does; otherwise the text LLM reads each photo's note (caption or
-catalog metadata). A failed reader falls back to the notes with a notice."""
+catalog metadata). A failed reader falls back to the notes with a notice.
+
+Either way the answer stays with its evidence (core/methods/evidence.py): a stand-in reader is not asked about
+photos outside its world; a claim naming an organism its cited photos do not support is left out, with a
+notice naming it and who wrote it; when no claim citing a photo is left, the answer says that no answer can be
+written, and why."""
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from core.backends.metadata_captioner import describe
-from core.methods.llm_tasks import evidence_answer, short_error
+from core.methods import evidence
+from core.methods.llm_tasks import evidence_answer, model_label, short_error
 from core.methods.run import Run
 
 log = logging.getLogger(__name__)
@@ -25,9 +31,47 @@ def cited(text: str, ids: Sequence[int]) -> list[int]:
     return list(dict.fromkeys(found))
 
 
-def run_answer(run: Run, question: str, ids: Sequence[int], limit: int = EVIDENCE_PHOTOS) -> dict[str, Any]:
+def run_answer(run: Run, question: str, ids: Sequence[int], limit: int = EVIDENCE_PHOTOS,
+               checked: Mapping[int, Sequence[str]] | None = None) -> dict[str, Any]:
+    """The answer stage. `checked`: photo id -> the questions the photo checker answered "yes" for it in this
+    search (evidence for the organisms they name)."""
     photos = run.photos(list(ids)[:limit])
+    out = _written(run, question, photos)
+    return _kept_to_evidence(run, question, photos, out, checked)
+
+
+def _kept_to_evidence(run: Run, question: str, photos, out: dict[str, Any],
+                      checked: Mapping[int, Sequence[str]] | None) -> dict[str, Any]:
+    """The answer without its claims about organisms its cited photos do not support (a notice names them and
+    who wrote them); when no claim citing a photo is left, a refusal that says why."""
+    text = out.get("text", "")
+    kept, bad = evidence.kept_to_evidence(text, question, photos, [n for n, _ in run.corpus.taxon_names()], checked)
+    if not bad:
+        return out
+    who = out.get("reader") or out.get("writer") or "the answer"
+    why = (f"{who} named {', '.join(bad)}, which none of the photos it cites is catalogued as or was checked to "
+           f"show (they are catalogued as {evidence.catalogued_as(photos)})")
+    shown = [int(p.id) for p in photos]
+    if cited(kept, shown):
+        run.notice(f"answer: left out what it said of {', '.join(bad)}: {why}")
+        log.warning("answer to %r trimmed: %s; the text was %r", question, why, text)
+        return {**out, "text": kept, "cited_ids": cited(kept, shown), "left_out": bad, "original_text": text}
+    run.notice(f"answer: not shown, because {why}")
+    log.warning("answer to %r refused: %s; the text was %r", question, why, text)
+    kept_keys = {k: v for k, v in out.items() if k in ("source", "reader", "standin", "writer")}
+    return {**evidence.refusal(why, photos), **kept_keys, "refused_text": text}
+
+
+def _written(run: Run, question: str, photos) -> dict[str, Any]:
     reader = run.backends.reader
+    if reader is not None and photos and reader.is_standin:
+        outside = evidence.outside_world(photos)
+        if outside:
+            run.notice(f"the photo reader {reader.model_id} is a stand-in made for the demo world, and "
+                       f"{len(outside)} of these photos are not of it (catalogued as "
+                       f"{evidence.catalogued_as(outside)}); the answer used the photo notes")
+            log.info("stand-in reader %s not asked: %d photos outside its world", reader.model_id, len(outside))
+            reader = None
     if reader is not None and photos:
         try:
             with run.timed("answer"):
@@ -53,7 +97,18 @@ def run_answer(run: Run, question: str, ids: Sequence[int], limit: int = EVIDENC
                 note = describe(p)
             notes.append((int(p.id), note))
         out = evidence_answer(run.backends.llm, question, notes, run.notices)
-    out = {**out, "source": "captions", "photos": [int(p.id) for p in photos]}
+    out = {**out, "source": "captions", "photos": [int(p.id) for p in photos],
+           "writer": model_label(run.backends.llm)}
     if not out.get("verified", True):
         run.notice("the answer is unverified: no language model wrote it")
+    return out
+
+
+def checked_yes(rerank_stage: Mapping[str, Any] | None) -> dict[int, list[str]]:
+    """Photo id -> the sub-questions the photo checker answered "yes" for it (the stage's verdicts)."""
+    out: dict[int, list[str]] = {}
+    for photo in (rerank_stage or {}).get("photos") or []:
+        yes = [a["question"] for a in photo.get("answers") or [] if a.get("answer") == "yes" and a.get("checked", True)]
+        if yes:
+            out[int(photo["id"])] = yes
     return out

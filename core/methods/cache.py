@@ -313,7 +313,10 @@ class CachedEmbedder:
         return np.stack(rows).astype(np.float32)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
-        return self._cached("text", list(texts), self.inner.embed_texts)
+        # an embedder that changes how it reads words (not its weights) says so in `text_version`: its cached
+        # text vectors from before are then misses, while its picture vectors stay valid
+        version = getattr(self.inner, "text_version", "")
+        return self._cached(f"text:{version}" if version else "text", list(texts), self.inner.embed_texts)
 
     def embed_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         return self._cached("image", list(images), self.inner.embed_images)

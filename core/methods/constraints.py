@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from core.backends.base import JudgeRequest
 from core.contracts.world import rule_book
-from core.methods.confidence import p_yes
+from core.methods.confidence import NO, YES, p_yes, verdict
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +42,9 @@ class ConstraintChecker:
     """Judges (photo, question) pairs once each and reorders a ranking by how many constraints a photo breaks."""
 
     def __init__(self, backends, photos: Callable[[Sequence[int]], list], load: Callable[[Any], Any], query: str,
-                 notice: Callable[[str], None]):
+                 notice: Callable[[str], None], band: float):
         self.backends, self.photos, self.load, self.query, self.notice = backends, photos, load, query, notice
+        self.band = band  # setting undecided_band: a "can't tell" neither keeps nor moves a photo
         self.memo: dict[tuple[int, str], float] = {}
         self.failed = False
 
@@ -69,7 +70,8 @@ class ConstraintChecker:
     def reorder(self, ranked: list[tuple[int, float]], constraints: Sequence[Constraint],
                 depth: int) -> list[tuple[int, float]]:
         """The top `depth` of `ranked` sorted by the number of broken constraints (then the original order);
-        the rest unchanged. A photo breaks a constraint when the judge's p(yes) is on the other side of 0.5."""
+        the rest unchanged. A photo breaks a constraint when the judge's verdict is the other one (a "can't
+        tell" inside the undecided band, like "not checked", breaks none)."""
         if not constraints or depth <= 0 or self.failed:
             return ranked
         head, tail = ranked[:depth], ranked[depth:]
@@ -82,10 +84,11 @@ class ConstraintChecker:
                 p = self._p_yes(photo, c.question) if photo is not None else None
                 if self.failed:
                     return ranked
-                if p is None:
+                said = verdict(p, self.band)
+                if said not in (YES, NO):
                     continue
                 c.checked += 1
-                if (p >= 0.5) != c.wanted:
+                if (said == YES) != c.wanted:
                     c.contradicting += 1
                     broken[pid] = broken.get(pid, 0) + 1
         order = sorted(range(len(head)), key=lambda r: (broken.get(head[r][0], 0), r))

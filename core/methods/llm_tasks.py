@@ -12,6 +12,7 @@ import logging
 from typing import Any, Callable
 
 from core.backends.base import ChatMessage
+from core.contracts.errors import DeadlinePassed
 from core.methods import llm_checks as checks
 from core.methods import llm_schemas as schemas
 from core.methods import rules
@@ -40,7 +41,10 @@ def ask(llm, task: str, system: str, user: str, parse: Callable[[str], Any], rul
         text = llm.chat([ChatMessage("system", system), ChatMessage("user", user)], temperature=temperature,
                         max_tokens=max_tokens, json_schema=json_schema)
     except Exception as exc:  # any backend failure downgrades to the rule: notice + log line
-        log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
+        if isinstance(exc, DeadlinePassed):  # the search's time limit, not a fault: no traceback
+            log.warning("%s: %s; using the offline rule", task, exc.message)
+        else:
+            log.exception("%s: LLM %s failed; using the offline rule", task, getattr(llm, "model_id", "?"))
         notices.append(f"{task}: the language model failed ({model_label(llm)}: {short_error(exc)}); used the "
                        "offline rule instead")
         return rule(), "rule"
@@ -385,6 +389,10 @@ def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, n
     return value
 
 
+FILTER_FALLBACK = ("question filter: the caption and dialogue already answer every proposed question; asked the "
+                   "offline rule's question instead")
+
+
 def filter_questions(llm, caption: str, turns, questions: list[str], notices: list[str],
                      candidates: list[str] = (), n: int = 5) -> list[str]:
     """The questions the caption and dialogue cannot answer ('uncertain') and that were not asked yet. When none
@@ -415,6 +423,5 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
     unanswered = rules.uncertain_questions(caption, turns, fresh)
     fallback = unanswered or fresh
     if fallback:
-        notices.append("question filter: the caption and dialogue already answer every proposed question; asked "
-                       "the offline rule's question instead")
+        notices.append(FILTER_FALLBACK)
     return fallback

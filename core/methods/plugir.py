@@ -7,28 +7,38 @@ currently retrieves, and re-retrieves after each answer.
 
 A dialogue that listens: "yes"/"no" become constraints (the candidates the judge answers the other way move
 down; constraints.py); "not sure" changes nothing and that question is not asked again; no question is asked
-twice in meaning (questions are compared by their normalised facts, not their wording); questions must split
-the current candidates (for questions in the world's terms, some candidates' notes state the attribute and
-some do not); marked photos feed back as photos (Rocchio relevance feedback), never as pasted notes.
+twice in meaning (questions are compared by what they ask about what is named, not by their wording: the rule
+book's `meaning_key`, where "Is it alone?" and "Are there two of them?" are one question); no question is
+asked about what the named organism cannot have (the rule book's `impossible`, from the world's data: wings
+for a frog); questions must split the current candidates (for questions in the world's terms, some
+candidates' notes state the attribute and some do not); marked photos feed back as photos (Rocchio relevance
+feedback), never as pasted notes, rank first in every later turn and pull the photos of their catalogued
+species up. When no proposed question is usable the rule book's question is asked, and the session says so
+as a note (`notes`, `Question.fallback`), not as a failure.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
 from core.contracts.world import answer_word, rule_book
+from core.methods.anatomy import impossible as impossible_for, named_taxa
 from core.methods.cached_backends import CachedBackends
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
 from core.methods.feedback import check_photo_ids, rocchio
-from core.methods.llm_tasks import filter_questions, propose_questions, reformulate, short_error
+from core.methods.llm_tasks import FILTER_FALLBACK, filter_questions, propose_questions, reformulate, short_error
 from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
                                             representatives)
 from core.contracts.records import Filters, Hit
 
+log = logging.getLogger(__name__)
 SKIP_TOP = 10  # the KL choice looks at candidates ranked 11..n_t
 FREE_QUESTION = "Can you describe the photo in more detail?"
+RULE_FALLBACK = ("dialogue: no proposed question was new and split the candidates; asked the offline rule's "
+                 "question about the candidates instead")
 SUGGESTIONS = ["yes", "no", "not sure"]
 
 
@@ -46,6 +56,7 @@ class Question:
     key: str = ""  # normalised meaning: the same key is never asked twice
     suggestions: list[str] = field(default_factory=lambda: list(SUGGESTIONS))
     dropped: list[dict[str, str]] = field(default_factory=list)  # kept questions not asked, with the reason
+    fallback: str = ""  # why the rule book's question was asked instead of a proposed one ('' when it was not)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,11 +81,12 @@ class DialogueSession:
         self.constraints: list[Constraint] = []
         self.asked_keys: list[str] = []  # every question asked (any answer), by normalised key
         self.skipped: list[str] = []  # questions answered "not sure"
-        self.notices: list[str] = []
+        self.notices: list[str] = []  # what failed or was left out (warnings)
+        self.notes: list[str] = []  # how the dialogue went about its questions (information, not failures)
         self.pending: Question | None = None
         self.history: list[dict[str, Any]] = []  # per round: caption, top ids, constraints, marks
         self.checker = ConstraintChecker(self.backends, search.photos, search.load_image, self.description,
-                                         self._notice)
+                                         self._notice, band=self.settings.undecided_band)
         self.ranked = self.retrieve(self.k)
         self._log()
 
@@ -89,11 +101,47 @@ class DialogueSession:
         return v
 
     def retrieve(self, depth: int) -> list[tuple[int, float]]:
-        """The best `depth` photos: embedding similarity (with relevance feedback), then the top
-        plugir_check_depth reordered by the answered questions (candidates that contradict an answer move down)."""
-        check = self.settings.plugir_check_depth if self.constraints else 0
-        ranked = self.search.rank_vector(self._vector(), max(depth, check), self.pool)
-        return self.checker.reorder(ranked, self.constraints, check)[:depth]
+        """The best `depth` photos: embedding similarity (with relevance feedback); within the top
+        plugir_check_depth the photos of a marked photo's catalogued species first, then reordered by the
+        answered questions (candidates that contradict an answer move down); the marked photos first of all."""
+        check = self.settings.plugir_check_depth if self.constraints or self.relevant else 0
+        vector = self._vector()
+        ranked = self.search.rank_vector(vector, max(depth, check), self.pool)
+        ranked = self._species_first(ranked, check)
+        ranked = self.checker.reorder(ranked, self.constraints, check)
+        return self._marked_first(ranked, vector)[:depth]
+
+    def _marked(self) -> list[int]:
+        """The photos marked as looking right that this session may still show (in its pool, not marked wrong)."""
+        allowed = None if self.pool is None else set(self.pool)
+        return [i for i in self.relevant if i not in self.nonrelevant and (allowed is None or i in allowed)]
+
+    def _species_first(self, ranked: list[tuple[int, float]], depth: int) -> list[tuple[int, float]]:
+        """The top `depth` of `ranked` with the photos catalogued as a marked photo's species first (order kept
+        otherwise)."""
+        marked = self._marked()
+        if not marked or depth <= 0:
+            return ranked
+        species = {p.scientific_name.strip().lower() for p in self.search.photos(marked) if p.scientific_name.strip()}
+        if not species:
+            return ranked
+        head, tail = ranked[:depth], ranked[depth:]
+        same = {p.id for p in self.search.photos([i for i, _ in head])
+                if p.scientific_name.strip().lower() in species}
+        return sorted(head, key=lambda t: t[0] not in same) + tail
+
+    def _marked_first(self, ranked: list[tuple[int, float]], vector: np.ndarray) -> list[tuple[int, float]]:
+        """`ranked` with the marked photos at the top (each with its own similarity to the query vector)."""
+        marked = self._marked()
+        if not marked:
+            return ranked
+        score = dict(ranked)
+        missing = [i for i in marked if i not in score]
+        if missing:
+            sims = np.asarray(self.search.vectors(missing), dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
+            score.update({i: float(x) for i, x in zip(missing, sims)})
+        first = sorted(marked, key=lambda i: -score[i])
+        return [(i, score[i]) for i in first] + [t for t in ranked if t[0] not in set(first)]
 
     def hits(self, k: int | None = None) -> list[Hit]:
         return self.search.hits(self.ranked[: k or self.k])
@@ -141,15 +189,33 @@ class DialogueSession:
         if text not in self.notices:
             self.notices.append(text)
 
-    def _screen(self, questions: list[str], captions: list[str]) -> tuple[list[str], list[dict[str, str]]]:
-        """Questions not asked before (by meaning) that, when in the world's terms, split the candidates: some
-        but not all candidate notes state what they ask."""
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            log.info("%s", text)
+            self.notes.append(text)
+
+    def meaning(self, question: str) -> str:
+        """What `question` asks about what is named so far (the rule book's key; else its normalised facts or
+        content words): two questions with the same meaning share it."""
+        return rule_book().meaning_key(question, self.caption, self.turns) or question_key(question)
+
+    def _screen(self, questions: list[str], captions: list[str],
+                taxa: set[str] = frozenset()) -> tuple[list[str], list[dict[str, str]]]:
+        """Questions that can apply to what is named (the world's rule book, else the generic table of traits
+        by higher taxon, `taxa` being what is named), not asked before (by meaning, as understood now) and
+        that, when in the world's terms, split the candidates: some but not all candidate notes state what
+        they ask."""
         facts_of = rule_book().consistent(self.caption, self.turns, [rule_book().text_facts(c) for c in captions if c])
         denied = rule_book().denied_facts(self.turns)
-        out, dropped, keys = [], [], set(self.asked_keys)
+        out, dropped = [], []
+        keys = set(self.asked_keys) | {self.meaning(q) for q, _ in self.turns if q != FREE_QUESTION}
         for q in questions:
-            key = question_key(q)
+            key = self.meaning(q)
             facts = {f for f in rule_book().question_facts(q) if not f.startswith("part:")}
+            why = rule_book().impossible(q, self.caption, self.turns) or impossible_for(q, set(taxa))
+            if why:
+                dropped.append({"question": q, "reason": f"not for what is named ({why})"})
+                continue
             if key in keys:
                 dropped.append({"question": q, "reason": "asked before (same meaning)"})
                 continue
@@ -192,18 +258,27 @@ class DialogueSession:
         rep_captions = [c["caption"] for c in candidates]
         proposed = propose_questions(llm, self.caption, self.turns, rep_captions, s.plugir_questions, self.notices,
                                      temperature=s.plugir_questioner_temperature)
-        kept = filter_questions(llm, self.caption, self.turns, proposed, self.notices, rep_captions,
-                                s.plugir_questions)
-        usable, dropped = self._screen(kept, captions)
+        said: list[str] = []
+        kept = filter_questions(llm, self.caption, self.turns, proposed, said, rep_captions, s.plugir_questions)
+        fallback = ""
+        for text in said:  # the filter's own fallback is how the dialogue works, not a failure
+            if text == FILTER_FALLBACK:
+                fallback = text
+                self._note(text)
+            else:
+                self._notice(text)
+        taxa = named_taxa(" ".join([self.caption, *(q for q, a in self.turns if answer_word(a) == "yes")]),
+                          self.search.photos(ids) if ids else [])
+        usable, dropped = self._screen(kept, captions, taxa)
         if not usable:
             from core.methods.rules import questions as rule_questions
 
             fresh, more = self._screen(rule_questions(self.caption, self.turns, captions, s.plugir_questions),
-                                       captions)
+                                       captions, taxa)
             dropped += more
             if fresh:
-                self._notice("dialogue: no proposed question was new and split the candidates; asked the offline "
-                             "rule's question about the candidates instead")
+                fallback = RULE_FALLBACK
+                self._note(RULE_FALLBACK)
             usable = fresh
         kls: list[float] = []
         choice = 0
@@ -215,8 +290,8 @@ class DialogueSession:
         text = usable[choice] if usable else FREE_QUESTION
         facts = sorted(rule_book().question_facts(text)) if usable else []
         self.pending = Question(text, r, self.caption, candidates, proposed, kept, [round(k, 6) for k in kls], n_t,
-                                facts, question_key(text) if usable else "free text",
-                                list(SUGGESTIONS) if usable else ["not sure"], dropped)
+                                facts, self.meaning(text) if usable else "free text",
+                                list(SUGGESTIONS) if usable else ["not sure"], dropped, fallback if usable else "")
         return self.pending
 
     # ---- the user's answer ----------------------------------------------------------------------------
@@ -239,7 +314,7 @@ class DialogueSession:
             word = answer_word(reply)
             if q == FREE_QUESTION and word in ("yes", "no"):
                 word = "unsure"  # a yes or no to "describe the photo" says nothing about it
-            key = question_key(q) if q != FREE_QUESTION else "free text"
+            key = self.meaning(q) if q != FREE_QUESTION else "free text"
             if key not in self.asked_keys and key != "free text":
                 self.asked_keys.append(key)
             if word == "unsure":
@@ -261,5 +336,5 @@ class DialogueSession:
                 "turns": [{"question": q, "answer": a} for q, a in self.turns], "relevant": self.relevant,
                 "nonrelevant": self.nonrelevant, "marked": self.marked_ranks(),
                 "constraints": [c.to_json() for c in self.constraints], "skipped": self.skipped,
-                "asked_keys": self.asked_keys, "history": self.history, "notices": self.notices,
+                "asked_keys": self.asked_keys, "history": self.history, "notices": self.notices, "notes": self.notes,
                 "pending": self.pending.to_json() if self.pending else None}

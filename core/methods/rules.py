@@ -172,22 +172,67 @@ def subquestions(query: str, n: int) -> list[str]:
         if len(qs) < 2:
             qs.append(f'Does the photo match the description "{q}"?')
         return qs[:n]
-    adjectives, head = head_phrase(re.sub(_YES_NO, "", q, count=1) if _YES_NO.match(q) else q)
-    number = next((a for a in adjectives if a.lower() in _NUMBERS), None)
+    asked = re.sub(r"^\s*there\s+", "", re.sub(_YES_NO, "", q, count=1)) if _YES_NO.match(q) else q
+    said, paired = count_phrases(asked)
+    adjectives, head = head_phrase(said)
+    number = next((a for a in adjectives if a.lower() in _NUMBERS), paired)
     adjectives = [a for a in adjectives if a.lower() not in _NUMBERS]
+    many = bool(number) or (bool(head) and is_plural(head.split()[-1]))
     if head and number:
         qs = [f"Are there {number.lower()} {head} in the photo?"]
+    elif head and many:  # "frogs on a log" -> "Are there frogs in the photo?"
+        qs = [f"Are there {head} in the photo?"]
     else:
         qs = [f"Is there {_a(head)} in the photo?"] if head else []
-    qs += [f"{'Are' if number else 'Is'} the {head} {adj.lower()}?" for adj in adjectives if head]
-    rest = _after_head(q, head)
+    qs += [f"{'Are' if many else 'Is'} the {head} {adj.lower()}?" for adj in adjectives if head]
+    rest = _after_head(said, head)
     if rest:  # "a heron eating a fish" -> "Is the heron eating a fish?"
-        qs.append(f"{'Are' if number else 'Is'} the {head} {rest}?")
+        qs.append(f"{'Are' if many else 'Is'} the {head} {rest}?")
     if _YES_NO.match(q):
         qs.append(q[0].upper() + q[1:] + "?")
     elif len(tokens(q)) > len(tokens(" ".join(adjectives + [number or "", head]))) or len(qs) < 2:
         qs.append(f'Does the photo match the description "{q}"?')
     return list(dict.fromkeys(qs))[:n]
+
+
+# nouns that end in -s in the singular
+_SINGULAR_S = frozenset("species series lens canvas gas news bus iris ibis cactus octopus platypus hippopotamus "
+                        "walrus mantis asparagus crocus hibiscus narcissus lotus albatross moss grass".split())
+_IRREGULAR = {"butterflies": "butterfly", "dragonflies": "dragonfly", "damselflies": "damselfly", "fungi": "fungus",
+              "larvae": "larva", "geese": "goose", "mice": "mouse", "children": "child", "leaves": "leaf",
+              "wolves": "wolf", "calves": "calf", "halves": "half"}
+_PAIRED = re.compile(r"^(?:(?:a|one)\s+)?(?:pair|couple)\s+of\s+", re.IGNORECASE)
+_TOGETHER = re.compile(r"\s+(?:side\s+by\s+side|together)\b", re.IGNORECASE)
+
+
+def singular(word: str) -> str:
+    """A plain English singular of a plural noun ('frogs' -> 'frog', 'butterflies' -> 'butterfly', 'foxes' ->
+    'fox'); any other word as it is, lower case."""
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if w in _SINGULAR_S or len(w) <= 3 or w.endswith(("ss", "us", "is")):
+        return w
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if w.endswith(("ches", "shes", "xes", "sses", "zes")):
+        return w[:-2]
+    return w[:-1] if w.endswith("s") else w
+
+
+def is_plural(word: str) -> bool:
+    """True for an English noun in the plural ('herons', 'foxes', 'larvae'); 'moss', 'species', 'ibis' are not."""
+    return singular(word) != word.lower()
+
+
+def count_phrases(text: str) -> tuple[str, str | None]:
+    """`text` without the words that say how many, and the number they say: 'a pair of mallards swimming' ->
+    ('mallards swimming', 'two'); 'two herons side by side on sand' -> ('two herons on sand', None) (the
+    number stays in the text)."""
+    paired = _PAIRED.match(text)
+    number = "two" if paired else None
+    text = text[paired.end():] if paired else text
+    return _TOGETHER.sub("", text), number
 
 
 def _after_head(query: str, head: str) -> str:
@@ -215,6 +260,8 @@ def decomposition(query: str, limit: int) -> tuple[list[SubQuery], bool]:
     text = _feature_part(q) or q
     if _YES_NO.match(q):  # "Does the newt have orange spots" -> "the newt with orange spots"
         text = re.sub(r"\b(?:have|has)\b", "with", re.sub(_YES_NO, "", q, count=1))
+    said, paired = count_phrases(text)  # "a pair of mallards swimming" -> "two mallards swimming"
+    text = f"{paired} {said}" if paired else said
     parts = rule_decompose(text, limit)
     return parts, len(parts) > 1
 
@@ -310,7 +357,7 @@ def uncertain_questions(caption: str, turns, questions_: list[str]) -> list[str]
 
 def answer(question: str, notes: list[tuple[int, str]]) -> dict:
     """An unverified answer: read from the photos' notes for a world colour question, else a plain statement
-    that nothing was concluded, citing the best-matching photos."""
+    that no answer can be written and why, citing the best-matching photos."""
     found = rule_book().answer(question, notes)
     return found if found is not None else unverified_answer(notes)
 
@@ -318,9 +365,11 @@ def answer(question: str, notes: list[tuple[int, str]]) -> dict:
 def unverified_answer(notes: list[tuple[int, str]]) -> dict:
     ids = [pid for pid, _ in notes]
     if not ids:
-        text = "Unverified (offline rule, no language model): no photo matched, so there is nothing to answer from."
+        text = ("No answer can be written: no photo matched, so there is nothing to answer from (offline rule, no "
+                "language model).")
     else:
         cites = ", ".join(f"[{i}]" for i in ids[:5])
-        text = ("Unverified (offline rule, no language model): nothing was concluded from the photos. The "
-                f"best-matching photos are {cites}; each one's note is shown with it.")
+        text = ("No answer can be written from the photos: the offline rule (no language model) reads nothing in "
+                f"them, so it states nothing about them. The best-matching photos are {cites}; each one's note is "
+                "shown with it.")
     return {"text": text, "cited_ids": ids[:5], "verified": False}

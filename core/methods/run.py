@@ -14,6 +14,7 @@ from core.contracts.cancel import CancelToken
 from core.contracts.events import Event, Notice, StageEvent
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
+from core.methods.deadline import SearchDeadline
 from core.contracts.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,8 @@ class Run:
     cancel: CancelToken = field(default_factory=CancelToken)
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    deadline: SearchDeadline = field(default_factory=SearchDeadline)  # no limit unless the engine sets one
+    _running: dict[str, float] = field(default_factory=dict, repr=False)  # steps started, not finished
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -44,6 +47,22 @@ class Run:
             self.notices.append(text)
             self.emit(Notice(text))
 
+    def out_of_time(self, undone: str) -> None:
+        """Say that the search's time limit passed, who took the time and what was left undone (a notice and a
+        log line); a later step left undone adds a short notice of its own."""
+        if self.deadline.noticed:
+            log.warning("time limit passed: %s", undone)
+            self.notice(f"because of the same time limit, {undone}")
+            return
+        self.deadline.noticed = True
+        now = time.perf_counter()
+        spent = dict(self.timings)
+        for name, t0 in list(self._running.items()):  # steps still running count with their time so far
+            spent[name] = spent.get(name, 0.0) + (now - t0) * 1000
+        text = self.deadline.notice_text(undone, self.deadline.slowest(spent, self.settings))
+        log.warning("%s", text)
+        self.notice(text)
+
     def check(self) -> None:
         """Raise SearchCancelled when the search was cancelled."""
         self.cancel.check()
@@ -53,9 +72,11 @@ class Run:
         t0 = time.perf_counter()
         self.check()
         self.emit(StageEvent(name, "started"))
+        self._running[name] = t0
         try:
             yield
         finally:
+            self._running.pop(name, None)
             ms = (time.perf_counter() - t0) * 1000
             self.timings[name] = self.timings.get(name, 0.0) + ms
             self.emit(StageEvent(name, "done", round(ms, 2)))

@@ -3,7 +3,8 @@
 Comparisons of two organisms get one instruction and one fused list per organism; a request naming one
 organism (Visual-RAG-ME scores each on its own) gets that organism's list alone. User example photos
 (uploaded images or catalog ids) join every fusion as extra ranked lists. A failed picture is dropped and
-reported, never replaced by a blank one; when no picture is left the rewrite baseline is used."""
+reported, never replaced by a blank one; when no picture is left the rewrite baseline is used. Once the
+search's time limit has passed no further picture is drawn (one notice says how many were not)."""
 from __future__ import annotations
 
 import logging
@@ -16,7 +17,7 @@ from PIL import Image
 from core.contracts.errors import BudgetExceeded
 from core.contracts.events import Visualization
 from core.methods.cache import key_of
-from core.methods.deadline import call_with_deadline
+from core.methods.deadline import backend_where, call_with_deadline
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction
 from core.methods.organisms import choose
@@ -83,8 +84,9 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
     # each photo's best cosine with a picture searched with (a drawing or an example photo): the similarity
     # a page shows for a VisRet result (the engine moves it onto the hits and out of the stage)
     closest: dict[int, float] = {}
-    for got in scored_examples:
-        _keep_best(closest, got)
+    nearest: dict[int, dict[str, int]] = {}  # photo -> the picture that is closest to it
+    for e, got in enumerate(scored_examples):
+        _keep_best(closest, got, nearest, {"example": e})
     fused_per_organism: list[list[int]] = []
     chosen, stage["organism_match"] = organism_indices(run, instr, organism, organism_name, query)
     stage["instructions"], stage["organisms"] = list(instr.descriptions), list(instr.organisms)
@@ -94,6 +96,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         prompt = image_prompt(description)
         stage["prompts"].append(prompt)
         images = []
+        late = 0  # pictures not drawn because the search's time limit passed
         with run.timed("generate"):
             for j, seed in enumerate(seeds):
                 run.check()
@@ -106,17 +109,24 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     images.append((vis, None, np.asarray(known["vector"], dtype=np.float32), vkey))
                     run.emit(Visualization(ok=True, **vis))
                     continue
+                if run.deadline.passed():  # a picture already drawn is used; a new one is not started
+                    late += 1
+                    continue
                 try:
                     out, path = call_with_deadline(
                         lambda: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
-                        s.backend_timeout_s, "the image generator", cancel=run.cancel)
+                        run.deadline.bound(s.backend_timeout_s), "the image generator", cancel=run.cancel)
                 except Exception as exc:  # the backend failed, hung or the budget is spent: drop this picture
+                    run.check()  # a cancelled search stops here rather than reporting a failed picture
+                    if run.deadline.passed():  # cut by the search's limit: counted with the pictures not drawn
+                        log.info("picture %s (seed %s) cut by the search's time limit: %s", j + 1, seed, exc)
+                        late += 1
+                        continue
                     err = short_error(exc)
                     budget = isinstance(exc, BudgetExceeded)
                     if not budget:
                         log.warning("generator %s failed on seed %s: %s", generator.model_id, seed, err,
                                     exc_info=exc)
-                    run.check()  # a cancelled search stops here rather than reporting a failed picture
                     stage["failed"].append({"organism": o, "index": j, "seed": int(seed),
                                             "error": "budget" if budget else err})
                     run.notice(f"visualization {j + 1} (seed {seed}) failed and was dropped: {err}")
@@ -127,6 +137,10 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                 stage["visualizations"].append(vis)
                 images.append((vis, out.image, None, vkey))
                 run.emit(Visualization(ok=True, **vis))
+        if late:
+            stage["out_of_time"] = stage.get("out_of_time", 0) + late
+            run.out_of_time(f"{late} of {len(seeds)} pictures were not drawn by "
+                            f"{backend_where(s, 'generator')}")
         lists: list[list[int]] = []
         with run.timed("image_search"):
             if images:
@@ -141,7 +155,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                             "vector": [float(x) for x in vec]})
                 all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
                 for (vis, _, vec, _), got in zip(images, all_ranked):
-                    _keep_best(closest, got)
+                    _keep_best(closest, got, nearest, {"organism": o, "drawing": vis["index"]})
                     ranked = [i for i, _ in got]
                     lists.append(ranked)
                     stage["lists"].append({"organism": o, "visualization": vis["index"], "seed": vis["seed"],
@@ -161,16 +175,26 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                                       "ids": [i for i, _ in fused][:keep]})
         if len(chosen) == 1:
             stage["picture_similarity"] = _closest_of(closest, fused)
+            stage["closest_picture"] = _nearest_of(nearest, fused)
             return fused, stage
     fused = rrf(fused_per_organism, s.rrf_lambda)[:depth]
     stage["picture_similarity"] = _closest_of(closest, fused)
+    stage["closest_picture"] = _nearest_of(nearest, fused)
     return fused, stage
 
 
-def _keep_best(closest: dict[int, float], ranked: Sequence[tuple[int, float]]) -> None:
+def _keep_best(closest: dict[int, float], ranked: Sequence[tuple[int, float]],
+               nearest: dict[int, dict[str, int]], picture: dict[str, int]) -> None:
     for i, score in ranked:
         if score > closest.get(int(i), float("-inf")):
             closest[int(i)] = float(score)
+            nearest[int(i)] = picture
+
+
+def _nearest_of(nearest: dict[int, dict[str, int]], fused: Sequence[tuple[int, float]]) -> dict[str, dict]:
+    """photo id (as text, the stage is JSON) -> the picture it is closest to: {"organism", "drawing": index}
+    for a drawing (its `index` in the stage's visualizations), {"example": n} for the n-th example photo."""
+    return {str(int(i)): dict(nearest[int(i)]) for i, _ in fused if int(i) in nearest}
 
 
 def _closest_of(closest: dict[int, float], fused: Sequence[tuple[int, float]]) -> dict[int, float]:

@@ -19,6 +19,7 @@ from core.imageio import load_image
 from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
+from core.vectors.integrity import checksum_path
 from core.contracts.records import Filters, Hit, Photo
 from core.contracts.settings import Settings
 
@@ -59,12 +60,15 @@ class Corpus:
         self._index = None
 
     def _on_disk(self) -> tuple | None:
-        """The index generation: (mtime, size, inode) of the index file and its approximate twin. Ingest
-        replaces the files atomically at every checkpoint, so a changed stat means new content."""
+        """The index generation: (mtime, size, inode) of the index file, its approximate twin and their
+        checksum records. Ingest replaces the files atomically at every checkpoint, so a changed stat means
+        new content (or damage: anything else that wrote to them)."""
         if self._vs is None:
             return None
         out = []
-        for path in (self.store.path_for(self._vs), Path(str(self.store.path_for(self._vs)) + ".approx")):
+        flat = self.store.path_for(self._vs)
+        approx = Path(str(flat) + ".approx")
+        for path in (flat, approx, checksum_path(flat), checksum_path(approx)):
             try:
                 st = os.stat(path)
                 out.append((st.st_mtime_ns, st.st_size, st.st_ino))
@@ -73,9 +77,12 @@ class Corpus:
         return tuple(out)
 
     def follow_catalog(self) -> list[str]:
-        """Checked before every search: when another process (an ingest by the CLI) has saved the index since
-        it was loaded, load it again, so new photos are searched without a restart. Returns notices for the
-        user. The reload only reads (it never repairs or writes while an ingest may be writing)."""
+        """Checked before every search: when the index files changed on disk since they were loaded (another
+        process's ingest, or damage), open them again the way start-up does (IndexStore.open: the checksum
+        records, FAISS's reading, the vectors themselves, agreement with the catalog), so new photos are
+        searched without a restart. Damage is repaired as at start-up when no ingest is running; while one
+        is, the index loaded before goes on being searched. Returns notices for the user (each also a log
+        line)."""
         if self._index is None or self._vs is None:
             return []
         now = self._on_disk()
@@ -86,23 +93,33 @@ class Corpus:
                 return []
             before = len(self._index)
             try:
-                fresh = VectorIndex.load(self.store.path_for(self._vs), self._vs.dim)
-            except Exception:  # a damaged file: keep searching what was loaded, and say so
+                fresh, rec = self.store.open(self._vs, self.catalog, known=self._index)
+            except Exception:  # an unreadable file the checks did not catch: keep searching what was loaded
                 log.exception("the index of %s changed on disk but could not be read", self._vs.model_id)
                 self._generation = now
                 return ["the photo index changed on disk but could not be read; the photos known before are "
-                        "searched (see the log; run the ingest again)"]
+                        "searched (see the log; run `python app.py repair`)"]
+            notices = rec.notices()
+            if rec.repair_needed:  # damaged, and an ingest is running: the index loaded before stays
+                log.error("the index of %s changed on disk and is damaged; searching the %d photos loaded before",
+                          self._vs.model_id, before)
+                self._generation = now
+                return notices + [f"the photos known before ({before}) are searched until the index is repaired"]
             fresh.refine_factor = self.settings.index_refine_factor
             fresh.gpu = self._index.gpu
-            self._index, self._generation = fresh, now
+            self._index, self._generation = fresh, self._on_disk()  # a repair may have written the files again
+        if rec.damage:
+            log.warning("the index of %s was damaged on disk and repaired while serving: %d -> %d photos",
+                        self._vs.model_id, before, len(fresh))
+            return notices
         added = len(fresh) - before
         log.info("index of %s reloaded from disk: %d -> %d photos", self._vs.model_id, before, len(fresh))
         if added > 0:
-            return [f"{added} new photo{'s' if added != 1 else ''} joined the catalog since the last search "
+            return notices + [f"{added} new photo{'s' if added != 1 else ''} joined the catalog since the last search "
                     f"(added by an ingest) and {'is' if added == 1 else 'are'} searched now"]
         if added < 0:
-            return [f"{-added} photo{'s' if added != -1 else ''} left the index since the last search"]
-        return []
+            return notices + [f"{-added} photo{'s' if added != -1 else ''} left the index since the last search"]
+        return notices
 
     # ---- the corpus view --------------------------------------------------------------------------
     def pool(self, filters: Filters | None) -> np.ndarray | None:
@@ -132,6 +149,10 @@ class Corpus:
             cached = ((count, limit), [(name, rank) for name, rank, _ in self.catalog.taxon_names(limit)])
             self._taxa = cached
         return list(cached[1])
+
+    def places(self, limit: int = 2000) -> list[tuple[float, float]]:
+        """(latitude, longitude) of up to `limit` photos, spread over the catalog: the Filters map's points."""
+        return self.catalog.places(limit)
 
     def photos(self, ids: Sequence[int]) -> list[Photo]:
         return self.catalog.get_photos([int(i) for i in ids])

@@ -9,7 +9,8 @@ evaluated is what is shown.
 A search is: pool (filters) -> first stage (baseline | rewrite | visret, with example photos and relevance
 feedback) -> optional judge rerank -> optional Pareto coverage -> the final ranking (`final_ranking`) ->
 optional answer. Searches that call costly backends take one of `max_heavy_searches` slots, so plain
-searches never wait behind them."""
+searches never wait behind them. Every search has a time limit, its preset's deadline_*_s setting
+(core.methods.deadline.SearchDeadline): past it the search returns what it has, with a notice."""
 from __future__ import annotations
 
 import logging
@@ -26,14 +27,18 @@ from core.contracts.errors import EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
+from core.methods.deadline import SearchDeadline
 from core.methods.feedback import check_photo_ids, photo_vectors, rocchio
 from core.methods.llm_tasks import visual_instruction
 from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.search.groups import find_group, group_first
+from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
+from core.search.presets import DEADLINE_SETTINGS, deadline_kind
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[int, float]]
@@ -76,12 +81,24 @@ class SearchEngine:
         request.validate()
         # user-supplied photo ids are checked before any costly stage runs
         check_photo_ids(self.corpus, [*request.relevant_ids, *request.nonrelevant_ids, *request.example_ids])
+        kind = deadline_kind(request)
+        deadline = SearchDeadline(float(getattr(self.settings, DEADLINE_SETTINGS[kind])), kind,
+                                  DEADLINE_SETTINGS[kind])
+        with deadline.applied():  # every model-server call below gets at most what is left of it
+            result = self._search(request, on_event, cancel, deadline)
+        over = -deadline.left()
+        if over > 1.0:  # a model running in this process finishes the call it is making
+            log.warning("search %r took %.1f s, %.1f s past its time limit of %g s (%s)", request.name,
+                        deadline.total_s + over, over, deadline.total_s, deadline.setting)
+        return result
+
+    def _search(self, request: SearchRequest, on_event, cancel, deadline: SearchDeadline) -> SearchResult:
         s = self.settings
         t0 = time.perf_counter()
         followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
-                  cancel or CancelToken())
+                  cancel or CancelToken(), deadline=deadline)
         for text in followed:
             run.notice(text)
         k = request.k or s.k
@@ -101,12 +118,15 @@ class SearchEngine:
         with self._slot(run, heavy=self._is_heavy(request)):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
+            group = self._group(run, request, stages)
+            ranked = self._group_first(run, group, request, ranked, depth, adjust)
             first = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
             run.emit(FirstResults("first", [h.to_json() for h in first]))
             if request.rerank != "none" and ranked:
                 votes = request.votes or s.rerank_votes
                 reranked, stages["rerank"] = run_rerank(run, request.query, ranked[:rerank_k], request.rerank, votes)
                 ranked = reranked + ranked[rerank_k:]
+                ranked = self._group_first(run, group, request, ranked, 0, adjust)  # the judge keeps the group first
             run.check()
             if request.coverage:
                 from core.methods.coverage import run_coverage
@@ -119,9 +139,10 @@ class SearchEngine:
                 h.covers = covers.get(h.photo_id)
             run.check()
             if request.answer:
-                from core.methods.answer import run_answer
+                from core.methods.answer import checked_yes, run_answer
 
-                stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits])
+                stages["answer"] = run_answer(run, request.query, [h.photo_id for h in hits],
+                                              checked=checked_yes(stages.get("rerank")))
         if stages.get("visret"):  # on the hits now; not part of what the stage reports
             stages["visret"].pop("picture_similarity", None)
         for text in run.budget.notices():
@@ -285,6 +306,31 @@ class SearchEngine:
         stages["first"] = {"method": "baseline", "text": query, "examples": len(request.examples) +
                            len(request.example_ids)}
         return ranked
+
+    def _group(self, run: Run, request: SearchRequest, stages: dict):
+        """The group the query's subject names in the catalog (core.search.groups), or None: the setting is off,
+        there is no query, or the catalog records no such group."""
+        if not self.settings.group_words or not request.query:
+            return None
+        with run.timed("group"):
+            group = find_group(self.corpus, request.query, request.filters)
+        if group is not None:
+            stages["group"] = group.to_json()
+        return group
+
+    def _group_first(self, run: Run, group, request: SearchRequest, ranked: Ranked, depth: int, adjust) -> Ranked:
+        """`ranked` with the group's photos first and a notice saying so (core.search.groups.group_first; up to
+        `depth` group photos the ranking did not reach are ranked by the query's words); as it is without a
+        group or when the order does not change."""
+        if group is None:
+            return ranked
+        reordered = group_first(ranked, group, depth,
+                                lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids))
+        if [i for i, _ in reordered] != [i for i, _ in ranked]:
+            run.notice(group_notice(group))
+            log.info("group word %r read as %s (%d photos): group photos first", group.word, group.taxon,
+                     len(group.ids))
+        return reordered
 
     @staticmethod
     def _with_examples(run: Run, request: SearchRequest, ranked: Ranked, depth: int, pool, adjust,

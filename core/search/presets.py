@@ -41,6 +41,9 @@ METHODS: dict[str, Preset] = {p.name: p for p in (
 )}
 
 PRESET_NAMES = tuple(PRESETS)
+# the setting holding each kind of search's time limit (core.methods.deadline.SearchDeadline)
+DEADLINE_SETTINGS = {"Fast": "deadline_fast_s", "Visualize": "deadline_visualize_s", "Verify": "deadline_verify_s",
+                     "Cover": "deadline_cover_s"}
 METHOD_NAMES = tuple(METHODS)
 
 
@@ -64,3 +67,14 @@ def request_for(name: str, query: str = "", *, rerank_mode: str | None = None, *
         options.pop("seeds", None)
         options.pop("m", None)
     return SearchRequest(query=query, label=name, **fields, **options)
+
+
+def deadline_kind(request: SearchRequest) -> str:
+    """The preset whose time limit bounds a request, by what it does: a judge or an answer (Verify) before
+    coverage (Cover) before a drawn or rewritten first stage (Visualize); else Fast. An evaluation method
+    gets the limit of the preset it resembles."""
+    if request.rerank != "none" or request.answer:
+        return "Verify"
+    if request.coverage:
+        return "Cover"
+    return "Visualize" if request.method != "baseline" else "Fast"

@@ -2,8 +2,9 @@
 the catalog, and what is done when they are not.
 
 Damage is repaired automatically where nothing can be lost: a damaged approximate twin is set aside and
-rebuilt from the flat copy; a damaged flat copy is set aside and rebuilt from an HNSW twin's full vectors,
-or else its photos are marked for embedding again (by `python app.py repair` or the next ingest). A
+rebuilt from the flat copy; a damaged flat copy is set aside and written again from the sound copy a running
+server holds in memory (`known`: the index it loaded before the file changed), or rebuilt from an HNSW twin's
+full vectors, or else its photos are marked for embedding again (by `python app.py repair` or the next ingest). A
 damaged file is moved aside (never deleted) and every action is reported as a notice and a log line."""
 from __future__ import annotations
 
@@ -71,10 +72,12 @@ class IndexStore:
             if not part.exists() and checksum_path(part).exists():
                 checksum_path(part).unlink()
 
-    def open(self, vs: VectorSet, catalog: Catalog, *, writer: bool = False) -> tuple[VectorIndex, Reconciliation]:
+    def open(self, vs: VectorSet, catalog: Catalog, *, writer: bool = False,
+             known: VectorIndex | None = None) -> tuple[VectorIndex, Reconciliation]:
         """Load the index of `vs`, check it, repair what can be repaired without loss, and make it agree with
         the catalog. `writer`: the caller holds the ingest lock; others take it for a repair, or, if an
-        ingest is running, only report."""
+        ingest is running, only report. `known`: a sound index of `vs` loaded earlier (a running server's),
+        the first source for a damaged flat copy (photos added since it was loaded are then embedded again)."""
         report = Reconciliation()
         path, approx_path = self.path_for(vs), Path(str(self.path_for(vs)) + ".approx")
         flat, flat_damage = read_checked(path, vs.dim)
@@ -96,13 +99,14 @@ class IndexStore:
                                          "running, so it was not repaired now: run `python app.py repair` after it")
                 index = VectorIndex(vs.dim, flat, approx) if flat is not None or approx is not None else VectorIndex(vs.dim)
                 return index, report
-            index = self._repair(vs, flat, approx, flat_damage, approx_damage, report)
+            index = self._repair(vs, flat, approx, flat_damage, approx_damage, report, known)
             self.save(vs, index)
             rec = self._reconcile(index, vs, catalog, True)
             rec.damage = report.damage
             return index, rec
 
-    def _repair(self, vs, flat, approx, flat_damage, approx_damage, report: Reconciliation) -> VectorIndex:
+    def _repair(self, vs, flat, approx, flat_damage, approx_damage, report: Reconciliation,
+                known: VectorIndex | None = None) -> VectorIndex:
         for d in (flat_damage, approx_damage):
             if d is not None:
                 aside = _move_aside(d.path)
@@ -114,6 +118,10 @@ class IndexStore:
                 report.damage.append("index check: searches use the exact flat index until the approximate index "
                                      "is rebuilt from it (by the next ingest or `python app.py repair`)")
             return VectorIndex(vs.dim, flat, approx) if flat is not None else VectorIndex(vs.dim)
+        if known is not None and known.has_flat:
+            report.damage.append(f"index check: the flat index was written again from the copy this server had "
+                                 f"loaded ({len(known)} photos)")
+            return VectorIndex(vs.dim, known.flat, approx if approx_damage is None else known.approx)
         if approx is not None and _exact_vectors(approx):
             index = VectorIndex(vs.dim, None, approx)
             rebuilt = new_flat(vs.dim)

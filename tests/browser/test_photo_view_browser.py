@@ -1,6 +1,7 @@
 """The photo view, marking and the layout in Chromium against the real server: a click opens the photo at
 full size with its badges, metadata, licence and attribution; arrow keys move through the results; photos
-marked from the Search, Compare, Dialogue and History galleries export as CSV and JSONL with their species,
+marked from the Search, Compare, Dialogue and History galleries export as CSV, JSONL and a Darwin Core
+Archive with their species,
 place, date, licence and query; the drawings strip shows every picture whole with its caption and the user's
 own example photo first; a selection made while a search streams is kept; one score scale per view; on a
 390 px phone the explanation is right under the tapped photo and captions keep the species; every text has
@@ -11,11 +12,15 @@ import csv
 import json
 import re
 
+from dwca.read import DwCAReader
+
 from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, lightbox_key, open_photo, search,
                                  show_tab, tab, wait_searched, wait_settled)
 
+from ui.strings import MARK_EXPORT_NAMES
+
 MARK_COLUMNS = ["id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",
-                "rights_holder", "query", "preset"]
+                "license_url", "rights_holder", "query", "preset"]
 
 
 def test_photo_view_shows_the_photo_large_with_badges_and_moves_with_the_keys(server, open_browser, shot):
@@ -41,7 +46,7 @@ def test_photo_view_shows_the_photo_large_with_badges_and_moves_with_the_keys(se
     assert "Licence" in page.locator("#search-explanation").inner_text()  # the selection stays explained
 
 
-def test_marks_from_every_gallery_export_as_csv_and_jsonl(server, open_browser, shot, tmp_path):
+def test_marks_from_every_gallery_export_as_csv_jsonl_and_darwin_core(server, open_browser, shot, tmp_path):
     page = open_browser()
     search(page, preset="Fast")
     open_photo(page, "#search-gallery", 0)
@@ -82,17 +87,20 @@ def test_marks_from_every_gallery_export_as_csv_and_jsonl(server, open_browser, 
     panel.locator("button, .label-wrap").first.click()
     page.wait_for_function("document.querySelectorAll('#marks-gallery .thumbnail-item').length === 5")
     rows = {}
-    for fmt in ("csv", "jsonl"):
+    for fmt, suffix in (("csv", "csv"), ("jsonl", "jsonl"), ("dwc", "zip")):
         page.click("#marks-format input")
-        page.get_by_role("option", name=fmt, exact=True).click()
+        page.get_by_role("option", name=MARK_EXPORT_NAMES[fmt], exact=True).click()
         page.click("#marks-export")
-        link = page.locator(f"#marks-file a[download$='.{fmt}']").first
+        link = page.locator(f"#marks-file a[download$='.{suffix}']").first
         link.wait_for()
         with page.expect_download() as info:
             link.click()
-        path = tmp_path / f"marked.{fmt}"
+        path = tmp_path / f"marked.{suffix}"
         info.value.save_as(path)
-        if fmt == "csv":
+        if fmt == "dwc":
+            with DwCAReader(str(path)) as dwca:
+                rows[fmt] = [r.data for r in dwca]
+        elif fmt == "csv":
             with path.open() as fh:
                 reader = csv.DictReader(fh)
                 assert reader.fieldnames == MARK_COLUMNS
@@ -111,6 +119,12 @@ def test_marks_from_every_gallery_export_as_csv_and_jsonl(server, open_browser, 
     ids = ",".join(r["id"] for r in got)
     names = {str(i): n for i, n in server.rows(f"SELECT id, scientific_name FROM photo_details WHERE id IN ({ids})")}
     assert all(names[r["id"]] == r["species"] for r in got)  # each row describes its own photo
+    # the Darwin Core Archive: one occurrence per photo, each said to be a synthetic demo picture
+    dwc = "http://rs.tdwg.org/dwc/terms/"
+    assert len(rows["dwc"]) == len({r["id"] for r in got})
+    assert {r[dwc + "scientificName"] for r in rows["dwc"]} == {r["species"] for r in got}
+    assert all("synthetic" in r[dwc + "occurrenceRemarks"] and r[dwc + "license"].startswith("https://")
+               for r in rows["dwc"])
 
 
 def test_pictures_strip_whole_with_captions_and_the_users_example_first(server, open_browser, shot):

@@ -110,3 +110,24 @@ def test_the_size_cap_still_holds():
     with FaultServer("photo", payload=b"\xff\xd8\xff" + b"x" * 5000) as big:
         with pytest.raises(OSError, match="larger than"):
             downloads.fetch(f"{big.url}/big.jpg", DownloadPolicy(timeout_s=5, allow_private=True, max_bytes=1000))
+
+
+def test_a_proxy_setting_is_named_and_the_photos_still_come_directly(tmp_path, monkeypatch):
+    """HTTP_PROXY points at a port nobody listens on: the photo is still fetched (directly, from the checked
+    address) and the ingest says once that the proxy was not used; NO_PROXY covering the host says nothing."""
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with FaultServer("photo", payload=_jpeg(4)) as good:
+        rows = [{"image_url": f"{good.url}/a.jpg", "taxon_name": "Rana aurora"},
+                {"image_url": f"{good.url}/b.jpg", "taxon_name": "Rana aurora"}]
+        settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", checkpoint_s=0.0,
+                                 allow_private_urls=True)
+        report = build_services(settings).ingestor().run(write_observations(tmp_path, rows))
+    assert report.added == 1 and good.calls >= 1  # the two rows are one picture: fetched directly
+    named = [n for n in report.notices if "HTTP_PROXY is set" in n]
+    assert len(named) == 1 and "not through the proxy" in named[0], report.notices
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert downloads.proxy_notice(["http://127.0.0.1:8000/a.jpg"]) == ""
+    monkeypatch.delenv("HTTP_PROXY")
+    assert downloads.proxy_notice(["https://example.org/a.jpg"]) == ""

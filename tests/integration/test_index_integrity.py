@@ -130,3 +130,40 @@ def test_healthy_indexes_pass_the_check(tmp_path):
 
     assert check.returncode == 0, check.stderr
     assert json.loads(check.stdout)["indexes"][0]["ok"] is True
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random", "flipped"])
+def test_a_running_engine_notices_its_index_damaged_on_disk_and_writes_it_again_from_memory(tmp_path, damage):
+    """The index file damaged under a running engine: the next search checks it against its checksum record,
+    says so (a notice and a log line), sets the file aside and writes the sound copy it has loaded back;
+    the results stay sound and the file on disk is whole again."""
+    from core.vectors.integrity import read_checked
+
+    services, vs, path = _ingested(tmp_path)
+    before = _first_hit_score(services)  # loads the index into this running engine
+    {"truncated": _truncate, "random": _random, "flipped": lambda p: _flip_exponent(p, services)}[damage](path)
+    result = services.engine.search(SearchRequest(examples=[colour_image(5)], k=3))
+    assert any("vectors-1.faiss was damaged" in n for n in result.notices), result.notices
+    assert any("written again from the copy this server had loaded (24 photos)" in n for n in result.notices)
+    assert all(abs(h.score) <= 1.0 + 1e-5 for h in result.hits)
+    assert list(path.parent.glob("vectors-1.faiss.damaged-*"))  # set aside, not deleted
+    index, damage_found = read_checked(path, vs.dim)
+    assert damage_found is None and index.ntotal == N  # sound on disk again
+    again = services.engine.search(SearchRequest(examples=[colour_image(5)], k=3))
+    assert not any("damaged" in n for n in again.notices)  # said once
+    assert before == pytest.approx(1.0, abs=1e-5)
+
+
+def test_damage_found_while_an_ingest_runs_is_reported_and_the_loaded_index_is_searched(tmp_path):
+    import fcntl
+
+    services, vs, path = _ingested(tmp_path)
+    services.engine.search(SearchRequest(examples=[colour_image(5)], k=3))
+    _random(path)
+    with open(tmp_path / "data" / "ingest.lock", "w") as held:  # another process's ingest holds the lock
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = services.engine.search(SearchRequest(examples=[colour_image(5)], k=3))
+        fcntl.flock(held, fcntl.LOCK_UN)
+    assert any("vectors-1.faiss is damaged" in n and "python app.py repair" in n for n in result.notices)
+    assert any(f"the photos known before ({N}) are searched" in n for n in result.notices), result.notices
+    assert len(result.hits) == 3 and all(abs(h.score) <= 1.0 + 1e-5 for h in result.hits)

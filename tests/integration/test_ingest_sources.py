@@ -50,6 +50,47 @@ def test_inquire_rerank_parquet(tmp_path):
     assert engine.ingestor().run(path).added == 0
 
 
+def test_inquire_iconic_group_becomes_a_taxon_that_a_group_word_finds(tmp_path):
+    """INQUIRE rows name only the species and the iconic group: ingest writes the group into the taxon field of
+    its rank (Aves: class, with kingdom and phylum), keeps the column in extra, and "birds ..." finds them."""
+    rows = [{"image": {"bytes": _jpeg(i), "path": f"{i}.jpg"}, "query": "q", "relevant": 1,
+             "inat24_file_name": f"train/{i}.jpg", "iconic_group": "Aves" if i % 2 else "Insecta",
+             "inat24_species_name": "Ardea herodias" if i % 2 else "Apis mellifera"} for i in range(8)]
+    path = tmp_path / "inquire.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    services = build_services(_settings(tmp_path))
+    assert services.ingestor().run(path).added == 8
+    services.corpus.reload()
+    birds = [p for p in services.catalog.all_photos() if p.scientific_name == "Ardea herodias"]
+    assert len(birds) == 4 and all((p.kingdom, p.phylum, p.class_name) == ("Animalia", "Chordata", "Aves")
+                                   and p.extra["iconic_group"] == "Aves" for p in birds)
+    assert services.catalog.taxon_known("Insecta") and services.catalog.taxon_known("Aves")
+    # the hash embedder ranks at random: the catalog's taxonomy puts the four birds first
+    res = services.engine.search(SearchRequest("two birds perched on a wire", k=6))
+    assert {h.photo.class_name for h in res.hits[:4]} == {"Aves"}
+    assert res.stages["group"] == {"word": "birds", "taxon": "Aves", "photos": 4}
+    assert any("“birds” was read as the group Aves" in n for n in res.notices), res.notices
+
+
+def test_a_catalog_ingested_before_the_iconic_group_was_read_gets_it_by_ingesting_again(tmp_path, monkeypatch):
+    """Photos ingested when the group stayed in extra only: the same parquet ingested again fills their taxon
+    fields through the metadata update, without embedding them again."""
+    import core.ingest.sources as sources
+
+    rows = [{"image": {"bytes": _jpeg(i), "path": f"{i}.jpg"}, "query": "q", "relevant": 1,
+             "inat24_file_name": f"train/{i}.jpg", "iconic_group": "Amphibia"} for i in range(3)]
+    path = tmp_path / "inquire.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    services = build_services(_settings(tmp_path))
+    monkeypatch.setattr(sources, "apply_iconic_group", lambda photo, value: [])  # the ingest of before
+    services.ingestor().run(path)
+    assert {p.class_name for p in services.catalog.all_photos()} == {""}
+    monkeypatch.undo()
+    again = services.ingestor().run(path)
+    assert again.added == 0 and again.updated == 3 and again.updated_fields.get("class_name") == 3
+    assert {(p.kingdom, p.class_name) for p in services.catalog.all_photos()} == {("Animalia", "Amphibia")}
+
+
 def test_csv_of_image_urls_from_a_local_server(tmp_path):
     served = tmp_path / "served"
     served.mkdir()

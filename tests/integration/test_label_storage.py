@@ -33,6 +33,21 @@ def test_undo_removes_one_label_and_the_earlier_one_counts_again(engine):
         log.remove_label(second)
 
 
+def test_queries_are_stored_and_compared_normalised(engine):
+    """A query typed with a decomposed accent or extra spaces is the same query for labels and instructions."""
+    import unicodedata
+
+    composed = unicodedata.normalize("NFC", "the heron of renée")
+    typed = ["  the heron of ren\u0065\u0301e ", composed, "the\theron  of renée  "]
+    log = SqlSessionLog(engine)
+    sid = log.start_session("label", "herons")
+    for i, t in enumerate(typed):
+        log.add_label(Label(session_id=sid, query=t, photo_id=i + 1, label=1, annotator="ada"))
+    assert [lb.query for lb in log.labels(query=typed[0])] == [composed] * 3
+    log.set_instructions(typed[2], "adults only")
+    assert log.instructions(typed[0]) == log.instructions(composed) == "adults only"
+
+
 def test_instructions_per_query(engine):
     log = SqlSessionLog(engine)
     assert log.instructions("moths") == ""

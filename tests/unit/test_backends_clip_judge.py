@@ -70,7 +70,7 @@ def test_clip_judge_answers_and_reports_logprobs():
 
 
 def test_clip_judge_abstains_on_sounds_and_time_of_day_and_names_them():
-    judge = ClipJudge(FakeEmbedder())
+    judge = ClipJudge(FakeEmbedder(), 0.1)
     green = Image.new("RGB", (4, 4), (0, 200, 0))
     a = judge.ask(JudgeRequest(image=green, question="Is the frog calling at night?"))
     assert a.abstained and a.answer == "not checked" and a.unchecked == ("calling", "at night")
@@ -80,11 +80,18 @@ def test_clip_judge_abstains_on_sounds_and_time_of_day_and_names_them():
 
 
 def test_clip_judge_abstains_inside_its_undecided_band():
-    from core.backends.clip_judge import UNDECIDED_BAND
-
     class Even(FakeEmbedder):
         def embed_texts(self, texts):  # the statement and its negation equally close to every picture
             return l2_normalise(np.array([[1.0, 1.0] for _ in texts]))
 
-    a = ClipJudge(Even()).ask(JudgeRequest(image=Image.new("RGB", (4, 4), (0, 200, 0)), question="Is there a nest?"))
-    assert UNDECIDED_BAND == 0.1 and a.abstained and a.unchecked == () and "p(yes)=0.50" in a.reason
+    a = ClipJudge(Even(), 0.1).ask(JudgeRequest(image=Image.new("RGB", (4, 4), (0, 200, 0)),
+                                                question="Is there a nest?"))
+    assert a.abstained and a.unchecked == () and "p(yes)=0.50" in a.reason
+
+
+def test_clip_judge_band_is_the_setting_and_part_of_its_cache_key():
+    from core.contracts.settings import load_settings
+
+    settings = load_settings(environ={}, undecided_band=0.25)
+    judge = ClipJudge.from_settings(settings, "clip", FakeEmbedder())
+    assert judge.band == 0.25 and judge.prompt_id != ClipJudge(FakeEmbedder(), 0.1).prompt_id

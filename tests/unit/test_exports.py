@@ -34,8 +34,8 @@ def test_marked_photos_export_with_their_metadata(tmp_path):
     assert list(rows[0]) == list(MARK_COLUMNS)
     assert rows[0] == {"id": "3", "species": "Hyla arborea", "common_name": "European tree frog",
                        "path": "a/p3.jpg", "latitude": "45.5", "longitude": "6.25", "date": "2024-05-31",
-                       "month": "5", "license": "cc-by", "rights_holder": "ada", "query": "a frog calling",
-                       "preset": "Verify"}
+                       "month": "5", "license": "cc-by", "license_url": "https://creativecommons.org/licenses/by/4.0/",
+                       "rights_holder": "ada", "query": "a frog calling", "preset": "Verify"}
     assert rows[1]["id"] == "99" and rows[1]["species"] == "" and rows[1]["path"] == ""  # gone from the catalog
     export_marks(marks, photos, "jsonl", tmp_path / "m.jsonl", [tmp_path])
     assert json.loads(open(tmp_path / "m.jsonl").readline())["month"] == 5

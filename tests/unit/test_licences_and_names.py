@@ -8,7 +8,8 @@ import pytest
 
 from core.contracts import bounds
 from core.labels import agreement, disagreements, latest, same_annotator
-from core.licences import Licence, LicenceFilter, like_escape, matches, parse_licence, parse_licence_filter
+from core.licences import (Licence, LicenceFilter, like_escape, matches, parse_licence,
+                           parse_licence_filter, url_of)
 from core.contracts.sessionlog import Label
 
 WRITTEN = [  # (as a source writes it, code, version)
@@ -105,3 +106,57 @@ def test_labels_by_one_annotator_typed_five_ways_are_one_annotator():
                                                                        (2, {"Renée": 1, "bob": 0})]
     assert agreement(labels, "RENEE", "BOB")[0].pairs == 0  # unknown name: no shared pairs
     assert agreement(labels, "renée", "BOB")[0].pairs == 3
+
+
+URLS = [  # (as a source writes it, the URL records carry)
+    ("CC-BY-NC", "https://creativecommons.org/licenses/by-nc/4.0/"),  # iNaturalist: no version, 4.0 assumed
+    ("cc-by-nc 3.0", "https://creativecommons.org/licenses/by-nc/3.0/"),
+    ("CC_BY_4_0", "https://creativecommons.org/licenses/by/4.0/"),  # GBIF
+    ("CC BY-NC-SA 4.0 International", "https://creativecommons.org/licenses/by-nc-sa/4.0/"),
+    ("cc-by-sa-nc", "https://creativecommons.org/licenses/by-nc-sa/4.0/"),  # elements in the deed's order
+    ("https://creativecommons.org/licenses/by-nd/2.5/legalcode", "https://creativecommons.org/licenses/by-nd/2.5/"),
+    ("CC0", "https://creativecommons.org/publicdomain/zero/1.0/"),
+    ("http://creativecommons.org/publicdomain/zero/1.0/", "https://creativecommons.org/publicdomain/zero/1.0/"),
+    ("PDM", "https://creativecommons.org/publicdomain/mark/1.0/"),
+    ("https://example.org/our-licence", "https://example.org/our-licence"),  # not CC: the source's own URL
+    ("all rights reserved", ""),
+    ("cc-by-xyz", ""),
+    ("", ""),
+]
+
+
+@pytest.mark.parametrize("written,url", URLS)
+def test_each_licence_has_the_url_its_code_and_version_name(written, url):
+    assert url_of(written) == url
+
+
+def test_records_going_out_carry_the_raw_licence_its_code_and_its_url(tmp_path):
+    import csv
+
+    from core.contracts.records import Hit, Photo
+    from core.exports import export_marks
+
+    photo = Photo(path="p.jpg", id=1, license="CC-BY-NC", rights_holder="ada")
+    hit = Hit(rank=1, photo_id=1, score=0.5, photo=photo).to_json()
+    assert (hit["license"], hit["license_code"], hit["license_url"]) == \
+        ("CC-BY-NC", "cc-by-nc", "https://creativecommons.org/licenses/by-nc/4.0/")
+    export_marks([{"id": 1, "query": "q", "preset": "Fast"}], {1: photo}, "csv", tmp_path / "m.csv")
+    row = next(csv.DictReader(open(tmp_path / "m.csv", newline="", encoding="utf-8")))
+    assert (row["license"], row["license_url"]) == ("CC-BY-NC", "https://creativecommons.org/licenses/by-nc/4.0/")
+
+
+def test_queries_are_normalised_before_they_are_searched_stored_or_compared():
+    from core.contracts.search_request import SearchRequest, clean_query
+    from core.contracts.sessionlog import Label, MemorySessionLog
+
+    composed = unicodedata.normalize("NFC", "the heron of renée")
+    typed = ["  the heron of ren\u0065\u0301e ", composed, "the\theron  of renée  "]
+    assert {clean_query(t) for t in typed} == {composed}
+    request = SearchRequest(query=typed[0])
+    request.validate()
+    assert request.query == composed
+    log = MemorySessionLog()
+    sid = log.start_session("label")
+    for i, t in enumerate(typed):
+        log.add_label(Label(session_id=sid, query=t, photo_id=i + 1, label=1, annotator="ada"))
+    assert [lb.query for lb in log.labels(query=typed[2])] == [composed] * 3

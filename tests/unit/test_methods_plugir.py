@@ -70,7 +70,9 @@ def test_filter_falls_back_to_new_rule_questions_not_the_redundant_ones(tmp_path
     q = session.next_question()
     assert q.proposed == proposed and q.kept and not set(q.kept) & set(proposed)
     assert "Is the subject seen from the side?" not in q.kept and q.text in q.kept
-    assert any("already answer every proposed question" in n for n in session.notices)
+    # said as a note (how the dialogue went), not as a failure
+    assert any("already answer every proposed question" in n for n in session.notes) and q.fallback
+    assert not any("already answer every proposed question" in n for n in session.notices)
 
 
 def test_filter_drops_questions_that_were_already_asked():
@@ -135,3 +137,37 @@ def test_user_reply_strips_judge_boilerplate():
 
     turns = [("Are the wings red?", "yes: a red patch on the wing"), ("Is it flying?", "no: it sits on a twig")]
     assert reformulate("a bird", turns) == "a bird, with red wings"  # the confirmed fact, not the reason
+
+
+def test_the_generic_path_asks_nothing_the_named_group_cannot_have(tmp_path):
+    """A real-looking collection outside any world: what is named comes from the catalog's taxonomy and group
+    words, and a question about wings for a frog is dropped, whoever wrote it (the model or the rule)."""
+    from core.contracts.world import use_world
+
+    use_world(None)
+    rng = np.random.default_rng(2)
+    frog = dict(common_name="Green Frog", scientific_name="Lithobates clamitans", kingdom="Animalia",
+                class_name="Amphibia", order="Anura")
+    robin = dict(common_name="American Robin", scientific_name="Turdus migratorius", kingdom="Animalia",
+                 class_name="Aves", order="Passeriformes")
+    photos = [Photo(path=f"{i}.jpg", id=i + 1, caption=["blue wings, on a rock", "in water, on a rock"][i % 2],
+                    **(robin if i % 2 == 0 else frog)) for i in range(30)]
+    llm = FakeLLM({"clarifying questions": json.dumps({"questions": ["Are its wings blue?", "Is it in water?"]}),
+                   "try to answer": json.dumps({"answers": ["uncertain", "uncertain"]}),
+                   "concise caption": "a frog"})
+    s = Settings(data_dir=str(tmp_path), k=5, plugir_candidate_floor=30, plugir_clusters=4, plugir_questions=5)
+    search = FakeSearch(photos, rng.standard_normal((30, DIM)).astype(np.float32), s,
+                        backends=FakeBackends(embedder=FakeEmbedder(DIM), llm=llm))
+    for description in ("a frog on a rock", "a Green Frog"):
+        q = DialogueSession(search, description).next_question()
+        reasons = {d["question"]: d["reason"] for d in q.dropped}
+        assert reasons["Are its wings blue?"] == "not for what is named (no wings in Amphibia)", description
+        assert q.text == "Is it in water?"
+    q = DialogueSession(search, "an animal on a rock").next_question()  # nothing named: nothing ruled out
+    assert "Are its wings blue?" not in {d["question"] for d in q.dropped if d["reason"].startswith("not for")}
+    search.backends.llm = FakeLLM(is_standin=True)  # the offline rule's questions, from the candidates' notes
+    session = DialogueSession(search, "a frog on a rock")
+    for _ in range(3):
+        q = session.next_question()
+        assert "wing" not in q.text, q.text
+        session.answer("not sure")

@@ -22,6 +22,7 @@ from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeJudge, F
 
 DIM = 8
 QUERY = "a frog calling at night"
+BAND = Settings.model_fields["undecided_band"].default  # 0.1
 
 
 class ReachJudge(FakeJudge):
@@ -63,23 +64,35 @@ def test_phrases_group_unseen_words_and_open_a_phrase_at_a_preposition():
 
 
 def test_an_abstention_is_neither_pass_nor_fail_and_the_score_is_over_checked_questions():
-    entries = [answer_entry("Is there a frog?", [_answer(0.8)]),
-               answer_entry("Is the frog calling at night?", [abstain("cannot see", ["calling", "at night"])]),
-               answer_entry("Is it on sand?", [_answer(0.6)])]
+    entries = [answer_entry("Is there a frog?", [_answer(0.8)], BAND),
+               answer_entry("Is the frog calling at night?", [abstain("cannot see", ["calling", "at night"])], BAND),
+               answer_entry("Is it on sand?", [_answer(0.7)], BAND)]
     assert entries[1] == {"question": "Is the frog calling at night?", "answer": NOT_CHECKED, "p_yes": None,
                           "checked": False, "unchecked": ["calling", "at night"], "reason": "cannot see"}
-    assert photo_score(entries) == pytest.approx(70.0)  # (0.8 + 0.6) / 2, the abstention left out
+    assert photo_score(entries) == pytest.approx(75.0)  # (0.8 + 0.7) / 2, the abstention left out
     assert photo_score([entries[0], entries[2]]) == photo_score(entries)  # the paper's mean when nothing abstains
     assert passed({"answers": entries})  # every checked answer is a yes
     assert not passed({"answers": [entries[1]]}) and photo_score([entries[1]]) is None  # nothing checked
-    assert not passed({"answers": [entries[0], answer_entry("q", [_answer(0.2)]), entries[1]]})
+    assert not passed({"answers": [entries[0], answer_entry("q", [_answer(0.2)], BAND), entries[1]]})
+
+
+def test_a_check_inside_the_undecided_band_is_cant_tell_and_does_not_pass():
+    """The one band (setting undecided_band): p(yes) = 0.5 or 0.6 is "can't tell" in the stage (what
+    `search --json` prints), never a yes, and a photo with such a check has not passed every check."""
+    coin = answer_entry("Is it on sand?", [_answer(0.5)], BAND)
+    edge = answer_entry("Is it on sand?", [_answer(0.6)], BAND)
+    assert coin["answer"] == edge["answer"] == "can't tell" and coin["judge_answer"] == "yes"
+    assert coin["checked"] and coin["p_yes"] == pytest.approx(0.5)
+    assert not passed({"answers": [answer_entry("q", [_answer(0.8)], BAND), coin]})
+    assert answer_entry("q", [_answer(0.6)], 0.05)["answer"] == "yes"  # a narrower band: a yes
+    assert answer_entry("q", [_answer(0.35)], BAND)["answer"] == "no"
 
 
 def test_votes_an_abstention_must_win_the_vote_to_count():
-    two_yes = answer_entry("q", [_answer(0.9), abstain("undecided"), _answer(0.7)])
+    two_yes = answer_entry("q", [_answer(0.9), abstain("undecided"), _answer(0.7)], BAND)
     assert two_yes["answer"] == "yes" and two_yes["p_yes"] == pytest.approx(0.8) and two_yes["checked"]
     assert two_yes["votes"] == ["yes", NOT_CHECKED, "yes"]
-    mostly = answer_entry("q", [abstain("undecided"), abstain("undecided"), _answer(0.9)])
+    mostly = answer_entry("q", [abstain("undecided"), abstain("undecided"), _answer(0.9)], BAND)
     assert mostly["answer"] == NOT_CHECKED and mostly["p_yes"] is None and not mostly["checked"]
 
 
@@ -159,7 +172,7 @@ def test_a_dialogue_constraint_the_judge_cannot_check_moves_no_photo(tmp_path):
     judge = CachedJudge(ReachJudge(lambda r: 0.1), DiskCache(tmp_path))  # "no" to everything it can see
     photos = {i: Photo(path=f"p{i}.png", id=i) for i in (1, 2, 3)}
     checker = ConstraintChecker(NS(judge=judge), lambda ids: [photos[i] for i in ids],
-                                lambda p: Image.new("RGB", (4, 4)), "a frog", notice=lambda text: None)
+                                lambda p: Image.new("RGB", (4, 4)), "a frog", notice=lambda text: None, band=0.1)
     ranked = [(1, 0.9), (2, 0.8), (3, 0.7)]
     night = Constraint("Is it calling at night?", "words:calling,night", wanted=True)
     assert checker.reorder(ranked, [night], depth=3) == ranked and night.checked == 0

@@ -40,11 +40,14 @@ def test_agreement_uses_latest_shared_non_skipped_pairs():
 
 def test_exports_parse(tmp_path):
     labels = [_lb(1, 1), _lb(2, 0), _lb(3, -1), _lb(2, 1)]
-    assert export_labels(labels, "csv", tmp_path / "l.csv") == 4
+    assert export_labels(labels, "csv", tmp_path / "l.csv") == 3  # one row per photo: 2's relabel replaces it
     rows = list(csv.DictReader((tmp_path / "l.csv").open()))
-    assert rows[0]["photo_id"] == "1" and rows[2]["label"] == "-1"
-    assert export_labels(labels, "jsonl", tmp_path / "l.jsonl") == 4
-    assert json.loads((tmp_path / "l.jsonl").read_text().splitlines()[1])["label"] == 0
+    assert [(r["photo_id"], r["label"], r["judgement"]) for r in rows] == [
+        ("1", "1", "relevant"), ("2", "1", "relevant"), ("3", "-1", "skipped")]
+    assert export_labels(labels, "keypresses", tmp_path / "k.csv") == 4  # every label as made
+    assert [r["label"] for r in csv.DictReader((tmp_path / "k.csv").open())] == ["1", "0", "-1", "1"]
+    assert export_labels(labels, "jsonl", tmp_path / "l.jsonl") == 3
+    assert json.loads((tmp_path / "l.jsonl").read_text().splitlines()[1])["label"] == 1
     photos = {1: Photo(path="/p/1.jpg", id=1, scientific_name="Rana temporaria", latitude=1.0, longitude=2.0,
                        observed_on=date(2024, 5, 1), license="cc-by", rights_holder="x")}
     n = export_labels(labels, "inquire-rerank", tmp_path / "r.csv", photos=photos, scores={1: 0.3})

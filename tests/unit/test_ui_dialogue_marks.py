@@ -47,3 +47,28 @@ def test_marks_alone_are_a_turn_named_by_rank(tmp_path):
     _, _, st = h.mark(st, SimpleNamespace(index=2))
     chat, *_ = h.turn("", st)
     assert chat[-2] == {"role": "user", "content": S.MARKED_SAID.format(ranks="#3")}
+
+
+def test_the_rule_books_question_is_a_note_in_the_pages_words_and_failures_warn_once(tmp_path, monkeypatch):
+    """Asking the built-in rule's question is how the dialogue works, not a failure: an info note in the page's
+    words (no 'offline rule', no 'candidates'); a failure warns once, not again on every later turn."""
+    import ui.forms
+
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(ui.forms.gr, "Info", lambda m, title=None, **k: shown.append(("info", m)))
+    monkeypatch.setattr(ui.forms.gr, "Warning", lambda m, **k: shown.append(("warning", m)))
+    engine = FakeEngine(tmp_path)
+    h = DialogueHandlers(engine, MemorySessionLog())
+    *_, st = h.start("a frog on a leaf", None)
+    assert shown == []
+    session = h._session(st)
+    session.fallback = "dialogue: no proposed question was new and split the candidates; asked the offline rule's"
+    session.notices.append("the judge failed while checking answers against the candidates (timeout)")
+    *_, st = h.turn("no", st)
+    assert [kind for kind, _ in shown] == ["warning", "info"]
+    assert shown[1][1] == S.DIALOGUE_OWN_QUESTION and "offline" not in shown[1][1]
+    assert "candidates" not in shown[1][1].lower() and "rule" not in shown[1][1].lower()
+    shown.clear()
+    session.fallback = ""
+    h.turn("yes", st)
+    assert shown == []  # the earlier failure is not warned again

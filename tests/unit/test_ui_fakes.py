@@ -54,13 +54,14 @@ class FakeDialogue:
         self.notices: list[str] = []
         self.pending = None
         self.relevant: list[int] = []  # photos marked as looking right, as DialogueSession keeps them
+        self.fallback = ""  # set by a test: the next question is the rule book's, asked because of this
 
     def hits(self, k=None):
         ids = list(range(1, N_PHOTOS + 1))[len(self.turns):][:5]
         return self.engine.corpus.hits([(i, 0.5) for i in ids])
 
     def next_question(self):
-        self.pending = SimpleNamespace(text=f"Question {len(self.turns) + 1}?", candidates=[])
+        self.pending = SimpleNamespace(text=f"Question {len(self.turns) + 1}?", candidates=[], fallback=self.fallback)
         return self.pending
 
     def answer(self, text="", marked=(), not_relevant=(), question=None):

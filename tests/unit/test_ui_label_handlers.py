@@ -129,7 +129,15 @@ def test_exports_one_inquire_row_per_query_photo_and_annotator_with_relative_nam
     for value in ("1", "0", "0", "1"):
         *_, b = press(h, b, value, who="bob")
     rows = list(csv.DictReader(open(h.export("csv", "", "", a))))
-    assert len(rows) == 9 and {r["annotator"] for r in rows} == {"ada", "bob"}
+    # one row per photo and annotator: ada's second word on photo 2 replaces her first
+    assert len(rows) == 8 and {r["annotator"] for r in rows} == {"ada", "bob"}
+    assert len({(r["photo_id"], r["annotator"]) for r in rows}) == 8
+    ada2 = [r for r in rows if r["annotator"] == "ada" and r["photo_id"] == str(a["items"][1]["id"])]
+    assert [(r["label"], r["judgement"]) for r in ada2] == [("1", "relevant")]
+    presses = list(csv.DictReader(open(h.export("keypresses", "", "", a))))
+    assert len(presses) == 9  # every key press, in order: the changed mind is two rows
+    assert [r["label"] for r in presses if r["photo_id"] == str(a["items"][1]["id"]) and r["annotator"] == "ada"] \
+        == ["0", "1"]
     assert len(open(h.export("jsonl", "frogs", "bob")).read().splitlines()) == 4  # one annotator, by query
     rerank = list(csv.DictReader(open(h.export("inquire-rerank", "frogs"))))
     assert len(rerank) == 8 and len({(r["query"], r["inat24_image_id"], r["annotator"]) for r in rerank}) == 8
@@ -140,7 +148,7 @@ def test_exports_one_inquire_row_per_query_photo_and_annotator_with_relative_nam
     scores = {hit["id"]: hit["score"] for hit in a["items"]}
     row = next(r for r in list(csv.DictReader(open(h.export("inquire-rerank", "", "", a)))))
     assert float(row["clip_score"]) == pytest.approx(scores[int(row["inat24_image_id"])])
-    assert [e.format for e in log.exports()] == ["csv", "jsonl", "inquire-rerank", "inquire-rerank"]
+    assert [e.format for e in log.exports()] == ["csv", "keypresses", "jsonl", "inquire-rerank", "inquire-rerank"]
     with pytest.raises(gr.Error, match="No labels"):
         h.export("csv", "toads", "")
     with pytest.raises(gr.Error, match="No query"):

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from core.contracts.sessionlog import Label, MemorySessionLog
+from core.contracts.sessionlog import Label, RequestRecord, MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
@@ -80,6 +80,9 @@ def test_history_reopens_a_search_with_badges_pictures_and_labels(setup, tmp_pat
         h.open(12345)
     with pytest.raises(gr.Error, match="not a session number"):
         h.open("yesterday")
+    long = "frogs calling from a flooded meadow at dusk after the first warm rain of spring, seen from the bank"
+    log.log_request(RequestRecord(session_id=sid, query=long, method="baseline"))  # a second search, same page
+    assert f"frogs · {long}" in h.choices()[0][0]  # titled by every query, each whole
 
 
 def test_history_lists_no_empty_sessions_and_reopens_dialogue_turns(setup):

@@ -107,6 +107,31 @@ def test_a_failing_stage_keeps_the_first_results_and_warns(tmp_path):
     assert len(items(outs[-1])) == 5 and outs[-1][1].endswith(S.STOPPED_EARLY)
 
 
+def test_a_hung_photo_checker_is_waited_for_on_screen_until_the_time_limit_then_said(tmp_path):
+    """The page's status line counts the wait for the remote photo checker by its host while it hangs; at
+    Verify's time limit the search ends with its photos in the order before the checks and a notice in the
+    page's words."""
+    release = threading.Event()
+
+    class HungJudge(FakeJudge):
+        def ask(self, request):
+            release.wait()
+            return super().ask(request)
+
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=HungJudge()),
+                        judge="openai", openai_base_url="http://judge.example.org/v1", deadline_verify_s=2.5)
+    try:
+        outs = run(SearchHandlers(engine, MemorySessionLog()), preset="Verify")
+    finally:
+        release.set()
+    waits = [o[1] for o in outs if "waiting for the photo checker at judge.example.org" in o[1]]
+    assert waits and re.search(r", \d(\.\d)? s$", waits[-1]), [o[1] for o in outs]
+    final = outs[-1]
+    assert "time limit of 2.5 s" in final[2] and "whoever runs EcoLens can let searches wait longer" in final[2]
+    assert "photo checker at http://judge.example.org/v1" in final[2] and "first-stage" not in final[2]
+    assert len(items(final)) == 5
+
+
 def test_no_photo_passing_the_checks_is_said_above_the_gallery(tmp_path):
     engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=FakeJudge(lambda r: 0.1)))
     outs = run(SearchHandlers(engine, MemorySessionLog()), preset="Verify")
@@ -156,6 +181,10 @@ def test_more_like_this_and_refine_with_labels(setup):
     assert tuple(engine.requests[-1].example_ids) == (picked,) and result["results"]
     assert state["hits"][0]["id"] == picked  # the photo itself is the most similar one
     assert log.session(state["session_id"]).requests[-1].method == "baseline+more-like-this"
+    # the search without words is named by its photo: on the page, in marks (the photo view's query), history
+    assert re.fullmatch(rf"more like photo {picked} \(.+\)", state["query"]) and state["like"]
+    assert log.session(state["session_id"]).requests[-1].query == state["query"]
+    assert state["query"] in log.sessions()[0].named()
     with pytest.raises(gr.Error, match="not a photo number"):
         h.more_like_this("twelve", state)
     with pytest.raises(gr.Error):

@@ -81,3 +81,18 @@ def test_messages_become_single_sentences():
         == "The start date is after the end date. Swap the two dates."
     assert web_notices(["no photo passes the filters", "no photo passes the filters."]) == \
         ["No photo passes the filters."]
+
+
+def test_a_search_cut_by_its_time_limit_and_an_index_repaired_are_said_in_the_pages_words():
+    said = web_notices([
+        "the search stopped at Verify's time limit of 90 s (the photo checker at http://gpu:8000/v1 took 85 s of "
+        "it): 40 of 100 photos were not checked by the photo checker at http://gpu:8000/v1 and follow the checked "
+        "ones in first-stage order; raise deadline_verify_s to wait longer",
+        "because of the same time limit, the 8 photos were not checked by the photo checker (fieldguide) and keep "
+        "their first-stage order",
+        "index check: vectors-1.faiss is damaged (its checksum differs); an ingest is running, so it was not "
+        "repaired now: run `python app.py repair` after it",
+        "the photo index changed on disk but could not be read; the photos known before are searched (see the "
+        "log; run `python app.py repair`)"])
+    assert [m for m in said if JARGON.search(m) or "deadline_" in m] == [], said
+    assert "whoever runs EcoLens can let searches wait longer" in said[0]

@@ -1,0 +1,265 @@
+"""Photos as Darwin Core occurrences: a Darwin Core Archive (a zip of `occurrence.txt`, `multimedia.txt` in
+GBIF's Simple Multimedia extension, `meta.xml` saying which column is which term, and `eml.xml` describing
+the dataset) that GBIF's data validator reads, one occurrence per exported photo.
+
+What each term is filled from (docs/reference/formats.md, "Darwin Core"):
+- occurrenceID: the source's own identifier (a column `occurrenceID`, iNaturalist's observation URL, INQUIRE's
+  iNat24 image id), else `urn:sha256:<the photo's content hash>`, which stays the same across catalogs;
+- basisOfRecord: a column `basisOfRecord` (or `basis_of_record`; `camera_trap` = true means
+  MachineObservation), else the `dwc_basis_of_record` setting (HumanObservation by default);
+- license: the licence's URL (core.licences.licence_url); rightsHolder as the source wrote it;
+- associatedMedia / the multimedia identifier: the photo's URL when it came from the web, else its file name
+  relative to the collection (a local file has no public address: publish the photos and rewrite it);
+- photos of a synthetic world (its demo folder) say so in occurrenceRemarks, and the archive's metadata too.
+"""
+from __future__ import annotations
+
+import io
+import mimetypes
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+from xml.etree import ElementTree as ET
+
+from core.contracts import world as worlds
+from core.contracts.errors import InputError
+from core.contracts.records import Photo
+from core.exports import public_name, spreadsheet_safe
+from core.licences import assumed_version, licence_url, parse_licence
+
+DWC = "http://rs.tdwg.org/dwc/terms/"
+DC = "http://purl.org/dc/terms/"
+OCCURRENCE_ROW = DWC + "Occurrence"
+MULTIMEDIA_ROW = "http://rs.gbif.org/terms/1.0/Multimedia"
+BASES = ("HumanObservation", "MachineObservation")
+OCCURRENCE_TERMS = ("occurrenceID", "basisOfRecord", "scientificName", "taxonRank", "vernacularName", "kingdom",
+                    "phylum", "class", "order", "family", "genus", "eventDate", "year", "month", "day",
+                    "decimalLatitude", "decimalLongitude", "geodeticDatum", "coordinateUncertaintyInMeters",
+                    "license", "rightsHolder", "associatedMedia", "references", "occurrenceRemarks")
+# GBIF Simple Multimedia: the first column is the core id (the occurrence the photo belongs to)
+MULTIMEDIA_TERMS = ("coreid", "type", "format", "identifier", "references", "title", "license", "rightsHolder")
+_RANKS = (("genus", "genus"), ("family", "family"), ("order", "order"), ("class_name", "class"),
+          ("phylum", "phylum"), ("kingdom", "kingdom"))
+_TRUE = ("1", "true", "yes", "y")
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One photo to export, and why (e.g. 'judged relevant to “...” by ana'), which goes to occurrenceRemarks."""
+
+    photo: Photo
+    remarks: str = ""
+
+
+def occurrence_id(photo: Photo) -> str:
+    extra = photo.extra or {}
+    for key in ("occurrenceID", "occurrence_id"):
+        if str(extra.get(key) or "").strip():
+            return str(extra[key]).strip()
+    url = str(extra.get("url") or "").strip()
+    if url.startswith(("http://", "https://")):
+        return url
+    if str(extra.get("inat24_image_id") or "").strip():
+        return f"urn:inat24:image:{str(extra['inat24_image_id']).strip()}"
+    if photo.sha256:
+        return f"urn:sha256:{photo.sha256}"
+    return f"urn:ecolens:photo:{photo.id}"
+
+
+def basis_of_record(photo: Photo, default: str = "HumanObservation") -> str:
+    extra = photo.extra or {}
+    for key in ("basisOfRecord", "basis_of_record"):
+        given = str(extra.get(key) or "").strip().lower()
+        match = next((b for b in BASES if b.lower() == given), None)
+        if match:
+            return match
+    if str(extra.get("camera_trap") or "").strip().lower() in _TRUE:
+        return "MachineObservation"
+    return default
+
+
+def taxon_rank(photo: Photo) -> str:
+    """The rank of the name in scientificName: species for a binomial, subspecies for a trinomial, else the
+    rank whose field holds that name; '' when there is no name."""
+    name = photo.scientific_name.strip()
+    if not name:
+        return ""
+    words = name.split()
+    if len(words) == 2:
+        return "species"
+    if len(words) >= 3:
+        return "subspecies"
+    return next((rank for field, rank in _RANKS if getattr(photo, field).strip().lower() == name.lower()), "")
+
+
+def _cell(value: object) -> object:
+    """A value for a tab-separated file: no tabs or line breaks inside, formulas neutralised (core.exports)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return spreadsheet_safe(" ".join(value.split()))
+    return value
+
+
+def occurrence_row(item: Occurrence, roots: Sequence[Path | str], synthetic: str = "",
+                   default_basis: str = "HumanObservation") -> dict[str, object]:
+    p, extra = item.photo, item.photo.extra or {}
+    lic = parse_licence(p.license)
+    when = p.observed_on
+    has_place = p.latitude is not None and p.longitude is not None
+    media = public_name(p, roots)
+    url = str(extra.get("url") or "")
+    remarks = [r for r in (item.remarks, synthetic) if r]
+    if assumed_version(lic):
+        remarks.append(f"licence written as {p.license!r} without a version: "
+                       f"{licence_url(lic)} assumed")
+    uncertainty = extra.get("location_uncertainty", extra.get("positional_accuracy", ""))
+    return {"occurrenceID": occurrence_id(p), "basisOfRecord": basis_of_record(p, default_basis),
+            "scientificName": p.scientific_name, "taxonRank": taxon_rank(p), "vernacularName": p.common_name,
+            "kingdom": p.kingdom, "phylum": p.phylum, "class": p.class_name, "order": p.order, "family": p.family,
+            "genus": p.genus, "eventDate": when.isoformat() if when else "", "year": when.year if when else "",
+            "month": when.month if when else "", "day": when.day if when else "",
+            "decimalLatitude": p.latitude if has_place else "", "decimalLongitude": p.longitude if has_place else "",
+            "geodeticDatum": "EPSG:4326" if has_place else "",
+            "coordinateUncertaintyInMeters": uncertainty if _is_number(uncertainty) else "",
+            "license": licence_url(lic) or p.license, "rightsHolder": p.rights_holder, "associatedMedia": media,
+            "references": url if url.startswith(("http://", "https://")) else "",
+            "occurrenceRemarks": "; ".join(remarks)}
+
+
+def multimedia_row(occurrence: dict[str, object], photo: Photo) -> dict[str, object]:
+    media = str(occurrence["associatedMedia"])
+    kind = mimetypes.guess_type(media.split("?")[0])[0] or "image/jpeg"
+    return {"coreid": occurrence["occurrenceID"], "type": "StillImage", "format": kind, "identifier": media,
+            "references": occurrence["references"], "title": photo.common_name or photo.scientific_name,
+            "license": occurrence["license"], "rightsHolder": occurrence["rightsHolder"]}
+
+
+def _is_number(value: object) -> bool:
+    try:
+        float(str(value))
+    except ValueError:
+        return False
+    return str(value).strip() != ""
+
+
+def _table(columns: Sequence[str], rows: Sequence[dict[str, object]]) -> str:
+    lines = ["\t".join(columns)]
+    lines += ["\t".join(str(_cell(row.get(c, ""))) for c in columns) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _meta_xml() -> bytes:
+    archive = ET.Element("archive", {"xmlns": "http://rs.tdwg.org/dwc/text/", "metadata": "eml.xml"})
+    layout = {"encoding": "UTF-8", "fieldsTerminatedBy": "\\t", "linesTerminatedBy": "\\n", "fieldsEnclosedBy": "",
+              "ignoreHeaderLines": "1"}
+    core = ET.SubElement(archive, "core", {**layout, "rowType": OCCURRENCE_ROW})
+    ET.SubElement(ET.SubElement(core, "files"), "location").text = "occurrence.txt"
+    ET.SubElement(core, "id", {"index": "0"})
+    for i, term in enumerate(OCCURRENCE_TERMS):
+        ET.SubElement(core, "field", {"index": str(i), "term": DWC + term})
+    ext = ET.SubElement(archive, "extension", {**layout, "rowType": MULTIMEDIA_ROW})
+    ET.SubElement(ET.SubElement(ext, "files"), "location").text = "multimedia.txt"
+    ET.SubElement(ext, "coreid", {"index": "0"})
+    for i, term in enumerate(MULTIMEDIA_TERMS[1:], start=1):
+        ET.SubElement(ext, "field", {"index": str(i), "term": DC + term})
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(archive, encoding="utf-8")
+
+
+def _eml_xml(title: str, abstract: str) -> bytes:
+    eml = ET.Element("eml:eml", {"xmlns:eml": "eml://ecoinformatics.org/eml-2.1.1",
+                                 "packageId": "ecolens-export", "system": "EcoLens", "xml:lang": "en"})
+    dataset = ET.SubElement(eml, "dataset")
+    ET.SubElement(dataset, "title").text = title
+    creator = ET.SubElement(dataset, "creator")
+    ET.SubElement(creator, "organizationName").text = "EcoLens export"
+    ET.SubElement(ET.SubElement(dataset, "abstract"), "para").text = abstract
+    ET.SubElement(ET.SubElement(dataset, "intellectualRights"), "para").text = (
+        "Each photo keeps its own licence and rights holder (columns license and rightsHolder).")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(eml, encoding="utf-8")
+
+
+def write_archive(path: Path | str, items: Sequence[Occurrence], roots: Sequence[Path | str] = (),
+                  synthetic: Callable[[Photo], str] = lambda p: "", default_basis: str = "HumanObservation",
+                  title: str = "Photos exported from EcoLens") -> int:
+    """Write a Darwin Core Archive of `items` (one occurrence and one multimedia row per photo; a photo listed
+    twice is written once, its reasons joined) to `path`; returns the number of occurrences.
+    `synthetic(photo)`: the note for a photo that is not a real observation ('' for a real one)."""
+    if default_basis not in BASES:
+        raise InputError(f"Unknown basisOfRecord {default_basis!r}", "use one of: " + ", ".join(BASES))
+    if not items:
+        raise InputError("No photo to export", "judge photos relevant or mark photos first")
+    merged: dict[int | str, Occurrence] = {}
+    for item in items:
+        key = item.photo.id if item.photo.id is not None else item.photo.path
+        if key in merged:
+            reasons = [r for r in (merged[key].remarks, item.remarks) if r]
+            item = Occurrence(item.photo, "; ".join(dict.fromkeys(reasons)))
+        merged[key] = item
+    occurrences, media, synthetic_count = [], [], 0
+    for item in merged.values():
+        note = synthetic(item.photo)
+        synthetic_count += bool(note)
+        row = occurrence_row(item, roots, note, default_basis)
+        occurrences.append(row)
+        media.append(multimedia_row(row, item.photo))
+    abstract = f"{len(occurrences)} photos exported from EcoLens as occurrences, each with its photo."
+    if synthetic_count:
+        abstract += (f" {synthetic_count} of them are synthetic pictures of a demo world, not real observations "
+                     "(occurrenceRemarks says which): do not publish them as biodiversity data.")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("occurrence.txt", _table(OCCURRENCE_TERMS, occurrences))
+        zf.writestr("multimedia.txt", _table(MULTIMEDIA_TERMS, media))
+        zf.writestr("meta.xml", _meta_xml())
+        zf.writestr("eml.xml", _eml_xml(title, abstract))
+    path.write_bytes(buf.getvalue())
+    return len(occurrences)
+
+
+def synthetic_note(settings: object) -> Callable[[Photo], str]:
+    """The note for photos inside a registered world's demo folder under the data directory (e.g. the
+    field-guide world): '' for every other photo."""
+    folders = []
+    for w in worlds.worlds().values():
+        if w.demo_folder:
+            try:
+                folders.append((Path(settings.path(w.demo_folder)).resolve(), w.title or w.name))
+            except OSError:
+                continue
+
+    def note(photo: Photo) -> str:
+        if not photo.path or photo.path.startswith(("http://", "https://")):
+            return ""
+        try:
+            where = Path(photo.path).resolve()
+        except OSError:
+            return ""
+        for folder, name in folders:
+            if where.is_relative_to(folder):
+                return f"synthetic picture of EcoLens's {name} demo world: not a real observation"
+        return ""
+
+    return note
+
+
+def marked_occurrences(marks: Sequence[dict], photos: dict[int, Photo]) -> list[Occurrence]:
+    """Marked photos (dicts with id, query, preset, and `like` for a 'more like this' search) as occurrences
+    that say which search they were marked from; photos no longer in the catalog are left out."""
+    out = []
+    for m in marks:
+        photo = photos.get(int(m["id"]))
+        if photo is None:
+            continue
+        found = str(m.get("query") or "")
+        out.append(Occurrence(photo, f"marked from the search “{found}”" + (f" ({m['preset']})" if m.get("preset")
+                                                                              else "")))
+    return out
+
+
+def options(settings: object) -> dict:
+    """write_archive's options from the settings: which photos are synthetic, the default basisOfRecord."""
+    return {"synthetic": synthetic_note(settings), "default_basis": settings.dwc_basis_of_record}
