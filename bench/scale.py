@@ -181,7 +181,8 @@ def settings_for(workdir: Path, n: int):
     from core.contracts.settings import load_settings
 
     return load_settings(environ={}, data_dir=str(workdir / "data"), embedder="hash", index_type="ivfpq",
-                         index_flat_copy=False, index_float16_file=True, index_pq_m=PQ_M, index_pq_bits=PQ_BITS,
+                         index_flat_copy=False, index_float16_file=True, index_pq_m=PQ_M,
+                         index_pq_bits=PQ_BITS if n >= 100_000 else 8,  # (a tiny run has too few vectors for 12)
                          index_refine_factor=REFINE, index_nprobe=64, index_nlist=lists_for(n), checkpoint_s=120.0,
                          threads=2)
 

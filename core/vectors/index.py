@@ -424,8 +424,8 @@ class VectorIndex:
         if len(self):
             raise ConfigError("A compressed index can only be started empty", "ingest into a new data directory")
         nlist = nlist or default_nlist(expected)
-        if len(sample) < MIN_PER_LIST * nlist or self.dim % pq_m:
-            return False
+        if len(sample) < max(MIN_PER_LIST * nlist, 2 ** pq_bits) or self.dim % pq_m:
+            return False  # (FAISS's k-means needs at least as many points as centroids)
         self.approx = trained_ivfpq(np.ascontiguousarray(sample, dtype=np.float32), nlist, pq_m, nprobe, seed,
                                     self.gpu, pq_bits)
         self.approx_kind, self.flat, self._lookup = "ivfpq", None, None
