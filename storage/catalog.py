@@ -414,8 +414,9 @@ class SqlCatalog:
         with self.engine.connect() as conn:
             ranges = None
             if filters.months:
-                first, last = conn.execute(select(func.min(PhotoRow.observed_on, type_=DayNumber),
-                                                  func.max(PhotoRow.observed_on, type_=DayNumber))).one()
+                # (two queries: SQLite answers a lone min() or max() from the index, both at once by a scan)
+                first = conn.execute(select(func.min(PhotoRow.observed_on, type_=DayNumber))).scalar()
+                last = conn.execute(select(func.max(PhotoRow.observed_on, type_=DayNumber))).scalar()
                 ranges = _month_ranges(first, last, [int(m) for m in filters.months])
             out = None
             if filters.ids is not None:
