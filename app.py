@@ -28,6 +28,7 @@ from core.ingest.ingestor import Ingestor  # noqa: E402
 from core.logs import configure_logging  # noqa: E402
 from core.contracts.settings import Settings, load_settings  # noqa: E402
 from core.search.preparation import Progress, prepare_corpus  # noqa: E402
+from core.search import space  # noqa: E402
 
 
 # world plug-ins (core.contracts.world): each module's register() adds its rule book, backends, demo and benchmark
@@ -38,6 +39,10 @@ for _plugin in WORLD_PLUGINS:
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
             "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair"}
+
+
+# commands that run without the models and photos a profile or a hub corpus needs (they report on them)
+NO_PREFLIGHT = {"config", "doctor"}
 
 
 @dataclass
@@ -52,6 +57,7 @@ class Services:
     corpus: Corpus
     engine: SearchEngine
     _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
+    fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
@@ -97,22 +103,64 @@ class Services:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             self.choose_world()  # the rule book follows the catalog too (own photos added: the generic rules)
-            self._banner = (key, banner_for(self.settings, described, kind, counts if sum(counts) else None))
+            text = banner_for(self.settings, described, kind, counts if sum(counts) else None)
+            hub = self.hub_banner()
+            text = " ".join(t for t in (hub, text, f"Note: {self.fallback}." if self.fallback else "") if t)
+            self._banner = (key, text)
         return self._banner[1]
+
+    def hub_banner(self) -> str:
+        """What a hub corpus is ('4000 photos from INQUIRE-Rerank (validation split), licences ...'), '' else."""
+        from core.ingest import hub_dataset
+        from core.search.banner import hub_line
+
+        if not hub_dataset.is_hub(self.settings.corpus):
+            return ""
+        files = hub_dataset.local_files(self.settings, self.settings.corpus)
+        return hub_line(hub_dataset.parse(self.settings.corpus).label(), self.catalog.count(),
+                        hub_dataset.licences(files) if files else [], self.settings)
+
+    def example_queries(self) -> list[str]:
+        """Example searches: a hub corpus's benchmark queries (their labels stay with the evaluation)."""
+        from core.ingest import hub_dataset
+
+        if not hub_dataset.is_hub(self.settings.corpus):
+            return []
+        files = hub_dataset.local_files(self.settings, self.settings.corpus)
+        return hub_dataset.example_queries(files) if files else []
 
     def ensure_corpus(self, progress: Progress | None = None) -> list[str]:
         """Build the catalog on first use (the configured corpus, or the synthetic world with stand-in models);
-        returns notices for the user, the banner first."""
+        returns notices for the user, the banner first. Hub models the settings name are downloaded first."""
+        from core.backends import model_fetch
+
+        fetched = model_fetch.fetch(self.settings, progress)
         emb = self.backends.embedder
-        notices = prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
+        notices = fetched + prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
                                  lambda path, step: self.ingestor().run(path, step), progress)
         self.choose_world()
         banner = self.banner()
         return ([banner] if banner else []) + notices
 
 
-def build_services(settings: Settings) -> Services:
-    """Open storage and create backends (lazily), the corpus view and the search engine for `settings`."""
+def uses_workers(settings: Settings, serving: bool) -> bool:
+    """Whether local model work runs in worker processes (setting workers; 'auto': in the web app only)."""
+    return settings.workers == "on" or (settings.workers == "auto" and serving)
+
+
+class _LazyEmbedder:
+    """The configured embedder, built on first use of any of its attributes."""
+
+    def __init__(self, backends: Backends):
+        self._backends = backends
+
+    def __getattr__(self, name: str):
+        return getattr(self._backends.embedder, name)
+
+
+def build_services(settings: Settings, fallback: str = "", serving: bool = False) -> Services:
+    """Open storage and create backends (lazily), the corpus view and the search engine for `settings`;
+    `serving`: for the web app (workers = 'auto' puts local model work in worker processes there)."""
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
@@ -122,9 +170,17 @@ def build_services(settings: Settings) -> Services:
     settings.path().mkdir(parents=True, exist_ok=True)
     catalog = SqlCatalog(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
     backends = Backends(settings)
+    if uses_workers(settings, serving):  # before any backend is built; each worker registers the same plug-ins
+        from core.workers.pool import WorkerPool
+
+        backends.workers = WorkerPool(settings, WORLD_PLUGINS)
     store = IndexStore(settings.path())
-    corpus = Corpus(catalog, store, backends.embedder, settings)
-    services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings))
+    # a model profile's embedder is built at first use, after the background preparation downloaded it (with
+    # progress on the page); otherwise at once, as always
+    embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
+    corpus = Corpus(catalog, store, embedder, settings)
+    services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
+                        fallback=fallback)
     services.choose_world()
     return services
 
@@ -135,11 +191,13 @@ class Context:
 
     settings: Settings
     _services: Services | None = field(default=None, repr=False)
+    fallback: str = ""  # why a Space kept the stand-in world (core.search.space)
     noted: bool = False  # the command's output already carries the stand-in note (cli.common.note_standins)
+    serving: bool = False  # the web app, not a command (see uses_workers)
 
     def services(self) -> Services:
         if self._services is None:
-            self._services = build_services(self.settings)
+            self._services = build_services(self.settings, self.fallback, self.serving)
         return self._services
 
 
@@ -164,11 +222,13 @@ def serve(ctx: Context) -> int:
     from storage.sessionlog import SqlSessionLog
     from ui.server import launch
 
+    ctx.serving = True
     services = ctx.services()
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
-    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress))
+    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress),
+                  services.example_queries)
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:
@@ -215,8 +275,12 @@ def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
     try:
         overrides = {k: v for k, v in (("port", args.port), ("host", args.host)) if v}
-        ctx = Context(load_settings(args.config, **overrides))
+        settings, fallback = space.space_start(load_settings(args.config, **overrides))
+        ctx = Context(settings, fallback=fallback)
         configure_logging(ctx.settings.path(), ctx.settings.log_level, console=args.command is None)
+        space.use_model_cache(ctx.settings)
+        if space.uses_hub(ctx.settings) and args.command not in NO_PREFLIGHT:
+            space.preflight(ctx.settings)  # offline without the models or the corpus: an error within seconds
         if args.command is None:
             return serve(ctx)
         code = importlib.import_module(COMMANDS[args.command]).run(ctx, args)

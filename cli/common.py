@@ -18,10 +18,11 @@ class Parser(argparse.ArgumentParser):
 
 
 def progress_bar(desc: str, unit: str = "photo"):
-    """A tqdm bar on stderr and an update(done, total) callback for it."""
+    """A tqdm bar on stderr and an update(done, total) callback for it (unit 'B': bytes, shown as MB / GB)."""
     from tqdm import tqdm
 
-    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=os.environ.get("CI") == "true")
+    scaled = {"unit_scale": True, "unit_divisor": 1000} if unit == "B" else {}
+    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=os.environ.get("CI") == "true", **scaled)
 
     def update(done: int, total: int) -> None:
         bar.total = total
@@ -44,7 +45,7 @@ class PhaseBars:
     def __call__(self, what: str, done: int, total: int) -> None:
         if what not in self.bars:
             self.close()
-            self.bars[what] = progress_bar(what, unit="photo")
+            self.bars[what] = progress_bar(what, unit="B" if what.startswith("downloading") else "photo")
         self.bars[what][0](done, total)
 
     def close(self) -> None:

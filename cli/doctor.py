@@ -7,7 +7,8 @@ import shutil
 import textwrap
 
 from core.backends.registry import Backends
-from core.doctor import check_up
+from core.contracts.errors import EcoLensError
+from core.doctor import check_up, profile_report
 
 
 def add_parser(sub) -> None:
@@ -32,11 +33,40 @@ def _table(rows) -> str:
     return "\n".join(lines)
 
 
+def _fetch_models(settings) -> str:
+    """Download the profile's hub models with progress on stderr; '' or why it failed (the probes then say
+    which backend it leaves without a model)."""
+    from cli.common import PhaseBars
+    from core.backends import model_fetch
+
+    bars = PhaseBars()
+    try:
+        model_fetch.fetch(settings, bars)
+    except EcoLensError as exc:
+        return str(exc)
+    finally:
+        bars.close()
+    return ""
+
+
+def _profile_lines(report) -> list[str]:
+    lines = [f"model profile: models={report['models']} ({report['purpose']})"]
+    for name, value in report["explicit"].items():
+        lines.append(f"  {name} = {value!r} set explicitly (beats the profile's {report['overridden'][name]!r})")
+    if report["not_downloaded"]:
+        lines.append("  not downloaded yet: " + ", ".join(report["not_downloaded"]))
+    return lines
+
+
 def run(ctx, args) -> int:
+    fetch_error = _fetch_models(ctx.settings) if ctx.settings.models != "standin" else ""
+    report = profile_report(ctx.settings)
     rows = check_up(Backends(ctx.settings))
     if args.json:
-        print(json.dumps({"ok": all(r.ok for r in rows), "backends": [r.to_json() for r in rows]}, indent=2))
+        print(json.dumps({"ok": all(r.ok for r in rows) and not fetch_error, "profile": report,
+                          "download_error": fetch_error, "backends": [r.to_json() for r in rows]}, indent=2))
     else:
+        print("\n".join(_profile_lines(report) + ([f"  download failed: {fetch_error}"] if fetch_error else [])))
         print(_table(rows))
         failed = [r.backend for r in rows if not r.ok]
         print("\n" + ("every backend answered" if not failed else f"not working: {', '.join(failed)}"))

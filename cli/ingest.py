@@ -30,6 +30,24 @@ def add_parser(sub) -> None:
 
 def run(ctx, args) -> int:
     services = ctx.services()
+    if args.path.startswith("hf://"):  # a hub dataset: downloaded (once) and ingested file by file
+        from cli.common import PhaseBars
+        from core.search.preparation import corpus_files
+
+        bars = PhaseBars()
+        try:
+            paths = corpus_files(ctx.settings, bars, args.path)
+        finally:
+            bars.close()
+        code = 0
+        for path in paths:
+            args.path = path
+            code = max(code, _ingest_one(ctx, services, args))
+        return code
+    return _ingest_one(ctx, services, args)
+
+
+def _ingest_one(ctx, services, args) -> int:
     update, bar = progress_bar("ingest")
     try:
         report = services.ingestor().run(args.path, update, engine=args.engine, workers=args.workers,

@@ -223,6 +223,20 @@ def probe(backends: Any, kind: str) -> ProbeResult:
                        round(time.monotonic() - start, 2))
 
 
+def profile_report(settings: Any) -> dict[str, Any]:
+    """The model profile as a whole: its name and purpose, the backends it fills, the backend settings given
+    explicitly instead (they beat the profile), and its hub models that are not downloaded yet."""
+    from core.backends import model_fetch
+    from core.contracts import profiles
+
+    filled = profiles.values(settings.models)
+    explicit = {k: getattr(settings, k) for k in profiles.BACKEND_SETTINGS if k in filled and k in settings.explicit()}
+    return {"models": settings.models, "purpose": profiles.PURPOSE.get(settings.models, ""),
+            "from_profile": {k: v for k, v in settings.from_profile().items()},
+            "explicit": explicit, "overridden": {k: filled[k] for k in explicit},
+            "not_downloaded": [m.repo_id for m in model_fetch.missing(settings)]}
+
+
 def check_up(backends: Any) -> list[ProbeResult]:
     """One probe per backend, in KINDS order."""
     return [probe(backends, kind) for kind in KINDS]

@@ -53,10 +53,11 @@ class LogFile(logging.handlers.RotatingFileHandler):
                 pass
 
 
-def configure_logging(data_dir: Path, level: str = "INFO", console: bool = False) -> Path:
+def configure_logging(data_dir: Path, level: str = "INFO", console: bool = False, name: str = "") -> Path:
     """Send log lines to data_dir/logs/ecolens.log (5 MB x 3 files); with `console`, warnings also to stderr.
+    `name`: another file in the same folder, logs/NAME.log (a worker process: one rotating file per process).
     Safe to call again (earlier EcoLens handlers are replaced). Returns the log file's path."""
-    path = Path(data_dir) / LOG_FILE
+    path = Path(data_dir) / (f"logs/{name}.log" if name else LOG_FILE)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         file_handler = LogFile(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")

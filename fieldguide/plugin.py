@@ -60,7 +60,7 @@ def register() -> World:
 
     for kind, table in BACKENDS.items():
         for name, target in table.items():
-            register_backend(kind, name, target, reads_embedder=(kind == "judge"))
+            register_backend(kind, name, target, reads_embedder=(kind == "judge"), runs_model=True)
     register_reader(NAME, READER)
     register_benchmark(NAME, _load_benchmark, METRICS, own_catalog=True)
     world = World(name=NAME, title="field-guide", rule_book=FieldGuideRules(), backends=dict(BACKENDS),

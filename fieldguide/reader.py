@@ -82,4 +82,5 @@ class FieldGuideReader:
             return f"The photos of the {who} do not show its {phrase} {ids}."
         best = max(votes, key=votes.get)
         ids = "".join(f"[{pid}]" for pid in dict.fromkeys(cited[best]))
-        return f"The {phrase} of the {who} is {best} {ids}."
+        verb = "are" if phrase.split()[-1].endswith("s") and not phrase.endswith("ss") else "is"  # wings are
+        return f"The {phrase} of the {who} {verb} {best} {ids}."

@@ -5,6 +5,7 @@ and a closed page cancel it too. Thin: they call core and log what happened."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Iterator
 
 import gradio as gr
@@ -32,6 +33,7 @@ from ui.taxa import named_taxa
 log = logging.getLogger(__name__)
 REPLACED_WAIT_S = 3.0  # how long a new search waits for the one it replaced to stop showing updates
 HEARTBEAT_S = 1.0  # a running search redraws its status line after this many quiet seconds
+UPDATE_GAP_S = 0.5  # progress updates of one search at most this often (results and the end: at once)
 
 
 def new_state() -> dict[str, Any]:
@@ -140,6 +142,19 @@ class SearchHandlers:
                 present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
                 present.results_json(state, notices, status), state)
 
+    def progress(self, state: dict[str, Any], status: str, details: str, pictures: bool = False):
+        """A progress update while a search runs: the status line, the details and the notices (with
+        `pictures`, the pictures searched with too); everything else is left as it is on the page (gr.skip),
+        which spares the web server the photos' files (each one's path checked and copied) at every step."""
+        skip = gr.skip()
+        notices = present.notices_md(web_notices(list(state.get("notices") or [])))
+        shown = skip
+        if pictures:
+            shown = self.photos.pictures(present.visualization_items(state.get("stages") or {}))
+            if state.get("example"):
+                shown = [(state["example"], S.YOUR_EXAMPLE)] + shown
+        return (skip, status, notices, skip, shown, skip, skip, details, skip, state)
+
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
     def search(self, query: str, preset: str = "Fast", k: float | None = None, m: float | None = None,
@@ -198,6 +213,16 @@ class SearchHandlers:
         status = SearchStatus(state.get("searches"), self.settings)
         heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
         shown = False  # whether this search has put results on screen yet
+        last = [0.0]  # when the page was last updated
+
+        def due() -> bool:
+            """A progress update (a picture, judging, a step) is shown at most every UPDATE_GAP_S: each one costs
+            the web server the whole page (paths checked, photos copied), the same CPU a plain search needs.
+            What a skipped update carried shows with the next one (the heartbeat comes within a second)."""
+            if time.monotonic() - last[0] < UPDATE_GAP_S:
+                return False
+            last[0] = time.monotonic()
+            return True
 
         for event in self.engine.stream(req, cancel=token, heartbeat_s=HEARTBEAT_S if heavy else None):
             if token.cancelled and not isinstance(event, (Done, Cancelled)):
@@ -205,6 +230,7 @@ class SearchHandlers:
             status.on(event)
             if isinstance(event, FirstResults) and heavy:
                 shown = True
+                last[0] = time.monotonic()
                 state["hits"] = list(event.hits)
                 state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
                 self._open_session(state, req)  # the page's first update carries it (bad input opens none)
@@ -212,11 +238,14 @@ class SearchHandlers:
             elif isinstance(event, Visualization) and event.ok:
                 vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
                 vis.append({"path": event.path, "seed": event.seed})
-                yield self.outputs(state, status.line(), key, status.details())
+                if due():
+                    yield self.progress(state, status.line(), status.details(), pictures=True)
             elif isinstance(event, PhotoJudged) and (event.done % 10 == 0 or event.done == event.total):
-                yield self.outputs(state, status.line(), key, status.details())
+                if due() or event.done == event.total:  # the last photo checked: always shown
+                    yield self.progress(state, status.line(), status.details())
             elif isinstance(event, (StageEvent, Waiting)) and heavy and shown:
-                yield self.outputs(state, status.line(), key, status.details())
+                if due():
+                    yield self.progress(state, status.line(), status.details())
             elif isinstance(event, Notice) and heavy:
                 state["notices"] = state.get("notices", []) + [event.text]
             elif isinstance(event, Failed):

@@ -30,6 +30,16 @@ TAXON_PLACEHOLDER_JS = """
 """ % json.dumps(S.TAXON_PLACEHOLDER)
 
 
+PLAIN_SEARCHES = 16  # places of the search event that costly searches can never take
+
+
+def search_limit(settings) -> int:
+    """Searches the search event runs at once: every costly search the engine admits (running or waiting for a
+    slot; one more is refused there) plus PLAIN_SEARCHES, so a burst of costly searches never queues a plain
+    one behind them in the web server."""
+    return settings.max_heavy_searches + settings.max_waiting_heavy + PLAIN_SEARCHES
+
+
 # a citation in the answer ([#3]) opens that photo of the results, as a click on its tile does
 CITE_JS = """
 <script>
@@ -72,6 +82,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         # Advanced settings' box, so scripts still send it in its place
         answer = gr.Checkbox(False, label=S.ASK_ANSWER, elem_id="search-answer", visible=False, scale=0,
                              min_width=320)
+        # a hub corpus's benchmark queries (filled when the page loads and once the collection is ready)
+        examples = gr.Dropdown(choices=[], value=None, label=S.EXAMPLE_SEARCHES, elem_id="search-examples",
+                               visible=False, interactive=True, scale=2)
+    examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -126,7 +140,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
               license_, example, state]
     # every search may run while another one from this page is still running: the handler cancels the older
     # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
-    run = dict(concurrency_id="search", concurrency_limit=16, trigger_mode="multiple", show_progress="minimal")
+    run = dict(concurrency_id="search", concurrency_limit=search_limit(s), trigger_mode="multiple",
+               show_progress="minimal")
     searches = [go.click(h.search, inputs, outputs, api_name="search", **run),
                 query.submit(h.search, inputs, outputs, api_visibility="private", **run),
                 regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),
@@ -149,4 +164,4 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
     visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
                           trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map, examples=examples)

@@ -36,6 +36,7 @@ from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.search_view import search_limit
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
 
@@ -80,9 +81,10 @@ def annotator_name(profile: gr.OAuthProfile | None) -> str:
 
 
 def _gate(preparation: Preparation | None):
-    """ready(): raises NotReady while the photo collection is still being prepared, InputError if that failed."""
+    """ready(): raises NotReady while the photo collection is still being prepared (until the first of the user's
+    photos are added: those are searched while the rest are embedded), InputError if that failed."""
     def ready() -> None:
-        if preparation is not None and not preparation.ready:
+        if preparation is not None and not preparation.ready and not preparation.searchable:
             error = InputError if preparation.finished else NotReady
             raise error(preparation.status() or S.PREPARING, S.PREPARING_HINT)
     return ready
@@ -94,12 +96,13 @@ def _banner_md(text: str):
 
 
 def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
-              prepare=None) -> gr.Blocks:
+              prepare=None, examples: Callable[[], list[str]] | None = None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
     says what is searched and which stand-ins are in use: a text, or a function asked again at every page
     load and after every search (so it follows the catalog: an ingest by the command line shows at once);
     `prepare(progress) -> notices` builds the photo collection on first use: it runs in the background and
-    the page shows its progress until it is done."""
+    the page shows its progress until it is done. `examples()`: example searches offered under the query box
+    (a hub corpus's benchmark queries), asked at page load and once the collection is ready."""
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
     settings = getattr(engine, "settings", None)
@@ -149,7 +152,16 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
                   api_visibility="private")
         app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
-        app.load(search.place_map, None, search_ui.place_map, api_visibility="private")
+
+        def example_choices():
+            try:
+                found = list(examples()) if examples is not None else []
+            except Exception:  # the files are being written: no examples this time
+                log.exception("the example searches could not be read")
+                found = []
+            return gr.update(choices=found, visible=bool(found))
+        app.load(example_choices, None, search_ui.examples, api_visibility="private", show_progress="hidden")
+        app.load(search.place_map, None, search_ui.place_map, api_visibility="private", show_progress="hidden")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
         # after the search, the banner would show the search's progress timer)
@@ -162,10 +174,12 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 text = preparation.status()
                 taxa = search.taxon_choices() if preparation.finished else gr.update()
                 shown = banner_now() if preparation.finished else gr.update()
+                offered = example_choices() if preparation.finished else gr.update()
                 places = search.place_map() if preparation.finished else gr.update()
                 return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
-                        shown, places)
-            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map],
+                        shown, places, offered)
+            timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map,
+                                    search_ui.examples],
                        api_visibility="private",
                        concurrency_limit=None, show_progress="hidden")
         app.unload(search.page_closed)
@@ -177,7 +191,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
 # everything the data directory holds besides the served copies
 PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
            "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
-           "generated", "fieldguide", "uploads")
+           "generated", "fieldguide", "uploads", "hub", "models")
 
 
 def served_folders(settings: Any) -> list[str]:
@@ -202,6 +216,9 @@ def blocked_folders(settings: Any) -> list[str]:
     return [str(data / name) for name in PRIVATE]
 
 
+ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's monitoring summary (its default: every event)
+
+
 def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
@@ -209,7 +226,9 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
                                 max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
                                 footer_links=["api"],
                                 show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
-                                run_history=False)  # queries stay out of browser storage; no bucket routes
+                                run_history=False,  # queries stay out of browser storage; no bucket routes
+                                # a thread for every search the search event admits, and the other events' own
+                                max_threads=search_limit(settings) + 24)
     # one browser's uploads are served to that browser only (ui.upload_guard)
     opts["app_kwargs"] = {"middleware": [Middleware(UploadGuard)]}
     if settings.password:
@@ -225,11 +244,14 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
 
 
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
-           prepare=None) -> int:
+           prepare=None, examples: Callable[[], list[str]] | None = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
-    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare)
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples)
+    # Gradio rebuilds its monitoring summary (a pandas table of up to its last 10,000 events) after every event
+    # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))
     app.queue(default_concurrency_limit=8)
     opts = launch_options(engine.settings)
     # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)

@@ -22,6 +22,7 @@ PRESET_LABEL = "How to search"
 # ---- search view -------------------------------------------------------------------------------------
 QUERY = "What are you looking for?"
 QUERY_PLACEHOLDER = "e.g. a heron holding a fish in its bill, in flight"
+EXAMPLE_SEARCHES = "Example searches (the collection's benchmark queries)"
 SEARCH = "Search"
 EXAMPLE_PHOTO = ("Add my own example photo: alone it is the query (Fast); with words it joins the drawings "
                  "(Visualize, Verify)")

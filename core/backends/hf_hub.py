@@ -108,10 +108,15 @@ def cached_file(repo_id: str, filename: str) -> Path | None:
     return Path(found) if isinstance(found, str) else None
 
 
+def why_offline() -> str:
+    """Why nothing can be downloaded: the probe failed (this process then set HF_HUB_OFFLINE itself), or the
+    user set HF_HUB_OFFLINE."""
+    return "the Hugging Face hub cannot be reached" if _state.get("reachable") is False else "HF_HUB_OFFLINE is set"
+
+
 def missing_model_error(repo_id: str, setting: str, example: str) -> BackendError:
     """The error for a model that is neither cached nor downloadable here."""
-    why = ("the Hugging Face hub cannot be reached" if _state.get("reachable") is False
-           else "HF_HUB_OFFLINE is set")
+    why = why_offline()
     return BackendError(
         f"The model {repo_id} is not in the local Hugging Face cache ({cache_folder()}) and {why}",
         f"download it once where there is network (`hf download {repo_id}`) and copy the cache folder to "

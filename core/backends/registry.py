@@ -28,6 +28,7 @@ LLMS = {
     "rule": "core.backends.rule_llm:RuleLLM.from_settings",
     "llama_cpp": "core.backends.llamacpp_llm:LlamaCppLLM.from_settings",
     "openai": "core.backends.openai_llm:OpenAILLM.from_settings",
+    "transformers:": "core.backends.transformers_llm:TransformersLLM.from_settings",
 }
 JUDGES = {
     "clip": "core.backends.clip_judge:ClipJudge.from_settings",
@@ -48,16 +49,31 @@ CAPTIONERS = {
 
 
 TABLES = {"embedder": EMBEDDERS, "llm": LLMS, "judge": JUDGES, "generator": GENERATORS, "captioner": CAPTIONERS}
+# (kind, name) of the backends that run a model in this process (CPU- or GPU-heavy): with workers on, each runs
+# in a worker process of its kind (core/workers/); backends behind a server, and cheap ones, stay in the process
+MODEL_BACKENDS = {("embedder", "open_clip:"), ("judge", "clip"), ("judge", "transformers:"),
+                  ("generator", "diffusers:"), ("captioner", "transformers:")}
 
 
-def register_backend(kind: str, name: str, target: str, *, reads_embedder: bool = False) -> None:
+def register_backend(kind: str, name: str, target: str, *, reads_embedder: bool = False,
+                     runs_model: bool = False) -> None:
     """Add backend `name` ("module:factory") for setting `kind` (a plug-in's backends, e.g. a world's encoder
-    and judge). `reads_embedder`: a judge built on the embedder, which it receives as a third argument."""
+    and judge). `reads_embedder`: a judge built on the embedder, which it receives as a third argument.
+    `runs_model`: it runs a model in the process (a worker process runs it when workers are on)."""
     if kind not in TABLES:
         raise ConfigError(f"Unknown backend kind {kind!r}", f"use one of: {', '.join(TABLES)}")
     TABLES[kind][name] = target
     if kind == "judge" and reads_embedder:
         EMBEDDER_JUDGES.add(name)
+    if runs_model:
+        MODEL_BACKENDS.add((kind, name))
+
+
+def runs_model(kind: str, value: str) -> bool:
+    """Whether backend `value` of `kind` runs a model in the process (an exact name or a 'prefix:' entry)."""
+    if (kind, value) in MODEL_BACKENDS:
+        return True
+    return any(k == kind and name.endswith(":") and value.startswith(name) for k, name in MODEL_BACKENDS)
 
 
 def _resolve(table: dict[str, str], setting: str, value: str) -> tuple[Callable, str]:
@@ -144,6 +160,15 @@ class Backends:
     _captioner: Captioner | None = None
     _reader: object | None = None  # a PhotoReader, or None when answers read captions (core/backends/readers.py)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    # core.workers.pool.WorkerPool: backends that run a model are built in its worker processes (None: here)
+    workers: object | None = field(default=None, repr=False, compare=False)
+
+    def _remote(self, kind: str, build: Callable[[], object]) -> object:
+        """Backend `kind` from `build()`, or, with workers and a backend that runs a model, its stand-in for the
+        worker that runs it (the embedder: texts here, pictures in the worker)."""
+        if self.workers is None or not runs_model(kind, getattr(self.settings, kind)):
+            return build()
+        return self.workers.backend(kind, build)
 
     def _lazy(self, name: str, make: Callable[[], object]):
         built = getattr(self, "_" + name)
@@ -165,7 +190,7 @@ class Backends:
 
     @property
     def embedder(self) -> Embedder:
-        return self._lazy("embedder", lambda: create_embedder(self.settings))
+        return self._lazy("embedder", lambda: self._remote("embedder", lambda: create_embedder(self.settings)))
 
     @property
     def llm(self) -> LLM:
@@ -174,16 +199,16 @@ class Backends:
     @property
     def judge(self) -> Judge:
         # only the judges that read the embedder get it: an OpenAI judge must not fail for a broken embedder
-        return self._lazy("judge", lambda: create_judge(
-            self.settings, self.embedder if self.settings.judge in EMBEDDER_JUDGES else None))
+        return self._lazy("judge", lambda: self._remote("judge", lambda: create_judge(
+            self.settings, self.embedder if self.settings.judge in EMBEDDER_JUDGES else None)))
 
     @property
     def generator(self) -> ImageGenerator:
-        return self._lazy("generator", lambda: create_generator(self.settings))
+        return self._lazy("generator", lambda: self._remote("generator", lambda: create_generator(self.settings)))
 
     @property
     def captioner(self) -> Captioner:
-        return self._lazy("captioner", lambda: create_captioner(self.settings))
+        return self._lazy("captioner", lambda: self._remote("captioner", lambda: create_captioner(self.settings)))
 
     @property
     def reader(self):

@@ -382,7 +382,7 @@ def facts_for(spec: str, folder: Path | None = None) -> ModelFacts:
     return facts
 
 
-def _locate(spec: str, setting: str) -> Path | None:
+def locate(spec: str, setting: str, hub_example: str = "HuggingFaceTB/SmolVLM-256M-Instruct") -> Path | None:
     """The local folder of the model (a folder given, or the cached snapshot of a hub id); None when a hub
     id is not cached but can be downloaded; a BackendError within seconds when it is neither."""
     folder = Path(spec).expanduser()
@@ -391,13 +391,13 @@ def _locate(spec: str, setting: str) -> Path | None:
     if spec.startswith(("/", ".", "~")) or spec.count("/") > 1 or "\\" in spec:
         raise BackendError(f"The model folder {folder} for {setting}='transformers:{spec}' does not exist",
                            f"point {setting} at a folder holding config.json and the weights ({example(setting)}), "
-                           "or name a hub model, e.g. transformers:HuggingFaceTB/SmolVLM-256M-Instruct")
+                           f"or name a hub model, e.g. transformers:{hub_example}")
     return hf_hub.require(spec, setting, example(setting))
 
 
 def load_model(spec: str, settings: Any, setting: str = "judge") -> VisionLanguageModel:
     """Load the model and its processor (no sharing; `shared_model` shares)."""
-    folder = _locate(spec, setting)  # first: a model that cannot be had fails before the slow import
+    folder = locate(spec, setting)  # first: a model that cannot be had fails before the slow import
     try:
         import transformers
         from transformers import AutoModelForImageTextToText, AutoProcessor

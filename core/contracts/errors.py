@@ -43,6 +43,12 @@ class ConfigError(EcoLensError):
     title = "Configuration error"
 
 
+class BusyError(EcoLensError):
+    """Too many costly searches are running and waiting already: try again shortly (plain searches still run)."""
+
+    title = "Busy"
+
+
 class BackendError(EcoLensError):
     """A model backend is missing, misconfigured, failed or timed out."""
 

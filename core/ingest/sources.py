@@ -7,6 +7,7 @@ import csv
 import json
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -238,44 +239,82 @@ INQUIRE_EXTRA = ("inat24_image_id", "inat24_file_name", "inat24_species_id", "su
                  "iconic_group", "location_uncertainty", "clip_score")
 
 
+class _RowGroupImages:
+    """The image column of a parquet file, read one row group at a time when a photo's bytes are asked for
+    (the ingest asks in file order): at most one row group's images are held at once."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._group: int | None = None
+        self._images: list = []
+
+    def bytes_of(self, group: int, row: int) -> bytes:
+        import pyarrow.parquet as pq
+
+        with self._lock:
+            if self._group != group:
+                table = pq.ParquetFile(self.path).read_row_group(group, columns=["image"])
+                self._images, self._group = table.column("image").to_pylist(), group
+            img = self._images[row]
+        raw = img.get("bytes") if isinstance(img, dict) else img
+        return bytes(raw or b"")
+
+
 def _scan_parquet(path: Path, media_dir: Path) -> SourceScan:
+    """The rows of an INQUIRE-Rerank parquet file, read one row group at a time (metadata now; image bytes when
+    the ingest reads each photo)."""
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        pf = pq.ParquetFile(path)
+        cols = set(pf.schema_arrow.names)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise InputError(f"{path.name} is not a readable parquet file ({type(exc).__name__})",
                          "check that the file is a complete parquet file (INQUIRE-Rerank schema)") from None
-    cols = set(table.column_names)
     if "image" not in cols:
         raise InputError(f"{path} has no 'image' column",
                          "use a parquet file in the INQUIRE-Rerank schema (image, query, relevant, ...)")
-    items, notes = [], ValueNotes()
-    for i, row in enumerate(table.to_pylist()):
-        img = row.get("image")
-        raw, ref = (img.get("bytes"), img.get("path")) if isinstance(img, dict) else (img, None)
-        if isinstance(raw, str):  # some exports keep a path string instead of bytes
-            ref, raw = raw, None
-        if raw is None and ref:
-            f = (path.parent / ref).resolve()
-            read, save_to, photo_path = _file_reader(f), None, str(f)
-        else:
-            data = bytes(raw or b"")
-            read = (lambda d=data: d)
-            fname = row.get("inat24_file_name") or ref or f"row{i}.jpg"
-            save_to = media_dir / Path(str(fname)).name
-            photo_path = str(save_to)
-        where = f"{path}:row {i}"
-        extra = {k: row[k] for k in INQUIRE_EXTRA if k in cols and row.get(k) is not None}
-        photo = Photo(
-            path=photo_path, source="inquire-parquet", scientific_name=row.get("inat24_species_name") or "",
-            observed_on=_date_value(row.get("date"), where, "date", extra, notes),
-            latitude=_coordinate(row.get("latitude"), "latitude", "latitude", 90, where, extra, notes),
-            longitude=_coordinate(row.get("longitude"), "longitude", "longitude", 180, where, extra, notes),
-            license=row.get("license") or "", rights_holder=row.get("rights_holder") or "", extra=extra)
-        apply_iconic_group(photo, iconic_value(extra))  # class Aves, kingdom Plantae ...: the catalog's taxonomy
-        items.append(SourceItem(where, read, photo, save_to=save_to))
+    images = _RowGroupImages(path)
+    items, notes, i = [], ValueNotes(), 0
+    for group in range(pf.num_row_groups):
+        try:
+            rows = pf.read_row_group(group).to_pylist()
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path.name}: row group {group} cannot be read ({type(exc).__name__})",
+                             "download the file again (it is damaged or incomplete)") from None
+        for row_in_group, row in enumerate(rows):
+            items.append(_parquet_item(path, media_dir, cols, row, i, notes,
+                                       lambda g=group, r=row_in_group: images.bytes_of(g, r)))
+            i += 1
+        del rows  # the bytes of this row group are dropped before the next is read
     return SourceScan(items, "inquire-parquet", notices=notes.all())
+
+
+def _parquet_item(path: Path, media_dir: Path, cols: set, row: dict, i: int, notes: ValueNotes,
+                  read_bytes: Callable[[], bytes]) -> SourceItem:
+    img = row.get("image")
+    raw, ref = (img.get("bytes"), img.get("path")) if isinstance(img, dict) else (img, None)
+    if isinstance(raw, str):  # some exports keep a path string instead of bytes
+        ref, raw = raw, None
+    if raw is None and ref:
+        f = (path.parent / ref).resolve()
+        read, save_to, photo_path = _file_reader(f), None, str(f)
+    else:
+        read = read_bytes
+        fname = row.get("inat24_file_name") or ref or f"row{i}.jpg"
+        save_to = media_dir / Path(str(fname)).name
+        photo_path = str(save_to)
+    where = f"{path}:row {i}"
+    extra = {k: row[k] for k in INQUIRE_EXTRA if k in cols and row.get(k) is not None}
+    photo = Photo(
+        path=photo_path, source="inquire-parquet", scientific_name=row.get("inat24_species_name") or "",
+        observed_on=_date_value(row.get("date"), where, "date", extra, notes),
+        latitude=_coordinate(row.get("latitude"), "latitude", "latitude", 90, where, extra, notes),
+        longitude=_coordinate(row.get("longitude"), "longitude", "longitude", 180, where, extra, notes),
+        license=row.get("license") or "", rights_holder=row.get("rights_holder") or "", extra=extra)
+    apply_iconic_group(photo, iconic_value(extra))  # class Aves, kingdom Plantae ...: the catalog's taxonomy
+    return SourceItem(where, read, photo, save_to=save_to)
 
 
 def content_hash(data: bytes) -> str:

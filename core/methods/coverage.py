@@ -9,7 +9,7 @@ import numpy as np
 
 from core.backends.metadata_captioner import describe
 from core.methods.cache import key_of
-from core.methods.decompose import CaptionTerms, satisfies
+from core.methods.decompose import caption_terms, satisfies
 from core.methods.llm_tasks import decompose, short_error
 from core.methods.pareto import alpha_grid_front, beta_max, grid_steps, pareto_front, uncovered
 from core.methods.run import Run
@@ -90,7 +90,7 @@ def _compute(run: Run, subs, pool) -> dict[str, Any]:
                 log.warning("captioner %s failed on photo %s", captioner.model_id, pid, exc_info=exc)
                 run.notice(f"the captioner failed ({short_error(exc)}); coverage used metadata only")
                 best = set()
-        have = CaptionTerms(text)
+        have = caption_terms(text)
         sat[r] = [satisfies(q.text, have) for q in subs]
     front, formulation = _front(run, sat, dense)
     stage: dict[str, Any] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from core.contracts.world import RuleBook, rule_book
 
@@ -132,9 +132,22 @@ class CaptionTerms:
         self.tokens = token_set(self.text)
         self.pairs = bound_pairs(self.text)
 
-    @cached_property
+    @property
     def facts(self) -> frozenset[str]:
-        return frozenset(rule_book().text_facts(self.text))
+        return _facts_in(self.text, rule_book())
+
+
+@lru_cache(maxsize=65_536)
+def _facts_in(text: str, book: RuleBook) -> frozenset[str]:
+    """A caption's facts in the terms of a rule book, remembered across searches: every Cover search reads the
+    same captions again, and reading them is pure Python that holds the web server's interpreter lock."""
+    return frozenset(book.text_facts(text))
+
+
+@lru_cache(maxsize=65_536)
+def caption_terms(text: str) -> CaptionTerms:
+    """CaptionTerms of a caption text, remembered across searches (they depend on the text alone)."""
+    return CaptionTerms(text)
 
 
 def _world_need(subquery: str) -> frozenset[str] | None:

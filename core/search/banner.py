@@ -109,3 +109,19 @@ def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None,
         text += ("; " if parts else "") + ", ".join(f"{kind} '{getattr(settings, kind)}' ({FIXES[kind][0]})"
                                                     for kind in minor)
     return text + "."
+
+
+def model_name(spec: str) -> str:
+    """'open_clip:hf-hub:imageomics/bioclip-2' -> 'bioclip-2'; 'transformers:/models/x' -> 'x'."""
+    return str(spec).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+
+
+def hub_line(label: str, count: int, licences: list[str], settings: Any) -> str:
+    """What a hub corpus is and which models search it: '4000 photos from INQUIRE-Rerank (validation split),
+    licences cc-by-nc, cc-by (each photo shows its rights holder); searched with bioclip, checked by
+    SmolVLM-256M-Instruct.'"""
+    shown = ", ".join(licences[:4]) + (f" and {len(licences) - 4} more" if len(licences) > 4 else "")
+    what = f"{count} photos from {label}" if count else f"{label} (being prepared)"
+    lic = f", licences {shown} (each photo shows its rights holder)" if shown else ""
+    models = f"; searched with {model_name(settings.embedder)}, checked by {model_name(settings.judge)}"
+    return f"{what}{lic}{models}."

@@ -8,8 +8,10 @@ evaluated is what is shown.
 
 A search is: pool (filters) -> first stage (baseline | rewrite | visret, with example photos and relevance
 feedback) -> optional judge rerank -> optional Pareto coverage -> the final ranking (`final_ranking`) ->
-optional answer. Searches that call costly backends take one of `max_heavy_searches` slots, so plain
-searches never wait behind them. Every search has a time limit, its preset's deadline_*_s setting
+optional answer. Searches that call costly backends take one of `max_heavy_searches` slots (at most
+`max_waiting_heavy` wait for one; a further one is refused with BusyError), so plain searches never wait
+behind them; each search's model work goes to the worker processes in its lane (core/workers/scope.py), plain
+searches' first. Every search has a time limit, its preset's deadline_*_s setting
 (core.methods.deadline.SearchDeadline): past it the search returns what it has, with a notice."""
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from core.contracts.cancel import CancelToken, SearchCancelled
-from core.contracts.errors import EcoLensError
+from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
@@ -39,6 +41,7 @@ from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
+from core.workers.scope import search_scope
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[int, float]]
@@ -72,6 +75,8 @@ class SearchEngine:
         self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
                                                  self.settings.path("generated"), self.settings.cache_size_mb)
         self._heavy = threading.BoundedSemaphore(self.settings.max_heavy_searches)
+        self._waiting = 0  # costly searches waiting for a slot (at most max_waiting_heavy)
+        self._waiting_lock = threading.Lock()
 
     # ---- searching ------------------------------------------------------------------------------
     def search(self, request: SearchRequest, on_event: Callable[[Event], None] | None = None,
@@ -111,11 +116,13 @@ class SearchEngine:
         depth = max(k, rerank_k if request.rerank != "none" else 0, 100)
         adjust = self._feedback(request, stages)
         if request.preview and request.method != "baseline":
-            preview = run.hits(run.rank(adjust(run.embed_text(request.query)), k, pool))
+            with search_scope(run.cancel, heavy=False):  # the preview is plain work: its lane, not the costly one
+                preview = run.hits(run.rank(adjust(run.embed_text(request.query)), k, pool))
             for h in preview:  # the preview's score is the similarity itself
                 h.similarity = h.score
             run.emit(FirstResults("preview", [h.to_json() for h in preview]))
-        with self._slot(run, heavy=self._is_heavy(request)):
+        heavy = self._is_heavy(request)
+        with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
             group = self._group(run, request, stages)
@@ -235,9 +242,21 @@ class SearchEngine:
             yield
             return
         if not self._heavy.acquire(blocking=False):
+            with self._waiting_lock:
+                full = self._waiting >= self.settings.max_waiting_heavy
+                if not full:
+                    self._waiting += 1
+            if full:
+                raise BusyError(f"{self.settings.max_heavy_searches} expensive searches are running and "
+                                f"{self.settings.max_waiting_heavy} are waiting already",
+                                "try again in a minute, or use Fast, which never waits")
             run.notice("other expensive searches are running; this one waits for a free slot")
-            while not self._heavy.acquire(timeout=0.2):
-                run.check()
+            try:
+                while not self._heavy.acquire(timeout=0.2):
+                    run.check()
+            finally:
+                with self._waiting_lock:
+                    self._waiting -= 1
         try:
             yield
         finally:

@@ -82,5 +82,4 @@ def group_first(ranked: Ranked, group: Group, depth: int, rank_group: Callable[[
 
 def notice_text(group: Group) -> str:
     return (f"“{group.word}” was read as the group {group.taxon}, which the catalog records for "
-            f"{len(group.ids)} photo{'s' if len(group.ids) != 1 else ''}: those come first (turn the setting "
-            "group_words off to rank by the pictures alone)")
+            f"{len(group.ids)} photo{'s' if len(group.ids) != 1 else ''}: those come first")

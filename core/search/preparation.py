@@ -14,6 +14,7 @@ from core.contracts.world import demo_world
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (what, done, total)
+ADDING = "adding your photos"  # the ingest phase of a configured corpus: the photos added so far are searchable
 
 
 def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest: Callable,
@@ -24,8 +25,9 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
     notices: list[str] = []
     if catalog.count() == 0:
         if settings.corpus:
-            report = ingest(settings.corpus, lambda d, t: step("adding your photos", d, t))
-            notices.append(f"built the catalog from {settings.corpus}: {report.added} photos")
+            for path in corpus_files(settings, step):
+                report = ingest(path, lambda d, t: step(ADDING, d, t))
+                notices.append(f"built the catalog from {path}: {report.added} photos")
         elif embedder_is_standin and demo_world() is not None:
             world = demo_world()
             folder = settings.path(world.demo_folder)
@@ -34,6 +36,25 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
             notices.append(f"built the synthetic {world.title or world.name} world into {folder}: {report.added} photos")
         corpus.reload()
     return notices
+
+
+def corpus_files(settings, progress: Progress | None = None, corpus: str | None = None) -> list[str]:
+    """The files or folder `corpus` (default: the corpus setting) names: a hub dataset is downloaded first
+    (with progress) and is its parquet files."""
+    from core.ingest import hub_dataset
+
+    corpus = settings.corpus if corpus is None else corpus
+    if hub_dataset.is_hub(corpus):
+        return [str(p) for p in hub_dataset.fetch(settings, corpus, progress)]
+    return [corpus]
+
+
+def amount(what: str, done: int, total: int) -> str:
+    """'1.2 of 1.7 GB' for a download (what starts with 'downloading'), else '120 of 480'."""
+    if what.startswith("downloading") and total:
+        unit, size = ("GB", 1e9) if total >= 1e9 else ("MB", 1e6)
+        return f"{done / size:.1f} of {total / size:.1f} {unit}"
+    return f"{done} of {total}"
 
 
 @dataclass
@@ -72,6 +93,12 @@ class Preparation:
         return self._finished.is_set() and not self.error
 
     @property
+    def searchable(self) -> bool:
+        """While the user's photos are being added: the ones embedded so far (saved at each index checkpoint,
+        checkpoint_s) are searched; the page keeps showing the progress."""
+        return not self._finished.is_set() and self.what == ADDING and self.done > 0
+
+    @property
     def finished(self) -> bool:
         return self._finished.is_set()
 
@@ -85,5 +112,5 @@ class Preparation:
         if self._finished.is_set():
             return ""
         if self.total:
-            return f"Preparing the photo collection, {self.what}: {self.done} of {self.total}…"
+            return f"Preparing the photo collection, {self.what}: {amount(self.what, self.done, self.total)}…"
         return "Preparing the photo collection…"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.browser.pages import close_photo, search
+from tests.browser.pages import close_photo, wait_searched
 from ui import strings as S
 
 QUESTION = "what colour are the wings of a Gold-crested Tuftling?"
@@ -22,7 +22,12 @@ def test_a_question_offers_its_answer_and_citations_open_the_photos(server, open
     assert S.ASK_ANSWER in box.inner_text()
     assert not page.locator("#search-advanced .form").first.is_visible()  # Advanced settings stay closed
     box.locator("input").check()
-    search(page, QUESTION, preset="Fast")
+    # the species the question names as the taxon filter (the page offers it): an answer cites only photos
+    # that show what it names, so the results should be that species
+    page.wait_for_selector("#search-taxon-suggestion", state="visible")
+    n = page.evaluate("window.__searches = (window.__searches || 0) + 1")
+    page.click("#search-taxon-suggestion")
+    wait_searched(page, n)
     cite = page.locator("#search-evidence a.ecolens-cite").first
     cite.wait_for()
     rank = int(cite.get_attribute("href").removeprefix("#photo-"))

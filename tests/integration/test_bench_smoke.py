@@ -28,6 +28,7 @@ EXPECTED = {
     "clip_like.py": (r"random-pair cosine -?\d\.\d\d \(CLIP: 0\.1-0\.3\)", 120),
     "ingest.py": (r"ratio ingest \(local\) / bare decode\+forward: median \d", 300),
     "isolation.py": (r"ratio \(loaded / alone\): +p50 +\d+\.\d+ +p95 +\d+\.\d+", 300),
+    "load.py": (r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", 300),
     "llm_tasks.py": (r"sub-questions +\d+ / \d+ +\d\.\d\d", 300),
     "rerank.py": (r"ratio \d\.\d{3} \(goal <= 0\.125\)", 120),
     "scale.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),

@@ -163,3 +163,40 @@ def test_every_hit_carries_its_similarity_on_one_scale(tmp_path):
     assert "picture_similarity" not in vis.stages["visret"]  # moved onto the hits
     verify = engine.search(request_for("Verify", "a frog calling", k=5, m=2, rerank_k=5))
     assert all(h.similarity is not None for h in verify.hits) and max(h.score for h in verify.hits) > 1.0
+
+
+def test_fast_is_admitted_while_verify_searches_hold_the_heavy_lane(tmp_path):
+    from core.contracts.errors import BusyError
+    from ui.search_view import PLAIN_SEARCHES, search_limit
+
+    gate = threading.Event()  # the judge answers once the test opens it
+    judge = FakeJudge(rule=lambda r: 0.5 if gate.wait(30) else 0.0)
+    engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge),
+                        max_heavy_searches=1, max_waiting_heavy=1, judge_concurrency=1)
+    running, waiting, outcomes = threading.Event(), threading.Event(), {}
+
+    def verify(name: str) -> None:
+        for event in engine.stream(request_for("Verify", f"a frog {name}", k=3, rerank_k=3, m=1)):
+            if event.kind == "stage" and event.stage == "rerank":
+                running.set()
+            if "waits for a free slot" in getattr(event, "text", ""):
+                waiting.set()
+            outcomes[name] = event
+    first = threading.Thread(target=verify, args=("one",))
+    first.start()
+    assert running.wait(20)  # the first Verify search holds the one slot (its judge is held)
+    second = threading.Thread(target=verify, args=("two",))
+    second.start()
+    assert waiting.wait(20)  # the second waits for it
+    verify("three")  # a third costly search finds the waiting room full: refused at once, with what to do
+    assert outcomes["three"].kind == "error" and isinstance(outcomes["three"].error, BusyError)
+    assert "use Fast" in outcomes["three"].error.hint
+    t0 = time.perf_counter()
+    assert engine.search(request_for("Fast", "a frog", k=3)).ids  # Fast is admitted all the same
+    assert time.perf_counter() - t0 < 5
+    gate.set()
+    first.join(30)
+    second.join(30)
+    assert outcomes["one"].kind == outcomes["two"].kind == "done"
+    # in the web app, the search event admits every costly search the engine lets in and PLAIN_SEARCHES more
+    assert search_limit(engine.settings) == 1 + 1 + PLAIN_SEARCHES

@@ -75,6 +75,11 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert outs[0][1] == "Search 1 · 5 photos so far · still working…"
     assert any(len(o[4]) >= 1 for o in outs[1:-1])  # a generated picture appears while streaming
     assert any("checking the photos… (checked 10 of 10)" in o[1] for o in outs)
+    # progress updates leave the results as they are on the page (no photo files sent again): only the
+    # preview/first results and the end carry the gallery
+    progress = [o for o in outs[1:-1] if o[0] == gr.skip()]
+    assert progress and all(o[8] == gr.skip() and o[1] for o in progress)
+    assert all(len(o[0]) == 5 for o in outs if o[0] != gr.skip())
     questions = len(outs[-1][-1]["stages"]["rerank"]["subquestions"])
     assert re.fullmatch(rf"Search 1 · 5 photos found with 2 drawings · 10 checked with {questions} yes/no "
                         r"questions · done in \d\.\d\d s", outs[-1][1]), outs[-1][1]

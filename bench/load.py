@@ -1,0 +1,300 @@
+"""Benchmark: many people at once. N sessions (one gradio_client each, as N browser pages) run M searches each
+through the real web server, a mix of 60% Fast, 15% Visualize, 15% Verify and 10% Cover, and label photos of
+their results through /label between searches. Prints per preset p50 / p95 alone (one search at a time on an
+idle server) and under load, the Fast p95 ratio (goal <= 3), errors, labels confirmed by the API against
+labels stored in SQLite, and the load average. Bounded in count (N x M searches) and in time (--time-limit).
+
+    /root/.cache/ecolens/venv/bin/python bench/load.py [--sessions 20] [--searches 10] [--labels 5]
+    ECOLENS_DATA_DIR=/some/data /root/.cache/ecolens/venv/bin/python bench/load.py   # that data directory
+    /root/.cache/ecolens/venv/bin/python bench/load.py --url http://127.0.0.1:7860/ --data-dir /some/data
+    /root/.cache/ecolens/venv/bin/python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
+
+Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
+ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world
+with the offline stand-in models. --workers off|on|auto sets that server's `workers` setting; a list
+(--workers off,on --rounds 2) measures each in turn on the same data, interleaved, so that both see the same
+machine. The last line is machine-readable: RESULT fast_p95_ratio=<float> errors=<int> labels_lost=<int>
+(with a list: the median ratio and the sums over the runs of the last setting listed)."""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.isolation import free_port  # noqa: E402
+MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
+QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
+           "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",
+           "a yellow flower open"]
+HTTP_TIMEOUT_S = 120
+STOPPED_EARLY = "a later step failed"  # ui/strings.py STOPPED_EARLY: the search failed after its first results
+
+
+def form(preset: str) -> list:
+    """The /search inputs after the query: preset, k, m, rerank_k, rerank mode, answer, taxon, dates, months,
+    box, licence, example photo (the web app's defaults: 3 pictures, 20 photos judged)."""
+    return [preset, 20, 3, 20, "full", False, "", "", "", [], "", "", None]
+
+
+def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path) -> tuple[subprocess.Popen, str]:
+    """python app.py on a free port over `data`; `inherit`: keep the caller's ECOLENS_* settings."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if inherit or not k.startswith("ECOLENS_")}
+    env.update(ECOLENS_DATA_DIR=str(data), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    if workers:
+        env["ECOLENS_WORKERS"] = workers
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
+                                stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the app stopped (exit {proc.returncode}); see {log_path}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise SystemExit(f"the app did not start within 600 s; see {log_path}")
+
+
+def pct(values: list[float], q: int) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+class Load:
+    """What the sessions share: the URL, the limits, and what they measured."""
+
+    def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str,
+                 think: float = 0.0):
+        self.url, self.deadline, self.search_timeout, self.think = url, deadline, search_timeout, think
+        self.labels, self.run_id = labels, run_id
+        self.times: dict[str, list[float]] = {name: [] for name, _ in MIX}
+        self.errors: list[str] = []
+        self.confirmed: list[int] = []  # label ids the API returned
+        self.lock = threading.Lock()
+
+    def client(self):
+        from gradio_client import Client
+
+        # a loaded 2-core machine answers slowly: httpx's 5 s default would count slowness as errors
+        return Client(self.url, verbose=False, download_files=False, analytics_enabled=False,
+                      httpx_kwargs={"timeout": HTTP_TIMEOUT_S})
+
+    def search(self, client, preset: str, query: str) -> tuple[float, dict | None]:
+        """One search: its seconds and its result JSON, or None after an error (recorded)."""
+        t0 = time.perf_counter()
+        try:
+            job = client.submit(query, *form(preset), api_name="/search")
+            out = job.result(timeout=self.search_timeout)
+        except Exception as exc:  # a refused or failed call, or no answer in time: an error of the run
+            with self.lock:
+                self.errors.append(f"{preset} {query!r}: {type(exc).__name__}: {str(exc)[:200]}")
+            return time.perf_counter() - t0, None
+        seconds = time.perf_counter() - t0
+        result = out[8] if isinstance(out, (list, tuple)) and len(out) > 8 else None
+        if not isinstance(result, dict) or STOPPED_EARLY in str(result.get("status", "")):
+            with self.lock:
+                self.errors.append(f"{preset} {query!r}: {str(result)[:200] if result else 'no result'}")
+            return seconds, None
+        return seconds, result
+
+    def session(self, number: int, searches: int) -> None:
+        rng = random.Random(f"load:{number}")
+        try:
+            client = self.client()
+        except Exception as exc:
+            with self.lock:
+                self.errors.append(f"session {number}: no client: {exc}")
+            return
+        names, weights = zip(*MIX)
+        for i in range(searches):
+            if time.monotonic() > self.deadline:
+                return
+            if self.think:  # a person reads the results before the next search (exponential, mean --think)
+                time.sleep(rng.expovariate(1.0 / self.think))
+            preset = rng.choices(names, weights)[0]
+            query = f"{rng.choice(QUERIES)} {number}-{i}"  # distinct text: no answer from the cache
+            seconds, result = self.search(client, preset, query)
+            if result is None:
+                continue
+            with self.lock:
+                self.times[preset].append(seconds)
+            for hit in (result.get("results") or [])[:self.labels]:
+                try:
+                    label_id = client.predict(query, int(hit["id"]), rng.choice([0, 1]),
+                                              f"load-{self.run_id}-s{number}", 1.0, api_name="/label")
+                    with self.lock:
+                        self.confirmed.append(int(label_id))
+                except Exception as exc:
+                    with self.lock:
+                        self.errors.append(f"label {hit.get('id')}: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def stored_labels(data: Path | None, run_id: str) -> set[int] | None:
+    """The ids of this run's labels in the session log, read with sqlite3 as an outside observer would."""
+    if data is None or not (data / "ecolens.sqlite").is_file():
+        return None
+    with sqlite3.connect(f"file:{data / 'ecolens.sqlite'}?mode=ro", uri=True, timeout=30) as db:
+        rows = db.execute("SELECT id FROM labels WHERE annotator LIKE ?", (f"load-{run_id}-%",)).fetchall()
+    return {int(r[0]) for r in rows}
+
+
+def build_world(data: Path, per_species: int) -> None:
+    """The field-guide world in `data`, built and ingested here (the server then starts on a ready catalog)."""
+    from app import build_services
+    from core.contracts.settings import load_settings
+    from fieldguide.world import build_world as draw
+
+    services = build_services(load_settings(environ={}, data_dir=str(data)))
+    services.ingestor().run(draw(data / "fieldguide", per_species=per_species, benchmark=False))
+
+
+def alone(load: Load, idle: int) -> None:
+    """Each preset on an idle server, one search at a time (Fast `idle` times, the others a third of that)."""
+    client = load.client()
+    for name, _ in MIX:
+        load.search(client, name, f"warm up {name}")  # models and workers loaded before anything is timed
+    for name, _ in MIX:
+        for i in range(idle if name == "Fast" else max(1, idle // 3)):
+            seconds, result = load.search(client, name, f"{QUERIES[i % len(QUERIES)]} alone {i}")
+            if result is not None:
+                load.times[name].append(seconds)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sessions", type=int, default=20, help="sessions at once (browser pages)")
+    ap.add_argument("--searches", type=int, default=10, help="searches per session")
+    ap.add_argument("--labels", type=int, default=5, help="photos each session labels after each search")
+    ap.add_argument("--think", type=float, default=0.0, help="mean seconds a session waits before each search "
+                    "(a person reading results); 0: back to back, the goal's condition")
+    ap.add_argument("--idle", type=int, default=12, help="Fast searches measured alone (the others: a third)")
+    ap.add_argument("--per-species", type=int, default=40, help="pictures per species of the world it builds")
+    ap.add_argument("--url", help="a running EcoLens web app instead of starting one")
+    ap.add_argument("--data-dir", help="with --url: that app's data directory (to count stored labels)")
+    ap.add_argument("--workers", default="",
+                    help="the started server's workers setting: auto, on or off; a list (off,on) measures each in "
+                         "turn on the same data, --rounds times, interleaved (the last one listed gives RESULT)")
+    ap.add_argument("--rounds", type=int, default=1, help="with a list of --workers: rounds of the list")
+    ap.add_argument("--time-limit", type=float, default=1800, help="seconds the loaded phase may take")
+    ap.add_argument("--search-timeout", type=float, default=300, help="seconds one search may take")
+    ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
+    args = ap.parse_args()
+    if args.smoke:
+        args.sessions, args.searches, args.labels, args.idle, args.per_species = 2, 2, 2, 3, 1
+    choices = [w.strip() for w in args.workers.split(",") if w.strip()] or [""]
+    if any(w not in ("", "auto", "on", "off") for w in choices):
+        raise SystemExit(f"--workers takes auto, on or off (or a list of them), not {args.workers!r}")
+    if args.url and (len(choices) > 1 or choices[0]):
+        raise SystemExit("--workers sets the server this bench starts; it cannot change the one at --url")
+    tmp = None
+    data = Path(args.data_dir) if args.data_dir else None
+    given = os.environ.get("ECOLENS_DATA_DIR")
+    runs: list[tuple[str, dict]] = []
+    try:
+        if not args.url:
+            if given:
+                data = Path(given)
+            else:
+                tmp = tempfile.TemporaryDirectory()
+                data = Path(tmp.name)
+                build_world(data, args.per_species)
+        for _ in range(max(1, args.rounds) if len(choices) > 1 else 1):
+            for workers in choices:
+                figures = measure(args, data, workers, bool(given))
+                report(args, workers, figures)
+                runs.append((workers, figures))
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    if len(runs) > 1:
+        print("Fast p95 ratio per run: " + ", ".join(f"workers={w or 'default'} {f['ratio']:.2f}" for w, f in runs))
+    last = [f for w, f in runs if w == choices[-1]]
+    ratio = statistics.median(f["ratio"] for f in last)
+    print(f"RESULT fast_p95_ratio={ratio:.2f} errors={sum(f['errors'] for f in last)} "
+          f"labels_lost={sum(f['lost'] for f in last)}")
+
+
+def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
+    """One measurement: each preset alone, then the sessions at once, on the server at --url or on one
+    started here over `data` (with `workers`)."""
+    run_id = uuid.uuid4().hex[:8]
+    proc = None
+    try:
+        if args.url:
+            url = args.url
+        else:
+            proc, url = start_app(data, inherit, workers, data.parent / f"load-server-{run_id}.log")
+        idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id)
+        alone(idle_load, args.idle)
+        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think)
+        samples: list[float] = []
+        threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
+                   for n in range(args.sessions)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        while True:
+            alive = [t for t in threads if t.is_alive()]
+            if not alive:
+                break
+            samples.append(os.getloadavg()[0])
+            alive[0].join(timeout=2.0)  # a load-average sample every 2 s at most
+        wall = time.monotonic() - t0
+        stored = stored_labels(data, run_id)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    errors = idle_load.errors + load.errors
+    return {"alone": idle_load.times, "loaded": load.times, "wall": wall, "samples": samples, "errors": len(errors),
+            "error_lines": errors, "confirmed": len(load.confirmed), "stored": stored,
+            "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
+            "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
+
+
+def report(args, workers: str, f: dict) -> None:
+    print(f"Load: {args.sessions} sessions x {args.searches} searches (mix "
+          + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search, think "
+          f"{args.think:g} s; "
+          f"workers={workers or 'default'}; {f['wall']:.0f} s; {os.cpu_count()} CPUs")
+    print(f"{'preset':<10} {'alone n':>7} {'p50 s':>7} {'p95 s':>7}   {'loaded n':>8} {'p50 s':>7} {'p95 s':>7}")
+    for name, _ in MIX:
+        a, b = f["alone"][name], f["loaded"][name]
+        print(f"{name:<10} {len(a):>7} {pct(a, 50):>7.2f} {pct(a, 95):>7.2f}   {len(b):>8} {pct(b, 50):>7.2f} "
+              f"{pct(b, 95):>7.2f}")
+    print(f"Fast p95 ratio (loaded / alone): {f['ratio']:.2f} (goal <= 3)")
+    print(f"errors: {f['errors']}" + "".join(f"\n  {e}" for e in f["error_lines"][:10]))
+    print(f"labels: {f['confirmed']} confirmed, " + (
+        f"{len(f['stored'])} stored, {f['lost']} of the confirmed ones missing" if f["stored"] is not None else
+        "stored not counted (give --data-dir with --url)"))
+    if f["samples"]:
+        print(f"load average (1 min) while loaded: mean {statistics.mean(f['samples']):.1f}, "
+              f"max {max(f['samples']):.1f}")
+
+
+if __name__ == "__main__":
+    main()
