@@ -32,15 +32,13 @@ def percentiles(times: list[float]) -> tuple[float, float]:
 
 
 def fill_catalog(engine, n: int) -> None:
-    from sqlalchemy import insert
+    from core.contracts.records import Photo
+    from storage.catalog import SqlCatalog
 
-    from storage.models import PhotoRow
-
-    with engine.begin() as conn:
-        for i in range(0, n, 50_000):
-            conn.execute(insert(PhotoRow), [{"id": j + 1, "path": f"/photos/{j}.jpg", "sha256": f"{j:064x}",
-                                             "scientific_name": f"Species {j % 1000}", "extra": {}}
-                                            for j in range(i, min(n, i + 50_000))])
+    catalog = SqlCatalog(engine)
+    for i in range(0, n, 50_000):
+        catalog.add_photos([Photo(path=f"/photos/{j}.jpg", sha256=f"{j:064x}", scientific_name=f"Species {j % 1000}")
+                            for j in range(i, min(n, i + 50_000))])
 
 
 def overhead(index, n: int, queries: np.ndarray, k: int) -> tuple[float, float]:

@@ -7,6 +7,8 @@
 #   bash scripts/setup.sh --llama    also llama-cpp-python (built from source once, about 8 minutes, cached)
 #                                    and the SmolLM2-135M model file, for llm='llama_cpp' or a llama.cpp server
 #   bash scripts/setup.sh --dev      runtime + llama + test tools (requirements-dev.txt): what ./test.sh runs
+#   bash scripts/setup.sh --gpu      also replaces faiss-cpu with FAISS's GPU build (requirements-gpu.txt; same
+#                                    module `faiss`), for large indexes on an NVIDIA GPU (device cuda or auto)
 #
 # Install-time variables (never settings of the app, which ignores ECOLENS_SETUP_*):
 #   ECOLENS_SETUP_CACHE  folder for the environment and the wheel cache (default ~/.cache/ecolens)
@@ -25,11 +27,13 @@ WHEELS="$CACHE/wheels"
 PY="${PYTHON:-python3}"
 WANT_LLAMA="${ECOLENS_SETUP_LLAMA:-0}"
 WANT_DEV=0
+WANT_GPU=0
 for arg in "$@"; do
   case "$arg" in
     --llama) WANT_LLAMA=1 ;;
     --dev) WANT_DEV=1; WANT_LLAMA=1 ;;
-    *) echo "setup: unknown option '$arg'" >&2; echo "how to fix: use --llama, --dev or no option" >&2; exit 2 ;;
+    --gpu) WANT_GPU=1 ;;
+    *) echo "setup: unknown option '$arg'" >&2; echo "how to fix: use --llama, --dev, --gpu or no option" >&2; exit 2 ;;
   esac
 done
 
@@ -59,6 +63,23 @@ else
   echo "setup: installing the runtime packages into $VENV (first run: a few minutes; torch is large)"
   "$VENV/bin/pip" install -q -r requirements.txt
   part_done runtime requirements.txt
+  rm -f "$VENV/.ecolens-gpu"  # the runtime brought faiss-cpu back: the GPU build is installed again below
+fi
+
+if [ "$WANT_GPU" = 1 ]; then
+  if part_is_current gpu requirements-gpu.txt requirements.txt; then
+    echo "setup: FAISS's GPU build is up to date"
+  else
+    echo "setup: replacing faiss-cpu with FAISS's GPU build (requirements-gpu.txt)"
+    # why uninstall first: both wheels install the module faiss; the GPU build must be the one left
+    "$VENV/bin/pip" uninstall -q -y faiss-cpu
+    "$VENV/bin/pip" install -q -r requirements-gpu.txt
+    part_done gpu requirements-gpu.txt requirements.txt
+  fi
+  "$VENV/bin/python" -c "import faiss; print('setup: FAISS sees', faiss.get_num_gpus(), 'GPU(s)')"
+elif [ -f "$VENV/.ecolens-gpu" ]; then
+  echo "setup: note: FAISS's GPU build stays installed (from an earlier --gpu); to go back to faiss-cpu:"
+  echo "       $VENV/bin/pip uninstall -y faiss-gpu && $VENV/bin/pip install --force-reinstall -r requirements.txt"
 fi
 
 # Leaflet for the Filters panel's map, from the npm registry, checked against its registry checksum (once; the

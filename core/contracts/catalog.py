@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
+import numpy as np
+
 from core.contracts.records import Filters, Photo
 
 
@@ -63,6 +65,10 @@ class Catalog(Protocol):
         """The vector set of this model, created if new."""
 
     def indexed_ids(self, vector_set_id: int) -> set[int]: ...
+
+    def indexed_id_array(self, vector_set_id: int) -> np.ndarray:
+        """The same ids as indexed_ids, ascending, as an int64 array (8 bytes a photo, where a set of Python
+        ints takes about 70: the start-up check compares millions of them)."""
 
     def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None: ...
 

@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     index_nprobe: int = Field(64, ge=1, le=1_000_000, description="IVF lists probed per search for ivfpq (64 of "
         "about 2000 lists reached recall@10 0.95 on CLIP-like vectors at 1M photos; bench/search.py).")
     index_pq_m: int = Field(64, ge=1, le=1024, description="PQ sub-quantizers for ivfpq (must divide the dimension).")
+    index_pq_bits: int = Field(8, ge=4, le=16, description="Bits per PQ sub-quantizer code for an ivfpq index that a "
+        "precomputed-vector ingest trains first (index_float16_file): 8 gives index_pq_m bytes a photo; 12 gives 1.5x "
+        "that and finds more true neighbours in the short list (recall), for slower training and adding.")
     hnsw_m: int = Field(32, ge=2, le=512, description="Neighbours per node for hnsw.")
     hnsw_ef_search: int = Field(128, ge=1, le=100_000, description="Search breadth for hnsw.")
     checkpoint_s: float = Field(30.0, ge=0, le=86400, description="Seconds between index checkpoints during ingest "
@@ -132,6 +135,14 @@ class Settings(BaseSettings):
         "approximate index (exact re-scoring, exact filtered search, repair source). Off: an ivfpq/hnsw index "
         "alone serves everything once trained (PQ vectors are approximate), saving 4 bytes x dimension per photo "
         "of RAM and disk.")
+    index_float16_file: bool = Field(False, description="With index_type ivfpq and index_flat_copy off: keep every "
+        "vector in float16 in a memory-mapped file beside the index (2 bytes x dimension per photo on disk, read "
+        "through the file cache) to re-score the compressed index's short list and to score small filtered pools "
+        "exactly. A precomputed-vector ingest then trains the index first, on a sample of the file, and adds each "
+        "vector straight to it.")
+    index_refine_factor: int = Field(16, ge=1, le=1000, description="An ivfpq search re-scores k x this many "
+        "candidates with the full vectors (flat copy or float16 file); larger finds more of the true neighbours "
+        "(recall) for a little more time.")
     index_on_disk: bool = Field(False, description="Keep the ivfpq index's inverted lists in a file that is "
         "memory-mapped (for corpora larger than RAM) instead of in memory.")
     sqlite_mmap_mb: int = Field(1024, ge=0, le=1_048_576, description="Megabytes of the catalog database read "

@@ -16,6 +16,7 @@ from typing import Callable
 from core.backends.base import Embedder
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
+from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
@@ -89,10 +90,11 @@ class Ingestor:
             downloads.bind(source.items, downloads.DownloadPolicy.from_settings(self.settings))
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
+        index.gpu, gpu_notice = choose_gpu(self.settings.device)
         if retrain and index.approx is not None and index.has_flat:
             index.approx, index.approx_kind = None, "flat"
         report = IngestReport(source=str(path or "(catalog)"), engine=engine_name)
-        report.notices += rec.notices()
+        report.notices += rec.notices() + ([gpu_notice] if gpu_notice else [])
         if source is not None:
             proxy = downloads.proxy_notice([str(i.photo.path) for i in source.items
                                             if str(i.photo.path or "").lower().startswith(("http://", "https://"))])
@@ -102,6 +104,7 @@ class Ingestor:
         if precomputed:
             report.kind, report.engine = "precomputed", "precomputed"
             total = 0
+            self._start_compressed(path, vs, index, report)
             batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings,
                                           known=known)
         else:
@@ -129,6 +132,33 @@ class Ingestor:
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _start_compressed(self, path: Path, vs: VectorSet, index: VectorIndex, report: IngestReport) -> None:
+        """With index_type ivfpq, no flat copy and the float16 store (settings), an empty index is trained
+        before anything is added, on a sample of the file's own vectors: each vector then goes straight into
+        the compressed lists and the store, and the ingest's memory does not grow with the file. Saved at
+        once, so that a resumed ingest adds to the same trained index."""
+        s = self.settings
+        if not (s.index_type == "ivfpq" and not s.index_flat_copy and s.index_float16_file) or len(index) \
+                or index.approx is not None:
+            return
+        from core.ingest.precomputed import row_count, training_sample
+        from core.vectors.index import MIN_PER_LIST, TRAIN_PER_LIST, default_nlist
+
+        expected = row_count(path)
+        nlist = s.index_nlist or default_nlist(expected)
+        started = time.perf_counter()
+        sample = training_sample(path, vs.dim, max(MIN_PER_LIST, TRAIN_PER_LIST) * nlist)
+        if index.start_compressed(sample, expected, self.store.store_path_for(vs), nlist=nlist, pq_m=s.index_pq_m,
+                                  nprobe=s.index_nprobe, pq_bits=s.index_pq_bits):
+            self.store.save(vs, index)
+            self.store.root.joinpath(f"vectors-{vs.id}.trained").write_text(str(expected))
+            log.info("ingest %s: ivfpq (%d lists, PQ%d) trained on %d of %d vectors in %.1f s, float16 store %s",
+                     path, nlist, s.index_pq_m, len(sample), expected, time.perf_counter() - started,
+                     self.store.store_path_for(vs))
+        else:
+            report.notices.append(f"index: {expected} vectors are too few to train ivfpq with {nlist} lists "
+                                  f"(or index_pq_m {s.index_pq_m} does not divide {vs.dim}); the flat index is built")
 
     def _update_metadata(self, known: list[tuple[int, Photo]], report: IngestReport) -> None:
         """Photos the catalog already holds, met again in a source that says what they show (a CSV after
@@ -172,7 +202,8 @@ class Ingestor:
         report.index_kind = index.ensure_approximate(
             s.index_type, nlist=s.index_nlist, pq_m=s.index_pq_m, nprobe=s.index_nprobe, hnsw_m=s.hnsw_m,
             ef_search=s.hnsw_ef_search, on_disk=self.store.lists_path_for(vs) if s.index_on_disk else None,
-            keep_flat=s.index_flat_copy)
+            keep_flat=s.index_flat_copy,
+            store_path=self.store.store_path_for(vs) if s.index_float16_file else None)
         if report.index_kind != s.index_type:
             report.notices.append(f"index: too few photos ({len(index)}) to train {s.index_type}; "
                                   "the exact flat index is used")

@@ -16,6 +16,7 @@ from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
 from core.imageio import load_image
+from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.vectors.integrity import checksum_path
@@ -43,6 +44,9 @@ class Corpus:
             self._vs = self.catalog.vector_set(emb.model_id, emb.dim)
             index, rec = self.store.open(self._vs, self.catalog)
             self._generation = self._on_disk()
+            index.refine_factor = self.settings.index_refine_factor
+            index.gpu, gpu_notice = choose_gpu(self.settings.device)
+            self.startup_notices += [gpu_notice] if gpu_notice else []
             self._index = index
             self.startup_notices += rec.notices()
             if len(self._index) == 0 and self.catalog.count() > 0:
@@ -101,6 +105,8 @@ class Corpus:
                           self._vs.model_id, before)
                 self._generation = now
                 return notices + [f"the photos known before ({before}) are searched until the index is repaired"]
+            fresh.refine_factor = self.settings.index_refine_factor
+            fresh.gpu = self._index.gpu
             self._index, self._generation = fresh, self._on_disk()  # a repair may have written the files again
         if rec.damage:
             log.warning("the index of %s was damaged on disk and repaired while serving: %d -> %d photos",

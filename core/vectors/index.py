@@ -20,6 +20,8 @@ import faiss
 import numpy as np
 
 from core.contracts.errors import ConfigError
+from core.vectors.gpu import FaissGpu
+from core.vectors.half_store import HalfStore
 
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
 SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
@@ -77,12 +79,23 @@ def id_selector(pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
 class VectorIndex:
     """Exact inner-product index with photo ids, plus an optional approximate twin."""
 
-    def __init__(self, dim: int, flat: faiss.Index | None = None, approx: faiss.Index | None = None):
+    def __init__(self, dim: int, flat: faiss.Index | None = None, approx: faiss.Index | None = None,
+                 store: HalfStore | None = None):
         self.dim = dim
         self.flat = flat if (flat is not None or approx is not None) else new_flat(dim)
         self.approx = approx
         self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
+        self.store = store  # float16 vectors on disk for re-scoring, when there is no flat copy
+        self.refine_factor = REFINE_FACTOR
+        self.gpu: FaissGpu | None = None  # core.vectors.gpu: where training, list assignment and searches may run
+        self._gpu_copy: faiss.Index | None = None  # the approximate index on the GPU, made at the first search
         self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
+
+    def attach_store(self, path: Path, *, writer: bool = False) -> None:
+        """Use the float16 store at `path` (core.vectors.half_store) if it exists: a writer cuts it back to
+        the index's length (rows appended after the last checkpoint), a reader reads no further."""
+        if self.flat is None and self.approx is not None and Path(path).exists():
+            self.store = HalfStore(path, self.dim, int(self.approx.ntotal), writer=writer)
 
     # ---- persistence ------------------------------------------------------------------------------
     @classmethod
@@ -100,7 +113,9 @@ class VectorIndex:
                                   "run `python app.py repair` to rebuild it, or re-run ingest to re-embed")
         if flat is not None and approx is not None and approx.ntotal != flat.ntotal:
             approx = None  # behind the flat copy (a crash between two writes): rebuilt by the next ingest
-        return cls(dim, flat, approx)
+        index = cls(dim, flat, approx)
+        index.attach_store(Path(str(path) + ".f16"))
+        return index
 
     def parts(self, path: Path) -> list[tuple[faiss.Index | None, Path]]:
         """(FAISS index or None, its file) for the flat copy and the approximate twin."""
@@ -109,6 +124,8 @@ class VectorIndex:
     def save(self, path: Path, write=None) -> None:
         """Write atomically (a temporary file in the same folder, renamed over the old one; `write(index,
         path)` replaces that, e.g. to add a checksum); a part that no longer exists is deleted."""
+        if self.store is not None:  # its rows are durable before the index that counts them is written
+            self.store.flush()
         for part, target in self.parts(path):
             if part is not None:
                 (write or _atomic_write_index)(part, target)
@@ -163,14 +180,16 @@ class VectorIndex:
         if self.flat is not None:
             self.flat.add_with_ids(vectors, ids)
         if self.approx is not None:  # why: trained once; later vectors join it without retraining
-            with _c_stdout_muted(self.on_disk):
-                self.approx.add_with_ids(vectors, ids)
+            self._add_to_approx(vectors, ids)
+        if self.store is not None:
+            self.store.append(ids, vectors)
         self._lookup = None
 
     def remove(self, ids: Sequence[int]) -> int:
         if not len(ids):
             return 0
         sel = faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
+        self._gpu_copy = None
         removed = int(self.flat.remove_ids(sel)) if self.flat is not None else 0
         if self.approx is not None:
             try:
@@ -187,6 +206,8 @@ class VectorIndex:
         ids = np.asarray(ids, dtype=np.int64)
         if not len(ids):
             return np.zeros((0, self.dim), np.float32)
+        if self.flat is None and self.store is not None:
+            return self.store.vectors(ids)
         if self.flat is None:
             try:
                 return self.approx.reconstruct_batch(ids)
@@ -198,6 +219,8 @@ class VectorIndex:
         return self.matrix()[rows]
 
     def contains(self, photo_id: int) -> bool:
+        if self.flat is None and self.store is not None:
+            return bool(self.store.rows_of(np.array([photo_id]))[0] >= 0)
         return bool(self._rows_of(np.array([photo_id]))[0] >= 0) if self.flat is not None else \
             bool(np.isin(photo_id, self.ids()))
 
@@ -220,6 +243,9 @@ class VectorIndex:
             ivf = faiss.extract_index_ivf(self.approx)
             share = len(pool) / max(1, len(self))
             params = faiss.SearchParametersIVF(sel=sel, nprobe=min(ivf.nlist, int(np.ceil(ivf.nprobe / share))))
+            if self.store is not None:  # the filter is applied inside the IVF scan; the short list re-scored
+                _, short = self.approx.search(q, k * self.refine_factor, params=params)
+                return self._rescore(q, k, short)
         return self.approx.search(q, k, params=params)
 
     def _search_flat_rows(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -240,10 +266,25 @@ class VectorIndex:
     def _search_all(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self.approx is None:
             return self.flat.search(q, k)
-        if self.approx_kind != "ivfpq" or self.flat is None:
-            return self.approx.search(q, k)
+        searched = self._searched_whole()
+        if self.approx_kind != "ivfpq" or (self.flat is None and self.store is None):
+            return searched.search(q, k)
         # why refine: PQ codes reorder close neighbours; re-scoring a short list exactly restores them
-        _, short = self.approx.search(q, k * REFINE_FACTOR)
+        _, short = searched.search(q, k * self.refine_factor)
+        return self._rescore(q, k, short)
+
+    def _searched_whole(self) -> faiss.Index:
+        """The index an unfiltered search asks: the GPU copy of an IVF index when a GPU is in use."""
+        if self.gpu is None or self.approx_kind != "ivfpq" or self.on_disk:
+            return self.approx
+        if faiss.downcast_index(faiss.extract_index_ivf(self.approx)).pq.nbits != 8:
+            return self.approx  # FAISS's GPU IVF-PQ takes 8-bit codes only: searched here
+        if self._gpu_copy is None:
+            self._gpu_copy = self.gpu.copy(self.approx)
+        return self._gpu_copy
+
+    def _rescore(self, q: np.ndarray, k: int, short: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The best k of each query's short list by the stored full vectors (float32 flat copy or float16)."""
         scores = np.full((len(q), k), -np.inf, np.float32)
         ids = np.full((len(q), k), -1, np.int64)
         for r in range(len(q)):
@@ -260,6 +301,10 @@ class VectorIndex:
             rows = self._rows_of(pool)
             present, rows = pool[rows >= 0], rows[rows >= 0]
             mat = self.matrix()[rows] if len(rows) else None
+        elif self.store is not None:
+            rows = self.store.rows_of(pool)
+            present, rows = pool[rows >= 0], rows[rows >= 0]
+            mat = self.store.rows_matrix(rows) if len(rows) else None
         else:
             present = pool[np.isin(pool, self.ids())]
             mat = self.vectors(present) if len(present) else None
@@ -279,11 +324,12 @@ class VectorIndex:
     # ---- approximate twin -------------------------------------------------------------------------
     def ensure_approximate(self, kind: str, *, nlist: int = 0, pq_m: int = 64, nprobe: int = 32,
                            hnsw_m: int = 32, ef_search: int = 128, on_disk: Path | None = None,
-                           keep_flat: bool = True, seed: int = 0) -> str:
+                           keep_flat: bool = True, seed: int = 0, store_path: Path | None = None) -> str:
         """Make the approximate twin of `kind` exist and hold every vector: an existing twin of that kind
         is kept (new vectors were added to it as they came), otherwise one is trained on a sample. Returns
         the kind in use ('flat' while the corpus is too small to train IVF-PQ). `on_disk`: file for the IVF
-        lists. `keep_flat` False drops the flat copy once a twin holds the vectors."""
+        lists. `keep_flat` False drops the flat copy once a twin holds the vectors; with `store_path` its vectors
+        are first written there in float16 (core.vectors.half_store), for re-scoring."""
         if kind == "flat" or len(self) == 0:
             if self.flat is None and self.approx is not None:  # back to exact: rebuild the flat copy
                 self.flat = new_flat(self.dim)
@@ -302,6 +348,14 @@ class VectorIndex:
             self.approx, self.approx_kind = built, kind
             self._add_all_to_approx()
         if not keep_flat:
+            if store_path is not None and self.flat is not None and self.store is None:
+                for p in (Path(store_path), Path(str(store_path) + ".ids")):
+                    if p.exists():
+                        p.unlink()
+                self.store = HalfStore(store_path, self.dim, 0, writer=True)
+                ids, mat = self.ids(), self.matrix()
+                for i in range(0, len(ids), 100_000):
+                    self.store.append(ids[i:i + 100_000], mat[i:i + 100_000])
             self.flat = None
             self._lookup = None
         return kind
@@ -315,14 +369,11 @@ class VectorIndex:
             inner = faiss.IndexHNSWFlat(self.dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             inner.hnsw.efSearch = ef_search
             return faiss.IndexIDMap2(inner)
-        nlist = nlist or max(1, int(2 * np.sqrt(n)))
+        nlist = nlist or default_nlist(n)
         if n < MIN_PER_LIST * nlist or self.dim % pq_m:
             return None
-        ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(self.dim), self.dim, nlist, pq_m, 8, faiss.METRIC_INNER_PRODUCT)
-        ivf.cp.seed = seed
         rows = np.random.default_rng(seed).choice(n, size=min(n, TRAIN_PER_LIST * nlist), replace=False)
-        ivf.train(np.ascontiguousarray(self.matrix()[np.sort(rows)]))
-        ivf.nprobe = nprobe
+        ivf = trained_ivfpq(np.ascontiguousarray(self.matrix()[np.sort(rows)]), nlist, pq_m, nprobe, seed, self.gpu)
         ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # reconstruct by photo id
         if on_disk is not None:
             on_disk.parent.mkdir(parents=True, exist_ok=True)
@@ -335,9 +386,21 @@ class VectorIndex:
 
     def _add_all_to_approx(self, chunk: int = 100_000) -> None:
         ids, mat = self.ids(), self.matrix()
+        for i in range(0, len(ids), chunk):
+            self._add_to_approx(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+
+    def _add_to_approx(self, vectors: np.ndarray, ids: np.ndarray) -> None:
+        """Add to the approximate twin; with a GPU, an IVF index's list assignment (the nearest of its
+        centroids for every vector: most of the work) is computed there and the codes here."""
+        self._gpu_copy = None
         with _c_stdout_muted(self.on_disk):
-            for i in range(0, len(ids), chunk):
-                self.approx.add_with_ids(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
+            if self.gpu is not None and self.approx_kind == "ivfpq" and not isinstance(self.approx, faiss.IndexIDMap2):
+                ivf = faiss.extract_index_ivf(self.approx)
+                lists = self.gpu.assign(ivf.quantizer, vectors)
+                ids = np.ascontiguousarray(ids, dtype=np.int64)
+                ivf.add_core(len(ids), faiss.swig_ptr(vectors), faiss.swig_ptr(ids), faiss.swig_ptr(lists))
+            else:
+                self.approx.add_with_ids(vectors, ids)
 
     @property
     def on_disk(self) -> bool:
@@ -351,9 +414,52 @@ class VectorIndex:
         self.approx.reset()
         self._add_all_to_approx()
 
+    def start_compressed(self, sample: np.ndarray, expected: int, store_path: Path, *, nlist: int = 0, pq_m: int = 16,
+                         nprobe: int = 64, seed: int = 0, pq_bits: int = 8) -> bool:
+        """Begin an empty index as an IVF-PQ index trained on `sample` (vectors drawn from a source of about
+        `expected` vectors) with a float16 store at `store_path` and no flat copy: every vector added later
+        goes to the compressed lists and to the store, and private memory stays the coarse quantizer plus the
+        codes (pq_m x pq_bits / 8 + 8 bytes a photo). False (nothing changed) when the sample is too small to train or
+        pq_m does not divide the dimension. Only an empty index can start so."""
+        if len(self):
+            raise ConfigError("A compressed index can only be started empty", "ingest into a new data directory")
+        nlist = nlist or default_nlist(expected)
+        if len(sample) < max(MIN_PER_LIST * nlist, 2 ** pq_bits) or self.dim % pq_m:
+            return False  # (FAISS's k-means needs at least as many points as centroids)
+        self.approx = trained_ivfpq(np.ascontiguousarray(sample, dtype=np.float32), nlist, pq_m, nprobe, seed,
+                                    self.gpu, pq_bits)
+        self.approx_kind, self.flat, self._lookup = "ivfpq", None, None
+        for p in (Path(store_path), Path(str(store_path) + ".ids")):
+            if p.exists():
+                p.unlink()  # left by an earlier start that never reached a checkpoint
+        self.store = HalfStore(store_path, self.dim, 0, writer=True)
+        return True
+
     # kept for callers of the earlier name: builds (or keeps) the twin
     def build_approximate(self, kind: str, **kw) -> str:
         return self.ensure_approximate(kind, **kw)
+
+
+def default_nlist(n: int) -> int:
+    """IVF lists for a corpus of n vectors: about 2 x sqrt(n)."""
+    return max(1, int(2 * np.sqrt(n)))
+
+
+def trained_ivfpq(sample: np.ndarray, nlist: int, pq_m: int, nprobe: int, seed: int,
+                  gpu: FaissGpu | None = None, pq_bits: int = 8) -> faiss.Index:
+    """An empty inner-product IVF-PQ index (codes of pq_m x pq_bits bits) trained on `sample`; the k-means of
+    its lists on a GPU when one is in use (core.vectors.gpu), else here."""
+    dim = sample.shape[1]
+    ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_m, pq_bits, faiss.METRIC_INNER_PRODUCT)
+    ivf.cp.seed = seed
+    clustering = gpu.flat_ip(dim) if gpu is not None else None  # (kept referenced while FAISS uses it)
+    if clustering is not None:
+        ivf.clustering_index = clustering  # FAISS clusters with this index instead of the CPU quantizer
+    ivf.train(sample)
+    if gpu is not None:
+        ivf.clustering_index = None
+    ivf.nprobe = nprobe
+    return ivf
 
 
 class _RowLookup:

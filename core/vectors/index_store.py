@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import faiss
+import numpy as np
 
 from core.contracts.catalog import Catalog, VectorSet
 from core.vectors.index import VectorIndex, new_flat
@@ -55,6 +56,10 @@ class IndexStore:
     def path_for(self, vs: VectorSet) -> Path:
         return self.root / f"vectors-{vs.id}.faiss"
 
+    def store_path_for(self, vs: VectorSet) -> Path:
+        """The float16 re-scoring store of a compressed index (core.vectors.half_store)."""
+        return self.root / f"vectors-{vs.id}.faiss.f16"
+
     def lists_path_for(self, vs: VectorSet) -> Path:
         """The file of an on-disk IVF index's inverted lists."""
         return self.root / f"vectors-{vs.id}.faiss.ivfdata"
@@ -83,6 +88,7 @@ class IndexStore:
         damaged = [d for d in (flat_damage, approx_damage) if d is not None]
         if not damaged:
             index = VectorIndex(vs.dim, flat, approx)
+            index.attach_store(self.store_path_for(vs), writer=writer)
             return index, self._reconcile(index, vs, catalog, writer)
         with _repair_lock(self.data_dir, writer) as may_write:
             if not may_write:
@@ -183,19 +189,22 @@ def _lock_free(data_dir: Path) -> bool:
 
 def reconcile(index: VectorIndex, vs: VectorSet, catalog: Catalog) -> Reconciliation:
     """The index file is the truth about which vectors exist: the catalog's records follow it."""
-    in_index = {int(i) for i in index.ids()}
-    recorded = catalog.indexed_ids(vs.id)
+    # (sorted int64 arrays, not sets of Python ints: at millions of photos the sets took ~70 bytes a photo)
+    in_index = np.unique(index.ids())
+    recorded = np.unique(np.asarray(catalog.indexed_id_array(vs.id), dtype=np.int64))
     report = Reconciliation()
-    orphans = in_index - recorded
+    if np.array_equal(in_index, recorded):
+        return report
+    orphans = np.setdiff1d(in_index, recorded, assume_unique=True).tolist()
     if orphans:
-        known = {p.id for p in catalog.get_photos(sorted(orphans))}
-        report.removed = sorted(orphans - known)
-        report.marked = sorted(orphans & known)
+        known = {p.id for p in catalog.get_photos(orphans)}
+        report.removed = sorted(set(orphans) - known)
+        report.marked = sorted(set(orphans) & known)
         if report.removed:
             index.remove(report.removed)
         if report.marked:
             catalog.mark_indexed(vs.id, report.marked)
-    report.unmarked = sorted(recorded - in_index)
+    report.unmarked = np.setdiff1d(recorded, in_index, assume_unique=True).tolist()
     if report.unmarked:
         catalog.unmark_indexed(vs.id, report.unmarked)
     return report

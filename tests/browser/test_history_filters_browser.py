@@ -118,7 +118,7 @@ def test_taxon_names_a_suggested_species_filter_months_and_web_wording(server, o
     ranked = server.rows("SELECT s.ranking FROM stages s JOIN requests r ON r.id = s.request_id WHERE s.name = "
                          "'final' ORDER BY s.id DESC LIMIT 1")[0][0]
     ids = ",".join(str(i) for i, _ in json.loads(ranked))
-    months = {m for (m,) in server.rows(f"SELECT strftime('%m', observed_on) FROM photos WHERE id IN ({ids})")}
+    months = {m for (m,) in server.rows(f"SELECT strftime('%m', observed_on) FROM photo_details WHERE id IN ({ids})")}
     assert months == {"06"}
     # mistakes are said in the web app's words: no command-line options, no doubled full stops
     page.locator("#filter-months label:has-text('Jun')").click()

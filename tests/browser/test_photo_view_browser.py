@@ -117,7 +117,7 @@ def test_marks_from_every_gallery_export_as_csv_jsonl_and_darwin_core(server, op
         assert int(r["month"]) == int(r["date"][5:7]) and float(r["latitude"]) and float(r["longitude"])
         assert r["path"] and not r["path"].startswith("/") and str(server.data_dir) not in r["path"]
     ids = ",".join(r["id"] for r in got)
-    names = {str(i): n for i, n in server.rows(f"SELECT id, scientific_name FROM photos WHERE id IN ({ids})")}
+    names = {str(i): n for i, n in server.rows(f"SELECT id, scientific_name FROM photo_details WHERE id IN ({ids})")}
     assert all(names[r["id"]] == r["species"] for r in got)  # each row describes its own photo
     # the Darwin Core Archive: one occurrence per photo, each said to be a synthetic demo picture
     dwc = "http://rs.tdwg.org/dwc/terms/"
@@ -193,7 +193,7 @@ def test_phone_layout_explanation_under_the_tapped_photo_species_in_captions(pla
         page.wait_for_selector("#search-query textarea")
         wait_until_ready(page)
         search(page, preset="Fast")
-        species = {n for (n,) in server.rows("SELECT DISTINCT common_name FROM photos")}
+        species = {n for (n,) in server.rows("SELECT DISTINCT common_name FROM photo_details")}
         shown = captions(page)
         assert shown and all(c.split(" · ")[0] in species for c in shown)
         clipped = page.eval_on_selector_all("#search-gallery .caption-label",

@@ -37,7 +37,7 @@ def test_own_photos_are_named_and_counted_in_the_banner(server, open_browser, sh
     ranking = server.rows("SELECT s.ranking FROM stages s JOIN requests r ON r.id = s.request_id WHERE s.name = "
                           "'final' ORDER BY s.id DESC LIMIT 1")[0][0]
     best = json.loads(ranking)[0][0]
-    path = server.rows("SELECT path FROM photos WHERE id = ?", best)[0][0]
+    path = server.rows("SELECT path FROM photo_details WHERE id = ?", best)[0][0]
     mine = tmp_path / "mine"
     mine.mkdir()
     with Image.open(path) as im:

@@ -1,0 +1,124 @@
+"""The re-scoring store of a compressed index: every photo's full vector in float16, in a file that is
+memory-mapped rather than read into memory (2 bytes x dimension per photo on disk; the pages a search
+touches sit in the operating system's file cache, shared and reclaimable, not in the process's own
+memory). An IVF-PQ search's short list is re-scored from it, and small filtered pools are scored exactly
+from it.
+
+Two append-only files: `<index>.f16` (row i: the vector, dimension x float16) and `<index>.f16.ids` (row i:
+its photo id, int64). Rows are appended as the index grows; a checkpoint flushes them before the index file
+is written, so after a crash the store holds at least the index's vectors and the writer cuts it back to
+the index's length when it opens it (a reader only reads that many rows)."""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class HalfStore:
+    def __init__(self, path: Path, dim: int, rows: int | None = None, *, writer: bool = False):
+        """Open (or create, for a writer) the store at `path`; `rows`: how many rows belong to the index
+        (a writer cuts the files back to it; a reader reads no further)."""
+        self.path, self.ids_path, self.dim = Path(path), Path(str(path) + ".ids"), dim
+        if writer:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            for p in (self.path, self.ids_path):
+                if not p.exists():
+                    p.touch()
+        on_disk = min(self._file_rows(), self.ids_path.stat().st_size // 8 if self.ids_path.exists() else 0)
+        self.rows = on_disk if rows is None else min(rows, on_disk)
+        if rows is not None and rows > on_disk:
+            log.warning("float16 store %s holds %d rows, the index %d: the rest are not re-scored", path, on_disk, rows)
+        if writer and on_disk > self.rows:
+            self.truncate(self.rows)
+        self._maps: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._order: np.ndarray | None = None  # argsort of the ids when they were not appended in order
+
+    def _file_rows(self) -> int:
+        return self.path.stat().st_size // (2 * self.dim) if self.path.exists() else 0
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def truncate(self, rows: int) -> None:
+        with open(self.path, "r+b") as f:
+            f.truncate(rows * 2 * self.dim)
+        with open(self.ids_path, "r+b") as f:
+            f.truncate(rows * 8)
+        self.rows, self._maps, self._order = rows, None, None
+
+    def append(self, ids: Sequence[int], vectors: np.ndarray) -> None:
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return
+        with open(self.path, "ab") as f:
+            f.write(np.ascontiguousarray(vectors, dtype=np.float16).tobytes())
+        with open(self.ids_path, "ab") as f:
+            f.write(ids.tobytes())
+        self.rows += len(ids)
+        self._maps, self._order = None, None
+
+    def flush(self) -> None:
+        """Make the appended rows durable (before the index that counts them is written)."""
+        for p in (self.path, self.ids_path):
+            if p.exists():
+                fd = os.open(p, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+
+    def _mapped(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._maps is None or self._maps[0] != self.rows:
+            if self.rows == 0:
+                mat, ids = np.zeros((0, self.dim), np.float16), np.zeros(0, np.int64)
+            else:
+                mat = np.memmap(self.path, dtype=np.float16, mode="r", shape=(self.rows, self.dim))
+                ids = np.memmap(self.ids_path, dtype=np.int64, mode="r", shape=(self.rows,))
+            self._maps = (self.rows, mat, ids)
+        return self._maps[1], self._maps[2]
+
+    def ids(self) -> np.ndarray:
+        return np.asarray(self._mapped()[1])
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """Row of each id, -1 where absent. Ids appended in ascending order (the usual case: new catalog ids)
+        are searched in the mapped file itself; otherwise an argsort is kept (8 bytes a photo of memory)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        stored = self._mapped()[1]
+        if not len(stored):
+            return np.full(len(ids), -1, np.int64)
+        if self._order is None:
+            ascending = bool(np.all(stored[1:] > stored[:-1])) if len(stored) > 1 else True
+            self._order = np.zeros(0, np.int64) if ascending else np.argsort(stored, kind="stable")
+        if len(self._order):
+            sorted_ids = stored[self._order]
+            pos = np.minimum(np.searchsorted(sorted_ids, ids), len(stored) - 1)
+            return np.where(sorted_ids[pos] == ids, self._order[pos], -1)
+        pos = np.minimum(np.searchsorted(stored, ids), len(stored) - 1)
+        return np.where(stored[pos] == ids, pos, -1)
+
+    def vectors(self, ids: Sequence[int]) -> np.ndarray:
+        """float32 vectors of `ids` in that order; KeyError for an id not stored."""
+        ids = np.asarray(ids, dtype=np.int64)
+        rows = self.rows_of(ids)
+        if (rows < 0).any():
+            raise KeyError(f"photo id(s) not in the index: {ids[rows < 0][:5].tolist()}")
+        return self.rows_matrix(rows)
+
+    def rows_matrix(self, rows: np.ndarray) -> np.ndarray:
+        """float32 copies of the given rows (read in file order, which keeps the disk reads forward)."""
+        if not len(rows):
+            return np.zeros((0, self.dim), np.float32)
+        order = np.argsort(rows, kind="stable")
+        out = np.empty((len(rows), self.dim), np.float32)
+        out[order] = self._mapped()[0][rows[order]]
+        return out
+
+    def nbytes(self) -> int:
+        return self.rows * (2 * self.dim + 8)

@@ -1,0 +1,92 @@
+"""The compressed index of a large corpus: IVF-PQ trained before anything is added, every vector in its lists
+and in the float16 store on disk (no flat copy); its searches re-score from the store, filtered pools stay
+exact (inside the search), and a crash between the store's append and the index's checkpoint is cut back."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.vectors.half_store import HalfStore
+from core.vectors.index import VectorIndex
+
+
+def _data(n: int, dim: int = 32, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((60, dim)).astype(np.float32)
+    x = centres[rng.integers(0, 60, n)] + 0.4 * rng.standard_normal((n, dim)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _compressed(tmp_path, n: int = 8000) -> tuple[VectorIndex, np.ndarray]:
+    x = _data(n)
+    index = VectorIndex(32)
+    assert index.start_compressed(x[::2], n, tmp_path / "v.faiss.f16", nlist=40, pq_m=8, nprobe=16)
+    for i in range(0, n, 1000):
+        index.add(np.arange(i + 1, i + 1001), x[i:i + 1000])
+    return index, x
+
+
+def test_searches_rescore_from_the_float16_store_and_find_the_true_neighbours(tmp_path):
+    index, x = _compressed(tmp_path)
+    assert index.flat is None and len(index.store) == len(x) == len(index)
+    q = _data(30, seed=3)
+    exact = np.argsort(-(q @ x.T), axis=1)[:, :10] + 1
+    scores, ids = index.search(q, 10)
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids.tolist(), exact.tolist())])
+    assert recall >= 0.9
+    # the scores are the stored (float16) vectors' cosines, not the PQ codes' estimates
+    np.testing.assert_allclose(scores[:, 0], (q * x[ids[:, 0] - 1]).sum(1), atol=2e-3)
+    np.testing.assert_allclose(index.vectors([5, 1]), x[[4, 0]], atol=1e-3)
+
+
+def test_filtered_pools_return_only_their_photos_small_exactly_large_through_the_scan(tmp_path):
+    index, x = _compressed(tmp_path)
+    q = _data(5, seed=4)
+    small = np.arange(1, 8001, 97)  # scored exactly from the store
+    _, ids = index.search(q, 10, small)
+    exact = small[np.argsort(-(q @ x[small - 1].T), axis=1)[:, :10]]
+    np.testing.assert_array_equal(ids, exact)
+    large = np.arange(2, 8001, 2)  # half the corpus: the pool is a selector inside the IVF scan
+    _, ids = index.search(q, 10, large)
+    assert (ids >= 0).all() and set(ids.ravel().tolist()) <= set(large.tolist())
+
+
+def test_a_reopened_index_cuts_the_store_back_to_the_last_checkpoint(tmp_path):
+    index, x = _compressed(tmp_path, 4000)
+    path = tmp_path / "v.faiss"
+    index.save(path)
+    index.store.append(np.arange(5001, 5101), x[:100])  # rows appended after the checkpoint, then a crash
+    assert HalfStore(tmp_path / "v.faiss.f16", 32).rows == 4100
+    reader = VectorIndex.load(path, 32)  # a reader (the web app) reads only what the index counts ...
+    assert len(reader.store) == 4000 and HalfStore(tmp_path / "v.faiss.f16", 32).rows == 4100
+    writer = VectorIndex.load(path, 32)
+    writer.attach_store(tmp_path / "v.faiss.f16", writer=True)  # ... the next ingest cuts the rest off
+    assert len(writer.store) == 4000 and HalfStore(tmp_path / "v.faiss.f16", 32).rows == 4000
+    assert not writer.contains(5001) and writer.contains(4000)
+
+
+def test_the_store_finds_rows_whatever_order_the_ids_came_in(tmp_path):
+    store = HalfStore(tmp_path / "s.f16", 4, 0, writer=True)
+    vecs = np.eye(4, dtype=np.float32)
+    store.append([10, 30], vecs[:2])
+    store.append([20, 5], vecs[2:])  # a resumed ingest re-adds older ids after newer ones
+    np.testing.assert_array_equal(store.rows_of(np.array([5, 10, 20, 30, 7])), [3, 0, 2, 1, -1])
+    np.testing.assert_array_equal(store.vectors([20, 10]), vecs[[2, 0]])
+
+
+def test_a_sample_too_small_to_train_leaves_the_index_as_it_was(tmp_path):
+    index = VectorIndex(32)
+    assert not index.start_compressed(_data(100), 100_000, tmp_path / "v.f16", nlist=40, pq_m=8)
+    assert index.approx is None and index.flat is not None and index.store is None
+
+
+def test_an_index_that_drops_its_flat_copy_keeps_the_vectors_in_float16_for_rescoring(tmp_path):
+    x = _data(4000)
+    index = VectorIndex(32)
+    index.add(np.arange(1, 4001), x)
+    kind = index.ensure_approximate("ivfpq", nlist=40, pq_m=8, nprobe=16, keep_flat=False,
+                                    store_path=tmp_path / "v.faiss.f16")
+    assert kind == "ivfpq" and index.flat is None and len(index.store) == 4000
+    np.testing.assert_allclose(index.vectors([7]), x[[6]], atol=1e-3)
+    q = _data(5, seed=8)
+    scores, ids = index.search(q, 5)
+    np.testing.assert_allclose(scores[:, 0], (q * x[ids[:, 0] - 1]).sum(1), atol=2e-3)  # re-scored
