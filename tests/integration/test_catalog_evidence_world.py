@@ -39,19 +39,10 @@ def _blank_half(csv_path, species: str) -> set[str]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from app import build_services
-    from core.contracts.settings import load_settings
-    from fieldguide.world import build_world
+    from tests.world_services import world_services
 
-    data = tmp_path_factory.mktemp("data")
-    csv_path = build_world(data / "world", seed=0, per_species=8, benchmark=False)
-    blanked = _blank_half(csv_path, EMBER)
-    settings = load_settings(environ={}, data_dir=str(data), llm="rule", captioner="metadata", rerank_k=40, k=10,
-                             judge_concurrency=2, **BACKENDS)
-    services = build_services(settings)
-    services.ingestor().run(str(csv_path), None)
-    services.corpus.reload()
-    return services, blanked
+    return world_services(tmp_path_factory.mktemp("data"), 8, BACKENDS, lambda csv: _blank_half(csv, EMBER),
+                          rerank_k=40, k=10, judge_concurrency=2)
 
 
 def _search(services, query: str, on: bool = True) -> dict:

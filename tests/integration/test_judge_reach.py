@@ -18,17 +18,10 @@ INVISIBLE = ["a frog calling at night", "a bird singing at dawn in the rain", "a
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    from app import build_services
-    from core.contracts.settings import load_settings
-    from fieldguide.world import build_world
+    from tests.world_services import world_services
 
-    data = tmp_path_factory.mktemp("data")
-    csv_path = build_world(data / "world", seed=0, per_species=4, benchmark=False)
-    settings = load_settings(environ={}, data_dir=str(data), llm="rule", captioner="metadata", rerank_k=20, k=10,
-                             judge_concurrency=2, **BACKENDS)
-    services = build_services(settings)
-    services.ingestor().run(str(csv_path), None)
-    services.corpus.reload()
+    services, _ = world_services(tmp_path_factory.mktemp("data"), 4, BACKENDS, rerank_k=20, k=10,
+                                 judge_concurrency=2)
     return services
 
 
