@@ -58,15 +58,25 @@ def start_app(data: Path, judge_port: int) -> tuple[subprocess.Popen, str]:
                ECOLENS_BACKEND_TIMEOUT_S="600", HF_HUB_OFFLINE="1")
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, wait_for_app(proc, port, 300, "")
+
+
+def wait_for_app(proc: subprocess.Popen, port: int, timeout_s: float, log_path: str) -> str:
+    """The app's URL once `proc` answers on `port`; SystemExit when it stops or does not answer in time (its
+    log, if it has one, says why)."""
     url = f"http://127.0.0.1:{port}/"
-    for _ in range(600):
+    see = f"; see {log_path}" if log_path else ""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the app stopped (exit {proc.returncode}){see}")
         try:
             urllib.request.urlopen(url, timeout=2)
-            return proc, url
+            return url
         except OSError:
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit("the app did not start")
+    raise SystemExit(f"the app did not start within {timeout_s:.0f} s{see}")
 
 
 def fast_latencies(client, n: int) -> list[float]:

@@ -27,13 +27,12 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.isolation import free_port  # noqa: E402
+from bench.isolation import free_port, wait_for_app  # noqa: E402
 MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
 QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
            "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",
@@ -59,18 +58,7 @@ def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path) ->
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the app stopped (exit {proc.returncode}); see {log_path}")
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            return proc, url
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise SystemExit(f"the app did not start within 600 s; see {log_path}")
+    return proc, wait_for_app(proc, port, 600, str(log_path))
 
 
 def pct(values: list[float], q: int) -> float:
