@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from core.backends.base import ChatMessage
 from core.backends.gguf_header import GGUFError, read_header
-from core.backends.model_facts import TINY_LLM_NOTE, llm_facts, model_facts
+from core.backends.model_facts import TINY_LLM_NOTE, FactsCaveats, llm_facts, model_facts
 from core.backends.served_model import ServedModel
 from core.contracts.errors import BackendError
 
@@ -62,7 +62,7 @@ def file_params(path: Path) -> int | None:
         return None
 
 
-class LlamaCppLLM:
+class LlamaCppLLM(FactsCaveats):
     is_standin = False
 
     def __init__(self, llama: Any, path: Path | str):
@@ -74,20 +74,6 @@ class LlamaCppLLM:
         # matched on the file's parameter count (a file may be called anything), else on its name
         self.facts = llm_facts(self.path.name, self.n_params)
         self.display_name = ServedModel(self.path.name, self.n_params).label
-
-    @property
-    def is_tiny(self) -> bool:
-        return bool(self.facts.note)
-
-    @property
-    def own_words(self) -> bool:
-        """True for a model too small to stay on topic (llm_tasks then holds its questions to the request's words)."""
-        return bool(self.facts.own_words)
-
-    @property
-    def notice(self) -> str:
-        """A line for banners and notices: the model's caveat (the tiny packaged model has one), else ''."""
-        return self.facts.note
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str = "llama_cpp") -> "LlamaCppLLM":

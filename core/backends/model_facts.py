@@ -147,3 +147,23 @@ def llm_facts(name: str, n_params: int | None = None) -> ModelFacts:
     return replace(facts, note="", own_words=False, answer_judge=judge,
                    matched=f"{count_text(n_params)} parameters" + (f"; {facts.matched}" if facts.matched != "default"
                                                                   else ""))
+
+
+class FactsCaveats:
+    """What an LLM backend with `facts` (ModelFacts) tells its callers about itself: whether its questions are
+    held to the request's words (a model too small to stay on topic; core.methods.llm_tasks) and the caveat
+    line banners and notices show ('' for a capable model)."""
+
+    facts: ModelFacts
+
+    @property
+    def is_tiny(self) -> bool:
+        return bool(self.facts.note)
+
+    @property
+    def own_words(self) -> bool:
+        return bool(self.facts.own_words)
+
+    @property
+    def notice(self) -> str:
+        return self.facts.note

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from core.backends import torch_device
 from core.backends.base import ChatMessage
-from core.backends.model_facts import llm_facts
+from core.backends.model_facts import FactsCaveats, llm_facts
 from core.backends.served_model import ServedModel
 from core.backends.transformers_vlm import locate
 from core.contracts.errors import BackendError
@@ -38,7 +38,7 @@ GRAMMARS_KEPT = 32
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
 
-class TransformersLLM:
+class TransformersLLM(FactsCaveats):
     is_standin = False
 
     def __init__(self, spec: str, model: Any, tokenizer: Any, *, device: str = "cpu"):
@@ -56,14 +56,6 @@ class TransformersLLM:
         if not getattr(tokenizer, "chat_template", None):
             raise BackendError(f"The model {spec!r} has no chat template",
                                "use an instruction-tuned chat model (e.g. transformers:" + HUB_EXAMPLE + ")")
-
-    @property
-    def own_words(self) -> bool:
-        return bool(self.facts.own_words)
-
-    @property
-    def notice(self) -> str:
-        return self.facts.note
 
     @classmethod
     def from_settings(cls, settings: Any, spec: str) -> "TransformersLLM":
