@@ -151,8 +151,14 @@ class Corpus:
         return list(cached[1])
 
     def places(self, limit: int = 2000) -> list[tuple[float, float]]:
-        """(latitude, longitude) of up to `limit` photos, spread over the catalog: the Filters map's points."""
-        return self.catalog.places(limit)
+        """(latitude, longitude) of up to `limit` photos, spread over the catalog: the Filters map's points
+        (asked on every page load; read from the catalog again only when it has grown, as taxon_names)."""
+        count = self.catalog.count()
+        cached = getattr(self, "_places", None)
+        if cached is None or cached[0] != (count, limit):
+            cached = ((count, limit), list(self.catalog.places(limit)))
+            self._places = cached
+        return list(cached[1])
 
     def photos(self, ids: Sequence[int]) -> list[Photo]:
         return self.catalog.get_photos([int(i) for i in ids])
