@@ -16,7 +16,7 @@ from PIL import Image
 
 from core.contracts.errors import BudgetExceeded
 from core.contracts.events import Visualization
-from core.methods.cache import key_of
+from core.methods.cache_keys import key_of
 from core.methods.deadline import backend_where, call_with_deadline
 from core.methods.feedback import photo_vectors
 from core.methods.llm_tasks import Instruction, short_error, visual_instruction

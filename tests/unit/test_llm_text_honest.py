@@ -16,7 +16,8 @@ from core.backends.model_facts import llm_facts
 from core.backends.openai_llm import OpenAILLM
 from core.contracts.world import use_world
 from core.methods import llm_checks, llm_schemas, llm_tasks, rules
-from core.methods.cache import CachedLLM, DiskCache
+from core.methods.cache import CachedLLM
+from core.methods.disk_cache import DiskCache
 from tests.fakes import FakeLLM
 
 PIPIT = "what colour is the underside of a tawny pipit's wings?"
