@@ -174,19 +174,7 @@ class CachedGenerator:
 
     def generate_to_file(self, prompt: str, *, seed: int, size: int = 224) -> tuple[GeneratedImage, Path]:
         key = key_of(self.model_id, prompt, seed, size)
-        png = self.out_dir / f"{key[:24]}.png"
-        meta = self.cache.get_json("generated", key)
-        if meta is not None and png.is_file():
-            with Image.open(png) as im:
-                image = im.convert("RGB")
-            return GeneratedImage(image, prompt, seed, meta["model_id"], meta.get("ignored_words", [])), png
-        out = self.inner.generate(prompt, seed=seed, size=size)
-        png.parent.mkdir(parents=True, exist_ok=True)
-        tmp = png.with_name(f".{png.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        out.image.convert("RGB").save(tmp, format="PNG")
-        os.replace(tmp, png)
-        self.cache.put_json("generated", key, {"model_id": out.model_id, "ignored_words": list(out.ignored_words)})
-        return out, png
+        return self._stored(key, lambda: self.inner.generate(prompt, seed=seed, size=size), asked=(prompt, seed))
 
     def generate(self, prompt: str, *, seed: int, size: int = 224) -> GeneratedImage:
         return self.generate_to_file(prompt, seed=seed, size=size)[0]
@@ -207,21 +195,25 @@ class CachedGenerator:
         return self._stored(key, lambda: self.inner.generate_from_references(prompt, list(references), seed=seed,
                                                                               size=size))
 
-    def _stored(self, key: str, make) -> tuple[GeneratedImage, Path]:
+    def _stored(self, key: str, make, asked: tuple[str, int] | None = None) -> tuple[GeneratedImage, Path]:
+        """The picture under `key` (a PNG beside its cache entry), made by `make` on a miss. `asked`: the
+        (prompt, seed) a hit reports; without it, the entry keeps the picture's own prompt and seed."""
         png = self.out_dir / f"{key[:24]}.png"
         meta = self.cache.get_json("generated", key)
         if meta is not None and png.is_file():
             with Image.open(png) as im:
                 image = im.convert("RGB")
-            return GeneratedImage(image, meta.get("prompt", ""), meta.get("seed", 0), meta["model_id"],
-                                  meta.get("ignored_words", [])), png
+            prompt, seed = asked if asked is not None else (meta.get("prompt", ""), meta.get("seed", 0))
+            return GeneratedImage(image, prompt, seed, meta["model_id"], meta.get("ignored_words", [])), png
         out = make()
         png.parent.mkdir(parents=True, exist_ok=True)
         tmp = png.with_name(f".{png.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         out.image.convert("RGB").save(tmp, format="PNG")
         os.replace(tmp, png)
-        self.cache.put_json("generated", key, {"model_id": out.model_id, "ignored_words": list(out.ignored_words),
-                                               "prompt": out.prompt, "seed": out.seed})
+        meta = {"model_id": out.model_id, "ignored_words": list(out.ignored_words)}
+        if asked is None:
+            meta.update(prompt=out.prompt, seed=out.seed)
+        self.cache.put_json("generated", key, meta)
         return out, png
 
 
