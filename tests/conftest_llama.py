@@ -6,7 +6,6 @@ Tests are skipped only when llama_cpp itself is not importable; a missing model 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+from tests.live_server import free_port
 
 START_TIMEOUT_S = 90.0
 
@@ -31,12 +32,6 @@ def smollm_path() -> Path:
     return packaged_model_path()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ready(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=1.0) as response:
@@ -50,7 +45,7 @@ def serving(model: Path, log_path: Path, *options: str) -> Iterator[str]:
     """Run `python -m llama_cpp.server` for `model` on a free loopback port with the given server options;
     yields its base URL (…/v1) once /models answers, and stops it afterwards. A server that exits or does not
     answer within START_TIMEOUT_S fails the test with the end of its log."""
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
            "--port", str(port), *options]
     env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")

@@ -10,8 +10,9 @@ import hashlib
 import json
 import math
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.standin_servers import completion
 
 MODES = ("hang", "rate_limited", "drip", "drip_headers", "error_500", "html", "blind", "photo")
 
@@ -21,13 +22,10 @@ def blind_completion(text: str) -> bytes:
     p = int.from_bytes(hashlib.sha256(text.encode()).digest()[:2], "little") / 65535 * 0.9 + 0.05
     top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
            {"token": "No", "logprob": math.log(1 - p), "bytes": None}]
-    choice = {"index": 0, "finish_reason": "stop",
-              "message": {"role": "assistant", "content": ("Yes" if p >= 0.5 else "No") + " - a reason"},
-              "logprobs": {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None,
-                                        "top_logprobs": top}]}}
-    return json.dumps({"id": "b", "object": "chat.completion", "created": int(time.time()), "model": "m",
-                       "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                                                      "total_tokens": 2}}).encode()
+    content = ("Yes" if p >= 0.5 else "No") + " - a reason"
+    logprobs = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None,
+                             "top_logprobs": top}]}
+    return json.dumps(completion("m", content, logprobs, reply_id="b")).encode()
 
 
 class FaultServer(ThreadingHTTPServer):
