@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.backends.registry import resolve
+from core.backends.resolution import resolve
 from core.contracts.errors import ConfigError
 
 READERS = ["auto", "captions", "openai"]

@@ -7,7 +7,6 @@ load that failed is remembered for the process: it is logged once and the same e
 once, instead of loading again for every photo or picture."""
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Callable
 
 from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
 from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
+from core.backends.resolution import resolve
 from core.contracts.errors import BackendError, ConfigError
 from core.contracts.settings import Settings
 
@@ -75,25 +75,6 @@ def runs_model(kind: str, value: str) -> bool:
     if (kind, value) in MODEL_BACKENDS:
         return True
     return any(k == kind and name.endswith(":") and value.startswith(name) for k, name in MODEL_BACKENDS)
-
-
-def resolve(table: dict[str, str], setting: str, value: str) -> tuple[Callable, str]:
-    """Find the factory for `value` (an exact name or a 'prefix:' match) and the rest of the spec; the one
-    resolution of a backend name (the photo readers' table too, core/backends/readers.py)."""
-    target, spec = (None if value.endswith(":") else table.get(value)), value
-    if target is None:
-        for key, tgt in table.items():
-            if key.endswith(":") and value.startswith(key) and len(value) > len(key):
-                target, spec = tgt, value[len(key):]
-                break
-    if target is None:
-        valid = ", ".join(k + ("..." if k.endswith(":") else "") for k in table)
-        raise ConfigError(f"Unknown {setting} backend {value!r}", f"set {setting} to one of: {valid}")
-    module_name, _, attr = target.partition(":")
-    obj = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj, spec
 
 
 def list_backends() -> dict[str, list[str]]:
