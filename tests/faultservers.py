@@ -10,9 +10,9 @@ import hashlib
 import json
 import math
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
-from tests.standin_servers import completion
+from tests.standin_servers import JsonHandler, completion
 
 MODES = ("hang", "rate_limited", "drip", "drip_headers", "error_500", "html", "blind", "photo")
 
@@ -57,11 +57,8 @@ class FaultServer(ThreadingHTTPServer):
         self.server_close()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args) -> None:
-        pass
 
     def _drip(self, data: bytes) -> None:
         for i in range(len(data)):
@@ -69,13 +66,6 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(data[i:i + 1])
             self.wfile.flush()
-
-    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def _answer(self, body: bytes = b"") -> None:
         server: FaultServer = self.server

@@ -24,18 +24,20 @@ def completion(model: str, content: str, logprobs: dict | None = None, reply_id:
 
 
 class JsonHandler(BaseHTTPRequestHandler):
-    """A quiet handler that answers with JSON."""
+    """A quiet handler that answers with JSON (or any body with its length)."""
 
     def log_message(self, *args) -> None:  # quiet
         pass
 
-    def send_json(self, reply: dict) -> None:
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
+    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(body)
+
+    def send_json(self, reply: dict) -> None:
+        self._send(200, json.dumps(reply).encode())
 
 
 def serve(server: ThreadingHTTPServer) -> str:
