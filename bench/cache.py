@@ -80,7 +80,7 @@ def main() -> int:
 
         faiss.omp_set_num_threads(args.faiss_threads)
     ok_offline = one_setup("offline stand-in backends", args.per_species, args.smoke)
-    from bench.rerank import JudgeServer
+    from tests.standin_servers import JudgeServer
 
     server = JudgeServer(delay)
     threading.Thread(target=server.serve_forever, daemon=True).start()

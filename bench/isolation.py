@@ -22,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.live_server import free_port  # noqa: E402,F401  (bench/load.py imports it from here too)
+
 FORM = ["Fast", 10, 1, 20, "full", False, "", "", "", [], "", "", None]  # preset, k, m, rerank_k, mode, ...
 QUERIES = ["a frog calling", "a moth on bark", "a bird in flight", "a beetle on a leaf", "a flower in bud"]
 
@@ -42,12 +45,6 @@ def silent_judge() -> tuple[socket.socket, int]:
             held.append(conn)  # keep it open, say nothing
     threading.Thread(target=accept, daemon=True).start()
     return server, server.getsockname()[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_app(data: Path, judge_port: int) -> tuple[subprocess.Popen, str]:

@@ -24,18 +24,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.live_server import free_port  # noqa: E402
+from tests.standin_servers import STAND_IN_REPLY, start_chat  # noqa: E402
 
 QUERIES = [
     "an Ember-crested Tuftling with its crest raised",
@@ -53,12 +53,6 @@ QUERIES = [
 TASKS = {"visualization instruction": "visret", "expert context": "rerank", "sub-questions": "rerank",
          "query decomposition": "coverage", "answer": "answer"}
 GOALS = {"visualization instruction": 0.8, "sub-questions": 0.8}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(model: Path, threads: int, log_path: Path) -> tuple[subprocess.Popen, str]:
@@ -80,41 +74,6 @@ def start_server(model: Path, threads: int, log_path: Path) -> tuple[subprocess.
             time.sleep(0.5)
     proc.kill()
     raise SystemExit("llama_cpp.server did not start within 120 s")
-
-
-STAND_IN_REPLY = "a clear photo of the subject"
-
-
-class StandInHandler(BaseHTTPRequestHandler):
-    """/v1/models lists one model; /v1/chat/completions answers STAND_IN_REPLY to everything."""
-
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def _send(self, reply: dict) -> None:
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self._send({"object": "list", "data": [{"id": "stand-in", "object": "model", "owned_by": "bench"}]})
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._send({"id": "stand-in", "object": "chat.completion", "created": int(time.time()), "model": "stand-in",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": STAND_IN_REPLY}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
-
-
-def start_stand_in() -> tuple[ThreadingHTTPServer, str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), StandInHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_port}/v1"
 
 
 def task_sources(result: dict) -> dict[str, str]:
@@ -174,7 +133,7 @@ def main() -> int:
         if args.base_url:
             proc, base = None, args.base_url.rstrip("/")
         elif args.stand_in_server:
-            (stand_in, base), proc = start_stand_in(), None
+            (stand_in, base), proc = start_chat(), None
         else:
             from core.backends.llamacpp_llm import packaged_model_path
 

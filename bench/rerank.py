@@ -9,14 +9,10 @@ Prints the wall time, the sequential sum of the calls' latencies and their ratio
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
-import math
 import sys
 import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,49 +20,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from tests.standin_servers import JudgeServer  # noqa: E402
+
 QUERY = "a moth with red hindwings resting on bark"
-
-
-class JudgeServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, delay: float):
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.delay = delay
-        self.latencies: list[float] = []
-        self.probes = 0  # the judge's one-time check that it sees pictures (two calls before the first ask)
-        self.lock = threading.Lock()
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # quiet
-        pass
-
-    def do_POST(self) -> None:
-        t0 = time.perf_counter()
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        time.sleep(self.server.delay)
-        p = int.from_bytes(hashlib.sha256(body).digest()[:2], "little") / 65535 * 0.98 + 0.01
-        word = "Yes" if p >= 0.5 else "No"
-        top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
-               {"token": "No", "logprob": math.log(1 - p), "bytes": None}]
-        reply = {"id": "bench", "object": "chat.completion", "created": int(time.time()), "model": "bench-judge",
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": f"{word} - bench answer"},
-                              "logprobs": {"content": [{"token": word, "logprob": top[0 if word == 'Yes' else 1]
-                                                        ["logprob"], "bytes": None, "top_logprobs": top}]}}],
-                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        from core.backends.judge_checks import PROBE_QUESTION
-
-        with self.server.lock:
-            self.server.latencies.append(time.perf_counter() - t0)
-            self.server.probes += PROBE_QUESTION.encode() in body
 
 
 def main() -> int:

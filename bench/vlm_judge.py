@@ -97,6 +97,7 @@ def main() -> int:
     import torch
 
     from core.backends import transformers_vlm as tv
+    from core.backends.vlm_loading import shared_model
     from core.backends.base import JudgeRequest
     from core.contracts.settings import Settings
 
@@ -108,7 +109,7 @@ def main() -> int:
             spec = str(build_tiny_smolvlm(Path(tmp) / f"random-{args.random}", size=args.random, yes_no=False))
         settings = Settings(judge=f"transformers:{spec}", device=args.device, dtype=args.dtype)
         t0 = time.perf_counter()
-        judge = tv.TransformersJudge(tv.shared_model(spec, settings, "judge"))
+        judge = tv.TransformersJudge(shared_model(spec, settings, "judge"))
         load_s = time.perf_counter() - t0
         vlm = judge.vlm
         if args.batch:

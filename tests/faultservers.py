@@ -10,8 +10,9 @@ import hashlib
 import json
 import math
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from tests.standin_servers import JsonHandler, completion
 
 MODES = ("hang", "rate_limited", "drip", "drip_headers", "error_500", "html", "blind", "photo")
 
@@ -21,13 +22,10 @@ def blind_completion(text: str) -> bytes:
     p = int.from_bytes(hashlib.sha256(text.encode()).digest()[:2], "little") / 65535 * 0.9 + 0.05
     top = [{"token": "Yes", "logprob": math.log(p), "bytes": None},
            {"token": "No", "logprob": math.log(1 - p), "bytes": None}]
-    choice = {"index": 0, "finish_reason": "stop",
-              "message": {"role": "assistant", "content": ("Yes" if p >= 0.5 else "No") + " - a reason"},
-              "logprobs": {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None,
-                                        "top_logprobs": top}]}}
-    return json.dumps({"id": "b", "object": "chat.completion", "created": int(time.time()), "model": "m",
-                       "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1,
-                                                      "total_tokens": 2}}).encode()
+    content = ("Yes" if p >= 0.5 else "No") + " - a reason"
+    logprobs = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None,
+                             "top_logprobs": top}]}
+    return json.dumps(completion("m", content, logprobs, reply_id="b")).encode()
 
 
 class FaultServer(ThreadingHTTPServer):
@@ -59,11 +57,8 @@ class FaultServer(ThreadingHTTPServer):
         self.server_close()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args) -> None:
-        pass
 
     def _drip(self, data: bytes) -> None:
         for i in range(len(data)):
@@ -71,13 +66,6 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(data[i:i + 1])
             self.wfile.flush()
-
-    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def _answer(self, body: bytes = b"") -> None:
         server: FaultServer = self.server

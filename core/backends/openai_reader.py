@@ -22,7 +22,8 @@ class OpenAIReader:
         self.model_id = f"openai-reader:{model}@{oc.server_name(client)}"
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "OpenAIReader":
+    def from_settings(cls, settings: Any, embedder: Any = None) -> "OpenAIReader":
+        """`embedder` is unused (every reader's factory takes it, core/backends/readers.py)."""
         return cls(*served_model.client_and_name(settings, "answer_reader", "judge_model"))
 
     def messages(self, question: str, photos: Sequence[tuple[int, Image.Image]]) -> list[dict[str, Any]]:

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.backends.resolution import resolve
 from core.contracts.errors import ConfigError
 
 READERS = ["auto", "captions", "openai"]
-_PLUGGED: dict[str, str] = {}  # reader name -> "module:factory" (factory(settings, embedder)), from plug-ins
+# reader name -> "module:factory" (factory(settings, embedder)); plug-ins add theirs with register_reader
+FACTORIES: dict[str, str] = {"openai": "core.backends.openai_reader:OpenAIReader.from_settings"}
 
 
 def register_reader(name: str, target: str) -> None:
     """Add a photo reader by name (a world plug-in's reader)."""
-    _PLUGGED[name] = target
+    FACTORIES[name] = target
     if name not in READERS:
         READERS.append(name)
 
@@ -39,16 +41,7 @@ def create_reader(settings: Any, embedder: Any = None):
         name = _auto(settings)
     if name == "captions":
         return None
-    if name == "openai":
-        from core.backends.openai_reader import OpenAIReader
-
-        return OpenAIReader.from_settings(settings)
-    if name in _PLUGGED:
-        import importlib
-
-        module, _, attr = _PLUGGED[name].partition(":")
-        obj = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        return obj(settings, embedder)
-    raise ConfigError(f"Unknown answer_reader {name!r}", f"set answer_reader to one of: {', '.join(READERS)}")
+    if name not in FACTORIES:
+        raise ConfigError(f"Unknown answer_reader {name!r}", f"set answer_reader to one of: {', '.join(READERS)}")
+    factory, _ = resolve(FACTORIES, "answer_reader", name)
+    return factory(settings, embedder)

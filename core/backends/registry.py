@@ -14,6 +14,7 @@ from typing import Callable
 
 from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
 from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
+from core.backends.resolution import resolve
 from core.contracts.errors import BackendError, ConfigError
 from core.contracts.settings import Settings
 
@@ -76,26 +77,6 @@ def runs_model(kind: str, value: str) -> bool:
     return any(k == kind and name.endswith(":") and value.startswith(name) for k, name in MODEL_BACKENDS)
 
 
-def _resolve(table: dict[str, str], setting: str, value: str) -> tuple[Callable, str]:
-    """Find the factory for `value` (an exact name or a 'prefix:' match) and the rest of the spec."""
-    target, spec = (None if value.endswith(":") else table.get(value)), value
-    if target is None:
-        for key, tgt in table.items():
-            if key.endswith(":") and value.startswith(key) and len(value) > len(key):
-                target, spec = tgt, value[len(key):]
-                break
-    if target is None:
-        valid = ", ".join(k + ("..." if k.endswith(":") else "") for k in table)
-        raise ConfigError(f"Unknown {setting} backend {value!r}", f"set {setting} to one of: {valid}")
-    module_name, _, attr = target.partition(":")
-    import importlib
-
-    obj = importlib.import_module(module_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj, spec
-
-
 def list_backends() -> dict[str, list[str]]:
     """The backend names each setting accepts (prefixes end with ':')."""
     return {"embedder": list(EMBEDDERS), "llm": list(LLMS), "judge": list(JUDGES),
@@ -103,27 +84,27 @@ def list_backends() -> dict[str, list[str]]:
 
 
 def create_embedder(settings: Settings) -> Embedder:
-    factory, spec = _resolve(EMBEDDERS, "embedder", settings.embedder)
+    factory, spec = resolve(EMBEDDERS, "embedder", settings.embedder)
     return factory(settings, spec)
 
 
 def create_llm(settings: Settings) -> LLM:
-    factory, spec = _resolve(LLMS, "llm", settings.llm)
+    factory, spec = resolve(LLMS, "llm", settings.llm)
     return factory(settings, spec)
 
 
 def create_judge(settings: Settings, embedder: Embedder) -> Judge:
-    factory, spec = _resolve(JUDGES, "judge", settings.judge)
+    factory, spec = resolve(JUDGES, "judge", settings.judge)
     return factory(settings, spec, embedder)
 
 
 def create_generator(settings: Settings) -> ImageGenerator:
-    factory, spec = _resolve(GENERATORS, "generator", settings.generator)
+    factory, spec = resolve(GENERATORS, "generator", settings.generator)
     return factory(settings, spec)
 
 
 def create_captioner(settings: Settings) -> Captioner:
-    factory, spec = _resolve(CAPTIONERS, "captioner", settings.captioner)
+    factory, spec = resolve(CAPTIONERS, "captioner", settings.captioner)
     return factory(settings, spec)
 
 

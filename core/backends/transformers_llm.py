@@ -27,7 +27,7 @@ from core.backends import torch_device
 from core.backends.base import ChatMessage
 from core.backends.model_facts import FactsCaveats, llm_facts
 from core.backends.served_model import ServedModel
-from core.backends.transformers_vlm import locate
+from core.backends.vlm_loading import locate
 from core.contracts.errors import BackendError
 
 log = logging.getLogger(__name__)

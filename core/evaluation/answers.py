@@ -14,7 +14,7 @@ from typing import Any
 from core.evaluation.items import EvalItem
 from core.evaluation.runner import EvalResult
 from core.methods.decompose import tokens
-from core.methods.llm_tasks import ask, backend_attr, model_label, parse_json
+from core.methods.llm_call import ask, backend_attr, model_label, parse_json
 from core.prompts import answer as prompts
 
 log = logging.getLogger(__name__)

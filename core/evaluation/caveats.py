@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.methods.llm_tasks import backend_attr
+from core.methods.llm_call import backend_attr
 
 STANDIN_MARK = "(stand-in)"
 

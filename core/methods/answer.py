@@ -16,7 +16,8 @@ from typing import Any, Mapping, Sequence
 
 from core.backends.metadata_captioner import describe
 from core.methods import evidence
-from core.methods.llm_tasks import evidence_answer, model_label, short_error
+from core.methods.llm_call import model_label, short_error
+from core.methods.llm_tasks import evidence_answer
 from core.methods.run import Run
 
 log = logging.getLogger(__name__)

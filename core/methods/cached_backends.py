@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from core.methods.cache import (CachedCaptioner, CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM,
-                                CachedReader, DiskCache)
+                                CachedReader)
+from core.methods.disk_cache import DiskCache
 
 log = logging.getLogger(__name__)
 _COUNTED = {"embed_images", "embed_texts", "chat", "ask", "generate", "caption", "read",

@@ -3,7 +3,7 @@
 A real but small model (SmolLM2-135M) often answers in perfect JSON about the wrong thing: a picture
 description without the organism, a reformulated caption that lost its subject, a decomposition with parts
 the user never asked for, an answer citing photos it was not shown. Each check here raises Unusable with
-the reason, and the task falls back to its rule (llm_tasks.ask adds the notice). Words are compared as the
+the reason, and the task falls back to its rule (llm_call.ask adds the notice). Words are compared as the
 decomposition compares them (lower case, simple plurals stripped, a compound counts for its head word)."""
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ import logging
 import re
 from typing import Callable
 from core.methods.decompose import tokens
-from core.methods.llm_tasks import Instruction, ask, parse_json
+from core.methods.instruction import Instruction
+from core.methods.llm_call import ask, parse_json
 from core.methods.rules import COLOURS
 from core.prompts import visret as visret_prompts
 

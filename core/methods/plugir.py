@@ -29,7 +29,8 @@ from core.methods.anatomy import impossible as impossible_for, named_taxa
 from core.methods.cached_backends import CachedBackends
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
 from core.methods.feedback import check_photo_ids, rocchio
-from core.methods.llm_tasks import FILTER_FALLBACK, filter_questions, propose_questions, reformulate, short_error
+from core.methods.llm_call import short_error
+from core.methods.llm_tasks import FILTER_FALLBACK, filter_questions, propose_questions, reformulate
 from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
                                             representatives)
 from core.contracts.records import Filters, Hit

@@ -39,11 +39,13 @@ from core.contracts.cancel import SearchCancelled
 from core.contracts.errors import BackendUnavailable, BudgetExceeded, DeadlinePassed
 from core.contracts.events import PhotoJudged
 from core.contracts.world import rule_book
-from core.methods.cache import CacheMiss, judge_prompt_version, key_of
+from core.methods.cache import CacheMiss, judge_prompt_version
+from core.methods.cache_keys import key_of
 from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
 from core.methods.confidence import YES, p_yes, verdict
 from core.methods.deadline import backend_where, in_context
-from core.methods.llm_tasks import expert_context, short_error, subquestions
+from core.methods.llm_call import short_error
+from core.methods.llm_tasks import expert_context, subquestions
 from core.methods.run import Run
 from core.prompts.rerank import direct_question
 

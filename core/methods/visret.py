@@ -16,10 +16,11 @@ from PIL import Image
 
 from core.contracts.errors import BudgetExceeded
 from core.contracts.events import Visualization
-from core.methods.cache import key_of
+from core.methods.cache_keys import key_of
 from core.methods.deadline import backend_where, call_with_deadline
 from core.methods.feedback import photo_vectors
-from core.methods.llm_tasks import Instruction, short_error, visual_instruction
+from core.methods.llm_call import short_error
+from core.methods.llm_tasks import Instruction, visual_instruction
 from core.methods.organisms import choose
 from core.methods.rrf import rrf
 from core.methods.run import Run

@@ -4,9 +4,10 @@ person would run it, with a time limit, and must print the line with its ratio (
 its statistics). At these sizes the goals are not judged; the figures in docs come from full runs.
 
 Nothing here reaches beyond 127.0.0.1: the judge and LLM servers the benchmarks talk to are local stand-ins
-(bench/rerank.py's judge server, also used by bench/cache.py; bench/llm_tasks.py's --stand-in-server, which
-answers every LLM call at once: SmolLM2 on llama.cpp takes minutes per query on a busy 2-core machine, and
-tests/integration/test_real_backends.py already runs the app against that server)."""
+(tests/standin_servers.py: the judge server of bench/rerank.py and bench/cache.py, and the chat model of
+bench/llm_tasks.py's --stand-in-server, which answers every LLM call at once: SmolLM2 on llama.cpp takes minutes
+per query on a busy 2-core machine, and tests/integration/test_real_backends.py already runs the app against
+that server)."""
 from __future__ import annotations
 
 import os

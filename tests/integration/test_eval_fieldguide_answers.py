@@ -1,29 +1,12 @@
 """`app.py eval --benchmark fieldguide --answers` reports answer accuracy (photo reader + judge, offline
 stand-ins named as such), and `--methods plugir` alone runs the dialogue evaluation."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.world_services import world_app
 
 
 def test_answers_and_plugir_alone(tmp_path):
-    from fieldguide.world import build_world
-
-    world = tmp_path / "world"
-    csv_path = build_world(world, seed=0, per_species=3)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_")}
-    env.update(ECOLENS_DATA_DIR=str(tmp_path / "data"), CI="true")
-
-    def app(*args):
-        out = subprocess.run([sys.executable, str(ROOT / "app.py"), *args], env=env, cwd=ROOT, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return out.stdout
-
-    app("ingest", str(csv_path))
+    world, app = world_app(tmp_path)
     res = json.loads(app("eval", "--benchmark", "fieldguide", "--data", str(world), "--methods", "baseline",
                          "--answers", "--limit", "2", "--permutations", "100", "--out", str(tmp_path / "answers")))
     assert 0.0 <= res["answer_accuracy"]["baseline"] <= 1.0

@@ -1,31 +1,14 @@
 """CI's smoke evaluation: a few field-guide queries, every method, through `python app.py eval`."""
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.world_services import world_app
+
 METHODS = "baseline,rewrite,visret,rerank-direct,rerank-subq,rerank-context,rerank-full,visret+rerank-full,coverage,plugir"
 
 
 def _world_app(tmp_path):
     """A small world ingested into tmp_path/data, and a function that runs `app.py` on it (stdout back)."""
-    from fieldguide.world import build_world
-
-    world = tmp_path / "world"
-    csv_path = build_world(world, seed=0, per_species=3)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_")}
-    env.update(ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_RERANK_K="10", CI="true")
-
-    def app(*args):
-        out = subprocess.run([sys.executable, str(ROOT / "app.py"), *args], env=env, cwd=ROOT, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-3000:]
-        return out.stdout
-
-    app("ingest", str(csv_path))
-    return world, app
+    return world_app(tmp_path, ECOLENS_RERANK_K="10")
 
 
 def test_eval_fieldguide_all_methods_writes_report(tmp_path):

@@ -10,8 +10,7 @@ import json
 import math
 import re
 import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -19,6 +18,7 @@ from app import build_services
 from core.contracts.search_request import SearchRequest
 from core.contracts.settings import load_settings
 from tests.photos import make_photo_folder
+from tests.standin_servers import JsonHandler, completion
 
 
 class JudgeServer(ThreadingHTTPServer):
@@ -31,25 +31,12 @@ class JudgeServer(ThreadingHTTPServer):
 
 
 def _completion(content: str, top: list[dict] | None) -> dict:
-    choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
-    if top is not None:
-        choice["logprobs"] = {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"], "bytes": None,
-                                           "top_logprobs": top}]}
-    return {"id": "t", "object": "chat.completion", "created": int(time.time()), "model": "test-judge",
-            "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    logprobs = None if top is None else {"content": [{"token": top[0]["token"], "logprob": top[0]["logprob"],
+                                                      "bytes": None, "top_logprobs": top}]}
+    return completion("test-judge", content, logprobs, reply_id="t")
 
 
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class Handler(JsonHandler):
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         self.server.calls += 1

@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import subprocess
-import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.conftest_llama import START_TIMEOUT_S, _free_port, _ready, smollm_path  # noqa: F401
+from tests.conftest_llama import serving, smollm_path  # noqa: F401
 from tests.photos import make_photo_folder
 
 QUERIES = ["a frog calling at night", "a nest showing brood parasitism by a cowbird"]
@@ -35,28 +31,9 @@ def renamed_server(smollm_path, tmp_path_factory):  # noqa: F811
     folder = tmp_path_factory.mktemp("renamed")
     link = folder / "model.gguf"
     link.symlink_to(smollm_path)
-    port = _free_port()
-    log_path = folder / "server.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(link), "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "2048", "--chat_format", "chatml", "--n_threads", "1"]
-    env = dict(os.environ, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not _ready(base + "/models"):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not start:\n" + log_path.read_text(errors="replace")[-3000:])
-            time.sleep(0.25)
+    with serving(link, folder / "server.log", "--n_ctx", "2048", "--chat_format", "chatml",
+                 "--n_threads", "1") as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 class LoggingProxy:

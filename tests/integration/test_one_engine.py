@@ -90,5 +90,5 @@ def test_a_degraded_stage_writes_its_traceback_to_the_log_file(world, tmp_path):
     assert any("language model failed" in n for n in out["notices"])
     log = (data / "logs" / "ecolens.log").read_text(encoding="utf-8")
     lines = [ln for ln in log.splitlines() if "visualization instruction: LLM" in ln and "failed" in ln]
-    assert lines and "ERROR core.methods.llm_tasks" in lines[-1]
+    assert lines and "ERROR core.methods.llm_call" in lines[-1]
     assert "Traceback (most recent call last)" in log.split(lines[-1], 1)[1]

@@ -82,7 +82,7 @@ def test_plural_species_questions_are_plural_and_checked(world):
 
 @pytest.mark.parametrize("query, plan", GROUPS)
 def test_a_group_word_fills_the_top_10_with_its_group(world, query, plan):
-    from fieldguide.rules import plan_taxa
+    from fieldguide.taxa import plan_taxa
 
     out = _search(world, query)
     in_group = sum(_shows(r, plan) for r in out["results"][:10])

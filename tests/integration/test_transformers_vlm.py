@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("num2words")
 
 from core.backends import transformers_vlm as tv  # noqa: E402
+from core.backends import vlm_loading  # noqa: E402
 from core.backends.base import JudgeRequest  # noqa: E402
 from core.backends.registry import Backends, list_backends  # noqa: E402
 from core.contracts.errors import BackendError  # noqa: E402
@@ -36,9 +37,9 @@ def folders(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def fresh_models():
-    tv.forget_models()
+    vlm_loading.forget_models()
     yield
-    tv.forget_models()
+    vlm_loading.forget_models()
 
 
 def _settings(folder, **kw) -> Settings:
@@ -194,7 +195,7 @@ def test_captioner_writes_the_words_the_model_prefers(folders):
     """A copy of the tiny model whose output layer has a bias for 'bird': greedy captions say it."""
     import torch
 
-    vlm = tv.load_model(str(folders["random"]), _settings(folders["random"]), "captioner")
+    vlm = vlm_loading.load_model(str(folders["random"]), _settings(folders["random"]), "captioner")
     head = vlm.model.get_output_embeddings()
     biased = torch.nn.Linear(head.in_features, head.out_features, bias=True)
     with torch.no_grad():
@@ -208,8 +209,8 @@ def test_captioner_writes_the_words_the_model_prefers(folders):
 
 def test_a_missing_folder_fails_at_once_with_the_fix_and_is_not_retried(tmp_path, monkeypatch, caplog):
     calls = []
-    real = tv.load_model
-    monkeypatch.setattr(tv, "load_model", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = vlm_loading.load_model
+    monkeypatch.setattr(vlm_loading, "load_model", lambda *a, **k: calls.append(a) or real(*a, **k))
     settings = _settings(tmp_path / "no-such-model")
     backends = Backends(settings)
     started = time.monotonic()
@@ -246,7 +247,7 @@ def test_an_uncached_hub_model_offline_fails_within_seconds(tmp_path, monkeypatc
 
 def test_a_bare_prefix_names_the_setting():
     with pytest.raises(BackendError) as err:
-        tv.shared_model("", Settings(device="cpu"), "judge")
+        vlm_loading.shared_model("", Settings(device="cpu"), "judge")
     assert "judge='transformers:' needs a model" in err.value.message
 
 

@@ -16,7 +16,8 @@ from core.backends.model_facts import llm_facts
 from core.backends.openai_llm import OpenAILLM
 from core.contracts.world import use_world
 from core.methods import llm_checks, llm_schemas, llm_tasks, rules
-from core.methods.cache import CachedLLM, DiskCache
+from core.methods.cache import CachedLLM
+from core.methods.disk_cache import DiskCache
 from tests.fakes import FakeLLM
 
 PIPIT = "what colour is the underside of a tawny pipit's wings?"
@@ -53,7 +54,7 @@ def _one_refusal(notices: list[str], task: str) -> str:
 def test_an_instruction_that_states_the_answer_is_refused_with_one_notice_and_a_log_line(caplog):
     notices: list[str] = []
     llm = _instruction_llm("the underside of the tawny pipit's wings is a bright pink colour.")
-    with caplog.at_level(logging.WARNING, logger="core.methods.llm_tasks"):
+    with caplog.at_level(logging.WARNING, logger="core.methods.llm_call"):
         instr = llm_tasks.visual_instruction(llm, PIPIT, notices)
     assert instr.source == "rule" and "pink" not in instr.descriptions[0]
     note = _one_refusal(notices, "visualization instruction")

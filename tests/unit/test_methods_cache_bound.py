@@ -16,7 +16,9 @@ import pytest
 
 from core.backends.base import ChatMessage
 from core.methods import llm_tasks
-from core.methods.cache import CachedLLM, DiskCache, key_of
+from core.methods.cache import CachedLLM
+from core.methods.cache_keys import key_of
+from core.methods.disk_cache import DiskCache
 from core.methods.cached_backends import CachedBackends
 from core.contracts.settings import load_settings
 from tests.fakes import FakeEmbedder, FakeLLM
@@ -78,7 +80,7 @@ def test_a_cache_over_a_lowered_bound_shrinks_when_opened(tmp_path, caplog):
         big.put_array("embed", f"k{i}", _row(i))
     assert big.volume() > 512 * KIB
     big.close()
-    with caplog.at_level(logging.INFO, logger="core.methods.cache"):
+    with caplog.at_level(logging.INFO, logger="core.methods.disk_cache"):
         small = DiskCache(tmp_path, size_mb=0.25)
     assert small.volume() <= 256 * KIB + SLACK
     assert any("over its bound" in r.getMessage() for r in caplog.records)
@@ -102,7 +104,7 @@ def test_a_damaged_value_file_is_a_logged_miss_and_is_written_anew(tmp_path, cap
     cache.put_array("embed", "big", _row(1, 16 * KIB))
     (value_file,) = tmp_path.rglob("*.val")
     value_file.write_bytes(value_file.read_bytes()[:100])  # cut short
-    with caplog.at_level(logging.WARNING, logger="core.methods.cache"):
+    with caplog.at_level(logging.WARNING, logger="core.methods.disk_cache"):
         assert cache.get_array("embed", "big") is None
     assert cache.misses["embed"] == 1 and any("damaged" in r.getMessage() for r in caplog.records)
     value_file.unlink()  # gone altogether: a miss as well
@@ -117,7 +119,7 @@ def test_a_damaged_json_entry_is_a_logged_miss(tmp_path, caplog):
     cache = DiskCache(tmp_path)
     cache.put_json("judge", "k", {"answer": "yes"})
     _damage(tmp_path, "judge:k", b"\xff\xfe not json")
-    with caplog.at_level(logging.WARNING, logger="core.methods.cache"):
+    with caplog.at_level(logging.WARNING, logger="core.methods.disk_cache"):
         assert cache.get_json("judge", "k") is None
     assert any("damaged" in r.getMessage() for r in caplog.records)
     with closing(sqlite3.connect(tmp_path / "cache.db")) as con, con:  # a row claiming a pickle: never unpickled
@@ -130,7 +132,7 @@ def test_a_damaged_database_is_set_aside_and_a_fresh_cache_starts(tmp_path, capl
     (tmp_path / "cache.db").write_bytes(b"this is not a database" * 200)
     for name in ("cache.db-wal", "cache.db-shm"):
         (tmp_path / name).unlink(missing_ok=True)
-    with caplog.at_level(logging.WARNING, logger="core.methods.cache"):
+    with caplog.at_level(logging.WARNING, logger="core.methods.disk_cache"):
         cache = DiskCache(tmp_path)
     assert cache.store is not None and list(tmp_path.glob("cache.db.damaged-*"))
     assert any("damaged" in r.getMessage() for r in caplog.records)
@@ -142,7 +144,7 @@ def test_a_damaged_database_is_set_aside_and_a_fresh_cache_starts(tmp_path, capl
 def test_a_cache_that_cannot_be_opened_is_all_misses(tmp_path, caplog):
     root = tmp_path / "not-a-folder"
     root.write_text("a file where the cache folder should be")
-    with caplog.at_level(logging.ERROR, logger="core.methods.cache"):
+    with caplog.at_level(logging.ERROR, logger="core.methods.disk_cache"):
         cache = DiskCache(root)
     assert cache.store is None and any("could not be opened" in r.getMessage() for r in caplog.records)
     cache.put_json("llm", "k", {"text": "x"})
@@ -160,7 +162,7 @@ def test_old_format_entries_are_removed_once_and_nothing_else(tmp_path, caplog):
     for f in keep:
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text("keep me")
-    with caplog.at_level(logging.INFO, logger="core.methods.cache"):
+    with caplog.at_level(logging.INFO, logger="core.methods.disk_cache"):
         cache = DiskCache(tmp_path)
         DiskCache(tmp_path)
     assert not old_json.exists() and not old_npy.exists() and not old_tmp.exists()

@@ -9,7 +9,8 @@ from PIL import Image
 
 from core.backends.base import JudgeRequest
 from core.backends.openai_judge import VOTE_TEMPERATURE, OpenAIJudge
-from core.methods.cache import CachedJudge, DiskCache
+from core.methods.cache import CachedJudge
+from core.methods.disk_cache import DiskCache
 from core.search.engine import SearchEngine
 from core.contracts.search_request import SearchRequest
 from core.contracts.records import Photo

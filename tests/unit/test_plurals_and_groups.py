@@ -13,7 +13,7 @@ from core.methods import rules
 from core.search.groups import Group, find_group, group_first, real_group
 from fieldguide.judge import FieldGuideJudge
 from fieldguide.reading import read_text
-from fieldguide.rules import group_taxa, plan_taxa
+from fieldguide.taxa import group_taxa, plan_taxa
 from fieldguide.species import SPECIES, by_name
 
 # ---- the generic language rules (text outside any world) ------------------------------------------------

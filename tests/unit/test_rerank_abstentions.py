@@ -15,7 +15,8 @@ from core.backends.reach import NOT_CHECKED, abstain, notice_text, phrases
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
 from core.contracts.settings import Settings
-from core.methods.cache import CachedJudge, DiskCache
+from core.methods.cache import CachedJudge
+from core.methods.disk_cache import DiskCache
 from core.methods.rerank import answer_entry, passed, photo_score
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeJudge, FakeSearch, logprobs_for
