@@ -207,7 +207,8 @@ class Load:
             if self.think:  # a person reads the results before the next search (exponential, mean --think)
                 time.sleep(rng.expovariate(1.0 / self.think))
             preset = rng.choices(names, weights)[0]
-            query = f"{rng.choice(QUERIES)} {number}-{i}"  # distinct text: no answer from the cache
+            # distinct text, in this run and from every other run on the same data: no answer from the cache
+            query = f"{rng.choice(QUERIES)} {number}-{i} {self.run_id}"
             seconds, result = self.search(client, preset, query)
             if result is None:
                 continue
@@ -256,10 +257,11 @@ def _alone(load: Load, idle: int) -> None:
     client = load.client()
     load.open_page(client)
     for name, _ in MIX:
-        load.search(client, name, f"warm up {name}")  # models and workers loaded before anything is timed
+        # models and workers loaded before anything is timed
+        load.search(client, name, f"warm up {name} {load.run_id}")
     for name, _ in MIX:
         for i in range(idle if name == "Fast" else max(1, idle // 3)):
-            seconds, result = load.search(client, name, f"{QUERIES[i % len(QUERIES)]} alone {i}")
+            seconds, result = load.search(client, name, f"{QUERIES[i % len(QUERIES)]} alone {i} {load.run_id}")
             if result is not None:
                 load.times[name].append(seconds)
 
@@ -371,8 +373,8 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
             except subprocess.TimeoutExpired:
                 proc.kill()
     errors = idle_load.errors + load.errors
-    return {"alone": idle_load.times, "loaded": load.times, "opened": load.open_times, "wall": wall, "samples": samples, "errors": len(errors),
-            "error_lines": errors, "cpu": used, "confirmed": len(load.confirmed), "stored": stored,
+    return {"alone": idle_load.times, "loaded": load.times, "opened": load.open_times, "wall": wall,
+            "samples": samples, "errors": len(errors), "error_lines": errors, "cpu": used, "confirmed": len(load.confirmed), "stored": stored,
             "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
             "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
 
