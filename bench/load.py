@@ -374,7 +374,8 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
                 proc.kill()
     errors = idle_load.errors + load.errors
     return {"alone": idle_load.times, "loaded": load.times, "opened": load.open_times, "wall": wall,
-            "samples": samples, "errors": len(errors), "error_lines": errors, "cpu": used, "confirmed": len(load.confirmed), "stored": stored,
+            "samples": samples, "errors": len(errors), "error_lines": errors, "cpu": used,
+            "confirmed": len(load.confirmed), "stored": stored,
             "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
             "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
 
