@@ -47,8 +47,10 @@ def form(preset: str) -> list:
     return [preset, 20, 3, 20, "full", False, "", "", "", [], "", "", None]
 
 
-def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path) -> tuple[subprocess.Popen, str]:
-    """python app.py on a free port over `data`; `inherit`: keep the caller's ECOLENS_* settings."""
+def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path,
+              root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """python app.py of the checkout at `root` on a free port over `data`; `inherit`: keep the caller's ECOLENS_*
+    settings."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if inherit or not k.startswith("ECOLENS_")}
     env.update(ECOLENS_DATA_DIR=str(data), HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
@@ -56,9 +58,69 @@ def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path) ->
     if workers:
         env["ECOLENS_WORKERS"] = workers
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port)], cwd=ROOT, env=env,
+        proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--port", str(port)], cwd=root, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
     return proc, wait_for_app(proc, port, 600, str(log_path))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of one process so far (all its threads), from /proc; 0 when it has ended."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes started by `pid`, and theirs (the server's model workers), from /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class CpuShare:
+    """CPU seconds used while the sessions run: by this bench's own clients (this process, all its threads), by
+    the web server and by its worker processes (summed as they are seen: a worker that ends between two
+    samples loses what it used since the last one). Without a server process (--url): the clients only."""
+
+    def __init__(self, server_pid: int | None):
+        self.server_pid = server_pid
+        self.clients0 = self._own()
+        self.server0 = cpu_seconds(server_pid) if server_pid else 0.0
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.sample()
+
+    @staticmethod
+    def _own() -> float:
+        t = os.times()
+        return t.user + t.system
+
+    def sample(self) -> None:
+        for pid in descendants(self.server_pid) if self.server_pid else []:
+            used = cpu_seconds(pid)
+            self.first.setdefault(pid, used)
+            self.last[pid] = max(used, self.last.get(pid, 0.0))
+
+    def finish(self) -> dict[str, float | None]:
+        self.sample()
+        clients = self._own() - self.clients0
+        if not self.server_pid:
+            return {"clients": clients, "server": None, "workers": None}
+        return {"clients": clients, "server": cpu_seconds(self.server_pid) - self.server0,
+                "workers": sum(self.last[p] - self.first[p] for p in self.last)}
 
 
 def pct(values: list[float], q: int) -> float:
@@ -73,13 +135,30 @@ class Load:
     """What the sessions share: the URL, the limits, and what they measured."""
 
     def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str,
-                 think: float = 0.0):
+                 think: float = 0.0, client_nice: int = 0, sessions: int = 1):
         self.url, self.deadline, self.search_timeout, self.think = url, deadline, search_timeout, think
-        self.labels, self.run_id = labels, run_id
+        self.labels, self.run_id, self.client_nice = labels, run_id, client_nice
+        # every page is open before the first search is timed (the sessions and the bench's main thread)
+        self.opened = threading.Barrier(sessions + 1)
+        self.open_times: list[float] = []
         self.times: dict[str, list[float]] = {name: [] for name, _ in MIX}
         self.errors: list[str] = []
         self.confirmed: list[int] = []  # label ids the API returned
         self.lock = threading.Lock()
+
+    def lower_priority(self) -> None:
+        """This client thread (and the threads gradio_client starts from it) at nice +client_nice: the people's
+        browsers do not run on the server's CPU; here they share its two cores, and give way to it."""
+        if self.client_nice:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.client_nice)
+
+    def open_page(self, client) -> None:
+        """What a page load does before its first search: the session's first call, which makes the server set
+        up that session's state (timed apart: `open_times`)."""
+        t0 = time.perf_counter()
+        client.predict(api_name="/stop")
+        with self.lock:
+            self.open_times.append(time.perf_counter() - t0)
 
     def client(self):
         from gradio_client import Client
@@ -108,12 +187,19 @@ class Load:
 
     def session(self, number: int, searches: int) -> None:
         rng = random.Random(f"load:{number}")
+        self.lower_priority()
         try:
             client = self.client()
+            self.open_page(client)
         except Exception as exc:
             with self.lock:
                 self.errors.append(f"session {number}: no client: {exc}")
+            self.opened.abort()  # the others go on without waiting for this one
             return
+        try:
+            self.opened.wait(timeout=self.search_timeout)
+        except threading.BrokenBarrierError:
+            pass
         names, weights = zip(*MIX)
         for i in range(searches):
             if time.monotonic() > self.deadline:
@@ -121,7 +207,8 @@ class Load:
             if self.think:  # a person reads the results before the next search (exponential, mean --think)
                 time.sleep(rng.expovariate(1.0 / self.think))
             preset = rng.choices(names, weights)[0]
-            query = f"{rng.choice(QUERIES)} {number}-{i}"  # distinct text: no answer from the cache
+            # distinct text, in this run and from every other run on the same data: no answer from the cache
+            query = f"{rng.choice(QUERIES)} {number}-{i} {self.run_id}"
             seconds, result = self.search(client, preset, query)
             if result is None:
                 continue
@@ -158,13 +245,23 @@ def build_world(data: Path, per_species: int) -> None:
 
 
 def alone(load: Load, idle: int) -> None:
-    """Each preset on an idle server, one search at a time (Fast `idle` times, the others a third of that)."""
+    """Each preset on an idle server, one search at a time (Fast `idle` times, the others a third of that), from
+    a thread at the sessions' priority."""
+    thread = threading.Thread(target=_alone, args=(load, idle), daemon=True)
+    thread.start()
+    thread.join()
+
+
+def _alone(load: Load, idle: int) -> None:
+    load.lower_priority()
     client = load.client()
+    load.open_page(client)
     for name, _ in MIX:
-        load.search(client, name, f"warm up {name}")  # models and workers loaded before anything is timed
+        # models and workers loaded before anything is timed
+        load.search(client, name, f"warm up {name} {load.run_id}")
     for name, _ in MIX:
         for i in range(idle if name == "Fast" else max(1, idle // 3)):
-            seconds, result = load.search(client, name, f"{QUERIES[i % len(QUERIES)]} alone {i}")
+            seconds, result = load.search(client, name, f"{QUERIES[i % len(QUERIES)]} alone {i} {load.run_id}")
             if result is not None:
                 load.times[name].append(seconds)
 
@@ -186,6 +283,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1, help="with a list of --workers: rounds of the list")
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds the loaded phase may take")
     ap.add_argument("--search-timeout", type=float, default=300, help="seconds one search may take")
+    ap.add_argument("--client-nice", type=int, default=10, help="nice value of the bench's client threads (0-19): "
+                    "people's browsers do not share the server's CPU; 0 gives them the server's own priority")
+    ap.add_argument("--baseline", help="another checkout (e.g. a copy of main) whose app.py is measured in turn "
+                    "with this one, each round, on the same data and machine; RESULT is this checkout's")
     ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
     args = ap.parse_args()
     if args.smoke:
@@ -193,12 +294,15 @@ def main() -> None:
     choices = [w.strip() for w in args.workers.split(",") if w.strip()] or [""]
     if any(w not in ("", "auto", "on", "off") for w in choices):
         raise SystemExit(f"--workers takes auto, on or off (or a list of them), not {args.workers!r}")
-    if args.url and (len(choices) > 1 or choices[0]):
-        raise SystemExit("--workers sets the server this bench starts; it cannot change the one at --url")
+    if args.url and (len(choices) > 1 or choices[0] or args.baseline):
+        raise SystemExit("--workers and --baseline set the server this bench starts; not the one at --url")
+    if not 0 <= args.client_nice <= 19:
+        raise SystemExit("--client-nice takes 0 to 19")
+    roots = [("baseline", Path(args.baseline).resolve()), ("this", ROOT)] if args.baseline else [("this", ROOT)]
     tmp = None
     data = Path(args.data_dir) if args.data_dir else None
     given = os.environ.get("ECOLENS_DATA_DIR")
-    runs: list[tuple[str, dict]] = []
+    runs: list[tuple[str, str, dict]] = []
     try:
         if not args.url:
             if given:
@@ -207,23 +311,25 @@ def main() -> None:
                 tmp = tempfile.TemporaryDirectory()
                 data = Path(tmp.name)
                 build_world(data, args.per_species)
-        for _ in range(max(1, args.rounds) if len(choices) > 1 else 1):
+        for _ in range(max(1, args.rounds) if len(choices) > 1 or args.baseline else 1):
             for workers in choices:
-                figures = measure(args, data, workers, bool(given))
-                report(args, workers, figures)
-                runs.append((workers, figures))
+                for name, root in roots:
+                    figures = measure(args, data, workers, bool(given), root)
+                    report(args, workers, figures, name if args.baseline else "")
+                    runs.append((name, workers, figures))
     finally:
         if tmp is not None:
             tmp.cleanup()
     if len(runs) > 1:
-        print("Fast p95 ratio per run: " + ", ".join(f"workers={w or 'default'} {f['ratio']:.2f}" for w, f in runs))
-    last = [f for w, f in runs if w == choices[-1]]
+        print("Fast p95 ratio per run: " + ", ".join(
+            f"{name + ' ' if args.baseline else ''}workers={w or 'default'} {f['ratio']:.2f}" for name, w, f in runs))
+    last = [f for name, w, f in runs if w == choices[-1] and name == "this"]
     ratio = statistics.median(f["ratio"] for f in last)
     print(f"RESULT fast_p95_ratio={ratio:.2f} errors={sum(f['errors'] for f in last)} "
           f"labels_lost={sum(f['lost'] for f in last)}")
 
 
-def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
+def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = ROOT) -> dict:
     """One measurement: each preset alone, then the sessions at once, on the server at --url or on one
     started here over `data` (with `workers`)."""
     run_id = uuid.uuid4().hex[:8]
@@ -232,23 +338,32 @@ def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
         if args.url:
             url = args.url
         else:
-            proc, url = start_app(data, inherit, workers, data.parent / f"load-server-{run_id}.log")
-        idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id)
+            proc, url = start_app(data, inherit, workers, data.parent / f"load-server-{run_id}.log", root)
+        idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id,
+                         client_nice=args.client_nice)
         alone(idle_load, args.idle)
-        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think)
+        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think,
+                    args.client_nice, args.sessions)
         samples: list[float] = []
         threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
                    for n in range(args.sessions)]
-        t0 = time.monotonic()
         for t in threads:
             t.start()
+        try:
+            load.opened.wait(timeout=args.search_timeout)
+        except threading.BrokenBarrierError:  # a session could not open its page (an error of the run)
+            pass
+        cpu = CpuShare(proc.pid if proc is not None else None)
+        t0 = time.monotonic()
         while True:
             alive = [t for t in threads if t.is_alive()]
             if not alive:
                 break
             samples.append(os.getloadavg()[0])
+            cpu.sample()
             alive[0].join(timeout=2.0)  # a load-average sample every 2 s at most
         wall = time.monotonic() - t0
+        used = cpu.finish()
         stored = stored_labels(data, run_id)
     finally:
         if proc is not None:
@@ -258,17 +373,23 @@ def measure(args, data: Path | None, workers: str, inherit: bool) -> dict:
             except subprocess.TimeoutExpired:
                 proc.kill()
     errors = idle_load.errors + load.errors
-    return {"alone": idle_load.times, "loaded": load.times, "wall": wall, "samples": samples, "errors": len(errors),
-            "error_lines": errors, "confirmed": len(load.confirmed), "stored": stored,
+    return {"alone": idle_load.times, "loaded": load.times, "opened": load.open_times, "wall": wall,
+            "samples": samples, "errors": len(errors), "error_lines": errors, "cpu": used,
+            "confirmed": len(load.confirmed), "stored": stored,
             "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
             "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
 
 
-def report(args, workers: str, f: dict) -> None:
-    print(f"Load: {args.sessions} sessions x {args.searches} searches (mix "
+def report(args, workers: str, f: dict, name: str = "") -> None:
+    print(f"Load{' (' + name + ')' if name else ''}: {args.sessions} sessions x {args.searches} searches (mix "
           + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search, think "
           f"{args.think:g} s; "
-          f"workers={workers or 'default'}; {f['wall']:.0f} s; {os.cpu_count()} CPUs")
+          f"workers={workers or 'default'}; client threads at nice +{args.client_nice}; {f['wall']:.0f} s; "
+          f"{os.cpu_count()} CPUs")
+    opened = f["opened"]
+    if opened:
+        print(f"pages opened first (each session's first call, not timed as a search): {len(opened)}, "
+              f"p50 {pct(opened, 50):.2f} s, p95 {pct(opened, 95):.2f} s")
     print(f"{'preset':<10} {'alone n':>7} {'p50 s':>7} {'p95 s':>7}   {'loaded n':>8} {'p50 s':>7} {'p95 s':>7}")
     for name, _ in MIX:
         a, b = f["alone"][name], f["loaded"][name]
@@ -279,6 +400,12 @@ def report(args, workers: str, f: dict) -> None:
     print(f"labels: {f['confirmed']} confirmed, " + (
         f"{len(f['stored'])} stored, {f['lost']} of the confirmed ones missing" if f["stored"] is not None else
         "stored not counted (give --data-dir with --url)"))
+    cpu, have = f["cpu"], f["wall"] * (os.cpu_count() or 1)
+    print("CPU seconds while loaded (of {:.0f} the {} CPUs had): ".format(have, os.cpu_count())
+          + ", ".join(f"{name} {cpu[name]:.1f} ({100 * cpu[name] / have:.0f}%)" for name in ("clients", "server",
+                                                                                         "workers")
+                      if cpu[name] is not None)
+          + " (clients: this bench's own gradio_client sessions, on the same machine)")
     if f["samples"]:
         print(f"load average (1 min) while loaded: mean {statistics.mean(f['samples']):.1f}, "
               f"max {max(f['samples']):.1f}")

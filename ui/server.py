@@ -36,6 +36,7 @@ from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
+from ui.schemas import remember_schemas
 from ui.search_view import search_limit
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
@@ -103,6 +104,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
     `prepare(progress) -> notices` builds the photo collection on first use: it runs in the background and
     the page shows its progress until it is done. `examples()`: example searches offered under the query box
     (a hub corpus's benchmark queries), asked at page load and once the collection is ready."""
+    remember_schemas()  # every progress update of a search skips outputs: spare the loop their schemas
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
     settings = getattr(engine, "settings", None)
