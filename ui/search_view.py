@@ -85,7 +85,6 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         # a hub corpus's benchmark queries (filled when the page loads and once the collection is ready)
         examples = gr.Dropdown(choices=[], value=None, label=S.EXAMPLE_SEARCHES, elem_id="search-examples",
                                visible=False, interactive=True, scale=2)
-    examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -147,6 +146,9 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                 regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),
                 drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
     searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
+                    .then(h.search, inputs, outputs, api_visibility="private", **run))
+    # picking an example search puts it in the query box and runs it
+    searches.append(examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
     more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
     refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")

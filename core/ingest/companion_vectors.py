@@ -23,6 +23,7 @@ from PIL import Image
 
 from core.contracts.catalog import VectorSet
 from core.contracts.errors import InputError
+from core.contracts.records import Photo
 from core.ingest.decode import read_and_hash
 from core.ingest.precomputed import _unit, _vector_column, _vectors, base_model, declared_model
 from core.ingest.sources import SourceItem
@@ -51,7 +52,10 @@ class Lookup:
     missing: list[str] = field(default_factory=list)
 
     def vector_for(self, item: SourceItem) -> np.ndarray | None:
-        value = (item.photo.extra or {}).get(self.key)
+        return self.vector_of(item.photo)
+
+    def vector_of(self, photo: Photo) -> np.ndarray | None:
+        value = (photo.extra or {}).get(self.key)
         return None if value is None else self.vectors.get(value)
 
 
@@ -145,6 +149,17 @@ def batches(items: list[SourceItem], lookup: Lookup, dedupe: Deduper, batch_size
         lookup.used += len(photos)
         yield EmbeddedBatch(photos, np.stack(vectors).astype(np.float32) if vectors else
                             np.zeros((0, 0), np.float32), True, len(chunk))
+
+
+def resumed(photos: list[Photo], lookup: Lookup) -> tuple[list[EmbeddedBatch], list[Photo]]:
+    """Catalog photos without a vector yet (an ingest stopped half-way): (a batch of those the lookup has a
+    vector for, the others, to embed)."""
+    have = [p for p in photos if lookup.vector_of(p) is not None]
+    if not have:
+        return [], photos
+    lookup.used += len(have)
+    rest = [p for p in photos if lookup.vector_of(p) is None]
+    return [EmbeddedBatch(have, np.stack([lookup.vector_of(p) for p in have]).astype(np.float32), False, 0)], rest
 
 
 def split(items: list[SourceItem], lookup: Lookup) -> tuple[list[SourceItem], list[SourceItem]]:

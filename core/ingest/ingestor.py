@@ -121,10 +121,11 @@ class Ingestor:
             known = dedupe.known
             lookup = self._companion(path, source.kind if source else "", vs, report)
             given, items = companion_vectors.split(items, lookup) if lookup else ([], items)
+            known_vectors, resume = companion_vectors.resumed(resume, lookup) if lookup else ([], resume)
             embedded = self._engine(engine_name, workers, report).batches(resume, items, dedupe, report) \
-                if resume or items or not given else iter(())
-            batches = chain(companion_vectors.batches(given, lookup, dedupe, self.settings.batch_size), embedded) \
-                if given else embedded
+                if resume or items or not (given or known_vectors) else iter(())
+            batches = chain(known_vectors, companion_vectors.batches(given, lookup, dedupe, self.settings.batch_size),
+                            embedded) if lookup else embedded
         done = 0
         for batch in batches:
             commit.add(batch)
