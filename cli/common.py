@@ -46,6 +46,8 @@ class PhaseBars:
         if what not in self.bars:
             self.close()
             self.bars[what] = progress_bar(what, unit="B" if what.startswith("downloading") else "photo")
+            if self.bars[what][1].disable:  # no bar (CI=true): each phase still gets one line when it starts
+                print(f"{what} …", file=sys.stderr, flush=True)
         self.bars[what][0](done, total)
 
     def close(self) -> None:
