@@ -88,7 +88,8 @@ def test_corpus_download_shows_progress_and_resumes_after_a_kill(hub, tmp_path):
     ranges = [r for method, path, r in hub.log if method == "GET" and SPLIT_FILE in path and r]
     assert ranges and int(ranges[-1].split("=")[1].rstrip("-")) > 0  # resumed, not started again
     lines = [line.split() for line in out.splitlines() if line.startswith("P ")]
-    assert lines and lines[-1][-2:] == [str(size), str(size)]  # bytes, up to the whole file
+    whole = size + len(dataset_files()["README.md"])  # the split's parquet and the dataset card
+    assert lines and lines[-1][-2:] == [str(whole), str(whole)]  # bytes, up to the whole download
     assert all(int(line[-2]) <= int(line[-1]) for line in lines)
     got = Path(out.split("FILES ", 1)[1].split()[0])
     assert hashlib.sha256(got.read_bytes()).hexdigest() == hashlib.sha256(dataset_files()[SPLIT_FILE]).hexdigest()
