@@ -103,8 +103,8 @@ class Services:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             self.choose_world()  # the rule book follows the catalog too (own photos added: the generic rules)
-            text = banner_for(self.settings, described, kind, counts if sum(counts) else None)
-            hub = self.hub_banner()
+            hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
+            text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None)
             text = " ".join(t for t in (hub, text, f"Note: {self.fallback}." if self.fallback else "") if t)
             self._banner = (key, text)
         return self._banner[1]

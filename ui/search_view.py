@@ -62,6 +62,11 @@ def drawn_buttons(state: dict | None):
     return gr.update(visible=bool(vis.get("visualizations")))
 
 
+def _picked(evt: gr.SelectData):
+    """The example search picked in the menu, for the query box."""
+    return evt.value or gr.update()
+
+
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     """Lay out the search tab inside the current Blocks. Returns its state (shared with Label), the taxon box
     (its choices come from the catalog on page load) and the outputs a search writes."""
@@ -147,8 +152,9 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                 drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
     searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
-    # picking an example search puts it in the query box and runs it
-    searches.append(examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
+    # picking an example search puts it in the query box and runs it (on select: Gradio 6's Dropdown sends its
+    # input event twice for one pick, and the second search would stop the first)
+    searches.append(examples.select(_picked, None, query, api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
     more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
     refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")

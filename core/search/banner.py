@@ -122,7 +122,7 @@ def hub_line(label: str, count: int, licences: list[str], settings: Any, card_li
     searched with bioclip, checked by SmolVLM-256M-Instruct.' Without a licence on the card, the photos'
     licence values, saying where they came from."""
     shown = ", ".join(licences[:4]) + (f" and {len(licences) - 4} more" if len(licences) > 4 else "")
-    what = f"{count} photos from {label}" if count else f"{label} (being prepared)"
+    what = f"{count} photos from {label}" if count else f"{label}, being prepared"
     if card_licence:
         lic = f", under {card_licence} (the dataset card's licence; each photo shows its own licence and rights holder)"
     elif shown:

@@ -21,6 +21,8 @@ from tests.live_server import LiveServer  # noqa: E402
 
 CORPUS = f"hf://datasets/{DATASET}:validation"
 SLOW = 150_000.0  # bytes a second: the tiny BioCLIP's 13 MB take about 90 s, until the test has seen the progress
+LOADED = ("(sel) => { const imgs = [...document.querySelectorAll(sel)];"
+          " return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0); }")
 DOWNLOADING = re.compile(r"downloading bioclip: (\d+\.\d) of (\d+\.\d) MB")
 
 
@@ -43,14 +45,15 @@ def test_a_first_start_on_the_hub_shows_downloads_then_searches_the_real_collect
     server, hub = hub_site
     ctx = playwright.chromium.launch_persistent_context(
         tempfile.mkdtemp(prefix="ecolens-chromium-"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-        viewport={"width": 1400, "height": 1000})
+        viewport={"width": 1400, "height": 1600})  # every result in view: none waits to load
     try:
         page = ctx.new_page()
         page.set_default_timeout(60_000)
         page.goto(server.url)
         page.wait_for_selector("#search-query textarea")
         # the download's progress, in megabytes, while the hub sends slowly
-        page.wait_for_function("(re) => new RegExp(re).test(document.querySelector('#prepare-status').innerText)",
+        page.wait_for_function("(re) => { const m = new RegExp(re).exec(document.querySelector('#prepare-status')"
+                               ".innerText); return m && parseFloat(m[1]) > 0; }",  # under way, not at 0.0
                                arg=DOWNLOADING.pattern, timeout=120_000)
         text = page.locator("#prepare-status").inner_text()
         done, total = (float(x) for x in DOWNLOADING.search(text).groups())
@@ -65,6 +68,7 @@ def test_a_first_start_on_the_hub_shows_downloads_then_searches_the_real_collect
         assert banner.startswith("12 photos from INQUIRE-Rerank (validation split), under CC BY-NC 4.0 (the dataset "
                                  "card's licence; each photo shows its own licence and rights holder)"), banner
         assert "searched with bioclip, checked by SmolVLM-256M-Instruct" in banner
+        assert "your photos" not in banner  # they are INQUIRE's
         # the dataset's benchmark queries, offered as example searches; picking one runs it
         page.locator("#search-examples").wait_for(state="visible")
         page.click("#search-examples input")
@@ -75,6 +79,10 @@ def test_a_first_start_on_the_hub_shows_downloads_then_searches_the_real_collect
                                timeout=120_000)
         assert page.input_value("#search-query textarea") == QUERIES[1]
         assert page.locator("#search-gallery .thumbnail-item").count() == 12
+        page.wait_for_function(LOADED, arg="#search-gallery .thumbnail-item img")
+        # one pick, one search: nothing says that a search was stopped for another
+        assert "stopped" not in page.locator("#search-notices").inner_text()
+        assert page.locator("#search-status").inner_text().startswith("Search 1 · 12 photos")
         shot(page, "hub-example-search")
     finally:
         ctx.close()

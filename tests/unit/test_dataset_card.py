@@ -47,6 +47,8 @@ def test_the_banner_names_the_cards_licence_else_the_photos_saying_where_from():
     line = hub_line("INQUIRE-Rerank (validation split)", 4000, ["cc-by-nc", "cc-by"], s)
     assert "licences cc-by-nc, cc-by (from the photos' licence column, as the dataset card names none" in line
     assert "licence" not in hub_line("X", 3, [], s)
+    assert hub_line("INQUIRE-Rerank (validation split)", 0, [], s).startswith(
+        "INQUIRE-Rerank (validation split), being prepared; searched with bioclip")
 
 
 def test_vector_files_are_not_a_splits_photos():
