@@ -100,3 +100,13 @@ def profile_repos(root: Path) -> dict[tuple[str, str], dict[str, bytes]]:
             ("model", "HuggingFaceTB/SmolVLM-256M-Instruct"): files_of(build_tiny_smolvlm(root / "vlm", yes_no=True)),
             ("model", "HuggingFaceTB/SmolLM2-360M-Instruct"): files_of(build_tiny_llama(root / "llm")),
             ("dataset", DATASET): dataset_files()}
+
+
+def profile_hub(root: Path):
+    """A started fake hub (tests/fake_hub.py) serving profile_repos(root); the caller stops it."""
+    from tests.fake_hub import FakeHub
+
+    server = FakeHub()
+    for (kind, repo), files in profile_repos(root).items():
+        server.add(kind, repo, files)
+    return server.start()

@@ -15,8 +15,8 @@ pytest.importorskip("open_clip")
 pytest.importorskip("num2words")
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, READY_TIMEOUT_MS, wait_until_ready  # noqa: E402
-from tests.fake_hub import FakeHub, child_env  # noqa: E402
-from tests.hub_repos import DATASET, QUERIES, profile_repos  # noqa: E402
+from tests.fake_hub import child_env  # noqa: E402
+from tests.hub_repos import DATASET, QUERIES, profile_hub  # noqa: E402
 from tests.live_server import LiveServer  # noqa: E402
 
 CORPUS = f"hf://datasets/{DATASET}:validation"
@@ -28,10 +28,7 @@ DOWNLOADING = re.compile(r"downloading bioclip: (\d+\.\d) of (\d+\.\d) MB")
 
 @pytest.fixture(scope="module")
 def hub_site(tmp_path_factory):
-    hub = FakeHub()
-    for (kind, repo), files in profile_repos(tmp_path_factory.mktemp("hub-build")).items():
-        hub.add(kind, repo, files)
-    hub.start()
+    hub = profile_hub(tmp_path_factory.mktemp("hub-build"))
     hub.rate = SLOW
     data = tmp_path_factory.mktemp("browser-hub") / "data"
     # the profile's models and photos; only the picture generator is a stand-in (set explicitly)

@@ -23,8 +23,8 @@ pytest.importorskip("open_clip")
 pytest.importorskip("xgrammar")
 pytest.importorskip("num2words")
 
-from tests.fake_hub import FakeHub, child_env as _env  # noqa: E402
-from tests.hub_repos import DATASET, QUERIES, SPLIT_FILE, dataset_files, profile_repos  # noqa: E402
+from tests.fake_hub import child_env as _env  # noqa: E402
+from tests.hub_repos import DATASET, QUERIES, SPLIT_FILE, dataset_files, profile_hub  # noqa: E402
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,10 +40,7 @@ def _app(args: list[str], env: dict[str, str], timeout: float = 600, stdin: str 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
-    server = FakeHub()
-    for (kind, repo), files in profile_repos(tmp_path_factory.mktemp("hub-build")).items():
-        server.add(kind, repo, files)
-    server.start()
+    server = profile_hub(tmp_path_factory.mktemp("hub-build"))
     yield server
     server.stop()
 
