@@ -122,3 +122,38 @@ def test_a_parquet_outside_a_hub_dataset_has_no_companion(tmp_path):
     report = Ingestor(SqlCatalog(open_engine(tmp_path / "c.sqlite")), IndexStore(tmp_path / "data"), embedder,
                       settings).run(path)
     assert _images_embedded(embedder) == 12 and report.vector_notes == []
+
+
+class _Breaks(FakeEmbedder):
+    """Embeds one batch, then fails: an ingest stopped half-way."""
+
+    def embed_images(self, images):
+        if self.calls:
+            raise RuntimeError("stopped half-way")
+        return super().embed_images(images)
+
+
+def test_an_ingest_stopped_half_way_takes_the_rest_from_the_vectors(tmp_path):
+    settings = Settings(data_dir=str(tmp_path / "data"), batch_size=5)  # no checkpoint before the stop
+    catalog = SqlCatalog(open_engine(tmp_path / "c.sqlite"))
+    store = IndexStore(tmp_path / "data")
+    path = _dataset(tmp_path, None)
+    with pytest.raises(RuntimeError):
+        Ingestor(catalog, store, _Breaks(dim=16), settings).run(path)
+    data = vector_parquet("fake-embedder/16", 16, image_ids())
+    (path.parents[1] / "vectors").mkdir()
+    (path.parents[1] / VECTORS).write_bytes(data)
+    record = json.loads((path.parents[1] / "complete.json").read_text())
+    record["vectors"] = [{"path": VECTORS, "size": len(data)}]
+    (path.parents[1] / "complete.json").write_text(json.dumps(record))
+    embedder = FakeEmbedder(dim=16)
+    vs = catalog.vector_set(embedder.model_id, embedder.dim)
+    unindexed = len(catalog.unindexed_ids(vs.id))
+    assert unindexed == 5  # the first batch is in the catalog; its vectors never reached the index file
+    report = Ingestor(catalog, store, embedder, settings).run(path)
+    assert _images_embedded(embedder) == 0
+    assert (report.reembedded, report.added) == (5, 7)  # the stopped batch's vectors, then the rest
+    assert report.vector_notes[-1].startswith("12 photos took their vectors from the precomputed file")
+    stored, expected = _stored(catalog, store, embedder), _file_vectors(data)
+    assert len(stored) == 12 and catalog.count() == 12
+    assert all(np.allclose(stored[k], v, atol=1e-5) for k, v in expected.items())  # all twelve from the file
