@@ -103,14 +103,15 @@ class Services:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             self.choose_world()  # the rule book follows the catalog too (own photos added: the generic rules)
-            text = banner_for(self.settings, described, kind, counts if sum(counts) else None)
-            hub = self.hub_banner()
+            hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
+            text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None)
             text = " ".join(t for t in (hub, text, f"Note: {self.fallback}." if self.fallback else "") if t)
             self._banner = (key, text)
         return self._banner[1]
 
     def hub_banner(self) -> str:
-        """What a hub corpus is ('4000 photos from INQUIRE-Rerank (validation split), licences ...'), '' else."""
+        """What a hub corpus is ('4000 photos from INQUIRE-Rerank (validation split), under CC BY-NC 4.0 ...': the
+        dataset card's licence, else the photos' licence values), '' for any other corpus."""
         from core.ingest import hub_dataset
         from core.search.banner import hub_line
 
@@ -118,7 +119,8 @@ class Services:
             return ""
         files = hub_dataset.local_files(self.settings, self.settings.corpus)
         return hub_line(hub_dataset.parse(self.settings.corpus).label(), self.catalog.count(),
-                        hub_dataset.licences(files) if files else [], self.settings)
+                        hub_dataset.licences(files) if files else [], self.settings,
+                        hub_dataset.card_licence(self.settings, self.settings.corpus) if files else "")
 
     def example_queries(self) -> list[str]:
         """Example searches: a hub corpus's benchmark queries (their labels stay with the evaluation)."""

@@ -8,13 +8,28 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 LFS_FROM = 1024  # files at least this big are 'large-file-storage' files (sha256 checksums)
+
+
+def child_env(hub_url: str | None, data: Path, **settings: str) -> dict[str, str]:
+    """The environment of an EcoLens child process on the hub at `hub_url` (None: no hub): without test.sh's
+    HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE, without HF_HOME (models go to the data directory) and the caller's
+    ECOLENS_* settings; `settings` become ECOLENS_* variables."""
+    drop = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME", "HF_HUB_CACHE", "HF_ENDPOINT")
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("ECOLENS_")}
+    if hub_url:
+        env["HF_ENDPOINT"] = hub_url
+    env["ECOLENS_DATA_DIR"] = str(data)
+    env.update({f"ECOLENS_{k.upper()}": v for k, v in settings.items()})
+    return env
 
 
 def git_oid(data: bytes) -> str:

@@ -47,6 +47,30 @@ def inquire_parquet(rows_per_query: int = 4, row_group_size: int = 4, side: int 
     return out.getvalue()
 
 
+def vector_parquet(model_id: str, dim: int, image_ids, seed: int = 1, model_in: str = "metadata") -> bytes:
+    """A precomputed-vector file for photos `image_ids` (INQUIRE's inat24_image_id): random vectors of `dim`
+    numbers, the model named in the parquet metadata (or a model_id column, or nowhere)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = list(image_ids)
+    rng = np.random.default_rng(seed)
+    table = pa.table({"inat24_image_id": ids,
+                      "embedding": [rng.standard_normal(dim).astype(np.float32).tolist() for _ in ids]})
+    if model_in == "column":
+        table = table.append_column("model_id", pa.array([model_id] * len(ids)))
+    elif model_in == "metadata":
+        table = table.replace_schema_metadata({"model_id": model_id})
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+def image_ids(rows_per_query: int = 4) -> list[int]:
+    """The inat24_image_id values of inquire_parquet(rows_per_query)."""
+    return [1000 + n for n in range(len(QUERIES) * rows_per_query)]
+
+
 def dataset_files() -> dict[str, bytes]:
     return {SPLIT_FILE: inquire_parquet(), "data/test-00000-of-00001.parquet": inquire_parquet(2),
             "README.md": b"---\nlicense: cc-by-nc-4.0\n---\n# tiny INQUIRE-Rerank stand-in\n"}
@@ -76,3 +100,13 @@ def profile_repos(root: Path) -> dict[tuple[str, str], dict[str, bytes]]:
             ("model", "HuggingFaceTB/SmolVLM-256M-Instruct"): files_of(build_tiny_smolvlm(root / "vlm", yes_no=True)),
             ("model", "HuggingFaceTB/SmolLM2-360M-Instruct"): files_of(build_tiny_llama(root / "llm")),
             ("dataset", DATASET): dataset_files()}
+
+
+def profile_hub(root: Path):
+    """A started fake hub (tests/fake_hub.py) serving profile_repos(root); the caller stops it."""
+    from tests.fake_hub import FakeHub
+
+    server = FakeHub()
+    for (kind, repo), files in profile_repos(root).items():
+        server.add(kind, repo, files)
+    return server.start()

@@ -62,6 +62,11 @@ def drawn_buttons(state: dict | None):
     return gr.update(visible=bool(vis.get("visualizations")))
 
 
+def _picked(evt: gr.SelectData):
+    """The example search picked in the menu, for the query box."""
+    return evt.value or gr.update()
+
+
 def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     """Lay out the search tab inside the current Blocks. Returns its state (shared with Label), the taxon box
     (its choices come from the catalog on page load) and the outputs a search writes."""
@@ -85,7 +90,6 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
         # a hub corpus's benchmark queries (filled when the page loads and once the collection is ready)
         examples = gr.Dropdown(choices=[], value=None, label=S.EXAMPLE_SEARCHES, elem_id="search-examples",
                                visible=False, interactive=True, scale=2)
-    examples.input(lambda text: text or gr.update(), examples, query, api_visibility="private")
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
             k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
@@ -147,6 +151,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                 regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),
                 drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
     searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
+                    .then(h.search, inputs, outputs, api_visibility="private", **run))
+    # picking an example search puts it in the query box and runs it (on select: Gradio 6's Dropdown sends its
+    # input event twice for one pick, and the second search would stop the first)
+    searches.append(examples.select(_picked, None, query, api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
     more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
     refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")

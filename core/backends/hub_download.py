@@ -1,9 +1,11 @@
 """Downloading files of a Hugging Face hub repository (a model or a dataset) once, checked and bounded, with
 progress in bytes: the listing of the repository (one API call: names, sizes, checksums) decides what is
-fetched and how big it is, before anything is fetched; each file goes through huggingface_hub's
-hf_hub_download (which resumes an interrupted file from its .incomplete part and checks its size), and is
-then checked against the listing's checksum (sha256 for a large-file-storage file, the git blob hash for a
-small one). A file whose checksum differs is deleted and refused with the fix.
+fetched and how big it is, before anything is fetched. Each file, a model's as a dataset's, is written
+through a `.part` file that the next start continues with an HTTP range request (huggingface_hub 2.4 starts
+a model file again in each process), its size checked by huggingface_hub's http_get, and then checked against
+the listing's checksum (sha256 for a large-file-storage file, the git blob hash for a small one). A file
+whose checksum differs is deleted and refused with the fix. A model goes into the hub cache's own layout
+(core/backends/hub_cache.py), where transformers and open_clip read it; a dataset into its own folder.
 
 Bounds: the listing and each file's headers wait at most LIST_TIMEOUT_S; a download whose total is over the
 `hub_max_gb` setting is refused before it starts; a stalled transfer is cut by huggingface_hub's read timeout
@@ -112,9 +114,10 @@ def _bar_class(counter: _Counter):
 def download(repo_id: str, files: Sequence[RepoFile], *, repo_type: str = "model", revision: str | None = None,
              local_dir: Path | None = None, max_bytes: int | None = None, progress: Bytes | None = None,
              what: str = "") -> dict[str, Path]:
-    """Fetch `files` of the repository (into the hub cache, or `local_dir`) and check each; returns path in
-    the repository -> local file. Files already there and whole are checked and not fetched again."""
-    from huggingface_hub import hf_hub_download, try_to_load_from_cache
+    """Fetch `files` of the repository (into the hub cache's layout, core.backends.hub_cache, or `local_dir`)
+    and check each; returns path in the repository -> local file. Files already there and whole are checked
+    and not fetched again; a file cut off before the end is continued from where it stopped (in either place)."""
+    from huggingface_hub import try_to_load_from_cache
     from huggingface_hub.errors import HfHubHTTPError
 
     total = sum(f.size for f in files)
@@ -124,6 +127,7 @@ def download(repo_id: str, files: Sequence[RepoFile], *, repo_type: str = "model
                            "raise hub_max_gb, or download it yourself and point the setting at the local copy")
     counter = _Counter(total, progress)
     out: dict[str, Path] = {}
+    commit: list[str] = []  # the commit the cache's snapshot is filed under, asked once
     for f in files:
         cached = None if local_dir is not None else try_to_load_from_cache(repo_id, f.path, revision=revision,
                                                                            repo_type=repo_type)
@@ -138,25 +142,63 @@ def download(repo_id: str, files: Sequence[RepoFile], *, repo_type: str = "model
                 if local is not None:
                     path = _resumable(repo_id, f, repo_type, revision, local, counter)
                 else:
-                    path = Path(hf_hub_download(repo_id, f.path, repo_type=repo_type, revision=revision,
-                                                etag_timeout=LIST_TIMEOUT_S, tqdm_class=_bar_class(counter)))
+                    path = _into_cache(repo_id, f, repo_type, revision, counter, commit)
             except HfHubHTTPError as exc:
                 status = getattr(getattr(exc, "response", None), "status_code", None)
                 raise BackendError(f"Downloading {f.path} of {name} failed (HTTP {status})",
                                    "try again later; a partial download resumes where it stopped") from None
-            except OSError as exc:  # a dropped connection, a read that stalled, a full disk
+            except Exception as exc:  # a dropped connection, a read that stalled, a full disk
+                if not _transport_error(exc):
+                    raise
                 raise BackendError(f"Downloading {f.path} of {name} stopped ({type(exc).__name__}: {str(exc)[:160]})",
                                    "start EcoLens again when the network is back: the download resumes where it "
                                    "stopped") from None
-        expected, got = checksum_of(path, f)
-        if expected and expected != got:
-            _discard(path)
-            raise BackendError(f"{f.path} of {name} does not match its checksum (expected {expected[:12]}..., got "
-                               f"{got[:12]}...): it was deleted",
-                               "start again to download it afresh; if it fails again, the copy on the server or a "
-                               "proxy on the way is damaged")
+        _check(path, f, name)
         out[f.path] = path
+    if commit:  # every file is there: the snapshot is complete
+        from core.backends import hub_cache
+
+        hub_cache.set_ref(repo_id, revision, commit[0], repo_type)
     return out
+
+
+def _transport_error(exc: Exception) -> bool:
+    """An error of the network or the disk (OSError, or the HTTP client's own errors, which are not OSErrors)."""
+    return isinstance(exc, OSError) or type(exc).__module__.split(".", 1)[0] in ("httpx", "httpx2", "httpcore",
+                                                                                "requests", "urllib3")
+
+
+def _check(path: Path, f: RepoFile, name: str) -> None:
+    """Refuse (and delete) a file whose checksum is not the listing's."""
+    expected, got = checksum_of(path, f)
+    if expected and expected != got:
+        _discard(path)
+        raise BackendError(f"{f.path} of {name} does not match its checksum (expected {expected[:12]}..., got "
+                           f"{got[:12]}...): it was deleted",
+                           "start again to download it afresh; if it fails again, the copy on the server or a "
+                           "proxy on the way is damaged")
+
+
+def _into_cache(repo_id: str, f: RepoFile, repo_type: str, revision: str | None, counter: "_Counter",
+                commit: list[str]) -> Path:
+    """Fetch one file into the hub cache's blobs (resumable, as _resumable) and link it into the snapshot.
+    Without a checksum in the listing (no name for its blob), huggingface_hub fetches it instead."""
+    from core.backends import hub_cache
+
+    etag = f.sha256 or f.git_oid
+    if not etag:
+        from huggingface_hub import hf_hub_download
+
+        return Path(hf_hub_download(repo_id, f.path, repo_type=repo_type, revision=revision,
+                                    etag_timeout=LIST_TIMEOUT_S, tqdm_class=_bar_class(counter)))
+    if not commit:
+        commit.append(hub_cache.commit_of(repo_id, f.path, revision, LIST_TIMEOUT_S, repo_type))
+    content = hub_cache.blob(repo_id, etag, repo_type)
+    if content.is_file() and content.stat().st_size == f.size:  # fetched by a run that stopped before the end
+        counter.add(f.size)
+    else:
+        _resumable(repo_id, f, repo_type, revision, content, counter)
+    return hub_cache.link(repo_id, commit[0], f.path, content, repo_type)
 
 
 def _resumable(repo_id: str, f: RepoFile, repo_type: str, revision: str | None, dest: Path,

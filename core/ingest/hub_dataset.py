@@ -2,7 +2,10 @@
 (e.g. hf://datasets/evendrow/INQUIRE-Rerank:validation). Its parquet files for the split are downloaded once
 into data_dir/hub/datasets/OWNER/NAME/REVISION (resumable, size- and checksum-checked, within hub_max_gb:
 core/backends/hub_download.py) and then ingested through the INQUIRE parquet source. A file `complete.json`
-beside them records what was fetched: with it, a later start needs no network at all.
+beside them records what was fetched: with it, a later start needs no network at all. With them come the
+split's precomputed vectors, when the repository has them (`vectors/<split>.parquet`: used by the ingest when
+their model is the embedder's, core/ingest/companion_vectors.py), and the dataset card (README.md, whose
+licence the banner names: core/ingest/dataset_card.py).
 
 The dataset's benchmark queries (its `query` column) are offered as example searches; their relevance labels
 are never read here (they belong to the evaluation)."""
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core.contracts.errors import InputError
+from core.ingest import dataset_card
 
 log = logging.getLogger(__name__)
 PREFIX = "hf://datasets/"
@@ -58,10 +62,13 @@ def parse(spec: str) -> HubDataset:
     return HubDataset(m["owner"], m["name"], m["revision"], m["split"])
 
 
-def split_files(paths: list[str], split: str | None) -> list[str]:
+def split_files(paths: list[str], split: str | None, vectors: bool = False) -> list[str]:
     """The parquet files of `split` ('data/validation-00000-of-00001.parquet', 'validation/0.parquet',
-    'validation.parquet'); every parquet file when no split is named."""
-    parquet = sorted(p for p in paths if p.endswith(".parquet"))
+    'validation.parquet'); every parquet file when no split is named. `vectors`: the split's files of
+    precomputed vectors instead ('vectors/validation.parquet': core.ingest.companion_vectors)."""
+    from core.ingest.companion_vectors import is_vector_file
+
+    parquet = sorted(p for p in paths if p.endswith(".parquet") and is_vector_file(p) == vectors)
     if split is None:
         return parquet
     pattern = re.compile(rf"(^|/){re.escape(split)}([-_./]|$)")
@@ -69,9 +76,11 @@ def split_files(paths: list[str], split: str | None) -> list[str]:
 
 
 def _splits(paths: list[str]) -> list[str]:
+    from core.ingest.companion_vectors import is_vector_file
+
     found = set()
     for p in paths:
-        if p.endswith(".parquet"):
+        if p.endswith(".parquet") and not is_vector_file(p):
             m = re.search(r"(?:^|/)([A-Za-z]+)[-_./]", p.split("/", 1)[-1] if p.startswith("data/") else p)
             if m:
                 found.add(m.group(1))
@@ -131,18 +140,28 @@ def fetch(settings: Any, spec: str, progress: Progress | None = None) -> list[Pa
                          ("name one of its splits: " + ", ".join(f"{PREFIX}{ds.repo_id}:{s}" for s in splits))
                          if splits else "choose a dataset published as parquet files")
     todo = [f for f in files if f.path in chosen]
+    vectors = set(split_files([f.path for f in files], ds.split, vectors=True))
+    extra = [f for f in files if f.path in vectors]  # precomputed vectors beside the split, and the card
+    card = [f for f in files if f.path == dataset_card.FILE]
+    if card and card[0].size > dataset_card.MAX_BYTES:
+        log.warning("the dataset card of %s is %d bytes, over %d: not downloaded (the banner names the photos' "
+                    "licences)", ds.repo_id, card[0].size, dataset_card.MAX_BYTES)
+    extra += [f for f in card if f.size <= dataset_card.MAX_BYTES]
     what = f"downloading {ds.label()}"
     report = (lambda done, total: progress(what, done, total)) if progress is not None else None
     try:
-        got = hub_download.download(ds.repo_id, todo, repo_type="dataset", revision=ds.revision,
+        got = hub_download.download(ds.repo_id, todo + extra, repo_type="dataset", revision=ds.revision,
                                     local_dir=ds.folder(settings), max_bytes=int(settings.hub_max_gb * 1e9),
                                     progress=report, what=f"{PREFIX}{ds.repo_id}")
     except BackendError as exc:
         raise InputError(exc.message, exc.hint) from None
     record = {"repo_id": ds.repo_id, "revision": ds.revision, "split": ds.split,
-              "files": [{"path": f.path, "size": f.size, "sha256": f.sha256 or f.git_oid} for f in todo]}
+              "files": [{"path": f.path, "size": f.size, "sha256": f.sha256 or f.git_oid} for f in todo],
+              "vectors": [{"path": f.path, "size": f.size} for f in extra if f.path in vectors],
+              "card": bool(card) and card[0] in extra}
     (ds.folder(settings) / MARKER).write_text(json.dumps(record, indent=1), encoding="utf-8")
-    log.info("downloaded %s: %d parquet files", spec, len(todo))
+    log.info("downloaded %s: %d parquet files, %d of precomputed vectors%s", spec, len(todo), len(vectors),
+             ", the dataset card" if record["card"] else "")
     return [got[f.path] for f in todo]
 
 
@@ -174,3 +193,8 @@ def example_queries(files: list[Path], limit: int = MAX_EXAMPLES) -> list[str]:
 def licences(files: list[Path]) -> list[str]:
     """The distinct licence values of the dataset's photos (for the banner)."""
     return list(dict.fromkeys(str(v) for v in _values(files, "license") if v))
+
+
+def card_licence(settings: Any, spec: str) -> str:
+    """The licence the dataset's card declares ('CC BY-NC 4.0'), '' when it was not downloaded or names none."""
+    return dataset_card.licence(parse(spec).folder(settings))

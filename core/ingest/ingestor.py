@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import time
+from itertools import chain
 from pathlib import Path
 from typing import Callable
 
@@ -22,7 +23,7 @@ from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.contracts.settings import Settings
-from core.ingest import downloads
+from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
 
 __all__ = ["Ingestor", "IngestReport"]
@@ -82,6 +83,8 @@ class Ingestor:
         from core.ingest.precomputed import is_precomputed, precomputed_batches
 
         known: list[tuple[int, Photo]] = []  # photos already in the catalog, with the source's metadata
+        lookup = None  # precomputed vectors beside a hub dataset's parquet (core.ingest.companion_vectors)
+        items: list = []
 
         precomputed = path is not None and is_precomputed(path)
         # a source that cannot be read is refused here, before anything is written
@@ -108,7 +111,7 @@ class Ingestor:
             batches = precomputed_batches(path, self.embedder, self.catalog, vs, report, model, self.settings,
                                           known=known)
         else:
-            items = source.items if source else []
+            items = list(source.items) if source else []
             report.kind, report.ignored = (source.kind, source.ignored) if source else ("catalog", [])
             report.notices += source.notices if source else []
             total = len(items)
@@ -116,8 +119,13 @@ class Ingestor:
             dedupe = Deduper(self.catalog, report, self.settings.path("media"),
                              carries_metadata=bool(source) and source.kind in METADATA_SOURCES)
             known = dedupe.known
-            batches = self._engine(engine_name, workers, report).batches(resume, items, dedupe,
-                                                                         report)
+            lookup = self._companion(path, source.kind if source else "", vs, report)
+            given, items = companion_vectors.split(items, lookup) if lookup else ([], items)
+            known_vectors, resume = companion_vectors.resumed(resume, lookup) if lookup else ([], resume)
+            embedded = self._engine(engine_name, workers, report).batches(resume, items, dedupe, report) \
+                if resume or items or not (given or known_vectors) else iter(())
+            batches = chain(known_vectors, companion_vectors.batches(given, lookup, dedupe, self.settings.batch_size),
+                            embedded) if lookup else embedded
         done = 0
         for batch in batches:
             commit.add(batch)
@@ -125,6 +133,13 @@ class Ingestor:
             if progress and batch.seen:
                 progress(done, max(total, done))
         commit.checkpoint()
+        if lookup is not None:
+            note = (f"{lookup.used} photos took their vectors from the precomputed file {lookup.source} beside the "
+                    f"dataset (made by {vs.model_id.split('#', 1)[0]}): they were not embedded here"
+                    + (f"; {len(items)} photos it has no vector for were embedded" if items else ""))
+            log.info("ingest %s: %s", path, note)
+            report.notices.append(note)
+            report.vector_notes.append(note)
         if known:
             self._update_metadata(known, report)
         report.seen = total or done
@@ -132,6 +147,17 @@ class Ingestor:
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _companion(self, path: Path | None, kind: str, vs: VectorSet, report: IngestReport):
+        """The precomputed vectors downloaded beside a hub dataset's parquet, when their model is the embedder's
+        (else None, with a notice saying why they were not used)."""
+        files = companion_vectors.beside(path) if path is not None and kind == "inquire-parquet" else []
+        if not files:
+            return None
+        lookup, notes = companion_vectors.load(files, vs)
+        report.notices += notes
+        report.vector_notes += notes
+        return lookup
 
     def _start_compressed(self, path: Path, vs: VectorSet, index: VectorIndex, report: IngestReport) -> None:
         """With index_type ivfpq, no flat copy and the float16 store (settings), an empty index is trained

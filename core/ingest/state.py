@@ -30,6 +30,7 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (name, reason)
     ignored: list[str] = field(default_factory=list)  # not images by their suffix
     notices: list[str] = field(default_factory=list)
+    vector_notes: list[str] = field(default_factory=list)  # precomputed vectors beside the source: used, or why not
     index_kind: str = "flat"
     engine: str = "local"
     workers: int = 0
@@ -40,8 +41,8 @@ class IngestReport:
                 "already_indexed": self.already, "updated": self.updated, "updated_fields": dict(self.updated_fields),
                 "duplicates": self.duplicates, "reembedded": self.reembedded,
                 "skipped": [{"path": n, "reason": r} for n, r in self.skipped], "ignored": self.ignored,
-                "notices": self.notices, "index": self.index_kind, "engine": self.engine,
-                "workers": self.workers, "seconds": round(self.seconds, 2)}
+                "notices": self.notices, "precomputed_vectors": self.vector_notes, "index": self.index_kind,
+                "engine": self.engine, "workers": self.workers, "seconds": round(self.seconds, 2)}
 
 
 @dataclass

@@ -116,12 +116,19 @@ def model_name(spec: str) -> str:
     return str(spec).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
 
 
-def hub_line(label: str, count: int, licences: list[str], settings: Any) -> str:
+def hub_line(label: str, count: int, licences: list[str], settings: Any, card_licence: str = "") -> str:
     """What a hub corpus is and which models search it: '4000 photos from INQUIRE-Rerank (validation split),
-    licences cc-by-nc, cc-by (each photo shows its rights holder); searched with bioclip, checked by
-    SmolVLM-256M-Instruct.'"""
+    under CC BY-NC 4.0 (the dataset card's licence; each photo shows its own licence and rights holder);
+    searched with bioclip, checked by SmolVLM-256M-Instruct.' Without a licence on the card, the photos'
+    licence values, saying where they came from."""
     shown = ", ".join(licences[:4]) + (f" and {len(licences) - 4} more" if len(licences) > 4 else "")
-    what = f"{count} photos from {label}" if count else f"{label} (being prepared)"
-    lic = f", licences {shown} (each photo shows its rights holder)" if shown else ""
+    what = f"{count} photos from {label}" if count else f"{label}, being prepared"
+    if card_licence:
+        lic = f", under {card_licence} (the dataset card's licence; each photo shows its own licence and rights holder)"
+    elif shown:
+        lic = (f", licences {shown} (from the photos' licence column, as the dataset card names none; each photo "
+               "shows its rights holder)")
+    else:
+        lic = ""
     models = f"; searched with {model_name(settings.embedder)}, checked by {model_name(settings.judge)}"
     return f"{what}{lic}{models}."

@@ -28,6 +28,7 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
             for path in corpus_files(settings, step):
                 report = ingest(path, lambda d, t: step(ADDING, d, t))
                 notices.append(f"built the catalog from {path}: {report.added} photos")
+                notices += getattr(report, "vector_notes", [])  # precomputed vectors beside a hub dataset
         elif embedder_is_standin and demo_world() is not None:
             world = demo_world()
             folder = settings.path(world.demo_folder)

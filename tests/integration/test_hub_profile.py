@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -24,23 +23,13 @@ pytest.importorskip("open_clip")
 pytest.importorskip("xgrammar")
 pytest.importorskip("num2words")
 
-from tests.fake_hub import FakeHub  # noqa: E402
-from tests.hub_repos import DATASET, QUERIES, SPLIT_FILE, dataset_files, profile_repos  # noqa: E402
+from tests.fake_hub import child_env as _env  # noqa: E402
+from tests.hub_repos import DATASET, QUERIES, SPLIT_FILE, dataset_files, profile_hub  # noqa: E402
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = f"hf://datasets/{DATASET}:validation"
 FAST_S = 30.0  # "within seconds": a Python start with the app's imports on a loaded 2-core machine included
-
-
-def _env(hub_url: str | None, data: Path, **settings: str) -> dict[str, str]:
-    drop = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME", "HF_HUB_CACHE", "HF_ENDPOINT")
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("ECOLENS_")}
-    if hub_url:
-        env["HF_ENDPOINT"] = hub_url
-    env["ECOLENS_DATA_DIR"] = str(data)
-    env.update({f"ECOLENS_{k.upper()}": v for k, v in settings.items()})
-    return env
 
 
 def _app(args: list[str], env: dict[str, str], timeout: float = 600, stdin: str | None = None
@@ -51,10 +40,7 @@ def _app(args: list[str], env: dict[str, str], timeout: float = 600, stdin: str 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
-    server = FakeHub()
-    for (kind, repo), files in profile_repos(tmp_path_factory.mktemp("hub-build")).items():
-        server.add(kind, repo, files)
-    server.start()
+    server = profile_hub(tmp_path_factory.mktemp("hub-build"))
     yield server
     server.stop()
 
@@ -99,7 +85,8 @@ def test_corpus_download_shows_progress_and_resumes_after_a_kill(hub, tmp_path):
     ranges = [r for method, path, r in hub.log if method == "GET" and SPLIT_FILE in path and r]
     assert ranges and int(ranges[-1].split("=")[1].rstrip("-")) > 0  # resumed, not started again
     lines = [line.split() for line in out.splitlines() if line.startswith("P ")]
-    assert lines and lines[-1][-2:] == [str(size), str(size)]  # bytes, up to the whole file
+    whole = size + len(dataset_files()["README.md"])  # the split's parquet and the dataset card
+    assert lines and lines[-1][-2:] == [str(whole), str(whole)]  # bytes, up to the whole download
     assert all(int(line[-2]) <= int(line[-1]) for line in lines)
     got = Path(out.split("FILES ", 1)[1].split()[0])
     assert hashlib.sha256(got.read_bytes()).hexdigest() == hashlib.sha256(dataset_files()[SPLIT_FILE]).hexdigest()
@@ -146,7 +133,9 @@ def test_verify_search_end_to_end_on_the_profile(prepared):
     assert backends["generator"]["standin"]  # generator=standin, set explicitly, beat the profile's SD-Turbo
     assert (data / "models").is_dir() and any((data / "models").glob("models--HuggingFaceTB--SmolVLM-256M-Instruct"))
     assert "downloading SmolVLM-256M-Instruct" in err and "downloading INQUIRE-Rerank (validation split)" in err
-    assert out["notices"][0].startswith("12 photos from INQUIRE-Rerank (validation split), licences cc-by")
+    # the dataset card's licence (README.md: license: cc-by-nc-4.0), named as people write it
+    assert out["notices"][0].startswith("12 photos from INQUIRE-Rerank (validation split), under CC BY-NC 4.0 (the "
+                                        "dataset card's licence; each photo shows its own licence and rights holder)")
     hits = out["results"]
     assert len(hits) == 12
     assert all(h["license"] in ("cc-by", "cc-by-nc") and h["rights_holder"].startswith("observer") for h in hits)
