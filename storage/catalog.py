@@ -6,7 +6,7 @@ import os
 import threading
 from dataclasses import fields
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from sqlalchemy import (Engine, LargeBinary, and_, column, delete, false, func, insert, literal, or_, select, table,
@@ -15,9 +15,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.contracts import bounds
-from core.contracts.catalog import METADATA_FIELDS, VectorSet
+from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
 from core.licences import like_escape, parse_licence, parse_licence_filter
 from core.contracts.records import Filters, Photo
+from storage import filter_rows as bulk_columns
 from storage.db import NAME_KEY_SQL
 from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
                             PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
@@ -381,11 +382,11 @@ class SqlCatalog:
         return [(name, rank, n) for name, rank, n in top]
 
     @staticmethod
-    def _licence_clause(text_: str):
+    def _licences_matching(text_: str):
         """The licence filter's rule (core.licences): an exact code (and version, if given) on the code of the
         photo's licence; `code*` that code and the codes extending it; bare CC elements (`nc`) every CC licence
         having them. The user's text reaches LIKE only escaped: % and _ are never wildcards. Compared in the
-        small licences table, then the photos through their licence index."""
+        small licences table (the photos then through their licence index)."""
         flt = parse_licence_filter(text_)
         code = LicenceRow.code
         if flt.elements:
@@ -393,13 +394,35 @@ class SqlCatalog:
             clause = and_(code.like("cc-%"), *[dashed.like(f"%-{like_escape(e)}-%", escape="\\")
                                                for e in flt.elements])
         elif not flt.code:
-            return false()
+            return None
         else:
             clause = (or_(code == flt.code, code.like(like_escape(flt.code) + "-%", escape="\\")) if flt.family
                       else code == flt.code)
             if flt.version:
                 clause = and_(clause, LicenceRow.version == flt.version)
-        return PhotoRow.licence_id.in_(select(LicenceRow.id).where(clause))
+        return select(LicenceRow.id).where(clause)
+
+    def _licence_clause(self, text_: str):
+        matching = self._licences_matching(text_)
+        return false() if matching is None else PhotoRow.licence_id.in_(matching)
+
+    def licence_ids(self, text_: str) -> np.ndarray:
+        matching = self._licences_matching(text_)
+        if matching is None:
+            return np.zeros(0, np.int64)
+        with self.engine.connect() as conn:
+            return np.array(sorted(int(i) for i in conn.execute(matching).scalars()), np.int64)
+
+    def taxon_ids(self, name: str) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return np.array(sorted(int(i) for i in conn.execute(self._taxa_named(name)).scalars()), np.int64)
+
+    # ---- the filtered columns in bulk (core.search.filter_columns keeps them as arrays) -----------
+    def filter_state(self) -> CatalogState:
+        return bulk_columns.filter_state(self.engine)
+
+    def filter_rows(self, after_id: int, upto_id: int, chunk: int = 100_000) -> Iterator[FilterRows]:
+        return bulk_columns.filter_rows(self.engine, after_id, upto_id, chunk)
 
     def filter_ids(self, filters: Filters) -> np.ndarray:
         clauses = []
