@@ -248,3 +248,25 @@ def test_columns_that_cannot_be_written_leave_the_catalog_answering_with_a_notic
         assert columns.pool(Filters(months=(1,))) is None
     assert columns.notices and "answered by the catalog" in columns.notices[0]
     assert "could not be made" in caplog.text
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_corpus_pool_comes_from_the_columns_unless_turned_off(tmp_path, enabled):
+    from core.contracts.errors import NotFoundError
+    from core.contracts.settings import load_settings
+    from core.search.corpus import Corpus
+    from core.vectors.index_store import IndexStore
+
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), filter_columns=enabled)
+    cat = SqlCatalog(open_engine(settings.path("ecolens.sqlite")))
+    rnd = random.Random(11)
+    photos = [_photo(rnd, i) for i in range(500)]
+    cat.add_photos(photos)
+    corpus = Corpus(cat, IndexStore(settings.path()), None, settings)
+    for f in (Filters(taxon="genus01", months=(11, 12, 1)), Filters(bbox=(170.0, -80.0, -170.0, 80.0))):
+        assert np.array_equal(corpus.pool(f), cat.filter_ids(f))
+    assert corpus.pool(Filters()) is None
+    with pytest.raises(NotFoundError):
+        corpus.pool(Filters(taxon="no such taxon"))
+    made = (settings.path("index", "filter-columns", "columns.json")).exists()
+    assert made is enabled and corpus.filter_columns.ready(wait=False) is enabled
