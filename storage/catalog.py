@@ -2,6 +2,7 @@
 dataclasses, never rows."""
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import fields
@@ -9,8 +10,8 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import (Engine, LargeBinary, and_, column, delete, false, func, insert, literal, or_, select, table,
-                        text, union, union_all, update)
+from sqlalchemy import (Engine, LargeBinary, and_, bindparam, column, delete, false, func, insert, literal, or_, select,
+                        table, text, union, union_all, update)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -124,6 +125,30 @@ def _places_in(west: float, south: float, east: float, north: float):
         return select(_PLACES.c.id).where(_PLACES.c.min_lat >= south, _PLACES.c.max_lat <= north,
                                           _PLACES.c.min_lon >= w, _PLACES.c.max_lon <= e)
     return box(west, east) if west <= east else union_all(box(west, 180.0), box(-180.0, east))
+
+
+def _taxon_key(name: str) -> tuple[bool, str]:
+    """(whether the name is ASCII, the key _taxa_statement compares it by)."""
+    typed = bounds.name(name)
+    return (True, typed.lower()) if typed.isascii() else (False, bounds.name_key(typed))
+
+
+@functools.lru_cache(maxsize=2)
+def _taxa_statement(ascii_: bool):
+    """Ids of the taxa having the name `:key` at any rank. Why a UNION of one lookup per rank rather than an OR:
+    SQLite plans an OR over eight expressions as a scan; each lower(rank) = name part uses its own partial
+    expression index on the taxa table (migration 0007; empty ranks are not indexed). Built once, the name a
+    parameter: building the eight parts took several times SQLite's lookup."""
+    cols = [getattr(TaxonRow, n) for n in TAXON_FIELDS]
+    key = bindparam("key")
+    # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
+    if ascii_:  # SQLite's lower() is the case fold for ASCII text: the indexed lookup (an ASCII name so misses
+        # only names that fold to ASCII from other letters: "strasse" for "Straße")
+        return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), func.lower(c) == key) for c in cols])
+    # a name with non-ASCII letters ("Renée", "Ähre"): lower() would not fold them, so every name is compared
+    # NFC + case-folded by the function storage.db registers (a scan of the taxa, not of the photos)
+    return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), getattr(func, NAME_KEY_SQL)(c) == key)
+                   for c in cols])
 
 
 def _ids(conn, stmt) -> np.ndarray:
@@ -329,21 +354,9 @@ class SqlCatalog:
 
     @staticmethod
     def _taxa_named(name: str):
-        """Ids of the taxa having this name at any rank. Why a UNION of one lookup per rank rather than an OR:
-        SQLite plans an OR over eight expressions as a scan; each lower(rank) = name part uses its own partial
-        expression index on the taxa table (migration 0007; empty ranks are not indexed)."""
-        typed = bounds.name(name)
-        cols = [getattr(TaxonRow, n) for n in TAXON_FIELDS]
-        if typed.isascii():  # SQLite's lower() is the case fold for ASCII text: the indexed lookup (an ASCII
-            # name so misses only names that fold to ASCII from other letters: "strasse" for "Straße")
-            key = typed.lower()
-            # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
-            return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), func.lower(c) == key) for c in cols])
-        # a name with non-ASCII letters ("Renée", "Ähre"): lower() would not fold them, so every name is compared
-        # NFC + case-folded by the function storage.db registers (a scan of the taxa, not of the photos)
-        key = bounds.name_key(typed)
-        return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), getattr(func, NAME_KEY_SQL)(c) == key)
-                       for c in cols])
+        """Ids of the taxa having this name at any rank (a statement: _taxa_statement with the name's key)."""
+        ascii_, key = _taxon_key(name)
+        return _taxa_statement(ascii_).params(key=key)
 
     def _taxon_clause(self, name: str):
         """Photos with this name at any rank: the taxa named so, then their photos through the taxon index."""
@@ -414,8 +427,10 @@ class SqlCatalog:
             return np.array(sorted(int(i) for i in conn.execute(matching).scalars()), np.int64)
 
     def taxon_ids(self, name: str) -> np.ndarray:
+        ascii_, key = _taxon_key(name)
         with self.engine.connect() as conn:
-            return np.array(sorted(int(i) for i in conn.execute(self._taxa_named(name)).scalars()), np.int64)
+            return np.array(sorted(int(i) for i in conn.execute(_taxa_statement(ascii_), {"key": key}).scalars()),
+                            np.int64)
 
     # ---- the filtered columns in bulk (core.search.filter_columns keeps them as arrays) -----------
     def filter_state(self) -> CatalogState:

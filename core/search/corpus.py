@@ -132,7 +132,8 @@ class Corpus:
             return None
         bounds.text("taxon", filters.taxon, 200)
         bounds.text("licence", filters.license, 200)
-        if filters.taxon and not self.catalog.taxon_known(filters.taxon):
+        known = self.filter_columns.taxon_known(filters.taxon) if filters.taxon else True
+        if not (self.catalog.taxon_known(filters.taxon) if known is None else known):
             raise NotFoundError(f"No photo in the catalog has the taxon {filters.taxon!r}",
                                 "check the spelling or use a higher rank (genus, family)")
         if filters.bbox:

@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -41,6 +41,7 @@ COLUMNS = {"ids": np.int64, "days": np.int32, "month_bits": np.uint16, "taxa": n
 # (38 bytes a photo)
 SYNC_ROWS = 50_000  # a catch-up of at most this many photos is done during the search that finds it
 CHUNK = 100_000  # photos read from the catalog per query
+MAX_NAMES = 256  # taxon and licence names remembered per state of the catalog
 
 
 def day_number(day: date) -> int:
@@ -77,6 +78,16 @@ class _View:
 
     state: CatalogState
     cols: dict[str, np.ndarray]
+    # names looked up in the catalog at this state: a taxon's or licence's ids, whether a taxon has photos
+    # (right for as long as the view: a new taxon's photos, or a photo given another, change the state)
+    names: dict = field(default_factory=dict)
+
+    def looked_up(self, key: tuple, find):
+        if key not in self.names:
+            if len(self.names) >= MAX_NAMES:
+                self.names.clear()
+            self.names[key] = find()
+        return self.names[key]
 
 
 class FilterColumns:
@@ -99,6 +110,17 @@ class FilterColumns:
         view = self._current(wait=False)
         return None if view is None else self._select(view, filters)
 
+    def taxon_known(self, name: str) -> bool | None:
+        """Whether any photo has this taxon name (as the catalog's taxon_known); None when the columns are not
+        ready."""
+        view = self._current(wait=False) if self.enabled else None
+        if view is None:
+            return None
+        return view.looked_up(("known", name), lambda: bool(_member(view.cols["taxa"], self._taxa(view, name)).any()))
+
+    def _taxa(self, view: _View, name: str) -> np.ndarray:
+        return view.looked_up(("taxon", name), lambda: self.catalog.taxon_ids(name))
+
     def ready(self, wait: bool = True) -> bool:
         """Whether the columns match the catalog now; with `wait`, makes them so first."""
         return self.enabled and self._current(wait=wait) is not None
@@ -107,13 +129,14 @@ class FilterColumns:
         c = view.cols
         parts = []
         if f.taxon:
-            parts.append(_member(c["taxa"], self.catalog.taxon_ids(f.taxon)))
+            parts.append(_member(c["taxa"], self._taxa(view, f.taxon)))
         if f.date_from:
             parts.append(c["days"] >= day_number(f.date_from))
         if f.date_to:
             parts.append((c["days"] <= day_number(f.date_to)) & (c["days"] > 0))
         if f.license:
-            parts.append(_member(c["licences"], self.catalog.licence_ids(f.license)))
+            parts.append(_member(c["licences"], view.looked_up(("licence", f.license),
+                                                               lambda: self.catalog.licence_ids(f.license))))
         if f.months:  # a photo's month is one bit (bit m for month m; none without a date)
             wanted = sum({1 << int(m) for m in f.months if 1 <= int(m) <= 12})
             parts.append((c["month_bits"] & np.uint16(wanted)) != 0)

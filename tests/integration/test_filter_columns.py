@@ -118,6 +118,8 @@ def test_the_columns_select_exactly_what_the_catalog_selects(tmp_path, seed):
         assert got.dtype == np.int64 and np.array_equal(got, want), f"{f}: {len(got)} vs {len(want)} photos"
         kinds |= set(f.to_json())
     assert kinds == {"taxon", "date_from", "date_to", "months", "bbox", "license", "ids"}
+    for name in ("genus01", "RANIDAE", "common frog", "straße THISTLE", "Bell Heather", "no such taxon", "x"):
+        assert columns.taxon_known(name) is cat.taxon_known(name), name
 
 
 def test_every_kind_alone_on_fixed_cases(tmp_path):
