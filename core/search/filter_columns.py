@@ -32,6 +32,7 @@ import numpy as np
 
 from core.contracts.catalog import Catalog, CatalogState
 from core.contracts.records import Filters
+from core.search.taxon_index import TaxonIndex
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +78,28 @@ class _View:
     """One consistent set of the columns, as mapped at `state`."""
 
     state: CatalogState
+    generation: int
     cols: dict[str, np.ndarray]
+    base: TaxonIndex | None = None  # the taxon index of an earlier view of this generation (a prefix of these rows)
+    _taxon_index: TaxonIndex | None = None
     # names looked up in the catalog at this state: a taxon's or licence's ids, whether a taxon has photos
     # (right for as long as the view: a new taxon's photos, or a photo given another, change the state)
     names: dict = field(default_factory=dict)
+
+    def taxon_index(self) -> TaxonIndex:
+        idx = self._taxon_index
+        if idx is None:
+            taxa = self.cols["taxa"]
+            idx = self.base.extended(taxa) if self.base is not None else TaxonIndex.build(taxa)
+            self._taxon_index, self.base = idx, None
+        return idx
+
+    def follows(self, earlier: "_View | None") -> "_View":
+        """This view, taking over the taxon index of an earlier view of the same files (extended when used)."""
+        if earlier is not None and earlier.generation == self.generation and \
+                len(earlier.cols["ids"]) <= len(self.cols["ids"]):
+            self.base = earlier._taxon_index or earlier.base
+        return self
 
     def looked_up(self, key: tuple, find):
         if key not in self.names:
@@ -116,7 +135,7 @@ class FilterColumns:
         view = self._current(wait=False) if self.enabled else None
         if view is None:
             return None
-        return view.looked_up(("known", name), lambda: bool(_member(view.cols["taxa"], self._taxa(view, name)).any()))
+        return view.looked_up(("known", name), lambda: bool(len(view.taxon_index().rows(self._taxa(view, name)))))
 
     def _taxa(self, view: _View, name: str) -> np.ndarray:
         return view.looked_up(("taxon", name), lambda: self.catalog.taxon_ids(name))
@@ -127,40 +146,50 @@ class FilterColumns:
 
     def _select(self, view: _View, f: Filters) -> np.ndarray:
         c = view.cols
+        rows = None  # the rows selected so far, ascending (None: every row)
+        if f.taxon:  # the few rows of a taxon first, from the taxon index; the other parts are then read there only
+            rows = view.taxon_index().rows(self._taxa(view, f.taxon))
+        if f.ids is not None:
+            wanted = np.unique(np.asarray(f.ids, dtype=np.int64))
+            at = np.searchsorted(c["ids"], wanted)
+            inside = at < len(c["ids"])
+            at, wanted = at[inside], wanted[inside]
+            at = at[c["ids"][at] == wanted]  # the rows of the ids the catalog has
+            rows = at if rows is None else np.intersect1d(rows, at, assume_unique=True)
+
+        def col(name: str) -> np.ndarray:
+            return c[name] if rows is None else c[name][rows]
+
         parts = []
-        if f.taxon:
-            parts.append(_member(c["taxa"], self._taxa(view, f.taxon)))
         if f.date_from:
-            parts.append(c["days"] >= day_number(f.date_from))
+            parts.append(col("days") >= day_number(f.date_from))
         if f.date_to:
-            parts.append((c["days"] <= day_number(f.date_to)) & (c["days"] > 0))
+            days = col("days")
+            parts.append((days <= day_number(f.date_to)) & (days > 0))
         if f.license:
-            parts.append(_member(c["licences"], view.looked_up(("licence", f.license),
-                                                               lambda: self.catalog.licence_ids(f.license))))
+            parts.append(_member(col("licences"), view.looked_up(("licence", f.license),
+                                                                 lambda: self.catalog.licence_ids(f.license))))
         if f.months:  # a photo's month is one bit (bit m for month m; none without a date)
             wanted = sum({1 << int(m) for m in f.months if 1 <= int(m) <= 12})
-            parts.append((c["month_bits"] & np.uint16(wanted)) != 0)
+            parts.append((col("month_bits") & np.uint16(wanted)) != 0)
         if f.bbox:
-            parts.append(self._in_box(c, *(float(v) for v in f.bbox)))
+            parts.append(self._in_box(col, *(float(v) for v in f.bbox)))
         if parts:
             mask = parts[0]
             for part in parts[1:]:
                 mask &= part
-            out = c["ids"].take(np.flatnonzero(mask))  # (a boolean index of the ids is several times slower)
-        else:
-            out = np.array(c["ids"])
-        if f.ids is not None:
-            out = np.intersect1d(out, np.asarray(f.ids, dtype=np.int64))
-        return out
+            rows = np.flatnonzero(mask) if rows is None else rows[mask]
+        # (taking the rows' ids: a boolean index of the ids is several times slower)
+        return np.array(c["ids"]) if rows is None else c["ids"].take(rows)
 
     @staticmethod
-    def _in_box(c: dict[str, np.ndarray], west: float, south: float, east: float, north: float) -> np.ndarray:
+    def _in_box(col, west: float, south: float, east: float, north: float) -> np.ndarray:
         """As the catalog's R*Tree query: the place's bounds inside the box; a box across 180 degrees is the two
-        boxes either side."""
+        boxes either side. `col(name)`: the column of the rows looked at."""
         def lon(w: float, e: float) -> np.ndarray:
-            return (c["min_lon"] >= _up(w)) & (c["max_lon"] <= _down(e))
+            return (col("min_lon") >= _up(w)) & (col("max_lon") <= _down(e))
 
-        inside = (c["min_lat"] >= _up(south)) & (c["max_lat"] <= _down(north))
+        inside = (col("min_lat") >= _up(south)) & (col("max_lat") <= _down(north))
         return inside & (lon(west, east) if west <= east else lon(west, 180.0) | lon(-180.0, east))
 
     # ---- keeping them up to date --------------------------------------------------------------------
@@ -184,7 +213,7 @@ class FilterColumns:
             if meta is not None and self._matches(meta, state):
                 mapped = self._map(meta)  # made by another process, or by this one before a restart
                 if mapped is not None:
-                    self._view = mapped
+                    self._view = mapped.follows(self._view)
                     return mapped
             behind = state.max_id - (meta["max_id"] if meta is not None and self._appendable(meta, state) else 0)
             if wait or behind <= SYNC_ROWS:
@@ -212,7 +241,7 @@ class FilterColumns:
                     view = self._map(self._write(state, anew=True))
                 if view is None:
                     raise RuntimeError("the filter columns just written do not read back")
-            self._view, self._failed = view, None
+            self._view, self._failed = view.follows(self._view), None
             return view
         except Exception as exc:
             log.exception("filter columns could not be made in %s; filters are answered by the catalog", self.folder)
@@ -305,4 +334,4 @@ class FilterColumns:
             log.warning("filter columns in %s do not match their record; made again", self.folder)
             return None
         state = CatalogState(max_id=meta["max_id"], changes=meta["changes"], token=meta["token"])
-        return _View(state=state, cols=cols)
+        return _View(state=state, generation=meta["generation"], cols=cols)

@@ -272,3 +272,15 @@ def test_the_corpus_pool_comes_from_the_columns_unless_turned_off(tmp_path, enab
         corpus.pool(Filters(taxon="no such taxon"))
     made = (settings.path("index", "filter-columns", "columns.json")).exists()
     assert made is enabled and corpus.filter_columns.ready(wait=False) is enabled
+
+
+def test_photos_read_by_id_are_the_photos_the_catalog_holds(tmp_path):
+    """get_photos (plain SQL, for speed) reads every field as the ORM's all_photos does."""
+    cat, photos = _catalog(tmp_path, 300, 12)
+    cat.update_metadata([(5, Photo(path="", sha256="", caption="a caption", rights_holder="Renée",
+                                   extra={"gbifID": 7, "note": "ü"}))])
+    cat.add_photos([Photo(path="/elsewhere/x.jpg", sha256="not a hex hash", extra={"k": [1, 2]})])
+    every = {p.id: p for p in cat.all_photos()}
+    ids = [5, 301, 3, 999_999, 3, *range(100, 140)]
+    assert cat.get_photos(ids) == [every[i] for i in ids if i in every]
+    assert every[5].extra["note"] == "ü" and every[301].sha256 == "not a hex hash" and every[5].caption == "a caption"
