@@ -14,7 +14,7 @@ class TaxonIndex:
 
     @classmethod
     def build(cls, taxa: np.ndarray) -> "TaxonIndex":
-        order = np.argsort(taxa, kind="stable").astype(np.int64)
+        order = np.argsort(taxa, kind="stable").astype(np.int32 if len(taxa) < 2 ** 31 else np.int64)
         return cls(order, np.asarray(taxa)[order])
 
     def __len__(self) -> int:
@@ -46,7 +46,7 @@ class TaxonIndex:
         keep = counts > 0
         lo, counts = lo[keep], counts[keep]
         starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-        rows = self.order[np.arange(total) + starts]
+        rows = self.order[np.arange(total) + starts].astype(np.int64)
         if len(lo) > 1:  # each taxon's rows are ascending; together they are sorted (a large set by a bitmap)
             if total * 16 > len(self):
                 mask = np.zeros(len(self), bool)
