@@ -327,6 +327,7 @@ def phase_search(workdir: Path, n: int) -> dict:
         t = time.perf_counter()  # the filter columns made from the catalog (once; later only caught up)
         out["columns_ready"] = corpus.filter_columns.ready(wait=True)
         out["columns_seconds"] = time.perf_counter() - t
+        out["columns_bytes"] = sum(f.stat().st_size for f in corpus.filter_columns.folder.glob("*.bin"))
         found = {}
         for name, f in filters_of(workdir).items():
             pool = corpus.pool(f)
@@ -551,7 +552,8 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
         print(line)
     if "columns_seconds" in srch:
         print(f"filter columns: {'made' if srch['columns_ready'] else 'NOT made (SQLite answered)'} from the catalog "
-              f"in {srch['columns_seconds']:.1f} s before the searches")
+              f"in {srch['columns_seconds']:.1f} s before the searches"
+              + (f", {srch['columns_bytes'] / photos:.0f} bytes a photo on disk" if "columns_bytes" in srch else ""))
     a, b = srch["all"], bsrch["all"]
     print(f"unfiltered: EcoLens IVF-PQ + float16 re-scoring p50 {a['p50']:.1f} ms p95 {a['p95']:.1f} ms (goal <= 50) "
           f"recall@10 {recall.get('all', float('nan')):.3f} (goal >= 0.95) | bare IVF-PQ p50 {b['p50']:.1f} ms p95 "
