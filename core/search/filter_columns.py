@@ -11,7 +11,8 @@ two on random catalogs.
 Never stale: before every filter the catalog's state (largest id, a count of edits and deletions kept by
 triggers, its token; one query) is compared with the state the columns were made at. A catalog that grew is
 caught up by reading only its new photos (photos are appended with ids above the largest); one that was edited,
-lost photos or is another database is read again whole. A small catch-up is done during the search; a large
+lost photos or is another database is read again whole (and files taken over from an earlier process are
+counted against the catalog's photos, for a catalog restored from a copy). A small catch-up is done during the search; a large
 one (the first use at a million photos: a few seconds) in a thread of its own, and until it is done the
 catalog answers the filter (the same photos, slower) -- `ready(wait=True)` waits for it instead. Several
 processes (the web app, an ingest, the CLI) share the files: one writes at a time (a lock file), files only
@@ -209,23 +210,28 @@ class FilterColumns:
                 return view
             if self._building is not None or (self._failed == state and not wait):
                 return None
-            meta = self._read_meta()
+            meta, anew = self._read_meta(), False
             if meta is not None and self._matches(meta, state):
                 mapped = self._map(meta)  # made by another process, or by this one before a restart
-                if mapped is not None:
+                # (a catalog restored or recovered without its triggers could match in state and still have
+                # lost rows: their count, once per files taken over, tells)
+                if mapped is not None and self.catalog.count() == len(mapped.cols["ids"]):
                     self._view = mapped.follows(self._view)
                     return mapped
-            behind = state.max_id - (meta["max_id"] if meta is not None and self._appendable(meta, state) else 0)
+                log.warning("filter columns in %s do not match the catalog's photos; made again", self.folder)
+                anew = True
+            appendable = meta is not None and not anew and self._appendable(meta, state)
+            behind = state.max_id - (meta["max_id"] if appendable else 0)
             if wait or behind <= SYNC_ROWS:
-                return self._make(state, blocking=wait)
-            self._building = threading.Thread(target=self._make, args=(state, True), daemon=True,
+                return self._make(state, blocking=wait, anew=anew)
+            self._building = threading.Thread(target=self._make, args=(state, True, anew), daemon=True,
                                               name="filter-columns")
             log.info("filter columns: reading up to %d photos from the catalog in the background; the catalog "
                      "answers filters until then", behind)
             self._building.start()
             return None
 
-    def _make(self, state: CatalogState, blocking: bool) -> _View | None:
+    def _make(self, state: CatalogState, blocking: bool, anew: bool = False) -> _View | None:
         """Bring the files up to `state` (under the lock file) and map them; in the caller's thread or the
         background one."""
         try:
@@ -235,7 +241,7 @@ class FilterColumns:
                     fcntl.flock(lock, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
                 except BlockingIOError:  # another process is writing them: the catalog answers this search
                     return None
-                view = self._map(self._write(state, anew=False))
+                view = self._map(self._write(state, anew=anew))
                 if view is None:  # the files did not read back as their record says: written anew, once
                     state = self.catalog.filter_state()
                     view = self._map(self._write(state, anew=True))
