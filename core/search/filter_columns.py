@@ -333,8 +333,9 @@ class FilterColumns:
             return None
         rows, cols = meta["rows"], {}
         for name, dtype in COLUMNS.items():
+            # (as plain arrays over the map, so that what is taken from them is a plain array too)
             cols[name] = (np.memmap(self._file(meta["generation"], name), dtype=dtype, mode="r", shape=(rows,))
-                          if rows else np.zeros(0, dtype))
+                          .view(np.ndarray) if rows else np.zeros(0, dtype))
         ids = cols["ids"]
         if rows and (int(ids[-1]) != meta["max_id"] or not bool(np.all(ids[1:] > ids[:-1]))):
             log.warning("filter columns in %s do not match their record; made again", self.folder)
