@@ -35,7 +35,9 @@ class TaxonIndex:
     def rows(self, wanted: np.ndarray) -> np.ndarray:
         """The rows whose taxon is in `wanted`, ascending."""
         wanted = np.unique(np.asarray(wanted, np.int64))
-        wanted = wanted[wanted > 0]  # (0: a photo without a taxon)
+        # (0: a photo without a taxon) -- and in the column's own type: searching int64 keys in the int32 column
+        # made numpy convert the whole column on every call (a millisecond at a million rows)
+        wanted = wanted[(wanted > 0) & (wanted <= np.iinfo(self.sorted_taxa.dtype).max)].astype(self.sorted_taxa.dtype)
         lo = np.searchsorted(self.sorted_taxa, wanted, side="left")
         hi = np.searchsorted(self.sorted_taxa, wanted, side="right")
         counts = hi - lo
