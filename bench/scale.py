@@ -15,7 +15,8 @@ are skipped, and the ingest itself resumes from its last checkpoint):
    12-bit codes, about 2 x sqrt(N) lists, 64 x k re-scored), no flat copy and the float16 re-scoring store: the index is trained first on a
    sample of the file and every vector goes straight into it. Peak private (anonymous) memory of the
    process, file-backed pages of memory maps counted apart (/proc/self/smaps_rollup, sampled).
-3. search: EcoLens's filtered search (Corpus.pool + rank_vector + hits: SQLite's indexes and R*Tree, then
+3. search: EcoLens's filtered search (Corpus.pool + rank_vector + hits: the filter columns, memory-mapped
+   arrays made from the catalog before the searches (their time reported), checked against SQLite's own pool, then
    IVF-PQ with the pool as a selector inside the scan, or the float16 rows of a small pool scored exactly,
    then the photos' metadata) for a genus, two months and a bounding box, and unfiltered IVF-PQ search
    (re-scored from the float16 store); ids kept for recall.
@@ -323,10 +324,27 @@ def phase_search(workdir: Path, n: int) -> dict:
         out["index_kind"], out["index_size"], out["refine"] = index.approx_kind, len(index), index.refine_factor
         if not (workdir / "genus.json").exists():
             pick_genus(workdir, catalog)
+        t = time.perf_counter()  # the filter columns made from the catalog (once; later only caught up)
+        out["columns_ready"] = corpus.filter_columns.ready(wait=True)
+        out["columns_seconds"] = time.perf_counter() - t
+        out["columns_bytes"] = sum(f.stat().st_size for f in corpus.filter_columns.folder.glob("*.bin"))
+        # bare FAISS interleaved query by query with EcoLens's search (its own copy of the index file, each pool's
+        # selector made beforehand): on a loaded machine the separate bare phase runs at another moment's load
+        import faiss
+
+        bare = faiss.read_index(str(next((workdir / "data" / "index").glob("vectors-*.faiss.approx"))))
         found = {}
         for name, f in filters_of(workdir).items():
             pool = corpus.pool(f)
             np.save(workdir / f"pool-{name}.npy", pool)
+            params, _, _bitmap = bare_params(bare, pool)
+            bare_times = []
+            sqlite_times = []  # the catalog's own answer, for comparison: the same photos, and its time
+            for _ in range(10):
+                t = time.perf_counter()
+                by_catalog = np.asarray(catalog.filter_ids(f), np.int64)
+                sqlite_times.append(time.perf_counter() - t)
+            same = bool(np.array_equal(by_catalog, pool))
             times, phases, ids = [], {"pool": [], "rank": [], "hits": []}, []
             for q in queries:
                 t0 = time.perf_counter()
@@ -340,47 +358,64 @@ def phase_search(workdir: Path, n: int) -> dict:
                 for ph, took in zip(phases, (t1 - t0, t2 - t1, t3 - t2)):
                     phases[ph].append(took)
                 ids.append([i for i, _ in ranked])
+                t4 = time.perf_counter()
+                bare.search(q[None, :], k, params=params)
+                bare_times.append(time.perf_counter() - t4)
             found[name] = ids
             out[name] = {"pool": int(len(pool)), "p50": pct(times)[0], "p95": pct(times)[1], "first_ms": times[0] * 1000,
-                         **{f"{ph}_p50": pct(v)[0] for ph, v in phases.items()}}
-        times, ids = [], []
+                         **{f"{ph}_p50": pct(v)[0] for ph, v in phases.items()}, "catalog_pool_p50": pct(sqlite_times)[0],
+                         "same_as_catalog": same, "bare_p50": pct(bare_times)[0], "bare_p95": pct(bare_times)[1]}
+        times, ids, bare_times = [], [], []
         for q in queries:
             t0 = time.perf_counter()
             ranked = corpus.rank_vector(q, k, None)
             corpus.hits(ranked)
             times.append(time.perf_counter() - t0)
             ids.append([i for i, _ in ranked])
+            t1 = time.perf_counter()
+            bare.search(q[None, :], k)
+            bare_times.append(time.perf_counter() - t1)
         found["all"] = ids
-        out["all"] = {"p50": pct(times)[0], "p95": pct(times)[1]}
+        out["all"] = {"p50": pct(times)[0], "p95": pct(times)[1], "bare_p50": pct(bare_times)[0],
+                      "bare_p95": pct(bare_times)[1]}
     (workdir / "found.json").write_text(json.dumps(found))
     out.update(peak_anon=peak.anon, peak_file=peak.file)
     return out
 
 
 # ---- 5. bare search -------------------------------------------------------------------------------
-def phase_bare_search(workdir: Path, n: int) -> dict:
+def bare_params(ivf, pool: np.ndarray):
+    """FAISS's search parameters for `pool` as bare as they come: a bitmap selector made beforehand and the
+    nprobe EcoLens uses for that pool; (params, nprobe, the bitmap to keep alive)."""
     import faiss
 
     from core.vectors.index import SMALL_POOL, SMALL_POOL_SHARE
+
+    nprobe, nlist = ivf.nprobe, ivf.nlist
+    bits = np.zeros(int(pool.max(initial=0)) + 1, dtype=bool)
+    bits[pool] = True
+    bitmap = np.packbits(bits, bitorder="little")
+    sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
+    small = len(pool) <= SMALL_POOL or len(pool) * SMALL_POOL_SHARE <= ivf.ntotal
+    # a pool EcoLens scores exactly is one FAISS alone must scan every list for; others: EcoLens's rule
+    probe = nlist if small else min(nlist, int(np.ceil(nprobe / (len(pool) / ivf.ntotal))))
+    return faiss.SearchParametersIVF(sel=sel, nprobe=probe), probe, bitmap
+
+
+def phase_bare_search(workdir: Path, n: int) -> dict:
+    import faiss
 
     faiss.omp_set_num_threads(2)
     index_dir = workdir / "data" / "index"
     approx = next(index_dir.glob("vectors-*.faiss.approx"))
     ivf = faiss.read_index(str(approx))
-    nprobe, nlist = ivf.nprobe, ivf.nlist
+    nprobe = ivf.nprobe
     queries = np.load(workdir / "queries.npy")
     k, out = 10, {}
     with PeakMemory() as peak:
         for name in ("genus", "months", "box"):
             pool = np.load(workdir / f"pool-{name}.npy")
-            bits = np.zeros(int(pool.max()) + 1, dtype=bool)
-            bits[pool] = True
-            bitmap = np.packbits(bits, bitorder="little")
-            sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
-            small = len(pool) <= SMALL_POOL or len(pool) * SMALL_POOL_SHARE <= ivf.ntotal
-            # a pool EcoLens scores exactly is one FAISS alone must scan every list for; others: EcoLens's rule
-            probe = nlist if small else min(nlist, int(np.ceil(nprobe / (len(pool) / ivf.ntotal))))
-            params = faiss.SearchParametersIVF(sel=sel, nprobe=probe)
+            params, probe, _bitmap = bare_params(ivf, pool)
             times = []
             for q in queries:
                 t = time.perf_counter()
@@ -531,14 +566,34 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
               f"(nprobe {b['nprobe']}) | EcoLens p50 {o['p50']:7.1f} ms p95 {o['p95']:7.1f} ms | ratio p50 "
               f"{o['p50'] / b['p50']:.2f} p95 {o['p95'] / b['p95']:.2f} (goal <= 2) | recall@10 "
               f"{recall.get(name, float('nan')):.3f}")
-        print(f"    EcoLens p50 by phase: pool (SQLite) {o['pool_p50']:.1f} ms, rank {o['rank_p50']:.1f} ms, hits "
-              f"{o['hits_p50']:.1f} ms; first query {o['first_ms']:.1f} ms")
+        source = "filter columns" if srch.get("columns_ready") else "SQLite"
+        line = (f"    EcoLens p50 by phase: pool ({source}) {o['pool_p50']:.1f} ms, rank {o['rank_p50']:.1f} ms, hits "
+                f"{o['hits_p50']:.1f} ms; first query {o['first_ms']:.1f} ms")
+        if "catalog_pool_p50" in o:
+            line += (f" | the catalog's own pool (SQLite) p50 {o['catalog_pool_p50']:.1f} ms, "
+                     f"{'the same photos' if o['same_as_catalog'] else 'OTHER PHOTOS THAN THE COLUMNS'}")
+        print(line)
+        if "bare_p50" in o:
+            print(f"    interleaved query by query with bare faiss in the same process: bare p50 {o['bare_p50']:.1f} ms "
+                  f"p95 {o['bare_p95']:.1f} ms | ratio p50 {o['p50'] / o['bare_p50']:.2f} p95 "
+                  f"{o['p95'] / o['bare_p95']:.2f} (goal <= 2)")
+    if "columns_seconds" in srch:
+        print(f"filter columns: {'made' if srch['columns_ready'] else 'NOT made (SQLite answered)'} from the catalog "
+              f"in {srch['columns_seconds']:.1f} s before the searches"
+              + (f", {srch['columns_bytes'] / photos:.0f} bytes a photo on disk" if "columns_bytes" in srch else ""))
     a, b = srch["all"], bsrch["all"]
     print(f"unfiltered: EcoLens IVF-PQ + float16 re-scoring p50 {a['p50']:.1f} ms p95 {a['p95']:.1f} ms (goal <= 50) "
           f"recall@10 {recall.get('all', float('nan')):.3f} (goal >= 0.95) | bare IVF-PQ p50 {b['p50']:.1f} ms p95 "
           f"{b['p95']:.1f} ms (nprobe {b['nprobe']})")
+    if "bare_p50" in a:
+        print(f"    interleaved with bare IVF-PQ in the same process: bare p50 {a['bare_p50']:.1f} ms p95 "
+              f"{a['bare_p95']:.1f} ms")
     peak = max(r[p]["peak_anon"] for p in ("ingest", "search"))
+    apart = max(srch[name]["p95"] / bsrch[name]["p95"] for name in ("genus", "months", "box"))
+    together = (max(srch[name]["p95"] / srch[name]["bare_p95"] for name in ("genus", "months", "box"))
+                if all("bare_p95" in srch[name] for name in ("genus", "months", "box")) else float("nan"))
     print(f"RESULT photos={photos} build_ratio={'n/a' if ratio is None else f'{ratio:.2f}'} "
+          f"filtered_p95_ratio_max={apart:.2f} filtered_p95_ratio_max_interleaved={together:.2f} "
           f"peak_private_gb={peak / gb:.2f} index_bpp={sizes['index_lists_bytes'] / photos:.1f} "
           f"catalog_bpp={sizes['catalog_bytes'] / photos:.0f} unfiltered_p95_ms={a['p95']:.1f} "
           f"recall10={recall.get('all', float('nan')):.3f}" + (" (smoke: goals not judged)" if smoke else ""), flush=True)

@@ -2,22 +2,24 @@
 dataclasses, never rows."""
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import fields
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import (Engine, LargeBinary, and_, column, delete, false, func, insert, literal, or_, select, table,
-                        text, union, union_all, update)
+from sqlalchemy import (Engine, LargeBinary, and_, bindparam, column, delete, false, func, insert, literal, or_, select,
+                        table, text, union, union_all, update)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.contracts import bounds
-from core.contracts.catalog import METADATA_FIELDS, VectorSet
+from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
 from core.licences import like_escape, parse_licence, parse_licence_filter
 from core.contracts.records import Filters, Photo
+from storage import filter_rows as bulk_columns
 from storage.db import NAME_KEY_SQL
 from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
                             PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
@@ -65,6 +67,12 @@ def _photo_select():
             .outerjoin(TaxonRow, TaxonRow.id == PhotoRow.taxon_id)
             .outerjoin(LicenceRow, LicenceRow.id == PhotoRow.licence_id)
             .outerjoin(PathPrefixRow, PathPrefixRow.id == PhotoRow.prefix_id))
+
+
+_GET_PHOTOS = ("SELECT p.id, x.text, p.path, " + ", ".join(f"p.{n}" for n in _ROW_FIELDS) + ", p.extra, l.text, "
+               + ", ".join(f't."{n}"' for n in TAXON_FIELDS) + " FROM photos p LEFT JOIN taxa t ON t.id = p.taxon_id "
+               "LEFT JOIN licences l ON l.id = p.licence_id LEFT JOIN path_prefixes x ON x.id = p.prefix_id "
+               "WHERE p.id IN ({})")  # (get_photos: the columns of _photo_select)
 
 
 def _row_to_photo(row: PhotoRow, taxon: TaxonRow | None, licence: LicenceRow | None, prefix: str | None) -> Photo:
@@ -123,6 +131,30 @@ def _places_in(west: float, south: float, east: float, north: float):
         return select(_PLACES.c.id).where(_PLACES.c.min_lat >= south, _PLACES.c.max_lat <= north,
                                           _PLACES.c.min_lon >= w, _PLACES.c.max_lon <= e)
     return box(west, east) if west <= east else union_all(box(west, 180.0), box(-180.0, east))
+
+
+def _taxon_key(name: str) -> tuple[bool, str]:
+    """(whether the name is ASCII, the key _taxa_statement compares it by)."""
+    typed = bounds.name(name)
+    return (True, typed.lower()) if typed.isascii() else (False, bounds.name_key(typed))
+
+
+@functools.lru_cache(maxsize=2)
+def _taxa_statement(ascii_: bool):
+    """Ids of the taxa having the name `:key` at any rank. Why a UNION of one lookup per rank rather than an OR:
+    SQLite plans an OR over eight expressions as a scan; each lower(rank) = name part uses its own partial
+    expression index on the taxa table (migration 0007; empty ranks are not indexed). Built once, the name a
+    parameter: building the eight parts took several times SQLite's lookup."""
+    cols = [getattr(TaxonRow, n) for n in TAXON_FIELDS]
+    key = bindparam("key")
+    # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
+    if ascii_:  # SQLite's lower() is the case fold for ASCII text: the indexed lookup (an ASCII name so misses
+        # only names that fold to ASCII from other letters: "strasse" for "Straße")
+        return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), func.lower(c) == key) for c in cols])
+    # a name with non-ASCII letters ("Renée", "Ähre"): lower() would not fold them, so every name is compared
+    # NFC + case-folded by the function storage.db registers (a scan of the taxa, not of the photos)
+    return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), getattr(func, NAME_KEY_SQL)(c) == key)
+                   for c in cols])
 
 
 def _ids(conn, stmt) -> np.ndarray:
@@ -300,11 +332,21 @@ class SqlCatalog:
         return out
 
     def get_photos(self, ids: Sequence[int]) -> list[Photo]:
+        """As _photo_select and _row_to_photo read them, in plain SQL: for the 10-100 photos of a result the ORM's
+        work per row (entities, the identity map) took 10-30 times SQLite's own (bench/scale.py, "hits")."""
         found: dict[int, Photo] = {}
-        with Session(self.engine) as s:
+        hashes, days = HashBytes(), DayNumber()
+        as_json = PhotoRow.extra.type.result_processor(self.engine.dialect, None)
+        with self.engine.connect() as conn:
             for chunk in _chunks([int(i) for i in ids]):
-                for row, taxon, lic, pre in s.execute(_photo_select().where(PhotoRow.id.in_(chunk))):
-                    found[row.id] = _row_to_photo(row, taxon, lic, pre)
+                for r in conn.exec_driver_sql(_GET_PHOTOS.format(", ".join("?" * len(chunk))), tuple(chunk)):
+                    row = dict(zip(_ROW_FIELDS, r[3:3 + len(_ROW_FIELDS)]))
+                    row["sha256"] = hashes.process_result_value(row["sha256"], None)
+                    row["observed_on"] = days.process_result_value(row["observed_on"], None)
+                    extra, licence, names = r[3 + len(_ROW_FIELDS)], r[4 + len(_ROW_FIELDS)], r[5 + len(_ROW_FIELDS):]
+                    found[r[0]] = Photo(id=r[0], path=(r[1] or "") + r[2], **row,
+                                        **{n: v or "" for n, v in zip(TAXON_FIELDS, names)}, license=licence or "",
+                                        extra=dict((as_json(extra) if as_json and extra is not None else extra) or {}))
         return [found[int(i)] for i in ids if int(i) in found]
 
     def all_photos(self) -> list[Photo]:
@@ -328,21 +370,9 @@ class SqlCatalog:
 
     @staticmethod
     def _taxa_named(name: str):
-        """Ids of the taxa having this name at any rank. Why a UNION of one lookup per rank rather than an OR:
-        SQLite plans an OR over eight expressions as a scan; each lower(rank) = name part uses its own partial
-        expression index on the taxa table (migration 0007; empty ranks are not indexed)."""
-        typed = bounds.name(name)
-        cols = [getattr(TaxonRow, n) for n in TAXON_FIELDS]
-        if typed.isascii():  # SQLite's lower() is the case fold for ASCII text: the indexed lookup (an ASCII
-            # name so misses only names that fold to ASCII from other letters: "strasse" for "Straße")
-            key = typed.lower()
-            # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
-            return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), func.lower(c) == key) for c in cols])
-        # a name with non-ASCII letters ("Renée", "Ähre"): lower() would not fold them, so every name is compared
-        # NFC + case-folded by the function storage.db registers (a scan of the taxa, not of the photos)
-        key = bounds.name_key(typed)
-        return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), getattr(func, NAME_KEY_SQL)(c) == key)
-                       for c in cols])
+        """Ids of the taxa having this name at any rank (a statement: _taxa_statement with the name's key)."""
+        ascii_, key = _taxon_key(name)
+        return _taxa_statement(ascii_).params(key=key)
 
     def _taxon_clause(self, name: str):
         """Photos with this name at any rank: the taxa named so, then their photos through the taxon index."""
@@ -381,11 +411,11 @@ class SqlCatalog:
         return [(name, rank, n) for name, rank, n in top]
 
     @staticmethod
-    def _licence_clause(text_: str):
+    def _licences_matching(text_: str):
         """The licence filter's rule (core.licences): an exact code (and version, if given) on the code of the
         photo's licence; `code*` that code and the codes extending it; bare CC elements (`nc`) every CC licence
         having them. The user's text reaches LIKE only escaped: % and _ are never wildcards. Compared in the
-        small licences table, then the photos through their licence index."""
+        small licences table (the photos then through their licence index)."""
         flt = parse_licence_filter(text_)
         code = LicenceRow.code
         if flt.elements:
@@ -393,13 +423,37 @@ class SqlCatalog:
             clause = and_(code.like("cc-%"), *[dashed.like(f"%-{like_escape(e)}-%", escape="\\")
                                                for e in flt.elements])
         elif not flt.code:
-            return false()
+            return None
         else:
             clause = (or_(code == flt.code, code.like(like_escape(flt.code) + "-%", escape="\\")) if flt.family
                       else code == flt.code)
             if flt.version:
                 clause = and_(clause, LicenceRow.version == flt.version)
-        return PhotoRow.licence_id.in_(select(LicenceRow.id).where(clause))
+        return select(LicenceRow.id).where(clause)
+
+    def _licence_clause(self, text_: str):
+        matching = self._licences_matching(text_)
+        return false() if matching is None else PhotoRow.licence_id.in_(matching)
+
+    def licence_ids(self, text_: str) -> np.ndarray:
+        matching = self._licences_matching(text_)
+        if matching is None:
+            return np.zeros(0, np.int64)
+        with self.engine.connect() as conn:
+            return np.array(sorted(int(i) for i in conn.execute(matching).scalars()), np.int64)
+
+    def taxon_ids(self, name: str) -> np.ndarray:
+        ascii_, key = _taxon_key(name)
+        with self.engine.connect() as conn:
+            return np.array(sorted(int(i) for i in conn.execute(_taxa_statement(ascii_), {"key": key}).scalars()),
+                            np.int64)
+
+    # ---- the filtered columns in bulk (core.search.filter_columns keeps them as arrays) -----------
+    def filter_state(self) -> CatalogState:
+        return bulk_columns.filter_state(self.engine)
+
+    def filter_rows(self, after_id: int, upto_id: int, chunk: int = 100_000) -> Iterator[FilterRows]:
+        return bulk_columns.filter_rows(self.engine, after_id, upto_id, chunk)
 
     def filter_ids(self, filters: Filters) -> np.ndarray:
         clauses = []

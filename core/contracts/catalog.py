@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -22,6 +22,29 @@ class VectorSet:
     model_id: str
     dim: int
     count: int = 0
+
+
+@dataclass(frozen=True)
+class CatalogState:
+    """Whether the columns a filter reads changed: the largest photo id (photos are only appended, with ids
+    above it), a count of edits and deletions of filtered columns (kept by the catalog whatever writes them),
+    and a token of the catalog itself (its schema version and an identity drawn when it was made)."""
+
+    max_id: int
+    changes: int
+    token: str
+
+
+@dataclass
+class FilterRows:
+    """The filtered columns of consecutive photos, in id order (Catalog.filter_rows). A missing value is 0
+    (date, taxon, licence) or NaN (place)."""
+
+    ids: np.ndarray  # int64, ascending
+    days: np.ndarray  # int32, the date as yyyymmdd
+    taxa: np.ndarray  # int32, the taxon id (Catalog.taxon_ids names them)
+    licences: np.ndarray  # int32, the licence id (Catalog.licence_ids)
+    places: np.ndarray  # float32 (n, 4): min_lat, max_lat, min_lon, max_lon exactly as the place index keeps them
 
 
 class Catalog(Protocol):
@@ -48,6 +71,20 @@ class Catalog(Protocol):
     def filter_ids(self, filters: Filters) -> Sequence[int]:
         """Ids of the photos that pass every part of `filters`, ascending (SqlCatalog: an int64 numpy array,
         since a filter at a million photos selects 100k+ ids)."""
+
+    def filter_state(self) -> CatalogState:
+        """The state of the filtered columns now (one cheap query)."""
+
+    def filter_rows(self, after_id: int, upto_id: int, chunk: int = 100_000) -> Iterator[FilterRows]:
+        """The filtered columns of the photos with after_id < id <= upto_id, in chunks of at most `chunk`
+        photos, in id order. A place is given as the bounds the box filter compares, so that a filter over
+        these columns selects exactly what filter_ids selects."""
+
+    def taxon_ids(self, name: str) -> np.ndarray:
+        """Ids of the taxa having this name at any rank or as their common name, as filter_ids matches it."""
+
+    def licence_ids(self, text: str) -> np.ndarray:
+        """Ids of the licences the licence filter `text` matches, as filter_ids matches it."""
 
     def taxon_known(self, name: str) -> bool:
         """True if any photo has this name at any rank (case-insensitive)."""

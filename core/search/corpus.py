@@ -16,6 +16,7 @@ from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
 from core.imageio import load_image
+from core.search.filter_columns import FilterColumns
 from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
@@ -35,6 +36,9 @@ class Corpus:
         self._generation: tuple | None = None  # what the index files on disk looked like when loaded
         self._lock = threading.Lock()
         self.startup_notices: list[str] = []
+        # the filters' columns beside the index (the catalog answers while they are made, or if they cannot be)
+        self.filter_columns = FilterColumns(catalog, settings.path("index", "filter-columns"),
+                                            enabled=settings.filter_columns)
 
     # ---- the index of the current embedder --------------------------------------------------------
     @property
@@ -128,7 +132,8 @@ class Corpus:
             return None
         bounds.text("taxon", filters.taxon, 200)
         bounds.text("licence", filters.license, 200)
-        if filters.taxon and not self.catalog.taxon_known(filters.taxon):
+        known = self.filter_columns.taxon_known(filters.taxon) if filters.taxon else True
+        if not (self.catalog.taxon_known(filters.taxon) if known is None else known):
             raise NotFoundError(f"No photo in the catalog has the taxon {filters.taxon!r}",
                                 "check the spelling or use a higher rank (genus, family)")
         if filters.bbox:
@@ -138,7 +143,11 @@ class Corpus:
                                  "e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)")
         if filters.date_from and filters.date_to and filters.date_from > filters.date_to:
             raise InputError("The start date is after the end date", "swap --date-from and --date-to")
-        return np.asarray(self.catalog.filter_ids(filters), dtype=np.int64)
+        pool = self.filter_columns.pool(filters)
+        for notice in self.filter_columns.notices:
+            if notice not in self.startup_notices:
+                self.startup_notices.append(notice)
+        return np.asarray(self.catalog.filter_ids(filters), dtype=np.int64) if pool is None else pool
 
     def taxon_names(self, limit: int = 5000) -> list[tuple[str, str]]:
         """(name, rank) of the catalog's taxon and common names, most photographed first (the web app's taxon
