@@ -5,13 +5,15 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from contextlib import contextmanager
+from operator import attrgetter
 from dataclasses import fields
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import (Engine, LargeBinary, and_, bindparam, column, delete, false, func, insert, literal, or_, select,
-                        table, text, union, union_all, update)
+from sqlalchemy import (Connection, Engine, LargeBinary, and_, bindparam, column, delete, false, func, insert, literal,
+                        or_, select, table, text, union, union_all, update)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -32,6 +34,8 @@ _CHUNK = 500  # SQLite caps bound parameters; large id lists are queried in chun
 _ROW_FIELDS = ("sha256", "width", "height", "bytes", "observed_on", "latitude", "longitude", "rights_holder", "caption",
                "source")
 MIN_PREFIX = 12  # a shared path start shorter than this is not worth a row of its own
+SQLITE_DEFAULT_CACHE = -2000  # SQLite's own default page cache (2 MB)
+MAX_STORED_TAXA = 200_000  # taxa whose stored names are remembered (then forgotten all at once)
 MIN_PREFIX_BATCH = 32  # a new prefix is made for a batch of at least this many photos (else only reused)
 
 
@@ -45,9 +49,20 @@ def _stored(photo: Photo) -> dict[str, Any]:
     return data
 
 
+_TAXON_OF = attrgetter(*TAXON_FIELDS)  # a photo's names, in the order of the taxa table's columns
+_TAXON_COLUMNS = ", ".join(f'"{n}"' for n in TAXON_FIELDS)
+_INSERT_TAXON = (f"INSERT INTO taxa ({_TAXON_COLUMNS}) VALUES ({', '.join('?' * len(TAXON_FIELDS))}) "
+                 "ON CONFLICT DO NOTHING")
+_TAXA_NAMED = f"SELECT id, {_TAXON_COLUMNS} FROM taxa WHERE scientific_name IN ({{}})"
 _INSERT_PHOTO = ("INSERT INTO photos (id, prefix_id, path, sha256, width, height, bytes, taxon_id, observed_on, latitude, "
                  "longitude, licence_id, rights_holder, caption, source, extra, ingest_run_id) "
                  "VALUES (" + ", ".join("?" * 17) + ")")
+
+
+# Why the prefix's length written into the SQL: SQLite uses the expression index ix_photos_hash_prefix only for
+# the very expression it indexes; with the 1 and the 8 as bound parameters (as SQLAlchemy's func.substr sends
+# them) every lookup scanned the whole table, and an ingest's deduplication grew with the square of the catalog.
+_HASH_LOOKUP = (f"SELECT sha256, id FROM photos WHERE substr(sha256, 1, {HASH_PREFIX_BYTES}) IN ({{}})")
 
 
 def shared_prefix(paths: Sequence[str]) -> str:
@@ -181,22 +196,57 @@ class SqlCatalog:
         self._taxon_ids: dict[tuple[str, ...], int] = {}
         self._licence_ids: dict[str, int] = {}
         self._prefix_ids: dict[str, int] = {}
+        self._stored_taxa: dict[tuple, tuple[str, ...]] = {}
+        self._bulk: Connection | None = None  # the writes' own connection during bulk_writes  # a photo's names as given -> as stored (bounds.name)
+
+    @contextmanager
+    def bulk_writes(self, cache_mb: int):
+        """Within the block, add_photos and mark_indexed share one connection whose page cache holds `cache_mb`
+        (SQLite's default is 2 MB: an ingest writes the photo indexes and the R*Tree of places at random places,
+        and with a small cache each batch read their pages again, about a third of the insert's time at 200k
+        photos). Every write is still its own transaction; the connection goes back to the pool with the
+        default cache."""
+        with self._write:
+            conn = self.engine.connect()
+            conn.exec_driver_sql(f"PRAGMA cache_size = {-int(cache_mb) * 1024}")
+            conn.commit()
+            self._bulk = conn
+        try:
+            yield
+        finally:
+            with self._write:
+                self._bulk = None
+                try:
+                    conn.rollback()
+                    conn.exec_driver_sql(f"PRAGMA cache_size = {SQLITE_DEFAULT_CACHE}")
+                    conn.commit()
+                finally:
+                    conn.close()
+
+    @contextmanager
+    def _writing(self):
+        """A write transaction (the caller holds self._write): on the bulk connection during bulk_writes."""
+        if self._bulk is None:
+            with self.engine.begin() as conn:
+                yield conn
+        else:
+            with self._bulk.begin():
+                yield self._bulk
 
     # ---- taxa and licences ------------------------------------------------------------------------
     def _taxon_ids_for(self, conn, wanted: set[tuple[str, ...]]) -> None:
         """Make sure every name combination in `wanted` has a row in taxa, its id cached (inside the caller's
         write transaction)."""
         missing = [t for t in wanted if t not in self._taxon_ids and any(t)]
-        cols = [getattr(TaxonRow, n) for n in TAXON_FIELDS]
-        for chunk in _chunks(missing, 60):
-            conn.execute(sqlite_insert(TaxonRow).on_conflict_do_nothing(),
-                         [dict(zip(TAXON_FIELDS, t)) for t in chunk])
-            # one query per chunk: the rows named like these (the species name narrows it), matched here
-            names = sorted({t[0] for t in chunk})
-            for row in conn.execute(select(TaxonRow.id, *cols).where(TaxonRow.scientific_name.in_(names))):
+        if not missing:
+            return
+        conn.exec_driver_sql(_INSERT_TAXON, missing)  # (the driver's executemany: 50,000 species at 1M photos)
+        # one query per chunk of species names: the rows named like these, matched here
+        for chunk in _chunks(sorted({t[0] for t in missing})):
+            for row in conn.exec_driver_sql(_TAXA_NAMED.format(", ".join("?" * len(chunk))), tuple(chunk)):
                 self._taxon_ids[tuple(row[1:])] = int(row[0])
-            if any(t not in self._taxon_ids for t in chunk):
-                raise RuntimeError("a taxon row was not found after its insert")
+        if any(t not in self._taxon_ids for t in missing):
+            raise RuntimeError("a taxon row was not found after its insert")
 
     def _licence_ids_for(self, conn, wanted: set[str]) -> None:
         for raw in wanted:
@@ -230,27 +280,46 @@ class SqlCatalog:
     def add_photos(self, photos: Sequence[Photo], run_id: int | None = None) -> list[int]:
         if not photos:
             return []
-        stored = [_stored(p) for p in photos]
-        with self._write, self.engine.begin() as conn:
-            self._taxon_ids_for(conn, {tuple(d[n] for n in TAXON_FIELDS) for d in stored})
-            self._licence_ids_for(conn, {d["license"] for d in stored})
-            prefix = shared_prefix([d["path"] for d in stored])
-            prefix_id = self._prefix_id_for(conn, prefix, create=len(stored) >= MIN_PREFIX_BATCH)
+        # the stored form of each photo's names (as _stored gives them), worked out once per distinct taxon: an
+        # ingest of millions of photos repeats some thousands of them
+        taxa_of = self._stored_taxa
+        if len(taxa_of) > MAX_STORED_TAXA:
+            taxa_of.clear()
+        batch_taxa: set[tuple[str, ...]] = set()
+        holders: dict[str, str] = {}
+        taxa, licences, holder_names = [], [], []
+        raw_taxon = _TAXON_OF
+        for p in photos:
+            raw = raw_taxon(p)
+            taxon = taxa_of.get(raw)
+            if taxon is None:
+                taxon = taxa_of[raw] = tuple(bounds.name(v) for v in raw)
+            taxa.append(taxon)
+            batch_taxa.add(taxon)
+            licences.append((p.license or "").strip())
+            holder = holders.get(p.rights_holder)
+            if holder is None:
+                holder = holders[p.rights_holder] = bounds.name(p.rights_holder)
+            holder_names.append(holder)
+        with self._write, self._writing() as conn:
+            self._taxon_ids_for(conn, batch_taxa)
+            self._licence_ids_for(conn, set(licences))
+            prefix = shared_prefix([p.path for p in photos])
+            prefix_id = self._prefix_id_for(conn, prefix, create=len(photos) >= MIN_PREFIX_BATCH)
             cut = len(prefix) if prefix_id is not None else 0
             # Why explicit ids and the driver's executemany: at millions of photos SQLAlchemy's per-row work
             # (bind processing, RETURNING) cost more than SQLite's. The ids follow the largest in this
             # transaction; a writer that slipped in between would make the insert fail (primary key), never
             # mix rows up.
             first = int(conn.execute(select(func.coalesce(func.max(PhotoRow.id), 0))).scalar()) + 1
-            ids = list(range(first, first + len(stored)))
-            hashes, days, as_json = HashBytes(), DayNumber(), PhotoRow.extra.type.bind_processor(conn.dialect)
-            rows = []
-            for i, d in zip(ids, stored):
-                v = self._row_values(d)
-                rows.append((i, prefix_id, d["path"][cut:], hashes.process_bind_param(v["sha256"], None), v["width"],
-                             v["height"], v["bytes"], v["taxon_id"], days.process_bind_param(v["observed_on"], None),
-                             v["latitude"], v["longitude"], v["licence_id"], v["rights_holder"], v["caption"],
-                             v["source"], as_json(v["extra"]) if v["extra"] else None, run_id))
+            ids = list(range(first, first + len(photos)))
+            hashes, days = HashBytes().process_bind_param, DayNumber().process_bind_param
+            as_json = PhotoRow.extra.type.bind_processor(conn.dialect)
+            taxon_ids, licence_ids = self._taxon_ids, self._licence_ids
+            rows = [(i, prefix_id, p.path[cut:], hashes(p.sha256, None), p.width, p.height, p.bytes,
+                     taxon_ids.get(taxon), days(p.observed_on, None), p.latitude, p.longitude, licence_ids.get(lic),
+                     holder, p.caption, p.source, as_json(dict(p.extra)) if p.extra else None, run_id)
+                    for i, p, taxon, lic, holder in zip(ids, photos, taxa, licences, holder_names)]
             conn.exec_driver_sql(_INSERT_PHOTO, rows)
         for p, i in zip(photos, ids):
             p.id = i
@@ -321,12 +390,12 @@ class SqlCatalog:
         """Looked up by the first bytes of each hash (the index), the whole hash compared on the rows found."""
         out: dict[str, int] = {}
         wanted = set(hashes)
-        prefix = func.substr(PhotoRow.sha256, 1, HASH_PREFIX_BYTES)
+        bind = HashBytes().process_bind_param
         with self.engine.connect() as conn:
             for chunk in _chunks(sorted(wanted)):
-                keys = [HashBytes().process_bind_param(h, None)[:HASH_PREFIX_BYTES] for h in chunk]
-                for digest, pid in conn.execute(select(PhotoRow.sha256, PhotoRow.id).where(
-                        prefix.in_([literal(k, LargeBinary) for k in keys]))):
+                keys = [bind(h, None)[:HASH_PREFIX_BYTES] for h in chunk]
+                for digest, pid in conn.exec_driver_sql(_HASH_LOOKUP.format(", ".join("?" * len(keys))), tuple(keys)):
+                    digest = HashBytes().process_result_value(digest, None)
                     if digest in wanted:
                         out[digest] = int(pid)
         return out
@@ -515,8 +584,9 @@ class SqlCatalog:
 
     def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
         if len(ids):
-            with self._write, self.engine.begin() as conn:  # one executemany: a checkpoint may mark 100k+ photos
-                conn.execute(insert(PhotoVectorRow), [{"vector_set_id": vector_set_id, "photo_id": int(i)} for i in ids])
+            with self._write, self._writing() as conn:  # one executemany: a checkpoint may mark 100k+ photos
+                conn.exec_driver_sql("INSERT INTO photo_vectors (vector_set_id, photo_id) VALUES (?, ?)",
+                                     [(vector_set_id, int(i)) for i in ids])
 
     def unmark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
         with self._write, Session(self.engine) as s, s.begin():

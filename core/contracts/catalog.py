@@ -1,6 +1,7 @@
 """What the engine needs from the photo catalog. storage/ implements it with SQLite; tests use fakes."""
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Iterator, Protocol, Sequence
 
@@ -108,6 +109,10 @@ class Catalog(Protocol):
         ints takes about 70: the start-up check compares millions of them)."""
 
     def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None: ...
+
+    def bulk_writes(self, cache_mb: int) -> AbstractContextManager[None]:
+        """Within the block, this catalog's writes (add_photos, mark_indexed) share one connection with a page
+        cache of `cache_mb` (an ingest); each write is still its own transaction."""
 
     def unmark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None: ...
 

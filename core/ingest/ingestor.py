@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain
 from pathlib import Path
 from typing import Callable
@@ -18,7 +19,7 @@ from core.backends.base import Embedder
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
 from core.vectors.gpu import choose as choose_gpu
-from core.vectors.index import VectorIndex
+from core.vectors.index import VectorIndex, set_threads, threads as faiss_threads
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
@@ -127,12 +128,16 @@ class Ingestor:
             batches = chain(known_vectors, companion_vectors.batches(given, lookup, dedupe, self.settings.batch_size),
                             embedded) if lookup else embedded
         done = 0
-        for batch in batches:
-            commit.add(batch)
-            done += batch.seen
-            if progress and batch.seen:
-                progress(done, max(total, done))
-        commit.checkpoint()
+        with self.catalog.bulk_writes(self.settings.ingest_cache_mb):
+            try:
+                for batch in batches:
+                    commit.add(batch)
+                    done += batch.seen
+                    if progress and batch.seen:
+                        progress(done, max(total, done))
+                commit.checkpoint()
+            finally:
+                commit.close()
         if lookup is not None:
             note = (f"{lookup.used} photos took their vectors from the precomputed file {lookup.source} beside the "
                     f"dataset (made by {vs.model_id.split('#', 1)[0]}): they were not embedded here"
@@ -247,20 +252,29 @@ class Ingestor:
 
 class _Committer:
     """Commits embedded batches on this process: catalog rows, index vectors, periodic checkpoints. A photo
-    is recorded as indexed only once the index file holding its vector has been written."""
+    is recorded as indexed only once the index file holding its vector has been written.
+
+    A batch's vectors go into the index on a thread of their own while the next batch is read and its catalog
+    rows written (FAISS runs without Python's lock, and adding the vectors is most of a precomputed ingest's
+    work); one batch at most is in flight, and a checkpoint waits for it before the index is written."""
 
     def __init__(self, ingestor: Ingestor, vs: VectorSet, index: VectorIndex, run_id: int, report: IngestReport):
         self.catalog, self.store, self.vs, self.index = ingestor.catalog, ingestor.store, vs, index
         self.run_id, self.report, self.every = run_id, report, ingestor.settings.checkpoint_s
         self.pending: list[int] = []
         self.last = time.monotonic()
+        # (OpenMP's thread count is the calling thread's own: the adding thread takes this one's)
+        self._adder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-index-add",
+                                         initializer=set_threads, initargs=(faiss_threads(),))
+        self._adding: Future | None = None
 
     def add(self, batch: EmbeddedBatch) -> None:
         if batch.photos:
             if batch.new:
                 self.catalog.add_photos(batch.photos, self.run_id)
             ids = [p.id for p in batch.photos]
-            self.index.add(ids, batch.vectors)
+            self._settle()
+            self._adding = self._adder.submit(self.index.add, ids, batch.vectors)
             self.pending += ids
             if batch.new:
                 self.report.added += len(ids)
@@ -269,9 +283,21 @@ class _Committer:
         if time.monotonic() - self.last >= self.every:
             self.checkpoint()
 
+    def _settle(self) -> None:
+        """Wait until the batch in flight is in the index (raising its error, if adding it failed)."""
+        if self._adding is not None:
+            adding, self._adding = self._adding, None
+            adding.result()
+
     def checkpoint(self) -> None:
+        self._settle()
         self.store.save(self.vs, self.index)
         if self.pending:
             self.catalog.mark_indexed(self.vs.id, self.pending)
             self.pending.clear()
         self.last = time.monotonic()
+
+    def close(self) -> None:
+        """Stop the adding thread once its batch is done (also when the ingest failed: nothing is written
+        after this returns)."""
+        self._adder.shutdown(wait=True)

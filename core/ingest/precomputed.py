@@ -24,7 +24,8 @@ from core.ingest.decode import read_and_hash
 from core.ingest.state import EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
 from core.contracts.settings import Settings
-from core.ingest.sources import CSV_COLUMNS, SourceItem, ValueNotes, _coordinate, _date_value
+from core.ingest.arrow_rows import ArrowRows
+from core.ingest.sources import SourceItem, ValueNotes
 
 log = logging.getLogger(__name__)
 
@@ -105,21 +106,26 @@ def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: Ve
     # least the first id this run added is a repeat within the file, not a photo of an earlier run.
     first_new_id: int | None = None
     notes = ValueNotes()
+    reader = ArrowRows(path, names, ref_col, vec_col)
     with ThreadPoolExecutor(max_workers=4, thread_name_prefix="precomputed-hash") as pool:
-        for rb in pf.iter_batches(batch_size=ROWS_PER_BATCH):
+        for rb in pf.iter_batches(batch_size=ROWS_PER_BATCH, columns=[*reader.columns(), vec_col]):
             vectors = _vectors(rb, vec_col, vs.dim, path)
-            rows = rb.drop_columns([vec_col]).to_pylist()
-            items = [_item(row, ref_col, path, vec_col, notes) for row in rows]
-            local = any(it.photo.path and not it.photo.path.startswith(("http://", "https://")) for it in items)
-            digests = list(pool.map(_digest, items)) if local else [_digest(it) for it in items]
+            refs, photos = reader.photos(rb, notes)
+            local = [p.path and not p.path.startswith(("http://", "https://")) for p in photos]
+            if any(local):
+                items = [SourceItem(name, (lambda f=p.path: Path(f).read_bytes()) if is_local else (lambda: b""), p)
+                         for name, p, is_local in zip(refs, photos, local)]
+                digests = list(pool.map(_digest, items))
+            else:  # (a hash of each reference: a URL's bytes are not fetched)
+                digests = [_ref_digest(name) for name in refs]
             known_ids = catalog.ids_for_hashes([d for d in digests if d])
             norms = np.linalg.norm(vectors, axis=1)
             usable = np.isfinite(norms) & (norms > 0)
             seen: set[str] = set()
             new_photos, new_rows, old_ids, old_rows = [], [], [], []
-            for i, (item, digest) in enumerate(zip(items, digests)):
+            for i, (photo, digest) in enumerate(zip(photos, digests)):
                 if not usable[i]:
-                    report.skipped.append((item.name, "its vector is zero or not finite; recompute it"))
+                    report.skipped.append((refs[i], "its vector is zero or not finite; recompute it"))
                 elif digest in seen:
                     report.duplicates += 1
                 elif digest in known_ids:
@@ -132,15 +138,16 @@ def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: Ve
                     else:
                         report.already += 1
                         if known is not None:
-                            known.append((known_ids[digest], item.photo))
+                            known.append((known_ids[digest], photo))
                 else:
-                    item.photo.sha256 = digest
-                    new_photos.append(item.photo)
+                    photo.sha256 = digest
+                    new_photos.append(photo)
                     new_rows.append(i)
                 seen.add(digest)
             if old_ids:
                 yield EmbeddedBatch(catalog.get_photos(old_ids), _unit(vectors[old_rows]), False, 0)
-            yield EmbeddedBatch(new_photos, _unit(vectors[new_rows]), True, len(rows))
+            fresh = vectors if len(new_rows) == len(vectors) else vectors[new_rows]
+            yield EmbeddedBatch(new_photos, _unit(fresh), True, len(photos))
             if first_new_id is None and new_photos and new_photos[0].id is not None:
                 first_new_id = int(new_photos[0].id)  # (the committer gave the photos their ids)
     report.notices += notes.all()
@@ -214,32 +221,7 @@ def _vectors(batch, col: str, dim: int, path: Path) -> np.ndarray:
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32) if len(x) else x
-
-
-def _item(row: dict, ref_col: str, path: Path, vec_col: str, notes: ValueNotes) -> SourceItem:
-    ref = str(row.get(ref_col) or "").strip()
-    values = {ours: row.get(next((h for h in names if h in row), ""), "") for ours, names in CSV_COLUMNS.items()
-              if ours != "path"}
-    used = {h for names in CSV_COLUMNS.values() for h in names} | {vec_col, ref_col, "model_id", "model"}
-    extra = {k: v for k, v in row.items() if k not in used and isinstance(v, (str, int, float, bool))}
-    where = f"{path.name}:{ref or 'row'}"
-    header = {ours: next((h for h in names if h in row), ours) for ours, names in CSV_COLUMNS.items()}
-    observed = _date_value(values.get("observed_on"), where, header["observed_on"], extra, notes)
-    remote = ref.startswith(("http://", "https://"))
-    local = None if remote or not ref else (path.parent / ref).resolve()
-    photo = Photo(path=ref if remote or not ref else str(local), source="precomputed",
-                  scientific_name=str(values.get("scientific_name") or ""),
-                  common_name=str(values.get("common_name") or ""), kingdom=str(values.get("kingdom") or ""),
-                  phylum=str(values.get("phylum") or ""), class_name=str(values.get("class_name") or ""),
-                  order=str(values.get("order") or ""), family=str(values.get("family") or ""),
-                  genus=str(values.get("genus") or ""), observed_on=observed,
-                  latitude=_coordinate(values.get("latitude"), "latitude", header["latitude"], 90, where, extra, notes),
-                  longitude=_coordinate(values.get("longitude"), "longitude", header["longitude"], 180, where, extra,
-                                        notes),
-                  license=str(values.get("license") or ""), rights_holder=str(values.get("rights_holder") or ""),
-                  caption=str(values.get("caption") or ""), extra=extra)
-    return SourceItem(ref or f"{path}:row", (lambda f=local: f.read_bytes()) if local else (lambda: b""), photo)
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32, copy=False) if len(x) else x
 
 
 def _digest(item: SourceItem) -> str:
@@ -255,4 +237,8 @@ def _digest(item: SourceItem) -> str:
             except Exception:  # not an image we can read: the vector still stands; sizes stay 0
                 log.warning("precomputed ingest: cannot read the size of %s", item.photo.path)
             return r.digest
-    return hashlib.sha256(b"precomputed-ref\0" + item.name.encode()).hexdigest()
+    return _ref_digest(item.name)
+
+
+def _ref_digest(name: str) -> str:
+    return hashlib.sha256(b"precomputed-ref\0" + name.encode()).hexdigest()

@@ -55,6 +55,11 @@ def set_threads(n: int) -> None:
         faiss.omp_set_num_threads(n)
 
 
+def threads() -> int:
+    """FAISS's OpenMP threads for calls from this thread (set_threads applies to the thread that calls it)."""
+    return int(faiss.omp_get_max_threads())
+
+
 def new_flat(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 

@@ -122,3 +122,83 @@ def test_a_large_precomputed_file_is_read_in_flat_memory_into_a_compressed_index
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     _, ids = index.search(q, 1)
     assert ids[:, 0].tolist() == [6, 17_001]
+
+
+def _url_vectors(tmp_path, n: int, dim: int = 64, seed: int = 0) -> Path:
+    import numpy as np
+
+    x = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    table = pa.table({"url": [f"https://example.org/p/{i}.jpg" for i in range(n)],
+                      "scientific_name": [SPECIES[i % 3] for i in range(n)],
+                      "latitude": [float(i % 80) for i in range(n)], "longitude": [float(i % 170) for i in range(n)],
+                      "embedding": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), dim)})
+    path = tmp_path / "urls.parquet"
+    pq.write_table(table.replace_schema_metadata({b"model_id": b"hash-standin@v1/64"}), path, row_group_size=500)
+    return path
+
+
+def _each_photo_once(settings, n: int) -> None:
+    import numpy as np
+
+    final = build_services(settings)
+    assert final.catalog.count() == n
+    ids = final.corpus.index.ids()
+    assert len(ids) == n and len(np.unique(ids)) == n
+    vs = final.catalog.vector_sets()[0]
+    assert final.catalog.indexed_ids(vs.id) == set(int(i) for i in ids)
+
+
+def test_a_failed_index_add_stops_the_ingest_and_the_next_run_adds_each_photo_once(tmp_path, monkeypatch):
+    """The vectors are added on a thread of their own: its error reaches the caller (no hang, no silent
+    loss), and what the failed run wrote is finished by the next run exactly once."""
+    import core.ingest.precomputed as precomputed
+    from core.vectors.index import VectorIndex
+
+    monkeypatch.setattr(precomputed, "ROWS_PER_BATCH", 100)
+    path, settings = _url_vectors(tmp_path, 1000), _settings(tmp_path)
+    real_add, calls = VectorIndex.add, []
+
+    def failing_add(self, ids, vectors):
+        calls.append(len(ids))
+        if len(calls) == 4:
+            raise RuntimeError("the disk is full")
+        return real_add(self, ids, vectors)
+
+    monkeypatch.setattr(VectorIndex, "add", failing_add)
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        build_services(settings).ingestor().run(path)
+    assert 4 <= len(calls) < 10
+    monkeypatch.setattr(VectorIndex, "add", real_add)
+    report = build_services(settings).ingestor().run(path)
+    assert report.added + report.reembedded + report.already == 1000 and report.reembedded >= 100
+    _each_photo_once(settings, 1000)
+
+
+def test_a_killed_precomputed_ingest_resumes_with_each_photo_exactly_once(tmp_path):
+    import signal
+    import time
+
+    n = 3000
+    path = _url_vectors(tmp_path, n)
+    env = dict(os.environ, ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_EMBEDDER="hash",
+               ECOLENS_CHECKPOINT_S="0", CI="true")
+    slow = ("import sys, time; sys.path.insert(0, %r); import core.ingest.precomputed as p; p.ROWS_PER_BATCH = 50; "
+            "import core.vectors.index as v; add = v.VectorIndex.add; "
+            "v.VectorIndex.add = lambda self, ids, x: (time.sleep(0.1), add(self, ids, x))[1]; "
+            "import app; sys.exit(app.main(['ingest', %r]))") % (str(ROOT), str(path))
+    proc = subprocess.Popen([sys.executable, "-c", slow], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    db, deadline, engine = tmp_path / "data" / "ecolens.sqlite", time.time() + 90, None
+    while time.time() < deadline and proc.poll() is None:  # kill it once some, but not all, photos are in
+        time.sleep(0.2)
+        if db.exists():
+            engine = engine or build_services(_settings(tmp_path))
+            if 300 <= engine.catalog.count() < n - 300:
+                break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert engine is not None and engine.catalog.count() < n, "the run finished before it could be killed"
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "ingest", str(path), "--json"], env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    _each_photo_once(_settings(tmp_path), n)
