@@ -3,6 +3,7 @@ of it (each builds a new component), and it is the description Gradio itself giv
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 from gradio.state_holder import SessionState
@@ -37,6 +38,8 @@ def test_skipping_a_gallery_output_keeps_its_page_config():
         gr.Button().click(lambda: None, None, [gallery, text])
     fn = list(demo.fns.values())[0]
     state = SessionState(demo)
-    asyncio.run(demo.postprocess_data(fn, [gr.skip(), "status"], state))
+    # a thread of its own: in the full suite the browser tests' Playwright leaves an event loop running here
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, demo.postprocess_data(fn, [gr.skip(), "status"], state)).result()
     config = state.config_values[gallery._id]
     assert config["api_info"] == schemas._ORIGINAL(gr.Gallery(columns=5)) and config["props"]["columns"] == 5
