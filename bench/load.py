@@ -18,9 +18,11 @@ machine. The last line is machine-readable: RESULT fast_p95_ratio=<float> errors
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import sqlite3
+import ssl
 import statistics
 import subprocess
 import sys
@@ -39,6 +41,14 @@ QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beet
            "a yellow flower open"]
 HTTP_TIMEOUT_S = 120
 STOPPED_EARLY = "a later step failed"  # ui/strings.py STOPPED_EARLY: the search failed after its first results
+
+
+@functools.lru_cache(maxsize=1)
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context every client call of this bench shares (certificates checked as httpx's default)."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def form(preset: str) -> list:
@@ -144,6 +154,7 @@ class Load:
         self.times: dict[str, list[float]] = {name: [] for name, _ in MIX}
         self.errors: list[str] = []
         self.confirmed: list[int] = []  # label ids the API returned
+        self.label_times: list[float] = []  # seconds of each confirmed label call
         self.lock = threading.Lock()
 
     def lower_priority(self) -> None:
@@ -163,9 +174,14 @@ class Load:
     def client(self):
         from gradio_client import Client
 
-        # a loaded 2-core machine answers slowly: httpx's 5 s default would count slowness as errors
+        # a loaded 2-core machine answers slowly: httpx's 5 s default would count slowness as errors.
+        # gradio_client makes a new httpx client for every call, and each one built a TLS context of its own
+        # (loading the CA bundle, ~40 ms of CPU), even for http://127.0.0.1: that was 82% of the bench's CPU
+        # (py-spy), taken from the server's two cores. One context shared by every call, as a browser keeps its
+        # TLS settings, with the same certificate checks.
+        # (gradio_client hands ssl_verify to httpx as its `verify`, which takes a context)
         return Client(self.url, verbose=False, download_files=False, analytics_enabled=False,
-                      httpx_kwargs={"timeout": HTTP_TIMEOUT_S})
+                      ssl_verify=tls_context(), httpx_kwargs={"timeout": HTTP_TIMEOUT_S})
 
     def search(self, client, preset: str, query: str) -> tuple[float, dict | None]:
         """One search: its seconds and its result JSON, or None after an error (recorded)."""
@@ -216,9 +232,11 @@ class Load:
                 self.times[preset].append(seconds)
             for hit in (result.get("results") or [])[:self.labels]:
                 try:
+                    t0 = time.perf_counter()
                     label_id = client.predict(query, int(hit["id"]), rng.choice([0, 1]),
                                               f"load-{self.run_id}-s{number}", 1.0, api_name="/label")
                     with self.lock:
+                        self.label_times.append(time.perf_counter() - t0)
                         self.confirmed.append(int(label_id))
                 except Exception as exc:
                     with self.lock:
@@ -375,7 +393,7 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
     errors = idle_load.errors + load.errors
     return {"alone": idle_load.times, "loaded": load.times, "opened": load.open_times, "wall": wall,
             "samples": samples, "errors": len(errors), "error_lines": errors, "cpu": used,
-            "confirmed": len(load.confirmed), "stored": stored,
+            "confirmed": len(load.confirmed), "stored": stored, "label_times": load.label_times,
             "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
             "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
 
@@ -395,6 +413,9 @@ def report(args, workers: str, f: dict, name: str = "") -> None:
         a, b = f["alone"][name], f["loaded"][name]
         print(f"{name:<10} {len(a):>7} {pct(a, 50):>7.2f} {pct(a, 95):>7.2f}   {len(b):>8} {pct(b, 50):>7.2f} "
               f"{pct(b, 95):>7.2f}")
+    labels = f.get("label_times") or []
+    if labels:
+        print(f"{'label':<10} {'':>7} {'':>7} {'':>7}   {len(labels):>8} {pct(labels, 50):>7.2f} {pct(labels, 95):>7.2f}")
     print(f"Fast p95 ratio (loaded / alone): {f['ratio']:.2f} (goal <= 3)")
     print(f"errors: {f['errors']}" + "".join(f"\n  {e}" for e in f["error_lines"][:10]))
     print(f"labels: {f['confirmed']} confirmed, " + (

@@ -84,5 +84,5 @@ def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
                     api_visibility="private")
     final_non.click(lambda a, s: h.adjudicate(0, a, s), [annotator, st], [kappa, disagreements, disagree_note, st],
                     api_visibility="private")
-    gr.api(h.label_photo, api_name="label", concurrency_limit=None)
+    gr.api(h.label_photo, api_name="label", concurrency_id="label-api", concurrency_limit=1)
     return annotator

@@ -16,6 +16,7 @@ from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice
                                    Visualization, Waiting)
 from core.labels import latest
 from core.methods.llm_checks import is_question
+from core.workers.right_of_way import ROAD
 from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
@@ -211,7 +212,17 @@ class SearchHandlers:
         status line (ui.status) says what is on screen and what is being done; a quiet second redraws it, so
         a wait for a slow backend counts up on screen."""
         status = SearchStatus(state.get("searches"), self.settings)
-        heavy = req.method != "baseline" or req.rerank != "none" or req.coverage or req.answer
+        heavy = self.engine.is_costly(req)
+        if not heavy:  # a plain search holds the right of way until its page is sent (its outputs cost the
+            with ROAD.plain():  # server as much as the search did)
+                yield from self._updates(state, req, token, knobs, key, outcome, status, heavy)
+            return
+        for update in self._updates(state, req, token, knobs, key, outcome, status, heavy):
+            ROAD.give_way()  # each page update of a costly search waits for running plain searches (bounded)
+            yield update
+
+    def _updates(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any], key: str,
+                 outcome: dict[str, bool], status: SearchStatus, heavy: bool) -> Iterator[tuple]:
         shown = False  # whether this search has put results on screen yet
         last = [0.0]  # when the page was last updated
 

@@ -23,6 +23,7 @@ from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest
 from core.methods.cache_keys import image_hash, key_of, photo_key
 from core.methods.disk_cache import DiskCache
 from core.prompts import judge as judge_prompts
+from core.workers.right_of_way import give_way
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class CachedEmbedder:
         return self.inner.count_tokens(text)
 
     def _cached(self, kind: str, items: Sequence[Any], compute: Callable[[list], np.ndarray]) -> np.ndarray:
+        give_way()  # a costly search's step: plain searches first (core.workers.right_of_way)
         keys = [key_of(self.model_id, kind, it) for it in items]
         rows: list[np.ndarray | None] = [self.cache.get_array("embed", k) for k in keys]
         todo = [i for i, r in enumerate(rows) if r is None]
@@ -88,6 +90,7 @@ class CachedLLM:
 
     def chat(self, messages, *, temperature: float = 0.0, seed: int = 0, max_tokens: int = 256,
              json_schema: dict | None = None, **options: Any) -> str:
+        give_way()  # a costly search's step: plain searches first (core.workers.right_of_way)
         def call() -> str:
             return self.inner.chat(messages, temperature=temperature, seed=seed, max_tokens=max_tokens,
                                    json_schema=json_schema, **options)
@@ -136,6 +139,7 @@ class CachedJudge:
     def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int | None = None,
             cache_only: bool = False) -> JudgeAnswer:
         """`vote`, when given, overrides request.vote; the inner judge receives the vote in the request."""
+        give_way()  # a costly search's step: plain searches first (core.workers.right_of_way)
         if vote is not None and vote != request.vote:
             request = dataclasses.replace(request, vote=int(vote))
         who = photo_key(request.photo) if request.photo is not None else request.image
@@ -198,6 +202,7 @@ class CachedGenerator:
     def _stored(self, key: str, make, asked: tuple[str, int] | None = None) -> tuple[GeneratedImage, Path]:
         """The picture under `key` (a PNG beside its cache entry), made by `make` on a miss. `asked`: the
         (prompt, seed) a hit reports; without it, the entry keeps the picture's own prompt and seed."""
+        give_way()  # a costly search's step: plain searches first (core.workers.right_of_way)
         png = self.out_dir / f"{key[:24]}.png"
         meta = self.cache.get_json("generated", key)
         if meta is not None and png.is_file():
@@ -228,6 +233,7 @@ class CachedCaptioner:
         hint = " / ".join(n for n in (photo.common_name, photo.scientific_name) if n) if photo is not None else ""
         key = key_of(self.model_id, getattr(self.inner, "prompt_id", ""), who, judge_prompts.CAPTION_SYSTEM,
                      judge_prompts.caption_text(hint))
+        give_way()  # a costly search's step: plain searches first (core.workers.right_of_way)
         hit = self.cache.get_json("caption", key)
         if hit is not None:
             return hit["text"]

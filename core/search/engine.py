@@ -19,7 +19,7 @@ import logging
 import queue
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -41,6 +41,7 @@ from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
+from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,8 @@ class SearchEngine:
         kind = deadline_kind(request)
         deadline = SearchDeadline(float(getattr(self.settings, DEADLINE_SETTINGS[kind])), kind,
                                   DEADLINE_SETTINGS[kind])
-        with deadline.applied():  # every model-server call below gets at most what is left of it
+        plain = nullcontext() if self.is_costly(request) else ROAD.plain()
+        with deadline.applied(), plain:  # every model-server call below gets at most what is left of it
             result = self._search(request, on_event, cancel, deadline)
         over = -deadline.left()
         if over > 1.0:  # a model running in this process finishes the call it is making
@@ -121,7 +123,7 @@ class SearchEngine:
             for h in preview:  # the preview's score is the similarity itself
                 h.similarity = h.score
             run.emit(FirstResults("preview", [h.to_json() for h in preview]))
-        heavy = self._is_heavy(request)
+        heavy = self.is_costly(request)
         with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
@@ -232,7 +234,9 @@ class SearchEngine:
 
     # ---- stages ---------------------------------------------------------------------------------
     @staticmethod
-    def _is_heavy(request: SearchRequest) -> bool:
+    def is_costly(request: SearchRequest) -> bool:
+        """Whether the search calls costly backends (every preset but Fast): it takes a costly slot, its model
+        work goes to the costly lane, and it gives way to plain searches (core.workers.right_of_way)."""
         return request.method != "baseline" or request.rerank != "none" or request.coverage or request.answer
 
     @contextmanager

@@ -1,0 +1,68 @@
+"""Plain searches first in the web server's own process. The model work of costly searches runs in worker
+processes at a lower OS priority (core.workers.pool), but each costly search still does work in the server:
+cache look-ups, moving pictures and answers to and from the workers, its page updates. All threads of one
+Python process share one interpreter lock, so the OS cannot put a plain search first there; this does. A
+plain search holds the right of way from its start to its last page update (`plain`); costly work and label
+writes call `give_way` at each step, which waits while a plain search runs, never longer than `most_s` (so
+nothing starves: a costly search under a stream of plain ones is slowed, never stopped)."""
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from core.workers.scope import HEAVY, current
+
+GIVE_WAY_S = 0.5  # the longest one step of costly work waits for plain searches
+
+
+class RightOfWay:
+    def __init__(self, most_s: float = GIVE_WAY_S):
+        self.most_s = most_s
+        self.enabled = True
+        self._cond = threading.Condition()
+        self._plain = 0
+        self.waits = 0  # steps that waited (how often costly work gave way), for the benchmarks and tests
+
+    @contextmanager
+    def plain(self) -> Iterator[None]:
+        """Held by a plain search while it runs: costly work waits at its next step."""
+        with self._cond:
+            self._plain += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._plain -= 1
+                if self._plain <= 0:
+                    self._cond.notify_all()
+
+    def busy(self) -> bool:
+        return self._plain > 0
+
+    def give_way(self, most_s: float | None = None) -> float:
+        """Wait while a plain search runs, at most `most_s` (default: this road's); the seconds waited."""
+        if not self.enabled or self._plain <= 0:  # the common case costs one read, no lock
+            return 0.0
+        t0 = time.monotonic()
+        end = t0 + (self.most_s if most_s is None else most_s)
+        with self._cond:
+            while self._plain > 0:
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            self.waits += 1
+        return time.monotonic() - t0
+
+
+ROAD = RightOfWay()  # one per process: the server's interpreter lock is one
+
+
+def give_way() -> float:
+    """A step of model work: inside a costly search it waits for running plain searches (see RightOfWay);
+    plain searches and work of no search (an ingest, the command line) go on at once."""
+    if current().priority != HEAVY:
+        return 0.0
+    return ROAD.give_way()
