@@ -37,6 +37,7 @@ from ui.login import auth_function
 from ui.photos import served_files
 from ui.search_handlers import SearchHandlers
 from ui.schemas import remember_schemas
+from ui.served_in_place import serve_in_place
 from ui.search_view import search_limit
 from ui.upload_guard import UploadGuard
 from ui.style import CSS, theme
@@ -218,16 +219,6 @@ def blocked_folders(settings: Any) -> list[str]:
     return [str(data / name) for name in PRIVATE]
 
 
-def serve_in_place(folders: list[str]) -> None:
-    """Serve the served copies where they are, without Gradio's per-file work: each photo of every page update
-    was checked against the allowed folders, hashed and copied into Gradio's cache on the web server's one
-    event loop (42% of the loop's busy time under 20 sessions, py-spy). Files in a static folder are only
-    matched against it. The served folder is already the one folder the file route may serve, and holds only
-    copies made for serving (core.served), never originals, uploads or the database. Gradio keeps one list of
-    static folders per interpreter, so call this from the process that serves (launch), not from build_app."""
-    gr.set_static_paths(folders)
-
-
 ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's monitoring summary (its default: every event)
 
 
@@ -266,7 +257,7 @@ def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Cal
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))
     app.queue(default_concurrency_limit=8)
     opts = launch_options(engine.settings)
-    serve_in_place(opts["allowed_paths"])
+    serve_in_place(opts["allowed_paths"])  # the served copies: no per-file hashing and copying on the event loop
     # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)
     opts["app_kwargs"]["middleware"].append(Middleware(ApiGuard, names=api_names(app),
                                                        public=api_names(app, public_only=True)))
