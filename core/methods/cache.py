@@ -23,7 +23,7 @@ from core.backends.base import GeneratedImage, JudgeAnswer, JudgeRequest
 from core.methods.cache_keys import image_hash, key_of, photo_key
 from core.methods.disk_cache import DiskCache
 from core.prompts import judge as judge_prompts
-from core.workers.right_of_way import give_way
+from core.workers.right_of_way import give_way, in_plain_search
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +44,10 @@ class CachedEmbedder:
         todo = [i for i, r in enumerate(rows) if r is None]
         if todo:
             fresh = np.asarray(compute([items[i] for i in todo]), dtype=np.float32)
+            later = in_plain_search()  # a plain search answers first; its vectors are written right after
             for i, vec in zip(todo, fresh):
                 rows[i] = vec
-                self.cache.put_array("embed", keys[i], vec)
+                self.cache.put_array("embed", keys[i], vec, later=later)
         if not rows:
             return np.zeros((0, self.dim or 0), np.float32)
         return np.stack(rows).astype(np.float32)

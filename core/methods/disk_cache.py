@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 CULL_LIMIT = 10  # entries evicted at most per write once the cache is over its bound (diskcache's default)
 TIMEOUT_S = 10.0  # seconds a lookup or write waits for another writer before it counts as a miss / is skipped
+WRITE_BEHIND = 256  # entries of put_later waiting for the writer thread at most; beyond, the caller writes
+WRITER_IDLE_S = 5.0  # the writer thread ends after this many seconds without entries (a new one starts on demand)
 JOURNAL_LIMIT = 4 << 20  # bytes the SQLite write-ahead log is truncated to after a checkpoint
 DB_FILES = (diskcache.core.DBNAME, diskcache.core.DBNAME + "-wal", diskcache.core.DBNAME + "-shm")
 # the hand-written format used before diskcache: root/<kind>/<key[:2]>/<key>.<json|npy> (and its temporary files)
@@ -115,6 +117,11 @@ class DiskCache:
         self.misses: dict[str, int] = {}
         self._lock = threading.Lock()
         self._put_failed = False
+        # entries written after the answer (put_later): readable here at once, in the store when the writer
+        # thread has written them
+        self._pending: dict[str, tuple[str, bytes]] = {}
+        self._wake = threading.Condition(self._lock)
+        self._writer: threading.Thread | None = None
         self.store: diskcache.Cache | None = self._open()
         if self.store is not None:
             self.shrink()
@@ -188,6 +195,7 @@ class DiskCache:
             return 0
 
     def close(self) -> None:
+        self.flush()
         if self.store is not None:
             self.store.close()
 
@@ -197,8 +205,10 @@ class DiskCache:
             table[kind] = table.get(kind, 0) + 1
 
     def _get(self, kind: str, key: str, decode: Callable[[bytes], Any], count_miss: bool) -> Any:
-        data = None
-        if self.store is not None:
+        with self._lock:
+            waiting = self._pending.get(f"{kind}:{key}")
+        data = waiting[1] if waiting is not None else None
+        if data is None and self.store is not None:
             try:
                 data = self.store.get(f"{kind}:{key}")
             except DamagedEntry as exc:
@@ -234,6 +244,58 @@ class DiskCache:
             else:
                 log.debug("disk cache: writing the %s entry %s failed: %s", kind, key, exc)
 
+    def _put_later(self, kind: str, key: str, data: bytes) -> None:
+        """Write the entry after the caller has answered: a plain search does not wait for the cache's write
+        lock, which costly searches' answers hold often under load (up to 0.46 s measured with bench/load.py).
+        The entry is read from memory until it is written; at most WRITE_BEHIND wait, beyond that the caller
+        writes it itself."""
+        if self.store is None:
+            return
+        with self._lock:
+            if len(self._pending) >= WRITE_BEHIND:
+                full = True
+            else:
+                full = False
+                self._pending[f"{kind}:{key}"] = (kind, data)
+                if self._writer is None or not self._writer.is_alive():
+                    self._writer = threading.Thread(target=self._write_pending, daemon=True,
+                                                    name="disk-cache-writer")
+                    self._writer.start()
+                self._wake.notify()
+        if full:
+            self._put(kind, key, data)
+
+    def _write_pending(self) -> None:
+        while True:
+            with self._lock:
+                while not self._pending:
+                    if not self._wake.wait(WRITER_IDLE_S):
+                        if not self._pending:
+                            self._writer = None
+                            return
+                full_key, (kind, data) = next(iter(self._pending.items()))
+            self._put(kind, full_key.split(":", 1)[1], data)
+            with self._lock:
+                if self._pending.get(full_key, (None, None))[1] is data:
+                    del self._pending[full_key]
+                self._wake.notify_all()
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every entry of put_later is in the store (at most `timeout_s`); whether all are."""
+        end = time.monotonic() + timeout_s
+        with self._lock:
+            while self._pending and self._writer is not None and self._writer.is_alive():
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                self._wake.wait(min(left, 0.1))
+            left_over = dict(self._pending)
+        for full_key, (kind, data) in left_over.items():  # no writer (it ended, or never started): write here
+            self._put(kind, full_key.split(":", 1)[1], data)
+            with self._lock:
+                self._pending.pop(full_key, None)
+        return True
+
     def get_json(self, kind: str, key: str, count_miss: bool = True) -> Any:
         return self._get(kind, key, lambda b: json.loads(b.decode("utf-8")), count_miss)
 
@@ -243,10 +305,11 @@ class DiskCache:
     def get_array(self, kind: str, key: str) -> np.ndarray | None:
         return self._get(kind, key, lambda b: np.load(io.BytesIO(b), allow_pickle=False), True)
 
-    def put_array(self, kind: str, key: str, value: np.ndarray) -> None:
+    def put_array(self, kind: str, key: str, value: np.ndarray, later: bool = False) -> None:
+        """`later`: written by the cache's writer thread after the caller goes on (see _put_later)."""
         buf = io.BytesIO()
         np.save(buf, np.asarray(value), allow_pickle=False)
-        self._put(kind, key, buf.getvalue())
+        (self._put_later if later else self._put)(kind, key, buf.getvalue())
 
     def stats(self) -> dict[str, Any]:
         return {"hits": dict(self.hits), "misses": dict(self.misses),

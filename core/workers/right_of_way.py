@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
-from core.workers.scope import HEAVY, current
+from core.workers.scope import HEAVY, LIGHT, current
 
 GIVE_WAY_S = 0.5  # the longest one step of costly work waits for plain searches
 
@@ -66,3 +66,8 @@ def give_way() -> float:
     if current().priority != HEAVY:
         return 0.0
     return ROAD.give_way()
+
+
+def in_plain_search() -> bool:
+    """Whether the calling thread works for a plain search (its cache writes can wait until it has answered)."""
+    return current().priority == LIGHT
