@@ -220,3 +220,7 @@ def test_offline_fails_within_seconds_with_the_fix(tmp_path, settings, needle, h
     assert run.returncode == 2 and took < FAST_S, (took, run.stderr)
     assert "error:" in run.stderr and "how to fix:" in run.stderr and needle in run.stderr
     assert ("HF_HUB_OFFLINE is set" if how == "HF_HUB_OFFLINE" else "cannot be reached") in run.stderr
+    if "models" in settings:  # where to copy which folders: the data directory's model cache, not HF_HOME
+        fix = run.stderr.split("how to fix:", 1)[1]
+        assert f"into {tmp_path / 'data' / 'models'} here" in fix
+        assert "models--HuggingFaceTB--SmolVLM-256M-Instruct" in fix and "models--imageomics--bioclip" in fix
