@@ -143,8 +143,12 @@ def reads_english(backend: Any, kind: str, said: str) -> str:
     check = getattr(backend, "fluency", None)
     if not callable(check):
         return ""
-    got = check()
     model = getattr(backend, "model_id", "") or kind
+    try:
+        got = check()
+    except Exception as exc:  # noqa: BLE001  (a model whose text part cannot be read alone): no verdict either way
+        log.warning("doctor: the English-sentence check could not run on %s", model, exc_info=True)
+        return f"; the English-sentence check could not run ({type(exc).__name__}: {str(exc)[:120]})"
     if not got.reads_english:
         log.info("doctor: %s answered (%s) but does not read English", model, said)
         raise ProbeFailed(f"not usable: the model {model} does not read English: {got.said()}, as with random "

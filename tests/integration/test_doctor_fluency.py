@@ -104,6 +104,18 @@ def test_a_backend_without_the_check_is_probed_as_before():
     assert doctor.reads_english(Served(), "llm", "answered") == ""
 
 
+def test_a_check_that_cannot_run_gives_no_verdict():
+    """A model whose text part cannot be run without an image is not called unusable for it."""
+    class NeedsAnImage:
+        model_id = "transformers-captioner:some/vlm"
+
+        def fluency(self):
+            raise ValueError("pixel_values are required")
+
+    said = doctor.reads_english(NeedsAnImage(), "captioner", "caption: 'a bird'")
+    assert said.startswith("; the English-sentence check could not run (ValueError: pixel_values are required")
+
+
 def test_the_table_shows_a_hub_models_whole_name():
     from cli.doctor import _table
 
