@@ -138,8 +138,8 @@ def probe_llm(llm: Any) -> str:
 
 def reads_english(backend: Any, kind: str, said: str) -> str:
     """'' for a backend without a `fluency()` check (a server's model, a stand-in); else what the check saw.
-    ProbeFailed, naming the model, when the model scores an English sentence no better than its words
-    backwards: random weights, or a checkpoint that is not the model's."""
+    ProbeFailed, naming the model, when the model does not score an English sentence clearly above its words
+    backwards and above a uniform guess: random weights, or a checkpoint that is not the model's."""
     check = getattr(backend, "fluency", None)
     if not callable(check):
         return ""
