@@ -16,19 +16,24 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
+SETTING_MAX = 52  # the setting column grows to this so that a hub model's whole name shows
+
+
 def _table(rows) -> str:
     width = max(80, min(160, shutil.get_terminal_size((120, 20)).columns))
-    head = f"{'backend':<10} {'status':<8} {'setting':<28} {'seconds':>7}  what the probe saw / how to fix"
+    side = max([28] + [min(SETTING_MAX, len(r.setting)) for r in rows])
+    head = f"{'backend':<10} {'status':<8} {'setting':<{side}} {'seconds':>7}  what the probe saw / how to fix"
     lines = [head, "-" * min(width, len(head) + 20)]
-    indent = " " * 58
+    indent = " " * (side + 30)
     for r in rows:
         status = "ok" if r.ok else "FAILED"
         if r.ok and r.standin:
             status = "stand-in"
-        setting = r.setting if len(r.setting) <= 28 else r.setting[:25] + "..."
+        setting = r.setting if len(r.setting) <= side else "..." + r.setting[-(side - 3):]
         text = r.detail if r.ok else f"{r.detail}\nhow to fix: {r.fix}"
-        wrapped = [w for para in text.splitlines() for w in textwrap.wrap(para, max(30, width - 58)) or [""]]
-        lines.append(f"{r.backend:<10} {status:<8} {setting:<28} {r.seconds:>7.2f}  {wrapped[0] if wrapped else ''}")
+        wrapped = [w for para in text.splitlines() for w in textwrap.wrap(para, max(30, width - side - 30)) or [""]]
+        lines.append(f"{r.backend:<10} {status:<8} {setting:<{side}} {r.seconds:>7.2f}  "
+                     f"{wrapped[0] if wrapped else ''}")
         lines += [indent + w for w in wrapped[1:]]
     return "\n".join(lines)
 

@@ -4,13 +4,15 @@ and the answer is checked for what EcoLens relies on.
   embedder   its dimension, and eight colour pictures (fixed seed) against the eight texts "a red picture",
              ...: each picture's closest text must be its own colour for at least PASS_MATCHES of them, a
              score that guessing reaches less than 1% of the time (random weights fail: not usable)
-  llm        one JSON task (two yes/no sub-questions) with its schema; the answer must parse and name the subject
+  llm        one JSON task (two yes/no sub-questions) with its schema; the answer must parse and name the subject;
+             an in-process model (transformers) must also find an English sentence clearly likelier than its
+             words backwards (core/backends/fluency.py: random weights do not, though their JSON still parses)
   judge      one yes/no question about a picture that shows it and one that does not (a red and a green
              picture, or the judge's own `probe_case()`, e.g. the demo world's two look-alike birds): both
              answers need yes/no log-probabilities, and p(yes) must be clearly higher for the first (the same
              p(yes) for both is a blind judge: not usable, stand-ins included)
   generator  one small picture
-  captioner  one sentence about a picture
+  captioner  one sentence about a picture; an in-process model, the English-sentence check as for the llm
 
 A failing probe becomes a row with the error and its fix; nothing here raises for a backend's fault."""
 from __future__ import annotations
@@ -130,7 +132,31 @@ def probe_llm(llm: Any) -> str:
         meaning = "names the subject"
     except llm_checks.Unusable:
         meaning = "does NOT name the subject (answers will often fall back to rules)"
-    return f"JSON task answered with its schema; first question {reply.questions[0]!r} {meaning}{_llm_size(llm)}"
+    said = f"JSON task answered with its schema; first question {reply.questions[0]!r} {meaning}{_llm_size(llm)}"
+    return said + reads_english(llm, "llm", said)
+
+
+def reads_english(backend: Any, kind: str, said: str) -> str:
+    """'' for a backend without a `fluency()` check (a server's model, a stand-in); else what the check saw.
+    ProbeFailed, naming the model, when the model does not score an English sentence clearly above its words
+    backwards and above a uniform guess: random weights, or a checkpoint that is not the model's."""
+    check = getattr(backend, "fluency", None)
+    if not callable(check):
+        return ""
+    model = getattr(backend, "model_id", "") or kind
+    try:
+        got = check()
+    except Exception as exc:  # noqa: BLE001  (a model whose text part cannot be read alone): no verdict either way
+        log.warning("doctor: the English-sentence check could not run on %s", model, exc_info=True)
+        return f"; the English-sentence check could not run ({type(exc).__name__}: {str(exc)[:120]})"
+    if not got.reads_english:
+        log.info("doctor: %s answered (%s) but does not read English", model, said)
+        raise ProbeFailed(f"not usable: the model {model} does not read English: {got.said()}, as with random "
+                          "weights or a checkpoint that is not this model's",
+                          f"use the model's trained weights (download it again), point {kind} at another trained "
+                          f"model ({kind}=transformers:MODEL), or set ECOLENS_MODELS=standin for the offline "
+                          "stand-ins")
+    return f"; reads English ({got.said()})"
 
 
 def _llm_size(llm: Any) -> str:
@@ -186,7 +212,8 @@ def probe_captioner(captioner: Any) -> str:
     text = captioner.caption(_picture(GREEN))
     if not isinstance(text, str) or not text.strip():
         raise ValueError("an empty caption")
-    return f"caption: {text.strip()[:60]!r}"
+    said = f"caption: {text.strip()[:60]!r}"
+    return said + reads_english(captioner, "captioner", said)
 
 
 PROBES: dict[str, Callable[[Any], str]] = {"embedder": probe_embedder, "llm": probe_llm, "judge": probe_judge,

@@ -78,6 +78,9 @@ def go_offline() -> None:
     constants.HF_HUB_OFFLINE = True
 
 
+DEFAULT_CACHE = "~/.cache/huggingface/hub"
+
+
 def cache_folder() -> str:
     """Where downloaded models are kept (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub)."""
     if os.environ.get("HF_HUB_CACHE"):
@@ -119,8 +122,15 @@ def missing_model_error(repo_id: str, setting: str, example: str) -> BackendErro
     why = why_offline()
     return BackendError(
         f"The model {repo_id} is not in the local Hugging Face cache ({cache_folder()}) and {why}",
-        f"download it once where there is network (`hf download {repo_id}`) and copy the cache folder to "
-        f"HF_HOME here, or point {setting} at a local copy ({example}); with no network, set HF_HUB_OFFLINE=1")
+        f"download it once where there is network (`hf download {repo_id}`) and copy its folder "
+        f"{repo_folder(repo_id)} from that machine's Hugging Face cache ({DEFAULT_CACHE} unless HF_HOME says "
+        f"otherwise) into {cache_folder()} here, or point {setting} at a local copy ({example}); with no network, "
+        "set HF_HUB_OFFLINE=1")
+
+
+def repo_folder(repo_id: str) -> str:
+    """The folder a model repository takes in a Hugging Face cache (models--OWNER--NAME)."""
+    return "models--" + repo_id.replace("/", "--")
 
 
 def require(repo_id: str, setting: str, example: str) -> Path | None:

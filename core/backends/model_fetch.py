@@ -97,9 +97,11 @@ def preflight(settings: Any) -> None:
     raise BackendError(
         f"The model profile models={settings.models!r} needs {listed}, not in the local cache "
         f"({hf_hub.cache_folder()}), and {why}",
-        "download the models once where there is network (`hf download REPO`) and copy the cache folder to "
-        "HF_HOME here, or point each backend setting at a local folder, or set ECOLENS_MODELS=standin for the "
-        "offline stand-ins")
+        "download the models once where there is network (`hf download REPO`) and copy their folders ("
+        + ", ".join(hf_hub.repo_folder(m.repo_id) for m in absent)
+        + f") from that machine's Hugging Face cache ({hf_hub.DEFAULT_CACHE} unless HF_HOME says otherwise) into "
+        f"{hf_hub.cache_folder()} here, or point each backend setting at a local folder, or set "
+        "ECOLENS_MODELS=standin for the offline stand-ins")
 
 
 def fetch(settings: Any, progress: Progress | None = None) -> list[str]:

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from core.backends import torch_device
 from core.backends.base import ChatMessage
+from core.backends.fluency import Fluency, fluency
 from core.backends.model_facts import FactsCaveats, llm_facts
 from core.backends.served_model import ServedModel
 from core.backends.vlm_loading import locate
@@ -147,3 +148,8 @@ class TransformersLLM(FactsCaveats):
         if json_schema is not None:  # xgrammar's length-bounded strings let raw control characters through
             text = _CONTROL.sub(" ", text)
         return text
+
+    def fluency(self) -> Fluency:
+        """How much likelier the model finds an English sentence than its words backwards (the doctor's check
+        for random weights, core/backends/fluency.py)."""
+        return fluency(self.model, self.tokenizer, self.device, self._lock)

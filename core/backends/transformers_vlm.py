@@ -36,6 +36,7 @@ from PIL import Image
 
 from core.backends.base import JudgeAnswer, JudgeRequest
 from core.backends.combiner import Combiner
+from core.backends.fluency import Fluency, fluency
 from core.backends.vlm_loading import shared_model
 from core.backends.vlm_model import CAPTION_TOKENS, PreparedImage, VisionLanguageModel
 from core.backends.vlm_reading import YesNoReading, judge_answer
@@ -194,6 +195,11 @@ class TransformersCaptioner:
 
     def caption(self, image: Image.Image, photo: Any = None) -> str:
         return self._combiner.submit((image, photo))
+
+    def fluency(self) -> Fluency:
+        """How much likelier the model's text part finds an English sentence than its words backwards (the
+        doctor's check for random weights, core/backends/fluency.py)."""
+        return fluency(self.vlm.model, self.vlm.tokenizer, self.vlm.device, self.vlm.forward_lock)
 
     def caption_many(self, images: Sequence[Image.Image], photos: Sequence[Any] | None = None) -> list[str]:
         photos = list(photos) if photos is not None else [None] * len(images)

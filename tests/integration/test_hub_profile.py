@@ -181,10 +181,21 @@ def test_doctor_checks_the_profile_as_a_whole(prepared):
     assert report["profile"]["models"] == "hub-cpu"
     assert report["profile"]["explicit"] == {"generator": "standin"}
     assert rows["judge"]["setting"] == "transformers:HuggingFaceTB/SmolVLM-256M-Instruct"
-    assert rows["llm"]["ok"] and "tiny" in rows["llm"]["detail"]  # the random LLM still answers in its schema
-    # the random-weight embedder loads and is wired, and its probe says it is not usable (it matches no colours)
+    # every model of the profile loads and is wired, and each random-weight one fails its probe as not usable:
+    # the embedder matches no colours, the judge does not tell a red picture from a green one, and the LLM
+    # (whose JSON still parses) and the captioner read an English sentence no better than guessing
     assert not rows["embedder"]["ok"] and rows["embedder"]["setting"] == "open_clip:hf-hub:imageomics/bioclip"
+    for kind, model in (("judge", "SmolVLM-256M-Instruct"), ("llm", "SmolLM2-360M-Instruct"),
+                        ("captioner", "SmolVLM-256M-Instruct")):
+        assert not rows[kind]["ok"] and rows[kind]["detail"].startswith("not usable"), rows[kind]
+        assert rows[kind]["setting"] == f"transformers:HuggingFaceTB/{model}"
+    assert "does not read English" in rows["llm"]["detail"] and model in rows["captioner"]["detail"]
+    assert rows["generator"]["ok"] and rows["generator"]["standin"]  # set explicitly: the stand-in answers
     assert run.returncode == 1
+    table = _app(["doctor"], env)  # the table names each model whole
+    assert all(f"transformers:HuggingFaceTB/{m}" in table.stdout for m in ("SmolVLM-256M-Instruct",
+                                                                          "SmolLM2-360M-Instruct"))
+    assert "not working: embedder, llm, judge, captioner" in table.stdout
 
 
 # --- offline -------------------------------------------------------------------------------------------
@@ -209,3 +220,7 @@ def test_offline_fails_within_seconds_with_the_fix(tmp_path, settings, needle, h
     assert run.returncode == 2 and took < FAST_S, (took, run.stderr)
     assert "error:" in run.stderr and "how to fix:" in run.stderr and needle in run.stderr
     assert ("HF_HUB_OFFLINE is set" if how == "HF_HUB_OFFLINE" else "cannot be reached") in run.stderr
+    if "models" in settings:  # where to copy which folders: the data directory's model cache, not HF_HOME
+        fix = run.stderr.split("how to fix:", 1)[1]
+        assert f"into {tmp_path / 'data' / 'models'} here" in fix
+        assert "models--HuggingFaceTB--SmolVLM-256M-Instruct" in fix and "models--imageomics--bioclip" in fix

@@ -171,3 +171,15 @@ def test_open_clip_precision_names():
     assert precision_for("auto", "cuda", None) == "fp16" and precision_for("auto", "cuda", "bf16") == "bf16"
     assert precision_for("auto", "mps", "bf16") == "fp16"
     assert precision_for("bfloat16", "cpu", None) == "bf16" and precision_for("float32", "cuda", "fp16") == "fp32"
+
+
+def test_a_missing_models_fix_names_its_cache_folder_and_where_to_copy_it(monkeypatch, tmp_path):
+    """With a real profile the cache is the data directory's models folder (HF_HUB_CACHE): the fix says to
+    copy the model's models--OWNER--NAME folder there, not 'to HF_HOME'."""
+    from core.backends import hf_hub
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "models"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hint = hf_hub.missing_model_error("HuggingFaceTB/SmolVLM-256M-Instruct", "judge", "judge=transformers:/x").hint
+    assert "copy its folder models--HuggingFaceTB--SmolVLM-256M-Instruct" in hint
+    assert f"into {tmp_path / 'models'} here" in hint and "HF_HOME here" not in hint
