@@ -51,6 +51,28 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+class _PollClock:
+    """gradio_client.utils's `time` with its sleeps cut to `poll` seconds: gradio_client looks for a call's next
+    message every 50 ms, so a measured call is rounded up by up to 50 ms per message (a Fast search alone took
+    0.055 or 0.105 s by that count, 0.03-0.06 s on the server); a browser's EventSource has no such poll."""
+
+    def __init__(self, poll: float):
+        self.poll = poll
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(min(seconds, self.poll))
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def set_client_poll(poll: float) -> None:
+    """--client-poll: how often gradio_client looks for a call's next message (its own: 0.05 s)."""
+    from gradio_client import utils as client_utils
+
+    client_utils.time = _PollClock(poll) if poll < 0.05 else time
+
+
 def form(preset: str) -> list:
     """The /search inputs after the query: preset, k, m, rerank_k, rerank mode, answer, taxon, dates, months,
     box, licence, example photo (the web app's defaults: 3 pictures, 20 photos judged)."""
@@ -305,6 +327,10 @@ def main() -> None:
                     "people's browsers do not share the server's CPU; 0 gives them the server's own priority")
     ap.add_argument("--baseline", help="another checkout (e.g. a copy of main) whose app.py is measured in turn "
                     "with this one, each round, on the same data and machine; RESULT is this checkout's")
+    ap.add_argument("--client-poll", type=float, default=0.05,
+                    help="seconds between gradio_client's looks for a call's next message: 0.05 is its own (each "
+                         "measured call rounded up by up to that, per message); 0.005 measures to 5 ms, at the cost "
+                         "of some client CPU")
     ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
     args = ap.parse_args()
     if args.smoke:
@@ -316,6 +342,9 @@ def main() -> None:
         raise SystemExit("--workers and --baseline set the server this bench starts; not the one at --url")
     if not 0 <= args.client_nice <= 19:
         raise SystemExit("--client-nice takes 0 to 19")
+    if not 0.001 <= args.client_poll <= 0.05:
+        raise SystemExit("--client-poll takes 0.001 to 0.05 (seconds)")
+    set_client_poll(args.client_poll)
     roots = [("baseline", Path(args.baseline).resolve()), ("this", ROOT)] if args.baseline else [("this", ROOT)]
     tmp = None
     data = Path(args.data_dir) if args.data_dir else None
@@ -402,7 +431,8 @@ def report(args, workers: str, f: dict, name: str = "") -> None:
     print(f"Load{' (' + name + ')' if name else ''}: {args.sessions} sessions x {args.searches} searches (mix "
           + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search, think "
           f"{args.think:g} s; "
-          f"workers={workers or 'default'}; client threads at nice +{args.client_nice}; {f['wall']:.0f} s; "
+          f"workers={workers or 'default'}; client threads at nice +{args.client_nice}, polling every "
+          f"{args.client_poll:g} s; {f['wall']:.0f} s; "
           f"{os.cpu_count()} CPUs")
     opened = f["opened"]
     if opened:
