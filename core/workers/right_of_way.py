@@ -15,44 +15,55 @@ from typing import Iterator
 from core.workers.scope import HEAVY, LIGHT, current
 
 GIVE_WAY_S = 0.5  # the longest one step of costly work waits for plain searches
+PLAIN_MAX_S = 10.0  # a plain search's right of way lapses after this long (one whose page never took its last
+# update, say, must not slow every costly search after it)
 
 
 class RightOfWay:
-    def __init__(self, most_s: float = GIVE_WAY_S):
-        self.most_s = most_s
+    def __init__(self, most_s: float = GIVE_WAY_S, lapse_s: float = PLAIN_MAX_S, clock=time.monotonic):
+        self.most_s, self.lapse_s, self.clock = most_s, lapse_s, clock
         self.enabled = True
         self._cond = threading.Condition()
-        self._plain = 0
+        self._holds: dict[int, float] = {}  # each running plain search: when it started
+        self._next = 0
         self.waits = 0  # steps that waited (how often costly work gave way), for the benchmarks and tests
 
     @contextmanager
     def plain(self) -> Iterator[None]:
-        """Held by a plain search while it runs: costly work waits at its next step."""
+        """Held by a plain search while it runs (at most `lapse_s`): costly work waits at its next step."""
         with self._cond:
-            self._plain += 1
+            self._next += 1
+            mine = self._next
+            self._holds[mine] = self.clock()
         try:
             yield
         finally:
             with self._cond:
-                self._plain -= 1
-                if self._plain <= 0:
+                self._holds.pop(mine, None)
+                if not self._holds:
                     self._cond.notify_all()
 
     def busy(self) -> bool:
-        return self._plain > 0
+        """Whether a plain search runs (one that started more than `lapse_s` ago no longer counts)."""
+        if not self._holds:  # the common case costs one read, no lock
+            return False
+        oldest = self.clock() - self.lapse_s
+        with self._cond:
+            return any(t > oldest for t in self._holds.values())
 
     def give_way(self, most_s: float | None = None) -> float:
         """Wait while a plain search runs, at most `most_s` (default: this road's); the seconds waited."""
-        if not self.enabled or self._plain <= 0:  # the common case costs one read, no lock
+        if not self.enabled or not self.busy():
             return 0.0
         t0 = time.monotonic()
         end = t0 + (self.most_s if most_s is None else most_s)
         with self._cond:
-            while self._plain > 0:
+            while True:
                 left = end - time.monotonic()
-                if left <= 0:
+                oldest = self.clock() - self.lapse_s
+                if left <= 0 or not any(t > oldest for t in self._holds.values()):
                     break
-                self._cond.wait(left)
+                self._cond.wait(min(left, 0.1))
             self.waits += 1
         return time.monotonic() - t0
 

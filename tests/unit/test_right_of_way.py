@@ -53,6 +53,20 @@ def test_a_wait_is_bounded_under_an_endless_plain_search():
         assert road.give_way() == 0.0  # switched off: never waits
 
 
+def test_a_plain_search_that_never_ends_stops_counting():
+    now = [100.0]
+    road = RightOfWay(most_s=5.0, lapse_s=10.0, clock=lambda: now[0])
+    hold = road.plain()
+    hold.__enter__()  # a page that never took its last update: the hold is never released
+    try:
+        assert road.busy()
+        now[0] += 10.5  # past its lapse
+        t0 = time.monotonic()
+        assert not road.busy() and road.give_way() == 0.0 and time.monotonic() - t0 < 0.2
+    finally:
+        hold.__exit__(None, None, None)
+
+
 def test_only_work_of_a_costly_search_gives_way():
     with ROAD.plain():
         t0 = time.monotonic()
