@@ -26,8 +26,7 @@ from core.contracts import errors
 from core.contracts.cancel import SearchCancelled
 from core.contracts.errors import BackendError
 from core.workers import worker as worker_main
-from core.workers.right_of_way import ROAD
-from core.workers.scope import HEAVY, current
+from core.workers.scope import current
 
 log = logging.getLogger(__name__)
 KINDS = ("embedder", "judge", "generator", "captioner")
@@ -213,8 +212,6 @@ class Worker:
         """Run backend.method(*args, **kwargs) in the worker; its result, or its error raised here."""
         scope = current()
         cancel = scope.cancel
-        if scope.priority == HEAVY:
-            ROAD.give_way()  # sending and receiving cost the server's CPU too: plain searches first
         if cancel is not None:
             cancel.check()
         task = _Call(next(self._seq), method, args, kwargs, cancel, scope.priority)

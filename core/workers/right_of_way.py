@@ -7,6 +7,7 @@ writes call `give_way` at each step, which waits while a plain search runs, neve
 nothing starves: a costly search under a stream of plain ones is slowed, never stopped)."""
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from contextlib import contextmanager
@@ -25,15 +26,14 @@ class RightOfWay:
         self.enabled = True
         self._cond = threading.Condition()
         self._holds: dict[int, float] = {}  # each running plain search: when it started
-        self._next = 0
+        self._ids = itertools.count(1)
         self.waits = 0  # steps that waited (how often costly work gave way), for the benchmarks and tests
 
     @contextmanager
     def plain(self) -> Iterator[None]:
         """Held by a plain search while it runs (at most `lapse_s`): costly work waits at its next step."""
+        mine = next(self._ids)
         with self._cond:
-            self._next += 1
-            mine = self._next
             self._holds[mine] = self.clock()
         try:
             yield
@@ -43,13 +43,17 @@ class RightOfWay:
                 if not self._holds:
                     self._cond.notify_all()
 
+    def _held(self) -> bool:
+        """Whether a hold younger than `lapse_s` is in place (call with the condition held)."""
+        oldest = self.clock() - self.lapse_s
+        return any(t > oldest for t in self._holds.values())
+
     def busy(self) -> bool:
         """Whether a plain search runs (one that started more than `lapse_s` ago no longer counts)."""
         if not self._holds:  # the common case costs one read, no lock
             return False
-        oldest = self.clock() - self.lapse_s
         with self._cond:
-            return any(t > oldest for t in self._holds.values())
+            return self._held()
 
     def give_way(self, most_s: float | None = None) -> float:
         """Wait while a plain search runs, at most `most_s` (default: this road's); the seconds waited."""
@@ -58,12 +62,8 @@ class RightOfWay:
         t0 = time.monotonic()
         end = t0 + (self.most_s if most_s is None else most_s)
         with self._cond:
-            while True:
-                left = end - time.monotonic()
-                oldest = self.clock() - self.lapse_s
-                if left <= 0 or not any(t > oldest for t in self._holds.values()):
-                    break
-                self._cond.wait(min(left, 0.1))
+            while self._held() and (left := end - time.monotonic()) > 0:
+                self._cond.wait(min(left, 0.1))  # woken when the last hold ends; a lapse is seen within 0.1 s
             self.waits += 1
         return time.monotonic() - t0
 
