@@ -78,14 +78,15 @@ def go_offline() -> None:
     constants.HF_HUB_OFFLINE = True
 
 
-DEFAULT_CACHE = "~/.cache/huggingface/hub"
+DEFAULT_HOME = "~/.cache/huggingface"  # HF_HOME when it is not set
+DEFAULT_CACHE = DEFAULT_HOME + "/hub"  # as messages name it (written unexpanded: it is another machine's)
 
 
 def cache_folder() -> str:
     """Where downloaded models are kept (HF_HUB_CACHE, else HF_HOME/hub, else ~/.cache/huggingface/hub)."""
     if os.environ.get("HF_HUB_CACHE"):
         return os.environ["HF_HUB_CACHE"]
-    home = os.environ.get("HF_HOME") or str(Path("~/.cache/huggingface").expanduser())
+    home = os.environ.get("HF_HOME") or str(Path(DEFAULT_HOME).expanduser())
     return str(Path(home) / "hub")
 
 

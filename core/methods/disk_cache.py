@@ -119,7 +119,7 @@ class DiskCache:
         self._put_failed = False
         # entries written after the answer (put_later): readable here at once, in the store when the writer
         # thread has written them
-        self._pending: dict[str, tuple[str, bytes]] = {}
+        self._pending: dict[tuple[str, str], bytes] = {}  # (kind, key) -> the entry's bytes
         self._wake = threading.Condition(self._lock)
         self._writer: threading.Thread | None = None
         self.store: diskcache.Cache | None = self._open()
@@ -206,8 +206,7 @@ class DiskCache:
 
     def _get(self, kind: str, key: str, decode: Callable[[bytes], Any], count_miss: bool) -> Any:
         with self._lock:
-            waiting = self._pending.get(f"{kind}:{key}")
-        data = waiting[1] if waiting is not None else None
+            data = self._pending.get((kind, key))
         if data is None and self.store is not None:
             try:
                 data = self.store.get(f"{kind}:{key}")
@@ -252,36 +251,39 @@ class DiskCache:
         if self.store is None:
             return
         with self._lock:
-            if len(self._pending) >= WRITE_BEHIND:
-                full = True
-            else:
-                full = False
-                self._pending[f"{kind}:{key}"] = (kind, data)
+            queued = len(self._pending) < WRITE_BEHIND
+            if queued:
+                self._pending[(kind, key)] = data
                 if self._writer is None or not self._writer.is_alive():
                     self._writer = threading.Thread(target=self._write_pending, daemon=True,
                                                     name="disk-cache-writer")
                     self._writer.start()
                 self._wake.notify()
-        if full:
+        if not queued:
             self._put(kind, key, data)
 
+    def _write_one(self, entry: tuple[str, str], data: bytes) -> None:
+        """Write one waiting entry, then take it off the list (unless a newer value replaced it meanwhile)."""
+        self._put(*entry, data)
+        with self._lock:
+            if self._pending.get(entry) is data:
+                del self._pending[entry]
+            self._wake.notify_all()
+
     def _write_pending(self) -> None:
+        """The writer thread: waiting entries in turn; it ends after WRITER_IDLE_S without any."""
         while True:
             with self._lock:
                 while not self._pending:
-                    if not self._wake.wait(WRITER_IDLE_S):
-                        if not self._pending:
-                            self._writer = None
-                            return
-                full_key, (kind, data) = next(iter(self._pending.items()))
-            self._put(kind, full_key.split(":", 1)[1], data)
-            with self._lock:
-                if self._pending.get(full_key, (None, None))[1] is data:
-                    del self._pending[full_key]
-                self._wake.notify_all()
+                    if not self._wake.wait(WRITER_IDLE_S) and not self._pending:
+                        self._writer = None
+                        return
+                entry, data = next(iter(self._pending.items()))
+            self._write_one(entry, data)
 
     def flush(self, timeout_s: float = 30.0) -> bool:
-        """Wait until every entry of put_later is in the store (at most `timeout_s`); whether all are."""
+        """Every entry of put_later in the store: waits for the writer (at most `timeout_s`), then writes here
+        what it has not (it ended, never started, or is slow). True once all are written."""
         end = time.monotonic() + timeout_s
         with self._lock:
             while self._pending and self._writer is not None and self._writer.is_alive():
@@ -290,10 +292,8 @@ class DiskCache:
                     break
                 self._wake.wait(min(left, 0.1))
             left_over = dict(self._pending)
-        for full_key, (kind, data) in left_over.items():  # no writer (it ended, or never started): write here
-            self._put(kind, full_key.split(":", 1)[1], data)
-            with self._lock:
-                self._pending.pop(full_key, None)
+        for entry, data in left_over.items():
+            self._write_one(entry, data)
         return True
 
     def get_json(self, kind: str, key: str, count_miss: bool = True) -> Any:
