@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 # ChatML turns, as SmolLM2 and Qwen2.5 lay them out (written here, not copied from a model repository)
 CHAT_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
                  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
@@ -50,3 +52,18 @@ def build_tiny_llama(folder: str | Path, *, seed: int = 0) -> Path:
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A test module's tiny Llama on disk (import this fixture with `llm`)."""
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama") / "m")
+
+
+@pytest.fixture(scope="module")
+def llm(folder):
+    """The tiny Llama as the registry builds it: the in-process transformers LLM, on the CPU."""
+    from core.backends.registry import Backends
+    from core.contracts.settings import Settings
+
+    return Backends(Settings(llm=f"transformers:{folder}", device="cpu")).llm

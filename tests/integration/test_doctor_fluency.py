@@ -19,7 +19,7 @@ from core.backends import vlm_loading  # noqa: E402
 from core.backends.registry import Backends  # noqa: E402
 from core.backends.transformers_llm import TransformersLLM  # noqa: E402
 from core.contracts.settings import Settings  # noqa: E402
-from tests.tiny_llm import build_tiny_llama  # noqa: E402
+from tests.tiny_llm import folder, llm  # noqa: E402,F401  (the module's tiny Llama fixtures)
 
 
 class _Bundle:
@@ -28,16 +28,6 @@ class _Bundle:
     def __init__(self, settings: Settings, **backends):
         self.settings = settings
         self.__dict__.update(backends)
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama") / "m")
-
-
-@pytest.fixture(scope="module")
-def random_llm(folder):
-    return Backends(Settings(llm=f"transformers:{folder}", device="cpu")).llm
 
 
 def _trained(folder) -> TransformersLLM:
@@ -58,9 +48,9 @@ def _trained(folder) -> TransformersLLM:
     return TransformersLLM(str(folder), model, tokenizer)
 
 
-def test_a_random_model_reads_the_sentence_no_better_than_guessing(random_llm):
-    got = random_llm.fluency()
-    assert got.guessing == pytest.approx(-math.log(random_llm.model.config.vocab_size))
+def test_a_random_model_reads_the_sentence_no_better_than_guessing(llm):
+    got = llm.fluency()
+    assert got.guessing == pytest.approx(-math.log(llm.model.config.vocab_size))
     assert abs(got.gap) < fl.MIN_GAP and got.forwards - got.guessing < fl.MIN_GAP
     assert not got.reads_english and got.tokens >= 4
 
@@ -72,10 +62,10 @@ def test_the_same_model_trained_reads_it(folder):
     assert doctor.reads_english(llm, "llm", "").startswith("; reads English (log-probability a token")
 
 
-def test_doctor_flags_a_random_llm_naming_the_model(random_llm):
-    row = doctor.probe(_Bundle(Settings(llm=f"transformers:{random_llm.spec}"), llm=random_llm), "llm")
+def test_doctor_flags_a_random_llm_naming_the_model(llm):
+    row = doctor.probe(_Bundle(Settings(llm=f"transformers:{llm.spec}"), llm=llm), "llm")
     assert not row.ok and not row.standin
-    assert row.detail.startswith(f"not usable: the model transformers:{random_llm.spec} does not read English")
+    assert row.detail.startswith(f"not usable: the model transformers:{llm.spec} does not read English")
     assert "ECOLENS_MODELS=standin" in row.fix and "llm=transformers:MODEL" in row.fix
 
 

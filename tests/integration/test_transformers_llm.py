@@ -15,19 +15,9 @@ from core.backends.registry import Backends, list_backends  # noqa: E402
 from core.contracts.errors import BackendError  # noqa: E402
 from core.contracts.settings import Settings  # noqa: E402
 from core.methods import llm_schemas, llm_tasks  # noqa: E402
-from tests.tiny_llm import build_tiny_llama  # noqa: E402
+from tests.tiny_llm import folder, llm  # noqa: E402,F401  (the module's tiny Llama fixtures)
 
 CHAT = [ChatMessage("system", "Reply with JSON only."), ChatMessage("user", "Request: a heron eating a fish")]
-
-
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama") / "m")
-
-
-@pytest.fixture(scope="module")
-def llm(folder):
-    return Backends(Settings(llm=f"transformers:{folder}", device="cpu")).llm
 
 
 def test_registry_names_it():

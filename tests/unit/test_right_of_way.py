@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -17,9 +19,9 @@ from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine
 
 
-def test_costly_steps_wait_for_a_plain_search_and_no_longer():
-    road = RightOfWay(most_s=5.0)
-    assert road.give_way() == 0.0  # nothing plain runs: no wait
+@contextmanager
+def plain_search_running(road: RightOfWay) -> Iterator[None]:
+    """A plain search in a thread of its own, holding `road` until the block ends."""
     held, release = threading.Event(), threading.Event()
 
     def plain_search() -> None:
@@ -29,15 +31,25 @@ def test_costly_steps_wait_for_a_plain_search_and_no_longer():
 
     t = threading.Thread(target=plain_search)
     t.start()
-    assert held.wait(5) and road.busy()
+    assert held.wait(5)
+    try:
+        yield
+    finally:
+        release.set()
+        t.join(5)
+
+
+def test_costly_steps_wait_for_a_plain_search_and_no_longer():
+    road = RightOfWay(most_s=5.0)
+    assert road.give_way() == 0.0  # nothing plain runs: no wait
     waited: list[float] = []
     costly = threading.Thread(target=lambda: waited.append(road.give_way()))
-    costly.start()
-    costly.join(0.3)
-    assert costly.is_alive()  # it waits while the plain search runs
-    release.set()
+    with plain_search_running(road):
+        assert road.busy()
+        costly.start()
+        costly.join(0.3)
+        assert costly.is_alive()  # it waits while the plain search runs
     costly.join(5)
-    t.join(5)
     assert not costly.is_alive() and 0.25 <= waited[0] < 5.0 and road.waits == 1
     assert not road.busy()
 
@@ -83,26 +95,14 @@ def test_a_costly_search_judges_only_after_a_running_plain_search(tmp_path):
     judge = FakeJudge()
     engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge),
                         judge_concurrency=1)
-    release = threading.Event()
-    held = threading.Event()
-
-    def plain() -> None:
-        with ROAD.plain():
-            held.set()
-            release.wait(10)
-
-    blocker = threading.Thread(target=plain)
-    blocker.start()
-    assert held.wait(5)
     done: list = []
     search = threading.Thread(target=lambda: done.append(engine.search(request_for("rerank-full", "a frog",
                                                                                    rerank_k=4))))
-    search.start()
-    search.join(0.3)
-    assert search.is_alive() and not judge.calls  # no judge call while the plain search runs
-    release.set()
+    with plain_search_running(ROAD):
+        search.start()
+        search.join(0.3)
+        assert search.is_alive() and not judge.calls  # no judge call while the plain search runs
     search.join(30)
-    blocker.join(5)
     assert done and judge.calls  # then it runs to the end
 
 
