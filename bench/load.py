@@ -18,11 +18,9 @@ machine. The last line is machine-readable: RESULT fast_p95_ratio=<float> errors
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import random
 import sqlite3
-import ssl
 import statistics
 import subprocess
 import sys
@@ -35,42 +33,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.isolation import free_port, wait_for_app  # noqa: E402
+from bench.support.clients import set_client_poll, tls_context  # noqa: E402
+from bench.support.process_cpu import CpuShare  # noqa: E402
 MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
 QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
            "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",
            "a yellow flower open"]
 HTTP_TIMEOUT_S = 120
 STOPPED_EARLY = "a later step failed"  # ui/strings.py STOPPED_EARLY: the search failed after its first results
-
-
-@functools.lru_cache(maxsize=1)
-def tls_context() -> ssl.SSLContext:
-    """The one TLS context every client call of this bench shares (certificates checked as httpx's default)."""
-    import certifi
-
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-class _PollClock:
-    """gradio_client.utils's `time` with its sleeps cut to `poll` seconds: gradio_client looks for a call's next
-    message every 50 ms, so a measured call is rounded up by up to 50 ms per message (a Fast search alone took
-    0.055 or 0.105 s by that count, 0.03-0.06 s on the server); a browser's EventSource has no such poll."""
-
-    def __init__(self, poll: float):
-        self.poll = poll
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(min(seconds, self.poll))
-
-    def __getattr__(self, name: str):
-        return getattr(time, name)
-
-
-def set_client_poll(poll: float) -> None:
-    """--client-poll: how often gradio_client looks for a call's next message (its own: 0.05 s)."""
-    from gradio_client import utils as client_utils
-
-    client_utils.time = _PollClock(poll) if poll < 0.05 else time
 
 
 def form(preset: str) -> list:
@@ -93,66 +63,6 @@ def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path,
         proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--port", str(port)], cwd=root, env=env,
                                 stdout=log, stderr=subprocess.STDOUT)
     return proc, wait_for_app(proc, port, 600, str(log_path))
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of one process so far (all its threads), from /proc; 0 when it has ended."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-
-def descendants(pid: int) -> list[int]:
-    """The processes started by `pid`, and theirs (the server's model workers), from /proc."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            parents.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
-class CpuShare:
-    """CPU seconds used while the sessions run: by this bench's own clients (this process, all its threads), by
-    the web server and by its worker processes (summed as they are seen: a worker that ends between two
-    samples loses what it used since the last one). Without a server process (--url): the clients only."""
-
-    def __init__(self, server_pid: int | None):
-        self.server_pid = server_pid
-        self.clients0 = self._own()
-        self.server0 = cpu_seconds(server_pid) if server_pid else 0.0
-        self.first: dict[int, float] = {}
-        self.last: dict[int, float] = {}
-        self.sample()
-
-    @staticmethod
-    def _own() -> float:
-        t = os.times()
-        return t.user + t.system
-
-    def sample(self) -> None:
-        for pid in descendants(self.server_pid) if self.server_pid else []:
-            used = cpu_seconds(pid)
-            self.first.setdefault(pid, used)
-            self.last[pid] = max(used, self.last.get(pid, 0.0))
-
-    def finish(self) -> dict[str, float | None]:
-        self.sample()
-        clients = self._own() - self.clients0
-        if not self.server_pid:
-            return {"clients": clients, "server": None, "workers": None}
-        return {"clients": clients, "server": cpu_seconds(self.server_pid) - self.server0,
-                "workers": sum(self.last[p] - self.first[p] for p in self.last)}
 
 
 def pct(values: list[float], q: int) -> float:
