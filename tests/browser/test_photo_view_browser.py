@@ -173,7 +173,11 @@ def test_one_score_scale_per_view_and_a_selection_kept_while_streaming(server, o
     close_photo(page)
     wait_searched(page, n)
     explanation = page.locator("#search-explanation")
-    page.wait_for_function("document.querySelector('#search-explanation .ecolens-badge') !== null")
+    # the explanation is redrawn for the final ranking: the picked photo with its badges, or the note that it
+    # has left the results
+    page.wait_for_function("document.querySelector('#search-explanation .ecolens-badge') !== null || "
+                           "document.querySelector('#search-explanation').innerText.startsWith("
+                           "'The photo you picked is no longer')")
     said = explanation.inner_text()
     # the picked photo stays the one explained: with its id, or (when the checks moved it out of the results)
     # with what was known about it and a note that says so
