@@ -38,6 +38,7 @@ class HalfStore:
             self.truncate(self.rows)
         self._maps: tuple[int, np.ndarray, np.ndarray] | None = None
         self._order: np.ndarray | None = None  # argsort of the ids when they were not appended in order
+        self._first: int | None = None  # the first id when the ids run from it without a gap
 
     def _file_rows(self) -> int:
         return self.path.stat().st_size // (2 * self.dim) if self.path.exists() else 0
@@ -50,7 +51,7 @@ class HalfStore:
             f.truncate(rows * 2 * self.dim)
         with open(self.ids_path, "r+b") as f:
             f.truncate(rows * 8)
-        self.rows, self._maps, self._order = rows, None, None
+        self.rows, self._maps, self._order, self._first = rows, None, None, None
 
     def append(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         ids = np.asarray(ids, dtype=np.int64)
@@ -61,7 +62,7 @@ class HalfStore:
         with open(self.ids_path, "ab") as f:
             f.write(ids.tobytes())
         self.rows += len(ids)
-        self._maps, self._order = None, None
+        self._maps, self._order, self._first = None, None, None
 
     def flush(self) -> None:
         """Make the appended rows durable (before the index that counts them is written)."""
@@ -88,7 +89,8 @@ class HalfStore:
 
     def rows_of(self, ids: np.ndarray) -> np.ndarray:
         """Row of each id, -1 where absent. Ids appended in ascending order (the usual case: new catalog ids)
-        are searched in the mapped file itself; otherwise an argsort is kept (8 bytes a photo of memory)."""
+        are searched in the mapped file itself, or, when they run without a gap (no photo ever removed), found
+        by subtraction; otherwise an argsort is kept (8 bytes a photo of memory)."""
         ids = np.asarray(ids, dtype=np.int64)
         stored = self._mapped()[1]
         if not len(stored):
@@ -96,6 +98,13 @@ class HalfStore:
         if self._order is None:
             ascending = bool(np.all(stored[1:] > stored[:-1])) if len(stored) > 1 else True
             self._order = np.zeros(0, np.int64) if ascending else np.argsort(stored, kind="stable")
+            # why: a binary search in the mapped ids touches ~20 of their pages per id (0.7 ms for a short
+            # list of 640 at a million photos); without gaps the row is the id's distance from the first
+            self._first = int(stored[0]) if ascending and int(stored[-1]) - int(stored[0]) == len(stored) - 1 \
+                else None
+        if self._first is not None:
+            rows = ids - self._first
+            return np.where((rows >= 0) & (rows < len(stored)), rows, -1)
         if len(self._order):
             sorted_ids = stored[self._order]
             pos = np.minimum(np.searchsorted(sorted_ids, ids), len(stored) - 1)

@@ -4,6 +4,7 @@ exact (inside the search), and a crash between the store's append and the index'
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from core.vectors.half_store import HalfStore
 from core.vectors.index import VectorIndex
@@ -71,6 +72,21 @@ def test_the_store_finds_rows_whatever_order_the_ids_came_in(tmp_path):
     store.append([20, 5], vecs[2:])  # a resumed ingest re-adds older ids after newer ones
     np.testing.assert_array_equal(store.rows_of(np.array([5, 10, 20, 30, 7])), [3, 0, 2, 1, -1])
     np.testing.assert_array_equal(store.vectors([20, 10]), vecs[[2, 0]])
+
+
+@pytest.mark.parametrize("ids, asked, rows", [
+    ([7, 8, 9, 10], [6, 7, 10, 11, 9], [-1, 0, 3, -1, 2]),   # no gap: found by subtraction
+    ([7, 8, 10, 11], [6, 7, 9, 10, 11, 12], [-1, 0, -1, 2, 3, -1]),  # a removed photo's gap: searched
+    ([1], [0, 1, 2], [-1, 0, -1]),
+])
+def test_the_store_finds_rows_with_and_without_gaps_in_the_ids(tmp_path, ids, asked, rows):
+    store = HalfStore(tmp_path / "s.f16", 4, 0, writer=True)
+    vecs = np.arange(4 * len(ids), dtype=np.float32).reshape(len(ids), 4)
+    store.append(ids, vecs)
+    np.testing.assert_array_equal(store.rows_of(np.array(asked)), rows)
+    store.append([ids[-1] + 5], vecs[:1])  # appended later with a gap: the rows are searched from then on
+    np.testing.assert_array_equal(store.rows_of(np.array(asked + [ids[-1] + 5, ids[-1] + 1])),
+                                  rows + [len(ids), -1])
 
 
 def test_a_sample_too_small_to_train_leaves_the_index_as_it_was(tmp_path):
