@@ -88,6 +88,8 @@ _GET_PHOTOS = ("SELECT p.id, x.text, p.path, " + ", ".join(f"p.{n}" for n in _RO
                + ", ".join(f't."{n}"' for n in TAXON_FIELDS) + " FROM photos p LEFT JOIN taxa t ON t.id = p.taxon_id "
                "LEFT JOIN licences l ON l.id = p.licence_id LEFT JOIN path_prefixes x ON x.id = p.prefix_id "
                "WHERE p.id IN ({})")  # (get_photos: the columns of _photo_select)
+_UNTAXED = ("SELECT p.id FROM photos p LEFT JOIN taxa t ON t.id = p.taxon_id WHERE p.id IN ({}) AND (t.id IS NULL OR ("
+            + " AND ".join(f"coalesce(t.\"{n}\", '') = ''" for n in TAXON_FIELDS) + "))")  # Photo.taxon_names empty
 
 
 def _row_to_photo(row: PhotoRow, taxon: TaxonRow | None, licence: LicenceRow | None, prefix: str | None) -> Photo:
@@ -417,6 +419,16 @@ class SqlCatalog:
                                         **{n: v or "" for n, v in zip(TAXON_FIELDS, names)}, license=licence or "",
                                         extra=dict((as_json(extra) if as_json and extra is not None else extra) or {}))
         return [found[int(i)] for i in ids if int(i) in found]
+
+    def untaxed(self, ids: Sequence[int]) -> set[int]:
+        """Ids only, for a search's 100+ candidates: reading whole photos to ask the same took 4.5 ms a search
+        (py-spy, Fast searches with a group word)."""
+        out: set[int] = set()
+        with self.engine.connect() as conn:
+            for chunk in _chunks([int(i) for i in ids]):
+                out.update(r[0] for r in conn.exec_driver_sql(_UNTAXED.format(", ".join("?" * len(chunk))),
+                                                              tuple(chunk)))
+        return out
 
     def all_photos(self) -> list[Photo]:
         with Session(self.engine) as s:

@@ -239,6 +239,9 @@ class FakeSearch:
     def photos(self, ids):
         return [self._photos[int(i)] for i in ids if int(i) in self._photos]
 
+    def untaxed(self, ids) -> set[int]:
+        return {p.id for p in self.photos(ids) if not p.taxon_names()}
+
     def places(self, limit: int = 2000) -> list[tuple[float, float]]:
         return [(p.latitude, p.longitude) for p in self._photos.values()
                 if p.latitude is not None and p.longitude is not None][:limit]

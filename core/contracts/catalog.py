@@ -62,6 +62,9 @@ class Catalog(Protocol):
     def get_photos(self, ids: Sequence[int]) -> list[Photo]:
         """Photos in the order of `ids`; unknown ids are left out."""
 
+    def untaxed(self, ids: Sequence[int]) -> set[int]:
+        """Those of `ids` whose photo has no taxon name at any rank (a user's own photos, not identified)."""
+
     def count(self) -> int: ...
 
     def sources(self) -> set[str]: ...

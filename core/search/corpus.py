@@ -172,6 +172,9 @@ class Corpus:
     def photos(self, ids: Sequence[int]) -> list[Photo]:
         return self.catalog.get_photos([int(i) for i in ids])
 
+    def untaxed(self, ids: Sequence[int]) -> set[int]:
+        return self.catalog.untaxed([int(i) for i in ids])
+
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         return self.index.vectors(ids)
 

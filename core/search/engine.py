@@ -347,7 +347,7 @@ class SearchEngine:
         group or when the order does not change."""
         if group is None:
             return ranked
-        unplaced = {int(p.id) for p in self.corpus.photos([i for i, _ in ranked]) if not p.taxon_names()}
+        unplaced = self.corpus.untaxed([i for i, _ in ranked])
         reordered = group_first(ranked, group, depth,
                                 lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids), unplaced)
         if [i for i, _ in reordered] != [i for i, _ in ranked]:

@@ -106,3 +106,12 @@ def test_the_memory_map_follows_its_setting(tmp_path, mb):
     engine = build_services(settings).catalog.engine
     with engine.connect() as conn:
         assert conn.execute(text("PRAGMA mmap_size")).scalar() == mb << 20
+
+
+def test_untaxed_names_the_photos_without_any_taxon_name_as_reading_the_photos_does(tmp_path):
+    cat = _catalog(tmp_path)
+    own = cat.add_photos([Photo(path="own/1.jpg", sha256="e" * 64), Photo(path="own/2.jpg", sha256="f" * 64,
+                                                                          common_name="a frog")])
+    ids = [1, 2, 3, 4, *own, 999]  # 999: no such photo
+    assert cat.untaxed(ids) == {p.id for p in cat.get_photos(ids) if not p.taxon_names()} == {own[0]}
+    assert cat.untaxed([]) == set()
