@@ -33,6 +33,7 @@ import numpy as np
 
 from core.contracts.catalog import Catalog, CatalogState
 from core.contracts.records import Filters
+from core.search.pool_memo import PoolMemo
 from core.search.taxon_index import TaxonIndex
 
 log = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ class _View:
     # names looked up in the catalog at this state: a taxon's or licence's ids, whether a taxon has photos
     # (right for as long as the view: a new taxon's photos, or a photo given another, change the state)
     names: dict = field(default_factory=dict)
+    pools: PoolMemo = field(default_factory=PoolMemo)  # the pools of recent filters at this state
 
     def taxon_index(self) -> TaxonIndex:
         idx = self._taxon_index
@@ -129,7 +131,7 @@ class FilterColumns:
         if not self.enabled:
             return None
         view = self._current(wait=False)
-        return None if view is None else self._select(view, filters)
+        return None if view is None else view.pools.get(filters, lambda: self._select(view, filters))
 
     def taxon_known(self, name: str) -> bool | None:
         """Whether any photo has this taxon name (as the catalog's taxon_known); None when the columns are not

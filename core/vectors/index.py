@@ -95,6 +95,9 @@ class VectorIndex:
         self.gpu: FaissGpu | None = None  # core.vectors.gpu: where training, list assignment and searches may run
         self._gpu_copy: faiss.Index | None = None  # the approximate index on the GPU, made at the first search
         self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
+        # the selector of the last read-only pool (a remembered filter's, core.search.pool_memo): the next search
+        # under the same filter gets the same array object, and a read-only one cannot have changed since
+        self._selected: tuple[np.ndarray, faiss.IDSelector, object] | None = None
 
     def attach_store(self, path: Path, *, writer: bool = False) -> None:
         """Use the float16 store at `path` (core.vectors.half_store) if it exists: a writer cuts it back to
@@ -241,7 +244,7 @@ class VectorIndex:
             return self._search_small_pool(q, k, pool)
         if self.flat is not None:
             return self._search_flat_rows(q, k, pool)
-        sel, _keep = id_selector(pool)
+        sel, _keep = self._selector(pool)
         if self.approx_kind == "hnsw":
             params = faiss.SearchParametersHNSW(sel=sel, efSearch=max(k, self._ef_search()))
         else:  # a sparse pool needs more lists probed to fill k
@@ -252,6 +255,15 @@ class VectorIndex:
                 _, short = self.approx.search(q, k * self.refine_factor, params=params)
                 return self._rescore(q, k, short)
         return self.approx.search(q, k, params=params)
+
+    def _selector(self, pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
+        last = self._selected
+        if last is not None and last[0] is pool:
+            return last[1], last[2]
+        sel, keep = id_selector(pool)
+        if not pool.flags.writeable:
+            self._selected = (pool, sel, keep)
+        return sel, keep
 
     def _search_flat_rows(self, q: np.ndarray, k: int, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A large pool on the flat copy: FAISS scans the inner flat index with a bitmap of the pool's rows,

@@ -193,9 +193,15 @@ def test_the_columns_follow_the_catalog(tmp_path):
     n = len(reads)
     same(frogs)
     assert len(reads) == n + 1 and reads[-1][0] == 0
-    # nothing changed: nothing read
-    same(frogs), same(every)
+    # nothing changed: nothing read, and the pools are the ones remembered (read-only, core.search.pool_memo)
+    first = same(frogs)
+    assert same(frogs) is first and not first.flags.writeable
+    same(every)
     assert len(reads) == n + 1
+    # a change after a pool was remembered: the next search gets the new photos, not the remembered pool
+    more = cat.add_photos([Photo(path="/new/later.jpg", sha256=f"{99_998:064x}", family="Ranidae",
+                                 scientific_name="Rana y")])
+    assert set(more) <= set(same(frogs).tolist())
 
 
 def test_a_second_process_maps_the_files_and_a_damaged_file_is_made_again(tmp_path, caplog):
