@@ -357,6 +357,7 @@ def phase_search(workdir: Path, n: int) -> dict:
         index = corpus.index  # open: checks, reconcile with the catalog, memory maps
         out["open_seconds"] = time.perf_counter() - t
         out["index_kind"], out["index_size"], out["refine"] = index.approx_kind, len(index), index.refine_factor
+        out["short_list"] = index.short_list(k, len(index))
         if not (workdir / "genus.json").exists():
             pick_genus(workdir, catalog)
         t = time.perf_counter()  # the filter columns made from the catalog (once; later only caught up)
@@ -579,7 +580,11 @@ def run_phase(workdir: Path, phase: str, n: int, queries: int) -> None:
 
 
 def srch_refine(r: dict) -> str:
-    return f"{r['search']['refine']} x k re-scored" if "refine" in r.get("search", {}) else "re-scoring not recorded"
+    if "refine" not in r.get("search", {}):
+        return "re-scoring not recorded"
+    if "short_list" in r["search"]:  # the short list doubles for every doubling of the candidates beyond 2M
+        return f"{r['search']['refine']} x k re-scored per 2M candidates ({r['search']['short_list']} for k=10 unfiltered)"
+    return f"{r['search']['refine']} x k re-scored"
 
 
 def report(workdir: Path, n: int, smoke: bool) -> None:

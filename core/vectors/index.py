@@ -26,6 +26,12 @@ from core.vectors.half_store import HalfStore
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
 SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
 REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
+# ... for up to this many candidates (the photos a search may return: all, or a filter's pool); the short list
+# doubles for every doubling beyond, since the true neighbours crowd closer together than the PQ codes can
+# tell apart: with PQ16 codes and 64 x k re-scored, recall@10 was 0.953 at 1M photos and 0.961 at 2M, but 0.892
+# at 5M (128 x k: 0.938; 256 x k: 0.966, p95 34 ms; bench/scale.py, 2026-11-27)
+REFINE_AT = 2_000_000
+GPU_MAX_K = 2048
 BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
 DENSE_ID_SPAN = 4  # ids up to this many times the row count: id -> row is a table (4 bytes per id), else a search
 TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
@@ -252,9 +258,16 @@ class VectorIndex:
             share = len(pool) / max(1, len(self))
             params = faiss.SearchParametersIVF(sel=sel, nprobe=min(ivf.nlist, int(np.ceil(ivf.nprobe / share))))
             if self.store is not None:  # the filter is applied inside the IVF scan; the short list re-scored
-                _, short = self.approx.search(q, k * self.refine_factor, params=params)
+                _, short = self.approx.search(q, self.short_list(k, len(pool)), params=params)
                 return self._rescore(q, k, short)
         return self.approx.search(q, k, params=params)
+
+    def short_list(self, k: int, candidates: int) -> int:
+        """How many IVF-PQ candidates are re-scored for k results among `candidates` photos (REFINE_AT)."""
+        grow = 1
+        while candidates > REFINE_AT * grow:
+            grow *= 2
+        return k * self.refine_factor * grow
 
     def _selector(self, pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
         last = self._selected
@@ -287,7 +300,10 @@ class VectorIndex:
         if self.approx_kind != "ivfpq" or (self.flat is None and self.store is None):
             return searched.search(q, k)
         # why refine: PQ codes reorder close neighbours; re-scoring a short list exactly restores them
-        _, short = searched.search(q, k * self.refine_factor)
+        short_k = self.short_list(k, len(self))
+        if searched is not self.approx:  # FAISS's GPU IVF searches return at most GPU_MAX_K per query
+            short_k = min(short_k, GPU_MAX_K)
+        _, short = searched.search(q, short_k)
         return self._rescore(q, k, short)
 
     def _searched_whole(self) -> faiss.Index:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from core.vectors.half_store import HalfStore
+from core.vectors import index as index_module
 from core.vectors.index import VectorIndex
 
 
@@ -106,3 +107,20 @@ def test_an_index_that_drops_its_flat_copy_keeps_the_vectors_in_float16_for_resc
     q = _data(5, seed=8)
     scores, ids = index.search(q, 5)
     np.testing.assert_allclose(scores[:, 0], (q * x[ids[:, 0] - 1]).sum(1), atol=2e-3)  # re-scored
+
+
+def test_the_short_list_grows_with_the_candidates_beyond_refine_at(tmp_path, monkeypatch):
+    index, x = _compressed(tmp_path)
+    index.refine_factor = 4
+    assert index.short_list(10, 2_000_000) == 40  # up to REFINE_AT: k x refine_factor
+    assert index.short_list(10, 2_000_001) == 80 and index.short_list(10, 5_000_000) == 160
+    monkeypatch.setattr(index_module, "REFINE_AT", 1000)  # 8,000 photos: 8x the short list, and still right
+    assert index.short_list(10, len(index)) == 320
+    q = _data(10, seed=5)
+    exact = np.argsort(-(q @ x.T), axis=1)[:, :10] + 1
+    _, ids = index.search(q, 10)
+    assert np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids.tolist(), exact.tolist())]) >= 0.9
+    large = np.arange(2, 8001, 2)  # a filter's pool of 4,000: the short list is sized by the pool
+    assert index.short_list(10, len(large)) == 160
+    _, ids = index.search(q, 10, large)
+    assert set(ids.ravel().tolist()) <= set(large.tolist())
