@@ -146,7 +146,7 @@ class Settings(BaseSettings):
     index_refine_factor: int = Field(16, ge=1, le=1000, description="An ivfpq search re-scores k x this many "
         "candidates with the full vectors (flat copy or float16 file); larger finds more of the true neighbours "
         "(recall) for a little more time. Beyond 2 million candidates (photos, or a filter's pool) the short list "
-        "doubles for every doubling (core.vectors.index.REFINE_AT). With index_pq_m = 16, use 64.")
+        "doubles for every doubling, up to 8x (core.vectors.index.REFINE_AT). With index_pq_m = 16, use 64.")
     index_on_disk: bool = Field(False, description="Keep the ivfpq index's inverted lists in a file that is "
         "memory-mapped (for corpora larger than RAM) instead of in memory.")
     sqlite_mmap_mb: int = Field(1024, ge=0, le=1_048_576, description="Megabytes of the catalog database read "

@@ -31,6 +31,8 @@ REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly 
 # tell apart: with PQ16 codes and 64 x k re-scored, recall@10 was 0.953 at 1M photos and 0.961 at 2M, but 0.892
 # at 5M (128 x k: 0.938; 256 x k: 0.966, p95 34 ms; bench/scale.py, 2026-11-27)
 REFINE_AT = 2_000_000
+REFINE_MAX_GROWTH = 8  # at most 8x (16M candidates and up): each re-scored candidate is a random 1 KB read of the
+# float16 store, so beyond that more bytes of code a photo (index_pq_m) keep the recall, not a longer list
 GPU_MAX_K = 2048
 BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
 DENSE_ID_SPAN = 4  # ids up to this many times the row count: id -> row is a table (4 bytes per id), else a search
@@ -265,7 +267,7 @@ class VectorIndex:
     def short_list(self, k: int, candidates: int) -> int:
         """How many IVF-PQ candidates are re-scored for k results among `candidates` photos (REFINE_AT)."""
         grow = 1
-        while candidates > REFINE_AT * grow:
+        while candidates > REFINE_AT * grow and grow < REFINE_MAX_GROWTH:
             grow *= 2
         return k * self.refine_factor * grow
 

@@ -114,8 +114,9 @@ def test_the_short_list_grows_with_the_candidates_beyond_refine_at(tmp_path, mon
     index.refine_factor = 4
     assert index.short_list(10, 2_000_000) == 40  # up to REFINE_AT: k x refine_factor
     assert index.short_list(10, 2_000_001) == 80 and index.short_list(10, 5_000_000) == 160
+    assert index.short_list(10, 200_000_000) == 320  # at most 8x: more bytes of code beyond that
     monkeypatch.setattr(index_module, "REFINE_AT", 1000)  # 8,000 photos: 8x the short list, and still right
-    assert index.short_list(10, len(index)) == 320
+    assert index.short_list(10, len(index)) == 320 and index.short_list(10, 64_000) == 320
     q = _data(10, seed=5)
     exact = np.argsort(-(q @ x.T), axis=1)[:, :10] + 1
     _, ids = index.search(q, 10)
