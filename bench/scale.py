@@ -387,10 +387,8 @@ def phase_search(workdir: Path, n: int) -> dict:
             # naming it costs each time it is not remembered (a new filter, a changed catalog) is timed apart
             anew_times = []
             for _ in range(10):
-                view = corpus.filter_columns._current(wait=False)  # (private: the columns' own selection, unmemoised)
                 t = time.perf_counter()
-                if view is not None:
-                    corpus.filter_columns._select(view, f)
+                if corpus.filter_columns.pool(f, remembered=False) is not None:
                     anew_times.append(time.perf_counter() - t)
             times, phases, ids, paused = [], {"pool": [], "rank": [], "hits": []}, [], 0
             for q in queries:

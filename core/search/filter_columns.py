@@ -125,13 +125,17 @@ class FilterColumns:
         self._failed: CatalogState | None = None  # the state a build failed at (not tried again until it changes)
 
     # ---- answering a filter -----------------------------------------------------------------------
-    def pool(self, filters: Filters) -> np.ndarray | None:
+    def pool(self, filters: Filters, remembered: bool = True) -> np.ndarray | None:
         """The ids passing `filters`, ascending, as the catalog's filter_ids gives them; None when the columns
-        are not ready (being made, failed, or turned off): the caller asks the catalog."""
+        are not ready (being made, failed, or turned off): the caller asks the catalog. `remembered`: from the
+        pools of recent filters at this state of the catalog (read-only); False names it anew (bench/scale.py
+        times that)."""
         if not self.enabled:
             return None
         view = self._current(wait=False)
-        return None if view is None else view.pools.get(filters, lambda: self._select(view, filters))
+        if view is None or not remembered:
+            return None if view is None else self._select(view, filters)
+        return view.pools.get(filters, lambda: self._select(view, filters))
 
     def taxon_known(self, name: str) -> bool | None:
         """Whether any photo has this taxon name (as the catalog's taxon_known); None when the columns are not

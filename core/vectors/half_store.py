@@ -36,6 +36,10 @@ class HalfStore:
             log.warning("float16 store %s holds %d rows, the index %d: the rest are not re-scored", path, on_disk, rows)
         if writer and on_disk > self.rows:
             self.truncate(self.rows)
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop what was derived from the files (their maps, and how an id finds its row): they changed."""
         self._maps: tuple[int, np.ndarray, np.ndarray] | None = None
         self._order: np.ndarray | None = None  # argsort of the ids when they were not appended in order
         self._first: int | None = None  # the first id when the ids run from it without a gap
@@ -51,7 +55,8 @@ class HalfStore:
             f.truncate(rows * 2 * self.dim)
         with open(self.ids_path, "r+b") as f:
             f.truncate(rows * 8)
-        self.rows, self._maps, self._order, self._first = rows, None, None, None
+        self.rows = rows
+        self._forget()
 
     def append(self, ids: Sequence[int], vectors: np.ndarray) -> None:
         ids = np.asarray(ids, dtype=np.int64)
@@ -62,7 +67,7 @@ class HalfStore:
         with open(self.ids_path, "ab") as f:
             f.write(ids.tobytes())
         self.rows += len(ids)
-        self._maps, self._order, self._first = None, None, None
+        self._forget()
 
     def flush(self) -> None:
         """Make the appended rows durable (before the index that counts them is written)."""

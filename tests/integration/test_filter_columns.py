@@ -196,6 +196,8 @@ def test_the_columns_follow_the_catalog(tmp_path):
     # nothing changed: nothing read, and the pools are the ones remembered (read-only, core.search.pool_memo)
     first = same(frogs)
     assert same(frogs) is first and not first.flags.writeable
+    anew = columns.pool(frogs, remembered=False)  # named anew: the same photos, another (writable) array
+    assert anew is not first and anew.flags.writeable and np.array_equal(anew, first)
     same(every)
     assert len(reads) == n + 1
     # a change after a pool was remembered: the next search gets the new photos, not the remembered pool
