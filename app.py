@@ -166,7 +166,7 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
-    from core.vectors.index import set_threads
+    from core.vectors.threads import set_threads
 
     set_threads(settings.threads)
     settings.path().mkdir(parents=True, exist_ok=True)

@@ -206,7 +206,7 @@ def phase_data(workdir: Path, n: int, queries: int) -> dict:
 # ---- 2. EcoLens's ingest --------------------------------------------------------------------------
 def lists_for(n: int) -> int:
     """IVF lists: the product's default (about 2 x sqrt(N)) at scale; fewer for a tiny run, to be trainable."""
-    from core.vectors.index import default_nlist
+    from core.vectors.ivf import default_nlist
 
     return default_nlist(n) if n >= 100_000 else max(8, n // 100)
 
@@ -231,7 +231,7 @@ def services(workdir: Path, n: int):
     from core.backends.registry import Backends
     from core.contracts.settings import Settings  # noqa: F401
     from core.search.corpus import Corpus
-    from core.vectors.index import set_threads
+    from core.vectors.threads import set_threads
     from core.vectors.index_store import IndexStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
@@ -279,7 +279,7 @@ def phase_bare_build(workdir: Path, n: int) -> dict:
     import faiss
     import pyarrow.parquet as pq
 
-    from core.vectors.index import MIN_PER_LIST, TRAIN_PER_LIST
+    from core.vectors.ivf import MIN_PER_LIST, TRAIN_PER_LIST
 
     faiss.omp_set_num_threads(2)
     out = workdir / "bare"
@@ -356,7 +356,7 @@ def phase_search(workdir: Path, n: int) -> dict:
         t = time.perf_counter()
         index = corpus.index  # open: checks, reconcile with the catalog, memory maps
         out["open_seconds"] = time.perf_counter() - t
-        out["index_kind"], out["index_size"], out["refine"] = index.approx_kind, len(index), index.refine_factor
+        out["index_kind"], out["index_size"], out["refine"] = index.approx_kind, len(index), index.refine()
         out["short_list"] = index.short_list(k, len(index))
         if not (workdir / "genus.json").exists():
             pick_genus(workdir, catalog)

@@ -91,7 +91,8 @@ def main() -> None:
 
     import faiss
 
-    from core.vectors.index import VectorIndex, set_threads
+    from core.vectors.index import VectorIndex
+    from core.vectors.threads import set_threads
 
     set_threads(args.threads)
     gen = ClipLike(args.dim)

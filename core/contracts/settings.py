@@ -143,10 +143,11 @@ class Settings(BaseSettings):
         "through the file cache) to re-score the compressed index's short list and to score small filtered pools "
         "exactly. A precomputed-vector ingest then trains the index first, on a sample of the file, and adds each "
         "vector straight to it.")
-    index_refine_factor: int = Field(16, ge=1, le=1000, description="An ivfpq search re-scores k x this many "
-        "candidates with the full vectors (flat copy or float16 file); larger finds more of the true neighbours "
-        "(recall) for a little more time. Beyond 2 million candidates (photos, or a filter's pool) the short list "
-        "doubles for every doubling, up to 8x (core.vectors.index.REFINE_AT). With index_pq_m = 16, use 64.")
+    index_refine_factor: int = Field(0, ge=0, le=1000, description="An ivfpq search re-scores k x this "
+        "many candidates with the full vectors (flat copy or float16 file); larger finds more of the true "
+        "neighbours (recall) for a little more time. 0: 1024 / the bytes of code a photo, at least 16 (16 for "
+        "64-byte codes, 64 for 16-byte codes: index_pq_m). Beyond 2 million candidates (photos, or a filter's "
+        "pool) the short list doubles for every doubling, up to 8x (core.vectors.ivf.REFINE_AT).")
     index_on_disk: bool = Field(False, description="Keep the ivfpq index's inverted lists in a file that is "
         "memory-mapped (for corpora larger than RAM) instead of in memory.")
     sqlite_mmap_mb: int = Field(1024, ge=0, le=1_048_576, description="Megabytes of the catalog database read "

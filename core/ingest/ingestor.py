@@ -19,7 +19,8 @@ from core.backends.base import Embedder
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
 from core.vectors.gpu import choose as choose_gpu
-from core.vectors.index import VectorIndex, set_threads, threads as faiss_threads
+from core.vectors.index import VectorIndex
+from core.vectors.threads import set_threads, threads as faiss_threads
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
@@ -174,7 +175,7 @@ class Ingestor:
                 or index.approx is not None:
             return
         from core.ingest.precomputed import row_count, training_sample
-        from core.vectors.index import MIN_PER_LIST, TRAIN_PER_LIST, default_nlist
+        from core.vectors.ivf import MIN_PER_LIST, TRAIN_PER_LIST, default_nlist
 
         expected = row_count(path)
         nlist = s.index_nlist or default_nlist(expected)

@@ -9,10 +9,6 @@ than RAM), and the flat copy can be dropped once the twin is trained (settings i
 index_flat_copy)."""
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -22,50 +18,14 @@ import numpy as np
 from core.contracts.errors import ConfigError
 from core.vectors.gpu import FaissGpu
 from core.vectors.half_store import HalfStore
+from core.vectors.ivf import MIN_PER_LIST, REFINE_MIN, TRAIN_PER_LIST, default_nlist, refine_factor_for, short_list, \
+    trained_ivfpq
+from core.vectors.selection import RowLookup, id_selector
+from core.vectors.faiss_files import atomic_write_index, c_stdout_muted
 
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
 SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
-REFINE_FACTOR = 16  # the IVF-PQ short list is k * this long, re-scored exactly from the flat copy
-# ... for up to this many candidates (the photos a search may return: all, or a filter's pool); the short list
-# doubles for every doubling beyond, since the true neighbours crowd closer together than the PQ codes can
-# tell apart: with PQ16 codes and 64 x k re-scored, recall@10 was 0.953 at 1M photos and 0.961 at 2M, but 0.892
-# at 5M (128 x k: 0.938; 256 x k: 0.966, p95 34 ms; bench/scale.py, 2026-11-27)
-REFINE_AT = 2_000_000
-REFINE_MAX_GROWTH = 8  # at most 8x (16M candidates and up): each re-scored candidate is a random 1 KB read of the
-# float16 store, so beyond that more bytes of code a photo (index_pq_m) keep the recall, not a longer list
 GPU_MAX_K = 2048
-BITMAP_MAX_ID = 1 << 27  # pools of ids below this use a bitmap selector (16 MB at most), others a hash set
-DENSE_ID_SPAN = 4  # ids up to this many times the row count: id -> row is a table (4 bytes per id), else a search
-TRAIN_PER_LIST = 50  # IVF training sample: this many vectors per list (trained once, on this sample)
-MIN_PER_LIST = 39  # FAISS wants at least this many training vectors per list
-
-
-@contextlib.contextmanager
-def _c_stdout_muted(active: bool):
-    """FAISS's on-disk lists printf() a line on every file resize; keep it out of our stdout (JSON output)."""
-    if not active:
-        yield
-        return
-    sys.stdout.flush()
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
-def set_threads(n: int) -> None:
-    """Cap FAISS's OpenMP threads (0 leaves the library's default)."""
-    if n > 0:
-        faiss.omp_set_num_threads(n)
-
-
-def threads() -> int:
-    """FAISS's OpenMP threads for calls from this thread (set_threads applies to the thread that calls it)."""
-    return int(faiss.omp_get_max_threads())
 
 
 def new_flat(dim: int) -> faiss.Index:
@@ -75,18 +35,6 @@ def new_flat(dim: int) -> faiss.Index:
 def approx_kind_of(index: faiss.Index) -> str:
     inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
     return "hnsw" if "HNSW" in type(inner).__name__ else "ivfpq"
-
-
-def id_selector(pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
-    """A FAISS selector for `pool` and the buffer it reads (keep it alive while searching)."""
-    top = int(pool.max()) + 1 if len(pool) else 1
-    if top <= BITMAP_MAX_ID and pool.min(initial=0) >= 0:
-        bits = np.zeros(top, dtype=bool)
-        bits[pool] = True
-        bitmap = np.packbits(bits, bitorder="little")
-        # FAISS takes the bitmap's length in bytes: ids past it are outside the pool, never read
-        return faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap)), bitmap
-    return faiss.IDSelectorBatch(pool), pool
 
 
 class VectorIndex:
@@ -99,10 +47,10 @@ class VectorIndex:
         self.approx = approx
         self.approx_kind = approx_kind_of(approx) if approx is not None else "flat"
         self.store = store  # float16 vectors on disk for re-scoring, when there is no flat copy
-        self.refine_factor = REFINE_FACTOR
+        self.refine_factor = 0  # setting index_refine_factor; 0: from the code size (core.vectors.ivf)
         self.gpu: FaissGpu | None = None  # core.vectors.gpu: where training, list assignment and searches may run
         self._gpu_copy: faiss.Index | None = None  # the approximate index on the GPU, made at the first search
-        self._lookup: _RowLookup | None = None  # id <-> row of the flat copy, built when first needed
+        self._lookup: RowLookup | None = None  # id <-> row of the flat copy, built when first needed
         # the selector of the last read-only pool (a remembered filter's, core.search.pool_memo): the next search
         # under the same filter gets the same array object, and a read-only one cannot have changed since
         self._selected: tuple[np.ndarray, faiss.IDSelector, object] | None = None
@@ -144,7 +92,7 @@ class VectorIndex:
             self.store.flush()
         for part, target in self.parts(path):
             if part is not None:
-                (write or _atomic_write_index)(part, target)
+                (write or atomic_write_index)(part, target)
             elif target.exists():
                 target.unlink()
 
@@ -178,9 +126,9 @@ class VectorIndex:
             return np.zeros((0, self.dim), np.float32)
         return faiss.rev_swig_ptr(inner.get_xb(), n * self.dim).reshape(n, self.dim)
 
-    def _rows(self) -> "_RowLookup":
+    def _rows(self) -> RowLookup:
         if self._lookup is None or len(self._lookup.ids) != len(self):
-            self._lookup = _RowLookup(self.ids())
+            self._lookup = RowLookup(self.ids())
         return self._lookup
 
     def _rows_of(self, ids: np.ndarray) -> np.ndarray:
@@ -265,11 +213,15 @@ class VectorIndex:
         return self.approx.search(q, k, params=params)
 
     def short_list(self, k: int, candidates: int) -> int:
-        """How many IVF-PQ candidates are re-scored for k results among `candidates` photos (REFINE_AT)."""
-        grow = 1
-        while candidates > REFINE_AT * grow and grow < REFINE_MAX_GROWTH:
-            grow *= 2
-        return k * self.refine_factor * grow
+        """How many IVF-PQ candidates are re-scored for k results among `candidates` photos (core.vectors.ivf)."""
+        return short_list(k, candidates, self.refine())
+
+    def refine(self) -> int:
+        """The refine factor in use: the setting's, or the default for this index's code size."""
+        if self.refine_factor:
+            return int(self.refine_factor)
+        ivf = faiss.try_extract_index_ivf(self.approx) if self.approx is not None else None
+        return refine_factor_for(ivf.code_size) if ivf is not None else REFINE_MIN
 
     def _selector(self, pool: np.ndarray) -> tuple[faiss.IDSelector, object]:
         last = self._selected
@@ -428,7 +380,7 @@ class VectorIndex:
         """Add to the approximate twin; with a GPU, an IVF index's list assignment (the nearest of its
         centroids for every vector: most of the work) is computed there and the codes here."""
         self._gpu_copy = None
-        with _c_stdout_muted(self.on_disk):
+        with c_stdout_muted(self.on_disk):
             if self.gpu is not None and self.approx_kind == "ivfpq" and not isinstance(self.approx, faiss.IndexIDMap2):
                 ivf = faiss.extract_index_ivf(self.approx)
                 lists = self.gpu.assign(ivf.quantizer, vectors)
@@ -473,62 +425,3 @@ class VectorIndex:
     # kept for callers of the earlier name: builds (or keeps) the twin
     def build_approximate(self, kind: str, **kw) -> str:
         return self.ensure_approximate(kind, **kw)
-
-
-def default_nlist(n: int) -> int:
-    """IVF lists for a corpus of n vectors: about 2 x sqrt(n)."""
-    return max(1, int(2 * np.sqrt(n)))
-
-
-def trained_ivfpq(sample: np.ndarray, nlist: int, pq_m: int, nprobe: int, seed: int,
-                  gpu: FaissGpu | None = None, pq_bits: int = 8) -> faiss.Index:
-    """An empty inner-product IVF-PQ index (codes of pq_m x pq_bits bits) trained on `sample`; the k-means of
-    its lists on a GPU when one is in use (core.vectors.gpu), else here."""
-    dim = sample.shape[1]
-    ivf = faiss.IndexIVFPQ(faiss.IndexFlatIP(dim), dim, nlist, pq_m, pq_bits, faiss.METRIC_INNER_PRODUCT)
-    ivf.cp.seed = seed
-    clustering = gpu.flat_ip(dim) if gpu is not None else None  # (kept referenced while FAISS uses it)
-    if clustering is not None:
-        ivf.clustering_index = clustering  # FAISS clusters with this index instead of the CPU quantizer
-    ivf.train(sample)
-    if gpu is not None:
-        ivf.clustering_index = None
-    ivf.nprobe = nprobe
-    return ivf
-
-
-class _RowLookup:
-    """The flat copy's ids by row, and the way back from an id to its row: a table indexed by id when the ids
-    are dense enough (the usual case: catalog ids from 1, a few removed), else a sorted copy searched."""
-
-    def __init__(self, ids: np.ndarray):
-        self.ids = ids
-        top = int(ids.max()) + 1 if len(ids) else 0
-        self.table: np.ndarray | None = None
-        if len(ids) and ids.min() >= 0 and top <= DENSE_ID_SPAN * len(ids) + 1024:
-            self.table = np.full(top, -1, dtype=np.int32 if len(ids) < 2 ** 31 else np.int64)
-            self.table[ids] = np.arange(len(ids))
-        else:
-            order = np.argsort(ids, kind="stable")
-            self.sorted_ids, self.order = ids[order], order
-
-    def rows_of(self, ids: np.ndarray) -> np.ndarray:
-        if self.table is not None:
-            inside = (ids >= 0) & (ids < len(self.table))
-            return np.where(inside, self.table[np.where(inside, ids, 0)], -1).astype(np.int64)
-        if not len(self.sorted_ids):
-            return np.full(len(ids), -1, np.int64)
-        pos = np.minimum(np.searchsorted(self.sorted_ids, ids), len(self.sorted_ids) - 1)
-        return np.where(self.sorted_ids[pos] == ids, self.order[pos], -1)
-
-
-def _atomic_write_index(index: faiss.Index, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        faiss.write_index(index, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

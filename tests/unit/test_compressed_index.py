@@ -3,11 +3,12 @@ and in the float16 store on disk (no flat copy); its searches re-score from the 
 exact (inside the search), and a crash between the store's append and the index's checkpoint is cut back."""
 from __future__ import annotations
 
+import faiss
 import numpy as np
 import pytest
 
 from core.vectors.half_store import HalfStore
-from core.vectors import index as index_module
+from core.vectors import ivf as ivf_module
 from core.vectors.index import VectorIndex
 
 
@@ -109,13 +110,28 @@ def test_an_index_that_drops_its_flat_copy_keeps_the_vectors_in_float16_for_resc
     np.testing.assert_allclose(scores[:, 0], (q * x[ids[:, 0] - 1]).sum(1), atol=2e-3)  # re-scored
 
 
+def test_the_refine_factor_follows_the_code_size_unless_set(tmp_path):
+    """Fewer bytes of code a photo, a longer short list: 8-byte codes re-score 128 x k, 16-byte ones 64 x k,
+    64-byte ones (and exact or HNSW indexes) 16 x k; index_refine_factor, when set, is used as given."""
+    index, _ = _compressed(tmp_path)  # dimension 32, pq_m 8: 8 bytes a photo
+    assert faiss.extract_index_ivf(index.approx).code_size == 8
+    assert index.refine() == 128 and index.short_list(10, 1000) == 1280
+    index.refine_factor = 20
+    assert index.refine() == 20 and index.short_list(10, 1000) == 200
+    assert VectorIndex(32).refine() == 16
+    wide = VectorIndex(64)
+    assert wide.start_compressed(_data(4000, dim=64), 4000, tmp_path / "w.f16", nlist=20, pq_m=16, nprobe=4)
+    assert wide.refine() == 64
+    assert [ivf_module.refine_factor_for(b) for b in (4, 8, 16, 32, 64, 128)] == [256, 128, 64, 32, 16, 16]
+
+
 def test_the_short_list_grows_with_the_candidates_beyond_refine_at(tmp_path, monkeypatch):
     index, x = _compressed(tmp_path)
     index.refine_factor = 4
     assert index.short_list(10, 2_000_000) == 40  # up to REFINE_AT: k x refine_factor
     assert index.short_list(10, 2_000_001) == 80 and index.short_list(10, 5_000_000) == 160
     assert index.short_list(10, 200_000_000) == 320  # at most 8x: more bytes of code beyond that
-    monkeypatch.setattr(index_module, "REFINE_AT", 1000)  # 8,000 photos: 8x the short list, and still right
+    monkeypatch.setattr(ivf_module, "REFINE_AT", 1000)  # 8,000 photos: 8x the short list, and still right
     assert index.short_list(10, len(index)) == 320 and index.short_list(10, 64_000) == 320
     q = _data(10, seed=5)
     exact = np.argsort(-(q @ x.T), axis=1)[:, :10] + 1

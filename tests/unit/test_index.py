@@ -116,28 +116,25 @@ def test_on_disk_lists_and_no_flat_copy_roundtrip(tmp_path):
     assert set(small.ravel()) <= set(pool)
 
 
-def test_bitmap_and_hash_selectors_agree():
+def test_bitmap_and_hash_selectors_agree(monkeypatch):
     import core.vectors.index as module
+    import core.vectors.selection as selection
 
     x, ids = _data(3000)
     index = VectorIndex(16)
     index.add(ids, x)
     pool = ids[::2]
-    module_max = module.BITMAP_MAX_ID
-    try:
-        module.SMALL_POOL, old = 0, module.SMALL_POOL
-        bitmap = index.search(x[:3], 10, pool)
-        module.BITMAP_MAX_ID = 0  # force the hash-set selector
-        hashed = index.search(x[:3], 10, pool)
-    finally:
-        module.BITMAP_MAX_ID, module.SMALL_POOL = module_max, old
+    monkeypatch.setattr(module, "SMALL_POOL", 0)
+    bitmap = index.search(x[:3], 10, pool)
+    monkeypatch.setattr(selection, "BITMAP_MAX_ID", 0)  # force the hash-set selector
+    hashed = index.search(x[:3], 10, pool)
     assert (bitmap[1] == hashed[1]).all() and set(bitmap[1].ravel()) <= set(pool)
 
 
 def test_id_selector_admits_exactly_the_pool():
     """FAISS reads the bitmap up to the length it is given (in bytes); ids past the pool's largest must be
     refused, not looked up in memory past the bitmap."""
-    from core.vectors.index import id_selector
+    from core.vectors.selection import id_selector
 
     pool = np.arange(5, 8000, 3)
     sel, _keep = id_selector(pool)

@@ -8,7 +8,8 @@ import pytest
 from core.contracts.records import Filters
 from core.search.pool_memo import PoolMemo
 from core.vectors import index as index_module
-from core.vectors.index import VectorIndex, id_selector
+from core.vectors.index import VectorIndex
+from core.vectors.selection import id_selector
 
 
 def test_the_same_filter_gets_the_same_read_only_pool_made_once():
