@@ -2,27 +2,24 @@
 dataclasses, never rows."""
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from contextlib import contextmanager
 from operator import attrgetter
 from dataclasses import fields
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import (Connection, Engine, LargeBinary, and_, bindparam, column, delete, false, func, insert, literal,
-                        or_, select, table, text, union, union_all, update)
+from sqlalchemy import Connection, Engine, delete, func, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.contracts import bounds
 from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
-from core.licences import like_escape, parse_licence, parse_licence_filter
+from core.licences import parse_licence
 from core.contracts.records import Filters, Photo
-from storage import filter_rows as bulk_columns
-from storage.db import NAME_KEY_SQL
+from storage import filter_rows as bulk_columns, filter_sql
 from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
                             PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
 
@@ -104,88 +101,9 @@ def _full_path():
                          .scalar_subquery(), "") + PhotoRow.path
 
 
-def _month_ranges(first: date | None, last: date | None, months: Sequence[int]) -> list:
-    """The month filter on the date index: for every year from the first date to the last, the range of days
-    of each month asked (why not a month column with its own index: its bytes on every photo)."""
-    if first is None or last is None:
-        return []
-    return [PhotoRow.observed_on.between(date(y, m, 1), _last_day(y, m))
-            for y in range(first.year, last.year + 1) for m in sorted(set(months)) if 1 <= m <= 12]
-
-
-def _selected(conn, clauses: list, ranges: list | None) -> np.ndarray:
-    """The ids passing `clauses`, sorted; with month `ranges`, one query (a range scan of the date index) per
-    range, the ranges sharing no day. Why not one query: an OR of the ranges is planned as a multi-index OR that
-    collects row ids and then reads every row, and a UNION ALL of them is read through a co-routine; at 1M
-    photos two months (163k) took 73-95 ms either way, one query per range 33 ms."""
-    if ranges is None:
-        return _ids(conn, select(PhotoRow.id).where(*clauses))
-    parts = [_ids(conn, select(PhotoRow.id).where(r, *clauses)) for r in ranges]
-    out = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-    out.sort()
-    return out
-
-
-def _last_day(year: int, month: int) -> date:
-    return date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
-
-
 def _chunks(items: Sequence, size: int = _CHUNK):
     for i in range(0, len(items), size):
         yield items[i:i + size]
-
-
-_PLACES = table("photo_places", column("id"), column("min_lat"), column("max_lat"), column("min_lon"),
-                column("max_lon"))  # the R*Tree of migration 0004_place_rtree (kept by triggers)
-
-
-def _places_in(west: float, south: float, east: float, north: float):
-    """Ids of the photos inside a box, from the R*Tree; a box crossing 180 degrees is two boxes, which share
-    no photo (west > east: one ends at 180, the other at east < 180), so UNION ALL, not a UNION's temporary
-    B-tree. (The R*Tree keeps 32-bit coordinates: a photo within about a metre of the box's edge may fall
-    either side.)"""
-    def box(w: float, e: float):
-        return select(_PLACES.c.id).where(_PLACES.c.min_lat >= south, _PLACES.c.max_lat <= north,
-                                          _PLACES.c.min_lon >= w, _PLACES.c.max_lon <= e)
-    return box(west, east) if west <= east else union_all(box(west, 180.0), box(-180.0, east))
-
-
-def _taxon_key(name: str) -> tuple[bool, str]:
-    """(whether the name is ASCII, the key _taxa_statement compares it by)."""
-    typed = bounds.name(name)
-    return (True, typed.lower()) if typed.isascii() else (False, bounds.name_key(typed))
-
-
-@functools.lru_cache(maxsize=2)
-def _taxa_statement(ascii_: bool):
-    """Ids of the taxa having the name `:key` at any rank. Why a UNION of one lookup per rank rather than an OR:
-    SQLite plans an OR over eight expressions as a scan; each lower(rank) = name part uses its own partial
-    expression index on the taxa table (migration 0007; empty ranks are not indexed). Built once, the name a
-    parameter: building the eight parts took several times SQLite's lookup."""
-    cols = [getattr(TaxonRow, n) for n in TAXON_FIELDS]
-    key = bindparam("key")
-    # `c != ''` written as SQL text so that SQLite can match it to the partial indexes' WHERE clause
-    if ascii_:  # SQLite's lower() is the case fold for ASCII text: the indexed lookup (an ASCII name so misses
-        # only names that fold to ASCII from other letters: "strasse" for "Straße")
-        return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), func.lower(c) == key) for c in cols])
-    # a name with non-ASCII letters ("Renée", "Ähre"): lower() would not fold them, so every name is compared
-    # NFC + case-folded by the function storage.db registers (a scan of the taxa, not of the photos)
-    return union(*[select(TaxonRow.id).where(c.op("!=")(text("''")), getattr(func, NAME_KEY_SQL)(c) == key)
-                   for c in cols])
-
-
-def _ids(conn, stmt) -> np.ndarray:
-    """The ids `stmt` selects (its one column), sorted, as an int64 array. Why one group_concat string
-    rather than rows: a month or place filter at a million photos selects 100k+ ids, and turning each row
-    into Python objects (SQLAlchemy's row processing, or even the DB-API's tuples) cost more than the query
-    and the FAISS search together; SQLite joins the ids into one text that numpy parses in C. (SQLite caps a
-    string at a billion bytes, about a hundred million ids.) Sorted here, by numpy, rather than by an ORDER
-    BY that would undo the covering index or R*Tree scan."""
-    sub = stmt.subquery()
-    joined = conn.execute(select(func.group_concat(list(sub.c)[0])).select_from(sub)).scalar()
-    ids = np.fromstring(joined or "", dtype=np.int64, sep=",")
-    ids.sort()
-    return ids
 
 
 class SqlCatalog:
@@ -449,19 +367,8 @@ class SqlCatalog:
             outside = func.substr(_full_path(), 1, len(folder)) != folder
             return int(s.scalar(select(func.count()).select_from(PhotoRow).where(outside)) or 0)
 
-    @staticmethod
-    def _taxa_named(name: str):
-        """Ids of the taxa having this name at any rank (a statement: _taxa_statement with the name's key)."""
-        ascii_, key = _taxon_key(name)
-        return _taxa_statement(ascii_).params(key=key)
-
-    def _taxon_clause(self, name: str):
-        """Photos with this name at any rank: the taxa named so, then their photos through the taxon index."""
-        return PhotoRow.taxon_id.in_(self._taxa_named(name))
-
     def taxon_known(self, name: str) -> bool:
-        with Session(self.engine) as s:
-            return s.scalar(select(PhotoRow.id).where(self._taxon_clause(name)).limit(1)) is not None
+        return filter_sql.taxon_known(self.engine, name)
 
     def places(self, limit: int = 2000) -> list[tuple[float, float]]:
         has = PhotoRow.latitude.is_not(None) & PhotoRow.longitude.is_not(None)
@@ -491,43 +398,14 @@ class SqlCatalog:
         top = sorted(counts.values(), key=lambda e: (-e[2], e[0].lower()))[:limit]
         return [(name, rank, n) for name, rank, n in top]
 
-    @staticmethod
-    def _licences_matching(text_: str):
-        """The licence filter's rule (core.licences): an exact code (and version, if given) on the code of the
-        photo's licence; `code*` that code and the codes extending it; bare CC elements (`nc`) every CC licence
-        having them. The user's text reaches LIKE only escaped: % and _ are never wildcards. Compared in the
-        small licences table (the photos then through their licence index)."""
-        flt = parse_licence_filter(text_)
-        code = LicenceRow.code
-        if flt.elements:
-            dashed = literal("-") + code + literal("-")
-            clause = and_(code.like("cc-%"), *[dashed.like(f"%-{like_escape(e)}-%", escape="\\")
-                                               for e in flt.elements])
-        elif not flt.code:
-            return None
-        else:
-            clause = (or_(code == flt.code, code.like(like_escape(flt.code) + "-%", escape="\\")) if flt.family
-                      else code == flt.code)
-            if flt.version:
-                clause = and_(clause, LicenceRow.version == flt.version)
-        return select(LicenceRow.id).where(clause)
-
-    def _licence_clause(self, text_: str):
-        matching = self._licences_matching(text_)
-        return false() if matching is None else PhotoRow.licence_id.in_(matching)
-
     def licence_ids(self, text_: str) -> np.ndarray:
-        matching = self._licences_matching(text_)
-        if matching is None:
-            return np.zeros(0, np.int64)
-        with self.engine.connect() as conn:
-            return np.array(sorted(int(i) for i in conn.execute(matching).scalars()), np.int64)
+        return filter_sql.licence_ids(self.engine, text_)
 
     def taxon_ids(self, name: str) -> np.ndarray:
-        ascii_, key = _taxon_key(name)
-        with self.engine.connect() as conn:
-            return np.array(sorted(int(i) for i in conn.execute(_taxa_statement(ascii_), {"key": key}).scalars()),
-                            np.int64)
+        return filter_sql.taxon_ids(self.engine, name)
+
+    def filter_ids(self, filters: Filters) -> np.ndarray:
+        return filter_sql.filter_ids(self.engine, filters)
 
     # ---- the filtered columns in bulk (core.search.filter_columns keeps them as arrays) -----------
     def filter_state(self) -> CatalogState:
@@ -535,35 +413,6 @@ class SqlCatalog:
 
     def filter_rows(self, after_id: int, upto_id: int, chunk: int = 100_000) -> Iterator[FilterRows]:
         return bulk_columns.filter_rows(self.engine, after_id, upto_id, chunk)
-
-    def filter_ids(self, filters: Filters) -> np.ndarray:
-        clauses = []
-        if filters.taxon:
-            clauses.append(self._taxon_clause(filters.taxon))
-        if filters.date_from:
-            clauses.append(PhotoRow.observed_on >= filters.date_from)
-        if filters.date_to:
-            clauses.append(PhotoRow.observed_on <= filters.date_to)
-        if filters.license:
-            clauses.append(self._licence_clause(filters.license))
-        with self.engine.connect() as conn:
-            ranges = None
-            if filters.months:
-                # (two queries: SQLite answers a lone min() or max() from the index, both at once by a scan)
-                first = conn.execute(select(func.min(PhotoRow.observed_on, type_=DayNumber))).scalar()
-                last = conn.execute(select(func.max(PhotoRow.observed_on, type_=DayNumber))).scalar()
-                ranges = _month_ranges(first, last, [int(m) for m in filters.months])
-            out = None
-            if filters.ids is not None:
-                out = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
-                    _selected(conn, clauses + [PhotoRow.id.in_(chunk)], ranges)
-                    for chunk in _chunks([int(i) for i in filters.ids])]))
-            elif clauses or ranges is not None or not filters.bbox:
-                out = _selected(conn, clauses, ranges)
-            if filters.bbox:  # why apart: the R*Tree answers alone; joined to photos it costs a lookup per id
-                places = _ids(conn, _places_in(*filters.bbox))
-                return places if out is None else np.intersect1d(out, places, assume_unique=True)
-            return out
 
     # ---- vector sets ------------------------------------------------------------------------------
     def vector_set(self, model_id: str, dim: int) -> VectorSet:
@@ -592,7 +441,7 @@ class SqlCatalog:
 
     def indexed_id_array(self, vector_set_id: int) -> np.ndarray:
         with self.engine.connect() as conn:
-            return _ids(conn, select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id))
+            return filter_sql.id_array(conn, select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id))
 
     def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
         if len(ids):
