@@ -223,7 +223,8 @@ def main() -> None:
     ap.add_argument("--labels", type=int, default=5, help="photos each session labels after each search")
     ap.add_argument("--think", type=float, default=0.0, help="mean seconds a session waits before each search "
                     "(a person reading results); 0: back to back, the goal's condition")
-    ap.add_argument("--idle", type=int, default=12, help="Fast searches measured alone (the others: a third)")
+    ap.add_argument("--idle", type=int, default=40, help="Fast searches measured alone (the others: a third); "
+                    "the ratio's denominator is their p95, so fewer make it the slowest of a handful")
     ap.add_argument("--per-species", type=int, default=40, help="pictures per species of the world it builds")
     ap.add_argument("--url", help="a running EcoLens web app instead of starting one")
     ap.add_argument("--data-dir", help="with --url: that app's data directory (to count stored labels)")

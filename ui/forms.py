@@ -235,14 +235,18 @@ def expected_type(block: Any, annotation: Any = None) -> tuple[str, Callable[[An
 def _parameters(block_fn: Any) -> tuple[list[str], dict[str, Any]]:
     """The API's parameter names of `block_fn` (as view_api shows them) and the handler's annotations."""
     names = list(getattr(block_fn, "input_parameter_names", None) or [])
-    hints: dict[str, Any] = {}
     try:
-        fn = inspect.unwrap(block_fn.fn)
-        hints = typing_hints(fn)
-        names = names or list(inspect.signature(fn).parameters)
+        fn_names, hints = _signature(inspect.unwrap(block_fn.fn))
     except (TypeError, ValueError):
-        pass
-    return names, hints
+        return names, {}
+    return names or list(fn_names), hints
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(fn: Callable) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """A handler's parameter names and resolved annotations, read once (every API call is checked: resolving
+    the annotations took 0.2 ms a call)."""
+    return tuple(inspect.signature(fn).parameters), typing_hints(fn)
 
 
 def typing_hints(fn: Callable) -> dict[str, Any]:
