@@ -1,8 +1,9 @@
-"""CPU seconds of processes, read from /proc: for a benchmark that runs a server (and its workers) and
-clients on the same machine and says what share of the CPU each used (bench/load.py)."""
+"""CPU seconds of processes: this process's own, and others' read from /proc (for bench/load.py, the share of the
+CPU that a server, its workers and the clients each used; for bench/scale.py, the CPU time of each build)."""
 from __future__ import annotations
 
 import os
+import resource
 from pathlib import Path
 
 
@@ -13,6 +14,13 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def own_cpu_seconds() -> float:
+    """CPU time of this process so far, every thread (user + system): less sensitive than the wall clock to what
+    else the machine runs, so that two builds compare on a shared machine too (bench/scale.py)."""
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return use.ru_utime + use.ru_stime
 
 
 def descendants(pid: int) -> list[int]:
@@ -40,16 +48,11 @@ class CpuShare:
 
     def __init__(self, server_pid: int | None):
         self.server_pid = server_pid
-        self.clients0 = self._own()
+        self.clients0 = own_cpu_seconds()
         self.server0 = cpu_seconds(server_pid) if server_pid else 0.0
         self.first: dict[int, float] = {}
         self.last: dict[int, float] = {}
         self.sample()
-
-    @staticmethod
-    def _own() -> float:
-        t = os.times()
-        return t.user + t.system
 
     def sample(self) -> None:
         for pid in descendants(self.server_pid) if self.server_pid else []:
@@ -59,7 +62,7 @@ class CpuShare:
 
     def finish(self) -> dict[str, float | None]:
         self.sample()
-        clients = self._own() - self.clients0
+        clients = own_cpu_seconds() - self.clients0
         if not self.server_pid:
             return {"clients": clients, "server": None, "workers": None}
         return {"clients": clients, "server": cpu_seconds(self.server_pid) - self.server0,
