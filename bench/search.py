@@ -24,11 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from bench.clip_like import ClipLike, statistics  # noqa: E402
-
-
-def percentiles(times: list[float]) -> tuple[float, float]:
-    arr = np.array(times) * 1000
-    return float(np.percentile(arr, 50)), float(np.percentile(arr, 95))
+from bench.support.measure import pct  # noqa: E402
 
 
 def fill_catalog(engine, n: int) -> None:
@@ -64,8 +60,8 @@ def overhead(index, n: int, queries: np.ndarray, k: int) -> tuple[float, float]:
             t = time.perf_counter()
             service.hits(service.rank_vector(q, k, None))
             ours.append(time.perf_counter() - t)
-    b50, b95 = percentiles(bare)
-    o50, o95 = percentiles(ours)
+    b50, b95 = pct(bare)
+    o50, o95 = pct(ours)
     print(f"N={n:>9,} flat   bare faiss p50 {b50:7.2f} ms p95 {b95:7.2f} ms | EcoLens p50 {o50:7.2f} ms "
           f"p95 {o95:7.2f} ms | ratio p50 {o50 / b50:.2f} p95 {o95 / b95:.2f} (goal <= 2)", flush=True)
     return b50, b95
@@ -132,8 +128,8 @@ def main() -> None:
                     index.flat.search(q[None, :], args.k)
                     flat_times.append(time.perf_counter() - t)
                 recall = np.mean([len(set(f) & set(e)) / args.k for f, e in zip(found, exact)])
-                a50, a95 = percentiles(times)
-                b50, _ = percentiles(flat_times)
+                a50, a95 = pct(times)
+                b50, _ = pct(flat_times)
                 knob = f"nprobe {setting}" if kind == "ivfpq" else f"efSearch {setting}"
                 print(f"N={n:>9,} {used:6s} {knob}: recall@{args.k} {recall:.3f} (goal >= 0.95) | p50 {a50:.2f} ms "
                       f"p95 {a95:.2f} ms vs flat p50 {b50:.2f} ms: speed-up {b50 / a50:.1f}x (goal >= 10x) | "

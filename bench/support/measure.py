@@ -8,6 +8,7 @@ import numpy as np
 
 
 def pct(times: list[float]) -> tuple[float, float]:
+    """p50 and p95 of `times` (seconds) in milliseconds."""
     arr = np.array(times) * 1000
     return float(np.percentile(arr, 50)), float(np.percentile(arr, 95))
 
