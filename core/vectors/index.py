@@ -16,12 +16,12 @@ import faiss
 import numpy as np
 
 from core.contracts.errors import ConfigError
+from core.vectors.faiss_files import atomic_write_index, c_stdout_muted
 from core.vectors.gpu import FaissGpu
 from core.vectors.half_store import HalfStore
 from core.vectors.ivf import MIN_PER_LIST, REFINE_MIN, TRAIN_PER_LIST, default_nlist, refine_factor_for, short_list, \
     trained_ivfpq
 from core.vectors.selection import RowLookup, id_selector
-from core.vectors.faiss_files import atomic_write_index, c_stdout_muted
 
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
 SMALL_POOL_SHARE = 20  # from gathered rows; larger ones by FAISS with an id selector (it scans every row)
