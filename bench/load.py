@@ -371,6 +371,15 @@ def report(args, workers: str, f: dict, name: str = "") -> None:
     if f["samples"]:
         print(f"load average (1 min) while loaded: mean {statistics.mean(f['samples']):.1f}, "
               f"max {max(f['samples']):.1f}")
+    searches = sum(len(v) for v in f["loaded"].values())
+    if cpu["server"] and searches:
+        # a session's cycle is a search and its labels; with no pause, n sessions keep the server busy when the
+        # cycles last about n x its CPU per cycle (one interpreter: about one CPU at most)
+        per_cycle, cycle = cpu["server"] / searches, f["wall"] * args.sessions / searches
+        print(f"web server CPU per search and its labels: {1000 * per_cycle:.0f} ms; {args.sessions} sessions x that "
+              f"= {args.sessions * per_cycle:.2f} s of every {cycle:.2f} s a session's search and labels took "
+              f"({100 * args.sessions * per_cycle / cycle:.0f}% of one CPU; near 100%, calls queue for the server's "
+              f"one interpreter)")
 
 
 if __name__ == "__main__":
