@@ -87,8 +87,10 @@ def task_sources(result: dict) -> dict[str, str]:
         fallback = [n for n in notices if (n.startswith(f"{task}: the language model") and "offline rule instead" in n)
                     or n.startswith(f"{task}: refused the text written by")]
         completed = [n for n in notices if n.startswith(f"{task}:") and "the offline rule added the rest" in n]
-        if task == "visualization instruction":
-            out[task] = "model" if stages["visret"].get("source") == "llm" else "rule"
+        if task == "visualization instruction" and stages["visret"].get("source") == "llm":
+            out[task] = "model"
+        elif task == "visualization instruction" and not fallback:
+            out[task] = "rule"  # (no notice names why: the search gave the rule's description)
         elif fallback:
             why = fallback[0][len(task) + 2:].split(";")[0]
             out[task] = f"rule: {why}"
