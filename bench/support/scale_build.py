@@ -139,7 +139,7 @@ def phase_ingest(workdir: Path, n: int) -> dict:
             "index": report.index_kind, "notices": report.notices[:5], "peak_anon": peak.anon, "peak_file": peak.file}
 
 
-# ---- 3. the bare build ----------------------------------------------------------------------------
+# ---- 7. the bare build ----------------------------------------------------------------------------
 def phase_bare_build(workdir: Path, n: int) -> dict:
     import sqlite3
 
@@ -199,7 +199,7 @@ def phase_bare_build(workdir: Path, n: int) -> dict:
             "peak_anon": peak.anon, "peak_file": peak.file}
 
 
-# ---- sizes ----------------------------------------------------------------------------------------
+# ---- 6. sizes -------------------------------------------------------------------------------------
 def phase_sizes(workdir: Path, n: int) -> dict:
     import sqlite3
 

@@ -16,7 +16,7 @@ BOX = (-40.0, 15.0, 40.0, 65.0)
 MONTHS = (5, 6)
 
 
-# ---- 4. EcoLens's search --------------------------------------------------------------------------
+# ---- 3. EcoLens's search --------------------------------------------------------------------------
 def filters_of(workdir: Path):
     from core.contracts.records import Filters
 
@@ -125,7 +125,7 @@ def phase_search(workdir: Path, n: int) -> dict:
     return out
 
 
-# ---- 5. bare search -------------------------------------------------------------------------------
+# ---- 4. bare search -------------------------------------------------------------------------------
 def bare_params(ivf, pool: np.ndarray):
     """FAISS's search parameters for `pool` as bare as they come: a bitmap selector made beforehand and the
     nprobe EcoLens uses for that pool; (params, nprobe, the bitmap to keep alive)."""
@@ -176,7 +176,7 @@ def phase_bare_search(workdir: Path, n: int) -> dict:
     return out
 
 
-# ---- 6. exact -------------------------------------------------------------------------------------
+# ---- 5. exact -------------------------------------------------------------------------------------
 def phase_exact(workdir: Path, n: int) -> dict:
     from core.vectors.half_store import HalfStore
 
