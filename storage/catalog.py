@@ -20,6 +20,7 @@ from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, Ve
 from core.licences import parse_licence
 from core.contracts.records import Filters, Photo
 from storage import filter_rows as bulk_columns, filter_sql
+from storage.db import chunks
 from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
                             PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
 
@@ -27,7 +28,6 @@ _PHOTO_FIELDS = [f.name for f in fields(Photo)]
 # names stored Unicode-normalised (NFC, trimmed): the same name typed composed or decomposed is one name
 _NAME_FIELDS = TAXON_FIELDS + ("rights_holder",)
 MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
-_CHUNK = 500  # SQLite caps bound parameters; large id lists are queried in chunks
 _ROW_FIELDS = ("sha256", "width", "height", "bytes", "observed_on", "latitude", "longitude", "rights_holder", "caption",
                "source")
 MIN_PREFIX = 12  # a shared path start shorter than this is not worth a row of its own
@@ -101,11 +101,6 @@ def _full_path():
                          .scalar_subquery(), "") + PhotoRow.path
 
 
-def _chunks(items: Sequence, size: int = _CHUNK):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 class SqlCatalog:
     """Reads run concurrently; every write goes through one lock (one writer), as SQLite wants."""
 
@@ -162,7 +157,7 @@ class SqlCatalog:
             return
         conn.exec_driver_sql(_INSERT_TAXON, missing)  # (the driver's executemany: 50,000 species at 1M photos)
         # one query per chunk of species names: the rows named like these, matched here
-        for chunk in _chunks(sorted({t[0] for t in missing})):
+        for chunk in chunks(sorted({t[0] for t in missing})):
             for row in conn.exec_driver_sql(_TAXA_NAMED.format(", ".join("?" * len(chunk))), tuple(chunk)):
                 self._taxon_ids[tuple(row[1:])] = int(row[0])
         if any(t not in self._taxon_ids for t in missing):
@@ -255,7 +250,7 @@ class SqlCatalog:
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with self._write, Session(self.engine) as s, s.begin():
             conn = s.connection()
-            for chunk in _chunks(list(updates)):
+            for chunk in chunks(list(updates)):
                 current = {row.id: _row_to_photo(row, taxon, lic, pre) for row, taxon, lic, pre in s.execute(
                     _photo_select().where(PhotoRow.id.in_([int(i) for i, _ in chunk])))}
                 merged: dict[int, dict[str, Any]] = {}
@@ -312,7 +307,7 @@ class SqlCatalog:
         wanted = set(hashes)
         bind = HashBytes().process_bind_param
         with self.engine.connect() as conn:
-            for chunk in _chunks(sorted(wanted)):
+            for chunk in chunks(sorted(wanted)):
                 keys = [bind(h, None)[:HASH_PREFIX_BYTES] for h in chunk]
                 for digest, pid in conn.exec_driver_sql(_HASH_LOOKUP.format(", ".join("?" * len(keys))), tuple(keys)):
                     digest = HashBytes().process_result_value(digest, None)
@@ -327,7 +322,7 @@ class SqlCatalog:
         hashes, days = HashBytes(), DayNumber()
         as_json = PhotoRow.extra.type.result_processor(self.engine.dialect, None)
         with self.engine.connect() as conn:
-            for chunk in _chunks([int(i) for i in ids]):
+            for chunk in chunks([int(i) for i in ids]):
                 for r in conn.exec_driver_sql(_GET_PHOTOS.format(", ".join("?" * len(chunk))), tuple(chunk)):
                     row = dict(zip(_ROW_FIELDS, r[3:3 + len(_ROW_FIELDS)]))
                     row["sha256"] = hashes.process_result_value(row["sha256"], None)
@@ -343,7 +338,7 @@ class SqlCatalog:
         (py-spy, Fast searches with a group word)."""
         out: set[int] = set()
         with self.engine.connect() as conn:
-            for chunk in _chunks([int(i) for i in ids]):
+            for chunk in chunks([int(i) for i in ids]):
                 out.update(r[0] for r in conn.exec_driver_sql(_UNTAXED.format(", ".join("?" * len(chunk))),
                                                               tuple(chunk)))
         return out
@@ -451,7 +446,7 @@ class SqlCatalog:
 
     def unmark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
         with self._write, Session(self.engine) as s, s.begin():
-            for chunk in _chunks([int(i) for i in ids]):
+            for chunk in chunks([int(i) for i in ids]):
                 s.execute(delete(PhotoVectorRow).where(PhotoVectorRow.vector_set_id == vector_set_id,
                                                        PhotoVectorRow.photo_id.in_(chunk)))
 

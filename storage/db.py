@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator, Sequence
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
@@ -11,6 +12,13 @@ from core.contracts.bounds import name_key
 MIGRATIONS = Path(__file__).with_name("migrations")
 NAME_KEY_SQL = "ecolens_name_key"  # the SQL function of core.contracts.bounds.name_key on every connection
 MMAP_BYTES = 1 << 30  # the first GiB of the database file is read through a memory map (address space, not RAM)
+CHUNK = 500  # SQLite caps bound parameters; a long list of ids is queried in chunks of this many
+
+
+def chunks(items: Sequence, size: int = CHUNK) -> Iterator[Sequence]:
+    """`items` in slices of at most `size`, for IN (...) lists SQLite will bind."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
 
 
 def _name_key(value):

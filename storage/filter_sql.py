@@ -13,16 +13,8 @@ from sqlalchemy import Engine, and_, bindparam, column, false, func, literal, or
 from core.contracts import bounds
 from core.contracts.records import Filters
 from core.licences import like_escape, parse_licence_filter
-from storage.db import NAME_KEY_SQL
+from storage.db import NAME_KEY_SQL, chunks
 from storage.models import TAXON_FIELDS, DayNumber, LicenceRow, PhotoRow, TaxonRow
-
-CHUNK = 500  # SQLite caps bound parameters; a filter's own id list is queried in chunks
-
-
-def _chunks(items: Sequence, size: int = CHUNK):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
 
 def month_ranges(first: date | None, last: date | None, months: Sequence[int]) -> list:
     """The month filter on the date index: for every year from the first date to the last, the range of days
@@ -182,7 +174,7 @@ def filter_ids(engine: Engine, filters: Filters) -> np.ndarray:
         if filters.ids is not None:
             out = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
                 selected(conn, clauses + [PhotoRow.id.in_(chunk)], ranges)
-                for chunk in _chunks([int(i) for i in filters.ids])]))
+                for chunk in chunks([int(i) for i in filters.ids])]))
         elif clauses or ranges is not None or not filters.bbox:
             out = selected(conn, clauses, ranges)
         if filters.bbox:  # why apart: the R*Tree answers alone; joined to photos it costs a lookup per id

@@ -133,8 +133,10 @@ class FilterColumns:
         if not self.enabled:
             return None
         view = self._current(wait=False)
-        if view is None or not remembered:
-            return None if view is None else self._select(view, filters)
+        if view is None:
+            return None
+        if not remembered:
+            return self._select(view, filters)
         return view.pools.get(filters, lambda: self._select(view, filters))
 
     def taxon_known(self, name: str) -> bool | None:
