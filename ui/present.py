@@ -333,9 +333,12 @@ def evidence_md(stages: dict[str, Any], hits: Sequence[dict[str, Any]] = ()) -> 
     ans = stages.get("answer") or {}
     if ans.get("text"):
         ranks = {int(h["id"]): int(h.get("rank") or i + 1) for i, h in enumerate(hits)}
+        raw = escape(str(ans["text"]))
+        inline = {int(x) for m in _CITATION.finditer(raw) for x in m.group(1).split(",")}
         text = _CITATION.sub(lambda m: "[" + ", ".join(cite_html(int(x), ranks) for x in m.group(1).split(","))
-                             + "]", escape(str(ans["text"])))
-        cited = ", ".join(cite_html(int(i), ranks) for i in ans.get("cited_ids") or [])
+                             + "]", raw)
+        # the photos it used are listed after it only where the text does not already cite them
+        cited = ", ".join(cite_html(int(i), ranks) for i in ans.get("cited_ids") or [] if int(i) not in inline)
         parts.append(f"**{escape(S.EVIDENCE)}:** " + text + (f" ({S.CITED} {cited})" if cited else ""))
     cov = stages.get("coverage") or {}
     if cov.get("subqueries"):

@@ -55,6 +55,9 @@ class SearchHandlers:
         self.photos = PhotoFiles(engine)
         # the photo each page has selected (its hit as clicked): kept while a search streams in
         self.selected: dict[str, dict[str, Any]] = {}
+        # the pages whose gallery shows a photo highlighted (the browser keeps a highlight on its place in the
+        # gallery while the photos under it change: outputs() moves it with the photo, or clears it)
+        self.highlighted: set[str] = set()
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
@@ -139,9 +142,23 @@ class SearchHandlers:
         scale_md = present.scale_line(scale, stages) if state["hits"] else ""
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
-        return (gallery, status, present.notices_md(notices), scale_md, pictures,
+        return (self._highlight(gallery, state, key), status, present.notices_md(notices), scale_md, pictures,
                 present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
                 present.results_json(state, notices, status), state)
+
+    def _highlight(self, gallery: list, state: dict[str, Any], key: str) -> Any:
+        """The gallery as sent to a page with a photo highlighted: the highlight follows that photo to its place
+        in the new ranking, or goes when the photo has left it or a new search began (a plain value
+        otherwise)."""
+        if key not in self.highlighted:
+            return gallery
+        picked = self.selected.get(key)
+        at = None if picked is None else next(
+            (i for i, h in enumerate(state.get("hits") or []) if int(h["id"]) == int(picked["id"])), None)
+        if at is None:
+            self.highlighted.discard(key)
+        # a component, not gr.update(): Gradio drops an update's None, which is what clears a highlight
+        return gr.Gallery(value=gallery, selected_index=at)
 
     def progress(self, state: dict[str, Any], status: str, details: str, pictures: bool = False):
         """A progress update while a search runs: the status line, the details and the notices (with
@@ -298,6 +315,7 @@ class SearchHandlers:
         """The page was closed or reloaded: its search is no longer wanted."""
         self.running.cancel(session_key(request), "the page was closed")
         self.selected.pop(session_key(request), None)
+        self.highlighted.discard(session_key(request))
 
     @shows_errors
     def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
@@ -344,6 +362,7 @@ class SearchHandlers:
             return S.SELECT_HINT, None
         key = session_key(request)
         self.selected[key] = dict(state["hits"][index])
+        self.highlighted.add(key)
         return self.explanation(state, key), int(self.selected[key]["id"])
 
     def _show(self, state: dict[str, Any], req: Any, method: str, key: str, like: str = ""):

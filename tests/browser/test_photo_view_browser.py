@@ -185,6 +185,24 @@ def test_one_score_scale_per_view_and_a_selection_kept_while_streaming(server, o
     assert page.locator("#search-scale").inner_text().startswith("Scores: checks passed")
     assert all(re.search(r" · (\d+%|not checked)( · |$)", c) for c in captions(page)), captions(page)
     shot(page, "search")
+    # the gallery's highlight went with the picked photo to its place in the final ranking, or went away with it
+    # (the browser would keep it on the second place, over whichever photo the checks put there)
+    chosen = page.locator("#search-gallery .thumbnail-item.selected")
+    if said.startswith("The photo you picked is no longer"):
+        assert chosen.count() == 0
+    else:
+        assert chosen.count() == 1
+        chosen.click()
+        page.wait_for_function("document.querySelector('#lightbox-info') && "
+                               "document.querySelector('#lightbox-info').innerText.includes('Photo id')")
+        assert re.search(rf"Photo id\s+{picked}\b", page.locator("#lightbox-info").inner_text())
+        close_photo(page)
+    # a new search starts with no photo highlighted
+    open_photo(page, "#search-gallery", 2)
+    close_photo(page)
+    assert page.locator("#search-gallery .thumbnail-item.selected").count() == 1
+    search(page, query="a heron holding a fish")
+    assert page.locator("#search-gallery .thumbnail-item.selected").count() == 0
 
 
 def test_phone_layout_explanation_under_the_tapped_photo_species_in_captions(playwright, server, shot):

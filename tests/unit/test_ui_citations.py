@@ -17,6 +17,12 @@ def test_citations_become_ranks_linked_to_their_photos():
     assert "yellow [<a class='ecolens-cite' href='#photo-2' title='open photo #2'>#2</a>]" in md
     assert "'>#3</a>, <a class='ecolens-cite' href='#photo-1'" in md  # [12, 281] -> [#3, #1]
     assert "[id 999 (not among the results shown)]" in md  # an id the page does not show is said to be one
+    assert md.count("href='#photo-2'") == 1  # each cited once: in the text, not again in a list after it
+
+
+def test_photos_used_but_not_cited_in_the_text_are_listed_after_it():
+    md = present.evidence_md({"answer": {"text": "Its wings are pale yellow [57].", "cited_ids": [57, 12]}}, HITS)
+    assert md.count("href='#photo-2'") == 1 and "(photos <a class='ecolens-cite' href='#photo-3'" in md
 
 
 def test_answer_text_is_escaped_before_links_are_added():

@@ -219,8 +219,16 @@ def test_a_selection_made_while_a_search_streams_is_kept(tmp_path):
     outs = list(stream)
     final = outs[-1]
     assert f"<td>{picked}</td>" in final[6] and 'class="ecolens-badge ' in final[6]  # same photo, now with badges
+    # the gallery's highlight goes with the photo to its place in the final ranking (the browser would keep it
+    # on the fourth place), sent as a component because a plain list cannot carry it
+    place = [h["id"] for h in final[-1]["hits"]].index(picked)
+    assert isinstance(final[0], gr.Gallery) and final[0].selected_index == place
+    assert len(final[0].value) == len(final[-1]["hits"])
     (fresh,) = run(h, preset="Fast", request=page)
     assert fresh[6] == "Click a photo to see it large, with why it was returned."  # a new search starts afresh
+    assert isinstance(fresh[0], gr.Gallery) and fresh[0].selected_index is None  # with no photo highlighted
+    (later,) = run(h, preset="Fast", request=page)
+    assert isinstance(later[0], list)  # a page with nothing highlighted gets the plain list, as scripts do
 
 
 def test_taxon_choices_and_the_species_a_query_names(setup):
