@@ -117,7 +117,7 @@ class SqlCatalog:
     @contextmanager
     def bulk_writes(self, cache_mb: int):
         """Within the block, add_photos and mark_indexed share one connection whose page cache holds `cache_mb`
-        (SQLite's default is 2 MB: an ingest writes the photo indexes and the R*Tree of places at random places,
+        (SQLite's default is 2 MB: an ingest writes the photo indexes at random places,
         and with a small cache each batch read their pages again, about a third of the insert's time at 200k
         photos). Every write is still its own transaction; the connection goes back to the pool with the
         default cache."""

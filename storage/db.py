@@ -38,7 +38,7 @@ def open_engine(db_path: Path | str, mmap_bytes: int = MMAP_BYTES) -> Engine:
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
-        # why: a month or place filter at a million photos reads 100k+ index and R*Tree entries; through the
+        # why: a month or place filter at a million photos reads 100k+ index entries; through the
         # 2 MB page cache each read copied pages from the OS again (about half of the query's time), mapped
         # they are read in place, shared by every connection and process (the OS's cache, not ours)
         # (the sqlite_mmap_mb setting turns it off where a read error must not end the process: a network disk)

@@ -13,11 +13,8 @@ from core.contracts.catalog import CatalogState, FilterRows
 # token (migration 0008), and the schema's version (a migration may rewrite rows)
 _STATE = ("SELECT (SELECT max(id) FROM photos), (SELECT changes FROM catalog_changes WHERE id = 1), "
           "(SELECT token FROM catalog_changes WHERE id = 1), (SELECT version_num FROM alembic_version)")
-# the place as the R*Tree keeps it (32-bit bounds, rounded outwards), so a box compared on these columns selects
-# what the R*Tree selects; the R*Tree row is found by its id (a lookup, not a scan)
-_ROWS = ("SELECT p.id, coalesce(p.observed_on, 0), coalesce(p.taxon_id, 0), coalesce(p.licence_id, 0), "
-         "r.min_lat, r.max_lat, r.min_lon, r.max_lon FROM photos p LEFT JOIN photo_places r ON r.id = p.id "
-         "WHERE p.id > ? AND p.id <= ? ORDER BY p.id LIMIT ?")
+_ROWS = ("SELECT id, coalesce(observed_on, 0), coalesce(taxon_id, 0), coalesce(licence_id, 0), latitude, longitude "
+         "FROM photos WHERE id > ? AND id <= ? ORDER BY id LIMIT ?")
 
 
 def filter_state(engine: Engine) -> CatalogState:
@@ -37,7 +34,7 @@ def filter_rows(engine: Engine, after_id: int, upto_id: int, chunk: int = 100_00
             return
         ids, days, taxa, licences, *place = zip(*rows)
         # (None, a photo without a place, becomes NaN in a float array)
-        places = np.array(place, dtype=np.float64).T.astype(np.float32)
+        places = np.array(place, dtype=np.float64).T
         yield FilterRows(ids=np.array(ids, np.int64), days=np.array(days, np.int32), taxa=np.array(taxa, np.int32),
                          licences=np.array(licences, np.int32), places=np.ascontiguousarray(places))
         last = int(ids[-1])

@@ -1,6 +1,6 @@
 """The SQL of the search filters on the catalog (SqlCatalog.filter_ids and the taxon and licence look-ups): a
 taxon name at any rank through the taxa table's partial indexes, months as day ranges of the date index, a box
-from the R*Tree of places, a licence by the rule of core.licences."""
+from the place index, a licence by the rule of core.licences."""
 from __future__ import annotations
 
 import functools
@@ -8,7 +8,7 @@ from datetime import date, timedelta
 from typing import Sequence
 
 import numpy as np
-from sqlalchemy import Engine, and_, bindparam, column, false, func, literal, or_, select, table, text, union, union_all
+from sqlalchemy import Engine, and_, bindparam, false, func, literal, or_, select, text, union, union_all
 
 from core.contracts import bounds
 from core.contracts.records import Filters
@@ -42,18 +42,14 @@ def last_day(year: int, month: int) -> date:
     return date(year + month // 12, month % 12 + 1, 1) - timedelta(days=1)
 
 
-PLACES = table("photo_places", column("id"), column("min_lat"), column("max_lat"), column("min_lon"),
-                column("max_lon"))  # the R*Tree of migration 0004_place_rtree (kept by triggers)
-
-
 def places_in(west: float, south: float, east: float, north: float):
-    """Ids of the photos inside a box, from the R*Tree; a box crossing 180 degrees is two boxes, which share
-    no photo (west > east: one ends at 180, the other at east < 180), so UNION ALL, not a UNION's temporary
-    B-tree. (The R*Tree keeps 32-bit coordinates: a photo within about a metre of the box's edge may fall
-    either side.)"""
+    """Ids of the photos inside a box (edges included), from the place index (latitude, longitude; migration
+    0009): a band of latitudes, its longitudes compared on the index entries. A box crossing 180 degrees is two
+    boxes, which share no photo (west > east: one ends at 180, the other at east < 180), so UNION ALL, not a
+    UNION's temporary B-tree."""
     def box(w: float, e: float):
-        return select(PLACES.c.id).where(PLACES.c.min_lat >= south, PLACES.c.max_lat <= north,
-                                          PLACES.c.min_lon >= w, PLACES.c.max_lon <= e)
+        return select(PhotoRow.id).where(PhotoRow.latitude >= south, PhotoRow.latitude <= north,
+                                         PhotoRow.longitude >= w, PhotoRow.longitude <= e)
     return box(west, east) if west <= east else union_all(box(west, 180.0), box(-180.0, east))
 
 
@@ -87,7 +83,7 @@ def id_array(conn, stmt) -> np.ndarray:
     into Python objects (SQLAlchemy's row processing, or even the DB-API's tuples) cost more than the query
     and the FAISS search together; SQLite joins the ids into one text that numpy parses in C. (SQLite caps a
     string at a billion bytes, about a hundred million ids.) Sorted here, by numpy, rather than by an ORDER
-    BY that would undo the covering index or R*Tree scan."""
+    BY that would undo the covering index's scan."""
     sub = stmt.subquery()
     joined = conn.execute(select(func.group_concat(list(sub.c)[0])).select_from(sub)).scalar()
     ids = np.fromstring(joined or "", dtype=np.int64, sep=",")
@@ -177,7 +173,8 @@ def filter_ids(engine: Engine, filters: Filters) -> np.ndarray:
                 for chunk in chunks([int(i) for i in filters.ids])]))
         elif clauses or ranges is not None or not filters.bbox:
             out = selected(conn, clauses, ranges)
-        if filters.bbox:  # why apart: the R*Tree answers alone; joined to photos it costs a lookup per id
+        if filters.bbox:  # why apart: the place index answers alone (it covers the query), beside the other
+            # clauses SQLite would read one index and look every row up
             places = id_array(conn, places_in(*filters.bbox))
             return places if out is None else np.intersect1d(out, places, assume_unique=True)
         return out

@@ -119,7 +119,7 @@ class PhotoRow(Base):
     bytes: Mapped[int] = mapped_column(Integer, default=0)
     taxon_id: Mapped[int | None] = mapped_column(ForeignKey("taxa.id"), nullable=True, index=True)
     observed_on: Mapped[date | None] = mapped_column(DayNumber, nullable=True, index=True)
-    latitude: Mapped[float | None] = mapped_column(Float, nullable=True)  # boxes: the R*Tree photo_places
+    latitude: Mapped[float | None] = mapped_column(Float, nullable=True)  # boxes: the place index (migration 0009)
     longitude: Mapped[float | None] = mapped_column(Float, nullable=True)
     licence_id: Mapped[int | None] = mapped_column(ForeignKey("licences.id"), nullable=True, index=True)
     rights_holder: Mapped[str] = mapped_column(String(200), default="")

@@ -45,7 +45,7 @@ class FilterRows:
     days: np.ndarray  # int32, the date as yyyymmdd
     taxa: np.ndarray  # int32, the taxon id (Catalog.taxon_ids names them)
     licences: np.ndarray  # int32, the licence id (Catalog.licence_ids)
-    places: np.ndarray  # float32 (n, 4): min_lat, max_lat, min_lon, max_lon exactly as the place index keeps them
+    places: np.ndarray  # float64 (n, 2): latitude, longitude as the catalog keeps them (NaN: no place)
 
 
 class Catalog(Protocol):

@@ -115,7 +115,7 @@ class Settings(BaseSettings):
     checkpoint_s: float = Field(30.0, ge=0, le=86400, description="Seconds between index checkpoints during ingest "
         "(resume point).")
     ingest_cache_mb: int = Field(256, ge=2, le=65_536, description="Megabytes of SQLite page cache for the catalog "
-        "while an ingest writes it (the photo indexes and the R*Tree of places are written at random places: with "
+        "while an ingest writes it (the photo indexes are written at random places: with "
         "SQLite's default 2 MB they are read again for every batch); private memory of the ingest process.")
     ingest_engine: Literal["local", "ray"] = Field("local", description="Ingest engine: 'local' (one process; "
         "decoding threads overlap the embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, "

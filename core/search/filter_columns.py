@@ -4,9 +4,8 @@ to name a pool of 100k+ photos from its indexes; the FAISS search it narrows tak
 
 Exactly what the catalog's filter_ids selects: a taxon name is looked up in the catalog (its taxa table is
 small) and its taxon ids are then found in the column; a licence likewise; dates compare as yyyymmdd; a box
-compares the places as the catalog's R*Tree keeps them (32-bit bounds, read from it), each edge of the box
-turned into the 32-bit value that gives the same answer. tests/integration/test_filter_columns.py compares the
-two on random catalogs.
+compares each photo's latitude and longitude as the catalog keeps them (64-bit), edges included.
+tests/integration/test_filter_columns.py compares the two on random catalogs.
 
 Never stale: before every filter the catalog's state (largest id, a count of edits and deletions kept by
 triggers, its token; one query) is compared with the state the columns were made at. A catalog that grew is
@@ -38,9 +37,9 @@ from core.search.taxon_index import TaxonIndex
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 1: places as the R*Tree's four 32-bit bounds (before migration 0009)
 COLUMNS = {"ids": np.int64, "days": np.int32, "month_bits": np.uint16, "taxa": np.int32, "licences": np.int32,
-           "min_lat": np.float32, "max_lat": np.float32, "min_lon": np.float32, "max_lon": np.float32}
+           "lat": np.float64, "lon": np.float64}
 # (38 bytes a photo)
 SYNC_ROWS = 50_000  # a catch-up of at most this many photos is done during the search that finds it
 CHUNK = 100_000  # photos read from the catalog per query
@@ -50,18 +49,6 @@ MAX_NAMES = 256  # taxon and licence names remembered per state of the catalog
 def day_number(day: date) -> int:
     """A date as the catalog's filter columns hold it (yyyymmdd)."""
     return day.year * 10_000 + day.month * 100 + day.day
-
-
-def _up(x: float) -> np.float32:
-    """The least 32-bit float >= x: a 32-bit value v is >= x exactly when v >= _up(x)."""
-    f = np.float32(x)
-    return np.nextafter(f, np.float32(np.inf)) if float(f) < x else f
-
-
-def _down(x: float) -> np.float32:
-    """The greatest 32-bit float <= x."""
-    f = np.float32(x)
-    return np.nextafter(f, np.float32(-np.inf)) if float(f) > x else f
 
 
 def _member(col: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -197,12 +184,13 @@ class FilterColumns:
 
     @staticmethod
     def _in_box(col, west: float, south: float, east: float, north: float) -> np.ndarray:
-        """As the catalog's R*Tree query: the place's bounds inside the box; a box across 180 degrees is the two
-        boxes either side. `col(name)`: the column of the rows looked at."""
+        """As the catalog's box query: the place inside the box, edges included (a photo without a place, NaN,
+        is in none); a box across 180 degrees is the two boxes either side. `col(name)`: the column of the rows
+        looked at."""
         def lon(w: float, e: float) -> np.ndarray:
-            return (col("min_lon") >= _up(w)) & (col("max_lon") <= _down(e))
+            return (col("lon") >= w) & (col("lon") <= e)
 
-        inside = (col("min_lat") >= _up(south)) & (col("max_lat") <= _down(north))
+        inside = (col("lat") >= south) & (col("lat") <= north)
         return inside & (lon(west, east) if west <= east else lon(west, 180.0) | lon(-180.0, east))
 
     # ---- keeping them up to date --------------------------------------------------------------------
@@ -292,8 +280,7 @@ class FilterColumns:
                 days = chunk.days
                 bits = np.where(days > 0, np.left_shift(1, days // 100 % 100), 0)
                 values = {"ids": chunk.ids, "days": days, "month_bits": bits, "taxa": chunk.taxa,
-                          "licences": chunk.licences, "min_lat": chunk.places[:, 0], "max_lat": chunk.places[:, 1],
-                          "min_lon": chunk.places[:, 2], "max_lon": chunk.places[:, 3]}
+                          "licences": chunk.licences, "lat": chunk.places[:, 0], "lon": chunk.places[:, 1]}
                 for name, dtype in COLUMNS.items():
                     files[name].write(np.ascontiguousarray(values[name], dtype=dtype).tobytes())
                 rows += len(chunk.ids)

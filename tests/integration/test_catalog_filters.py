@@ -1,5 +1,5 @@
 """Catalog filters on real SQLite through the indexes of migrations 0003/0004: taxon at any rank, months,
-and bounding boxes (R*Tree, also across 180 degrees), kept in step with inserts, updates and deletes."""
+and bounding boxes (the place index, also across 180 degrees), kept in step with inserts, updates and deletes."""
 import random
 from datetime import date
 

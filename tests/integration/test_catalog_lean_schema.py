@@ -120,7 +120,10 @@ def test_a_0006_catalog_with_photos_migrates_and_every_filter_finds_the_same_pho
                                                                                     rows[49]["sha256"]: 50}
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert con.execute("SELECT count(*) FROM photo_places").fetchone()[0] == sum(r["latitude"] is not None for r in rows)
+    # places in the plain index of 0009 (the R*Tree and its triggers are gone)
+    assert con.execute("SELECT count(*) FROM photos INDEXED BY ix_photos_place WHERE latitude IS NOT NULL"
+                       ).fetchone()[0] == sum(r["latitude"] is not None for r in rows)
+    assert not con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'photo_places%'").fetchall()
     # the view shows the rows as the old table did
     view = con.execute("SELECT path, sha256, genus, observed_on, license, license_code FROM photo_details ORDER BY id").fetchall()
     assert view == [(r["path"], r["sha256"], r["genus"], r["observed_on"], r["license"], r["license_code"]) for r in rows]
@@ -165,10 +168,10 @@ def test_the_catalog_stays_under_250_bytes_a_photo(tmp_path, n):
         cat.mark_indexed(vs.id, cat.add_photos(batch))
     con = sqlite3.connect(tmp_path / "c.sqlite")
     sizes = dict(con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"))
-    per_photo = [name for name in sizes if name.startswith(("photos", "ix_photos", "photo_places", "photo_vectors"))
+    per_photo = [name for name in sizes if name.startswith(("photos", "ix_photos", "photo_vectors"))
                  or name == "sqlite_autoindex_photo_vectors_1"]
     total = sum(sizes[name] for name in per_photo) / n
-    assert {"photos", "photo_places_node", "ix_photos_hash_prefix", "photo_vectors"} <= set(per_photo)
+    assert {"photos", "ix_photos_place", "ix_photos_hash_prefix", "photo_vectors"} <= set(per_photo)
     assert total <= 250, {name: round(sizes[name] / n, 1) for name in per_photo}
     print(f"catalog: {total:.0f} bytes a photo", {name: round(sizes[name] / n, 1) for name in per_photo})
 
@@ -188,3 +191,24 @@ def test_hashes_are_looked_up_on_their_index_not_by_scanning_the_photos(tmp_path
     assert "USING INDEX ix_photos_hash_prefix" in plan, plan
     assert cat.ids_for_hashes([f"{7:064x}", f"{300:064x}", "f" * 64, "not-a-hash"]) == {f"{7:064x}": 7,
                                                                                        f"{300:064x}": 300}
+
+
+@pytest.mark.parametrize("box", [(-10.0, 40.0, 20.0, 50.0), (170.0, -5.0, -170.0, 5.0)])
+def test_a_box_is_read_from_the_place_index_alone(tmp_path, box):
+    """The catalog's box query (a search before the filter columns are made, or with them off) reads a band of
+    the place index of 0009 and compares the longitude on its entries, never the photo rows; a box across 180
+    degrees reads two bands. Edges are included, in 64-bit coordinates."""
+    from storage.filter_sql import places_in
+
+    cat = SqlCatalog(open_engine(tmp_path / "c.sqlite"))
+    west, south, east, north = box
+    places = [(south, west), (north, east), (south - 1e-9, west), (None, None), (45.0, 0.0), (0.0, 179.5)]
+    cat.add_photos([Photo(path=URL.format(i), sha256=f"{i:064x}", latitude=lat, longitude=lon)
+                    for i, (lat, lon) in enumerate(places, start=1)])
+    with cat.engine.connect() as conn:
+        stmt = places_in(*box).compile(conn, compile_kwargs={"literal_binds": True})
+        plan = " ".join(str(row[-1]) for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {stmt}"))
+    assert "COVERING INDEX ix_photos_place" in plan and "SCAN photos" not in plan, plan
+    inside = {i for i, (lat, lon) in enumerate(places, start=1) if lat is not None and south <= lat <= north
+              and (west <= lon <= east if west <= east else lon >= west or lon <= east)}
+    assert cat.filter_ids(Filters(bbox=box)).tolist() == sorted(inside) and 1 in inside and 3 not in inside

@@ -1,7 +1,7 @@
 """The filter columns (core.search.filter_columns) select exactly what the catalog's filter_ids selects, on
 random catalogs in real SQLite: taxa at every rank and common names in any case, dates, months (across the
-new year too), boxes (across 180 degrees, and with edges on and a hair beside the photos' places, where the
-R*Tree's 32-bit bounds decide), licences, explicit ids, and their combinations. And they follow the catalog:
+new year too), boxes (across 180 degrees, and with edges on and a hair beside the photos' places: both compare
+the 64-bit coordinates, edges included), licences, explicit ids, and their combinations. And they follow the catalog:
 photos added, edited, deleted; another database; damaged files; a second process sharing the files; the
 background reading while the catalog answers."""
 from __future__ import annotations
