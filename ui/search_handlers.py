@@ -15,21 +15,19 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
                                    Visualization, Waiting)
 from core.labels import latest
-from core.methods.llm_checks import is_question
 from core.workers.right_of_way import ROAD
 from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
-from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, RequestRecord, SessionLog, StageRecord, ranking_of
-from core.contracts.settings import masked
-from ui import place_map, present
+from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog
+from ui import present
 from ui import strings as S
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
+from ui.search_form import SearchForm
+from ui.search_record import SearchRecord
 from ui.status import SearchStatus, seconds
-from ui.taxa import choices as taxon_labels
-from ui.taxa import named_taxa
 
 log = logging.getLogger(__name__)
 REPLACED_WAIT_S = 3.0  # how long a new search waits for the one it replaced to stop showing updates
@@ -58,54 +56,8 @@ class SearchHandlers:
         # the pages whose gallery shows a photo highlighted (the browser keeps a highlight on its place in the
         # gallery while the photos under it change: outputs() moves it with the photo, or clears it)
         self.highlighted: set[str] = set()
-
-    # ---- helpers ----------------------------------------------------------------------------------
-    def _session(self, state: dict[str, Any], kind: str, title: str) -> int:
-        if state.get("session_id") is None:
-            state["session_id"] = self.log.start_session(kind, title[:80])
-        return state["session_id"]
-
-    def _open_session(self, state: dict[str, Any], request: Any) -> None:
-        try:
-            self._session(state, "search", request.query or "(example photo)")
-        except EcoLensError as exc:  # the search goes on; its record will say it could not be saved
-            log.error("no session could be opened for search %r: %s", request.query, exc)
-
-    def _log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str = "",
-             query: str | None = None) -> None:
-        """Record the search in the session log (under `query` when given: what a search without words is
-        called, e.g. 'more like photo 12 (Cobalt Pondhopper)'); when that fails (the database stays locked, the
-        disk is full) the result is still shown, with a notice that it is not in the history."""
-        try:
-            self._write_log(state, result, knobs, method, result.query if query is None else query)
-        except EcoLensError as exc:
-            log.error("search %r was not logged: %s", result.query, exc)
-            state["notices"] = list(state.get("notices") or []) + [S.NOT_LOGGED.format(reason=user_message(exc))]
-
-    def _write_log(self, state: dict[str, Any], result: Any, knobs: dict[str, Any], method: str, query: str) -> None:
-        similarity = {str(h.photo_id): h.similarity for h in result.hits if h.similarity is not None}
-        stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
-                                                                 "notices": result.notices,
-                                                                 "similarity": similarity})]
-        stages += [StageRecord(name, [], art if isinstance(art, dict) else {"value": art})
-                   for name, art in (result.stages or {}).items()]
-        self.log.log_request(RequestRecord(
-            session_id=self._session(state, "search", query), query=query,
-            method=method or result.method,
-            settings={**masked(self.settings), **knobs}, models=result.backends, filters=result.filters,
-            stages=stages))
-
-    def _log_unfinished(self, state: dict[str, Any], request: Any, note: str, knobs: dict[str, Any]) -> None:
-        """A search that was cancelled or failed is kept in the log too, with why."""
-        try:
-            self.log.log_request(RequestRecord(
-                session_id=self._session(state, "search", request.query or "(example photo)"),
-                query=request.query or "(example photo)", method=request.name,
-                settings={**masked(self.settings), **knobs}, models={},
-                filters=request.filters.to_json() if request.filters else {},
-                stages=[StageRecord("final", [], {"notices": [note], "finished": False})]))
-        except EcoLensError as exc:  # nothing is on screen to attach a notice to; the log line says it
-            log.error("an unfinished search (%s) was not logged: %s", note, exc)
+        self.record = SearchRecord(log, self.settings)
+        self.form = SearchForm(engine)
 
     @staticmethod
     def _take(state: dict[str, Any], result: Any) -> None:
@@ -221,7 +173,7 @@ class SearchHandlers:
             self.running.finish(key, token)
             if not outcome.get("ended"):  # the page stopped listening before the search ended (closed, reloaded)
                 token.cancel("the page stopped waiting for it")  # keeps an earlier reason (Stop, a newer search)
-                self._log_unfinished(state, req, f"cancelled: {token.reason}", knobs)
+                self.record.unfinished(state, req, f"cancelled: {token.reason}", knobs)
 
     def _stream(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any],
                 key: str, outcome: dict[str, bool]) -> Iterator[tuple]:
@@ -261,7 +213,7 @@ class SearchHandlers:
                 last[0] = time.monotonic()
                 state["hits"] = list(event.hits)
                 state["scale"] = "similarity" if event.stage == "preview" else None  # the preview: to the words
-                self._open_session(state, req)  # the page's first update carries it (bad input opens none)
+                self.record.open(state, req)  # the page's first update carries it (bad input opens none)
                 yield self.outputs(state, status.line(), key, status.details())
             elif isinstance(event, Visualization) and event.ok:
                 vis = state.setdefault("stages", {}).setdefault("visret", {}).setdefault("visualizations", [])
@@ -281,14 +233,14 @@ class SearchHandlers:
                 if isinstance(exc, EcoLensError) and not shown:  # bad input found by the engine (an unknown
                     raise exc                                     # taxon): nothing is on screen, say it plainly
                 message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
-                self._log_unfinished(state, req, f"failed: {message}", knobs)
+                self.record.unfinished(state, req, f"failed: {message}", knobs)
                 # a failed later stage keeps the results on screen and says why
                 outcome["ended"] = True
                 gr.Warning(message)
                 yield self.outputs(state, status.ended(S.STOPPED_EARLY), key, status.details())
                 return
             elif isinstance(event, Cancelled):
-                self._log_unfinished(state, req, f"cancelled: {event.reason}", knobs)
+                self.record.unfinished(state, req, f"cancelled: {event.reason}", knobs)
                 outcome["ended"] = True
                 if event.reason != REPLACED:  # a newer search owns the page; any other reason is said here
                     yield self.outputs(state, status.ended(S.CANCELLED.format(reason=event.reason)), key,
@@ -301,7 +253,7 @@ class SearchHandlers:
                 state["notices"] = previous + state["notices"]
                 state["seeds"] = [v["seed"] for v in (result.stages.get("visret") or {}).get("visualizations", [])
                                   if v.get("organism", 0) == 0] or None
-                self._log(state, result, knobs)
+                self.record.finished(state, result, knobs)
                 outcome["ended"] = True
                 yield self.outputs(state, status.finished(result), key,
                                    status.details(result.timings_ms.get("total", 0.0) / 1000))
@@ -377,7 +329,7 @@ class SearchHandlers:
         if like:
             state["query"] = like
         warn(result.notices)
-        self._log(state, result, {"preset": method}, method=method, query=like or None)
+        self.record.finished(state, result, {"preset": method}, method=method, query=like or None)
         self.selected.pop(key, None)
         total = result.timings_ms.get("total", 0.0) / 1000
         line = S.RESULTS_DONE.format(photos=S.counted(len(result.hits), "photo", "photos"),
@@ -424,45 +376,3 @@ class SearchHandlers:
         req = request_for("Fast", state["query"], k=state.get("k", 20), filters=state.get("filters"),
                           relevant_ids=rel, nonrelevant_ids=non)
         return self._show(state, req, "baseline+feedback", session_key(request))
-
-    # ---- the Filters map --------------------------------------------------------------------------
-    def place_map(self):
-        """The Filters map with a sample of the catalog's photo places (asked on every page load)."""
-        try:
-            return place_map.panel(self.engine.corpus, self.settings)
-        except Exception:  # the catalog is still being built: an empty map rather than a failed page
-            log.exception("photo places could not be read from the catalog")
-            return place_map.map_html([], self.settings.map_tiles_url, self.settings.map_tiles_attribution)
-
-    # ---- taxa ---------------------------------------------------------------------------------------
-    def taxon_choices(self):
-        """The taxon box's choices: the catalog's names, by rank then name (asked on every page load, so a
-        collection built after the server started is offered too). An empty box is any taxon."""
-        try:
-            names = self.engine.corpus.taxon_names()
-        except Exception:  # the catalog is still being built: offer nothing rather than fail the page
-            log.exception("taxon names could not be read from the catalog")
-            names = []
-        return gr.update(choices=taxon_labels(names))
-
-    def suggest_taxon(self, query: str, taxon: str):
-        """A button offering the species (or other taxon) the query names as a filter, if it is not set yet."""
-        try:
-            found = named_taxa(query or "", self.engine.corpus.taxon_names())
-        except Exception:
-            log.exception("taxon names could not be read from the catalog")
-            found = []
-        name = found[0] if found else ""
-        show = bool(name) and name.lower() != (taxon or "").strip().lower()
-        return gr.update(value=S.TAXON_SUGGEST.format(name=name) if show else "", visible=show), name
-
-    @staticmethod
-    def offer_answer(query: str):
-        """The 'answer my question' box beside the query, shown while the query is a question (and cleared when
-        it stops being one, so a hidden box never asks for an answer)."""
-        return gr.update(visible=True) if is_question(query or "") else gr.update(visible=False, value=False)
-
-    @staticmethod
-    def take_taxon(name: str):
-        """The suggested taxon becomes the filter (the suggestion button goes away)."""
-        return gr.update(value=name), gr.update(visible=False)

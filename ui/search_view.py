@@ -83,7 +83,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     with gr.Row():
         suggestion = gr.Button("", visible=False, elem_id="search-taxon-suggestion", size="sm", scale=0)
         suggested = gr.State("")
-        # offered beside the query while it is a question (SearchHandlers.offer_answer); the same input as the
+        # offered beside the query while it is a question (SearchForm.offer_answer); the same input as the
         # Advanced settings' box, so scripts still send it in its place
         answer = gr.Checkbox(False, label=S.ASK_ANSWER, elem_id="search-answer", visible=False, scale=0,
                              min_width=320)
@@ -150,7 +150,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                 query.submit(h.search, inputs, outputs, api_visibility="private", **run),
                 regenerate.click(h.regenerate, inputs, outputs, api_visibility="private", **run),
                 drop.click(h.drop_visualization, inputs, outputs, api_visibility="private", **run)]
-    searches.append(suggestion.click(h.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
+    searches.append(suggestion.click(h.form.take_taxon, [suggested], [taxon, suggestion], api_visibility="private")
                     .then(h.search, inputs, outputs, api_visibility="private", **run))
     # picking an example search puts it in the query box and runs it (on select: Gradio 6's Dropdown sends its
     # input event twice for one pick, and the second search would stop the first)
@@ -159,9 +159,9 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     more.click(h.more_like_this, [selected, state], outputs, api_name="more_like_this")
     refine.click(h.refine_with_labels, [state], outputs, api_name="refine_with_labels")
     stop.click(h.stop, None, status, cancels=searches, api_name="stop", concurrency_limit=None)
-    query.change(h.suggest_taxon, [query, taxon], [suggestion, suggested], api_visibility="private",
+    query.change(h.form.suggest_taxon, [query, taxon], [suggestion, suggested], api_visibility="private",
                  trigger_mode="always_last", show_progress="hidden", concurrency_limit=None)
-    query.change(h.offer_answer, query, answer, api_visibility="private", trigger_mode="always_last",
+    query.change(h.form.offer_answer, query, answer, api_visibility="private", trigger_mode="always_last",
                  show_progress="hidden", concurrency_limit=None)
     visualizations.select(h.select_visualization, [state], [state], api_visibility="private")
     gallery.select(h.select, [state], [explanation, selected], api_visibility="private", show_progress="hidden")

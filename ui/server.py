@@ -154,7 +154,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                             api_visibility="private") \
             .then(lambda: (lightbox.h.close(), gr.Tabs(selected="search")), None, [lightbox.box, tabs],
                   api_visibility="private")
-        app.load(search.taxon_choices, None, search_ui.taxon, api_visibility="private")
+        app.load(search.form.taxon_choices, None, search_ui.taxon, api_visibility="private")
 
         def example_choices():
             try:
@@ -164,7 +164,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 found = []
             return gr.update(choices=found, visible=bool(found))
         app.load(example_choices, None, search_ui.examples, api_visibility="private", show_progress="hidden")
-        app.load(search.place_map, None, search_ui.place_map, api_visibility="private", show_progress="hidden")
+        app.load(search.form.place_map, None, search_ui.place_map, api_visibility="private", show_progress="hidden")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
         # after the search, the banner would show the search's progress timer)
@@ -175,10 +175,10 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
 
             def poll():
                 text = preparation.status()
-                taxa = search.taxon_choices() if preparation.finished else gr.update()
+                taxa = search.form.taxon_choices() if preparation.finished else gr.update()
                 shown = banner_now() if preparation.finished else gr.update()
                 offered = example_choices() if preparation.finished else gr.update()
-                places = search.place_map() if preparation.finished else gr.update()
+                places = search.form.place_map() if preparation.finished else gr.update()
                 return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
                         shown, places, offered)
             timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map,

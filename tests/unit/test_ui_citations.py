@@ -4,7 +4,7 @@ beside the query only while the query is a question."""
 from __future__ import annotations
 
 from ui import present
-from ui.search_handlers import SearchHandlers
+from ui.search_form import SearchForm
 
 HITS = [{"id": 281, "rank": 1}, {"id": 57, "rank": 2}, {"id": 12, "rank": 3}]
 
@@ -31,7 +31,7 @@ def test_answer_text_is_escaped_before_links_are_added():
 
 
 def test_the_answer_box_is_offered_for_questions_only():
-    assert SearchHandlers.offer_answer("what colour is the underside of a tawny pipit's wings?")["visible"]
-    assert SearchHandlers.offer_answer("Does the heron hold a fish")["visible"]
-    hidden = SearchHandlers.offer_answer("a heron holding a fish")
+    assert SearchForm.offer_answer("what colour is the underside of a tawny pipit's wings?")["visible"]
+    assert SearchForm.offer_answer("Does the heron hold a fish")["visible"]
+    hidden = SearchForm.offer_answer("a heron holding a fish")
     assert hidden["visible"] is False and hidden["value"] is False  # hidden, and no longer asking

@@ -233,16 +233,16 @@ def test_a_selection_made_while_a_search_streams_is_kept(tmp_path):
 
 def test_taxon_choices_and_the_species_a_query_names(setup):
     engine, _, h = setup
-    choices = h.taxon_choices()["choices"]
+    choices = h.form.taxon_choices()["choices"]
     assert ("frog 3 (common name)", "frog 3") in choices and "" not in [v for _, v in choices]  # empty: any
     ranks = [label.rsplit(" (", 1)[1] for label, _ in choices]
     assert ranks == sorted(ranks, key=["species)", "common name)"].index)  # by rank, then by name
     species = [v for label, v in choices if label.endswith("(species)")]
     assert species == sorted(species, key=str.casefold)
-    button, name = h.suggest_taxon("is Rana 3 calling?", "")
+    button, name = h.form.suggest_taxon("is Rana 3 calling?", "")
     assert button["visible"] and name == "Rana 3" and "Only show Rana 3" in button["value"]
-    assert h.suggest_taxon("is Rana 3 calling?", "rana 3")[0]["visible"] is False  # already the filter
-    assert h.suggest_taxon("a frog calling", "")[0]["visible"] is False
+    assert h.form.suggest_taxon("is Rana 3 calling?", "rana 3")[0]["visible"] is False  # already the filter
+    assert h.form.suggest_taxon("a frog calling", "")[0]["visible"] is False
 
 
 def test_regenerate_and_drop_change_the_visret_seeds(setup):
