@@ -32,7 +32,12 @@ log = logging.getLogger(__name__)
 VECTOR_COLUMNS = ("embedding", "vector", "image_embedding", "clip_embedding", "img_emb", "emb")
 REF_COLUMNS = ("path", "image_path", "filepath", "file", "filename", "url", "image_url")
 MODEL_KEYS = (b"model_id", b"model", b"ecolens.model_id")
-ROWS_PER_BATCH = 4096
+# rows read, committed to the catalog and added to the index at a time. Why 16,384 and not 4,096: each commit
+# writes every index page its rows touched, and the rows of a batch land on random pages of the date, hash and
+# place indexes; four times the rows share more of those pages, so the catalog's insert took 21% less CPU for
+# the first 786k rows of the 5M file (31.8 against 40.4 s, session 11). A commit holds the catalog's write lock
+# for well under a second (a label from the web app waits that long at most).
+ROWS_PER_BATCH = 16_384
 
 
 def _vector_column(names: list[str]) -> str | None:

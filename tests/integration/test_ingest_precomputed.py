@@ -93,12 +93,16 @@ def test_cli_reports_a_model_mismatch_without_a_traceback(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_a_large_precomputed_file_is_read_in_flat_memory_into_a_compressed_index(tmp_path):
+def test_a_large_precomputed_file_is_read_in_flat_memory_into_a_compressed_index(tmp_path, monkeypatch):
     """Reading a parquet of many row groups batch by batch holds a bounded amount of Arrow memory, not the
     file (pyarrow's pre-buffering kept every row group read: the 1M-photo ingest's memory grew with the file); with ivfpq, no flat copy and the float16 store, the index is trained first and every vector lands
     in the store, re-scored searches find each photo by its own vector."""
     import numpy as np
 
+    import core.ingest.precomputed as precomputed
+
+    monkeypatch.setattr(precomputed, "ROWS_PER_BATCH", 4096)  # the file spans many batches (the memory held is
+    # about one batch's, whatever the file's size)
     rng = np.random.default_rng(0)
     n, dim, group = 60_000, 64, 2_000
     x = rng.standard_normal((n, dim)).astype(np.float16)
