@@ -19,8 +19,8 @@ from core.contracts.errors import ConfigError
 from core.vectors.faiss_files import atomic_write_index, c_stdout_muted
 from core.vectors.gpu import FaissGpu
 from core.vectors.half_store import HalfStore
-from core.vectors.ivf import MIN_PER_LIST, REFINE_MIN, TRAIN_PER_LIST, default_nlist, refine_factor_for, short_list, \
-    trained_ivfpq
+from core.vectors.ivf import MIN_PER_LIST, REFINE_MIN, TRAIN_PER_LIST, add_rows, default_nlist, refine_factor_for, \
+    short_list, trained_ivfpq
 from core.vectors.selection import RowLookup, id_selector
 
 SMALL_POOL = 4_096  # pools up to this size (or up to 1/SMALL_POOL_SHARE of the corpus) are scored exactly
@@ -377,9 +377,16 @@ class VectorIndex:
             self._add_to_approx(np.ascontiguousarray(mat[i:i + chunk]), ids[i:i + chunk])
 
     def _add_to_approx(self, vectors: np.ndarray, ids: np.ndarray) -> None:
-        """Add to the approximate twin; with a GPU, an IVF index's list assignment (the nearest of its
-        centroids for every vector: most of the work) is computed there and the codes here."""
+        """Add to the approximate twin, at most ivf.add_rows vectors a FAISS call (its encoding memory is
+        bounded: ivf.ENCODE_BUDGET)."""
         self._gpu_copy = None
+        step = add_rows(self.approx)
+        for start in range(0, len(ids), step):
+            self._add_rows_to_approx(np.ascontiguousarray(vectors[start:start + step]), ids[start:start + step])
+
+    def _add_rows_to_approx(self, vectors: np.ndarray, ids: np.ndarray) -> None:
+        """With a GPU, an IVF index's list assignment (the nearest of its centroids for every vector: most of
+        the work) is computed there and the codes here."""
         with c_stdout_muted(self.on_disk):
             if self.gpu is not None and self.approx_kind == "ivfpq" and not isinstance(self.approx, faiss.IndexIDMap2):
                 ivf = faiss.extract_index_ivf(self.approx)

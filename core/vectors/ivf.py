@@ -24,6 +24,23 @@ REFINE_MAX_GROWTH = 8  # at most 8x (16M candidates and up): each re-scored cand
 # float16 store, so beyond that more bytes of code a photo (index_pq_m) keep the recall, not a longer list
 
 
+# FAISS encodes the vectors of one add call with a table of distances per vector to every PQ centroid (pq_m x
+# 2^pq_bits floats: 256 KB a vector for PQ16x12, 16 KB for PQ16x8), all of the call's tables at once (up to 262k
+# vectors): 16,384 vectors of PQ16x12 took 4.8 GB at the 5M ingest (1.3 GB with 4,096). The rows of one call are
+# bounded so that the tables stay under this many bytes.
+ENCODE_BUDGET = 256 << 20
+MIN_ADD_ROWS = 256
+
+
+def add_rows(index: faiss.Index | None) -> int:
+    """How many vectors one FAISS add call to `index` may take (all of them for an index without PQ codes)."""
+    ivf = faiss.try_extract_index_ivf(index) if index is not None else None
+    pq = getattr(faiss.downcast_index(ivf), "pq", None) if ivf is not None else None
+    if pq is None:
+        return 1 << 30
+    return max(MIN_ADD_ROWS, ENCODE_BUDGET // (int(pq.M) * int(pq.ksub) * 4))
+
+
 def default_nlist(n: int) -> int:
     """IVF lists for a corpus of n vectors: about 2 x sqrt(n)."""
     return max(1, int(2 * np.sqrt(n)))

@@ -141,3 +141,24 @@ def test_the_short_list_grows_with_the_candidates_beyond_refine_at(tmp_path, mon
     assert index.short_list(10, len(large)) == 160
     _, ids = index.search(q, 10, large)
     assert set(ids.ravel().tolist()) <= set(large.tolist())
+
+
+def test_one_add_is_encoded_in_calls_whose_tables_stay_under_the_budget(tmp_path, monkeypatch):
+    """FAISS encodes a call's vectors with a distance table each (pq_m x 2^pq_bits floats, all at once): a large
+    add is split into calls of ivf.add_rows vectors, and gives the same codes as one call."""
+    x = _data(3000)
+    one, split = VectorIndex(32), VectorIndex(32)
+    for index, name in ((one, "one"), (split, "split")):
+        assert index.start_compressed(x[::2], len(x), tmp_path / f"{name}.f16", nlist=16, pq_m=8, nprobe=16)
+    assert ivf_module.add_rows(one.approx) == (256 << 20) // (8 * 256 * 4)  # PQ8x8: 8 KB of tables a vector
+    one.add(np.arange(1, 3001), x)
+    monkeypatch.setattr(ivf_module, "ENCODE_BUDGET", 300 * 8 * 256 * 4)  # 300 vectors' tables
+    calls = []
+    real = VectorIndex._add_rows_to_approx
+    monkeypatch.setattr(VectorIndex, "_add_rows_to_approx", lambda self, v, i: (calls.append(len(i)), real(self, v, i)))
+    split.add(np.arange(1, 3001), x)
+    assert calls == [300] * 10
+    q = _data(20, seed=5)
+    for a, b in zip(one.search(q, 10), split.search(q, 10)):
+        np.testing.assert_array_equal(a, b)
+    assert ivf_module.add_rows(None) > 10**8 and ivf_module.add_rows(faiss.IndexFlatIP(32)) > 10**8
