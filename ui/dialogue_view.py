@@ -41,8 +41,13 @@ def build(h: DialogueHandlers, lightbox=None) -> None:
     gallery.select(h.mark, [st], [gallery, marked, st], api_visibility="private")
     if lightbox is not None:
         clicked = gr.State(None)
-        gallery.select(_clicked, None, clicked, api_visibility="private", show_progress="hidden")
-        view.click(_opener(lightbox), [st, clicked, lightbox.marks], lightbox.outputs, api_visibility="private")
+        # one queue for the click and the button, first come first served: in groups of their own, Gradio's
+        # queue may start the button's event before the click's (it picks among groups at random), and under
+        # load "View photo" right after a click opened nothing
+        lane = dict(concurrency_id="dialogue-view-photo", concurrency_limit=1)
+        gallery.select(_clicked, None, clicked, api_visibility="private", show_progress="hidden", **lane)
+        view.click(_opener(lightbox), [st, clicked, lightbox.marks], lightbox.outputs, api_visibility="private",
+                   **lane)
 
 
 def _clicked(evt: gr.SelectData):
