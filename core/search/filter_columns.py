@@ -270,7 +270,7 @@ class FilterColumns:
             for name, dtype in COLUMNS.items():  # what an interrupted append left past the rows is dropped
                 os.truncate(self._file(gen, name), rows * np.dtype(dtype).itemsize)
         else:
-            gen, rows, after = (meta["generation"] + 1 if meta is not None else 1), 0, 0
+            gen, rows, after = self._next_generation(meta), 0, 0
             for name in COLUMNS:
                 self._file(gen, name).write_bytes(b"")
         before = rows
@@ -302,6 +302,16 @@ class FilterColumns:
     # ---- the files ----------------------------------------------------------------------------------
     def _file(self, gen: int, name: str) -> Path:
         return self.folder / f"g{gen}-{name}.bin"
+
+    def _next_generation(self, meta: dict | None) -> int:
+        """One above every generation on disk, files of an older format included (FORMAT 1 had other columns):
+        never the files a reader of another process may have mapped, and the older files are removed after."""
+        seen = [int(meta["generation"])] if meta is not None else []
+        for path in self.folder.glob("g*-*.bin"):
+            head = path.name[1:].split("-", 1)[0]
+            if head.isdigit():
+                seen.append(int(head))
+        return max(seen, default=0) + 1
 
     def _read_meta(self) -> dict | None:
         try:

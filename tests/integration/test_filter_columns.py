@@ -17,7 +17,7 @@ from sqlalchemy import text
 
 from core.contracts.records import Filters, Photo
 from core.search import filter_columns as fc_module
-from core.search.filter_columns import FilterColumns
+from core.search.filter_columns import COLUMNS, FilterColumns
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
 
@@ -228,6 +228,26 @@ def test_a_second_process_maps_the_files_and_a_damaged_file_is_made_again(tmp_pa
     path.write_bytes(path.read_bytes()[:100])
     assert np.array_equal(FilterColumns(other, tmp_path / "columns").pool(f), other.filter_ids(f))
     assert reads == [(0, 600), (0, 600)]
+
+
+def test_columns_of_the_older_format_are_made_anew_in_a_generation_of_their_own(tmp_path):
+    """Files of format 1 (the R*Tree's four 32-bit bounds, before migration 0009) are not read; the new files
+    take a generation above theirs (a reader of another process may still have the old ones mapped: they are
+    never truncated) and the old ones are removed once the new ones are written."""
+    cat, _ = _catalog(tmp_path, 300, 7)
+    folder = tmp_path / "columns"
+    folder.mkdir()
+    old = [folder / f"g3-{name}.bin" for name in ("ids", "min_lat", "max_lat", "min_lon", "max_lon")]
+    for path in old:
+        path.write_bytes(b"\0" * 8 * 300)
+    (folder / "columns.json").write_text(json.dumps({"format": 1, "generation": 3, "rows": 300, "max_id": 300}))
+    f = Filters(bbox=(-60.0, -30.0, 60.0, 30.0))
+    columns = FilterColumns(cat, folder)
+    columns.ready(wait=True)
+    assert np.array_equal(columns.pool(f), cat.filter_ids(f)) and len(cat.filter_ids(f))
+    meta = json.loads((folder / "columns.json").read_text())
+    assert meta["generation"] == 4 and not any(path.exists() for path in old)
+    assert {p.name for p in folder.glob("g*.bin")} == {f"g4-{name}.bin" for name in COLUMNS}
 
 
 def test_columns_of_another_catalog_are_not_taken(tmp_path):
