@@ -71,7 +71,8 @@ class SearchHandlers:
         if picked is None:
             return S.SELECT_HINT
         stages = state.get("stages") or {}
-        hit = next((h for h in state.get("hits") or [] if int(h["id"]) == int(picked["id"])), None)
+        at = self._picked_at(state, key)
+        hit = None if at is None else state["hits"][at]
         scale = state.get("scale")
         if hit is None:
             return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(
@@ -98,15 +99,20 @@ class SearchHandlers:
                 present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
                 present.results_json(state, notices, status), state)
 
+    def _picked_at(self, state: dict[str, Any], key: str) -> int | None:
+        """Where the photo this page picked is in the results on screen now (None: none picked, or gone)."""
+        picked = self.selected.get(key)
+        if picked is None:
+            return None
+        return next((i for i, h in enumerate(state.get("hits") or []) if int(h["id"]) == int(picked["id"])), None)
+
     def _highlight(self, gallery: list, state: dict[str, Any], key: str) -> Any:
         """The gallery as sent to a page with a photo highlighted: the highlight follows that photo to its place
         in the new ranking, or goes when the photo has left it or a new search began (a plain value
         otherwise)."""
         if key not in self.highlighted:
             return gallery
-        picked = self.selected.get(key)
-        at = None if picked is None else next(
-            (i for i, h in enumerate(state.get("hits") or []) if int(h["id"]) == int(picked["id"])), None)
+        at = self._picked_at(state, key)
         if at is None:
             self.highlighted.discard(key)
         # a component, not gr.update(): Gradio drops an update's None, which is what clears a highlight
