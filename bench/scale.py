@@ -156,6 +156,13 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
         print(f"filter columns: {'made' if srch['columns_ready'] else 'NOT made (SQLite answered)'} from the catalog "
               f"in {srch['columns_seconds']:.1f} s before the searches"
               + (f", {srch['columns_bytes'] / photos:.0f} bytes a photo on disk" if "columns_bytes" in srch else ""))
+    if "warm_up" in srch:
+        w = srch["warm_up"]
+        print("float16 store read into the file cache at open (core.vectors.warm_up): " + (
+            "not started (off, nothing to read, or too large for the memory available)" if not w["started"] else
+            f"{w.get('mb', w['mb_read']):,.0f} MB in {w.get('seconds', float('nan')):.1f} s, "
+            + ("ended before the first timed search" if w["ended_before_searches"] else
+               f"still reading when the searches began ({w['mb_read']:,.0f} MB read by then)")))
     a, b = srch["all"], bsrch["all"]
     print(f"unfiltered: EcoLens IVF-PQ + float16 re-scoring p50 {a['p50']:.1f} ms p95 {a['p95']:.1f} ms (goal <= 50) "
           f"recall@10 {recall.get('all', float('nan')):.3f} (goal >= 0.95) | bare IVF-PQ p50 {b['p50']:.1f} ms p95 "

@@ -148,6 +148,11 @@ class Settings(BaseSettings):
         "neighbours (recall) for a little more time. 0: 1024 / the bytes of code a photo, at least 16 (16 for "
         "64-byte codes, 64 for 16-byte codes: index_pq_m). Beyond 2 million candidates (photos, or a filter's "
         "pool) the short list doubles for every doubling, up to 8x (core.vectors.ivf.REFINE_AT).")
+    index_warm_share: float = Field(0.5, ge=0, le=1, description="When an index with a float16 file "
+        "(index_float16_file) is opened for searching, read that file into the operating system's file cache in "
+        "the background if it is at most this share of the memory available, so the first searches do not wait "
+        "on the disk for each vector they re-score (core.vectors.warm_up). 0: never (the file is read page by "
+        "page as searches need it).")
     index_on_disk: bool = Field(False, description="Keep the ivfpq index's inverted lists in a file that is "
         "memory-mapped (for corpora larger than RAM) instead of in memory.")
     sqlite_mmap_mb: int = Field(1024, ge=0, le=1_048_576, description="Megabytes of the catalog database read "

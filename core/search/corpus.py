@@ -21,6 +21,7 @@ from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.vectors.integrity import checksum_path
+from core.vectors.warm_up import StoreWarmUps, WarmUp
 from core.contracts.records import Filters, Hit, Photo
 from core.contracts.settings import Settings
 
@@ -37,6 +38,9 @@ class Corpus:
         self._lock = threading.Lock()
         self.startup_notices: list[str] = []
         # the filters' columns beside the index (the catalog answers while they are made, or if they cannot be)
+        # the float16 re-scoring store read into the file cache when the index opens (core.vectors.warm_up)
+        self.warm_ups = StoreWarmUps(settings.index_warm_share)
+        self.warm_up: WarmUp | None = None  # the latest pass started
         self.filter_columns = FilterColumns(catalog, settings.path("index", "filter-columns"),
                                             enabled=settings.filter_columns)
 
@@ -49,6 +53,7 @@ class Corpus:
             index, rec = self.store.open(self._vs, self.catalog)
             self._generation = self._on_disk()
             index.refine_factor = self.settings.index_refine_factor
+            self.warm_up = self.warm_ups.warm(index.store.path if index.store is not None else None)
             index.gpu, gpu_notice = choose_gpu(self.settings.device)
             self.startup_notices += [gpu_notice] if gpu_notice else []
             self._index = index
@@ -110,6 +115,7 @@ class Corpus:
                 self._generation = now
                 return notices + [f"the photos known before ({before}) are searched until the index is repaired"]
             fresh.refine_factor = self.settings.index_refine_factor
+            self.warm_up = self.warm_ups.warm(fresh.store.path if fresh.store is not None else None) or self.warm_up
             fresh.gpu = self._index.gpu
             self._index, self._generation = fresh, self._on_disk()  # a repair may have written the files again
         if rec.damage:

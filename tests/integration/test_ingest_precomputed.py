@@ -122,6 +122,10 @@ def test_a_large_precomputed_file_is_read_in_flat_memory_into_a_compressed_index
     assert held < 0.75 * x.nbytes, (held, x.nbytes)  # held 3.6 MB of a 7.7 MB file; pre-buffered 11.4 MB
     index = services.corpus.index
     assert index.flat is None and len(index.store) == n
+    # opened for searching, the float16 store is read into the file cache in the background (core.vectors.warm_up)
+    warm = services.corpus.warm_up
+    assert warm is not None and warm.done.wait(30)
+    assert warm.read == index.store.path.stat().st_size and warm.error is None
     q = x[[5, 17_000]].astype(np.float32)
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     _, ids = index.search(q, 1)

@@ -1,0 +1,132 @@
+"""Reading the float16 re-scoring store (core.vectors.half_store) into the operating system's file cache in the
+background when an index is opened for searching.
+
+Why: an IVF-PQ search re-scores a short list of some 2,500 vectors, each in its own place in the store. While
+the store is not in the file cache, each of them is a read from disk (0.16 ms apiece on this project's
+machine, and the kernel reads 128 KB around each one), so the first searches after opening took 0.3-0.6 s
+and, at five million photos, the searches of the first filter asked took 26-52 ms at p95 against 15 ms once
+the file was cached (bench/scale.py). One sequential pass reads the file at disk speed instead (about 450 MB/s
+there: 11 s for five million photos), and the pages it leaves are the operating system's: shared between
+processes, reclaimable, not counted in the process's own memory.
+
+Only when it fits: the store is read when its unread part is at most `share` of the memory available now
+(/proc/meminfo); otherwise it is left to be read page by page as searches need it, and a log line says so. A
+store that grows (an ingest appending) is read on from where the last pass ended."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CHUNK = 8 << 20  # bytes read at a time (one reused buffer)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to new work (MemAvailable), or None where the system does not say."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+class WarmUp:
+    """One background pass over a file's bytes [start, end). `done` is set when it ends (read through,
+    stopped, or failed); `read` counts the bytes read so far."""
+
+    def __init__(self, path: Path, start: int, end: int):
+        self.path, self.start, self.end = Path(path), start, end
+        self.read = 0
+        self.seconds = 0.0
+        self.error: str | None = None
+        self.done = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"warm-up {self.path.name}", daemon=True)
+
+    def begin(self) -> "WarmUp":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop after the chunk being read (the file is being replaced, or the process is closing)."""
+        self._stop.set()
+
+    def _run(self) -> None:
+        t0 = time.monotonic()
+        buf = bytearray(CHUNK)
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                at = self.start
+                while at < self.end and not self._stop.is_set():
+                    got = os.preadv(fd, [buf], at)  # the interpreter lock is released while it reads
+                    if got <= 0:
+                        break
+                    at += got
+                    self.read = at - self.start
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            self.error = str(exc)
+            log.warning("reading %s into the file cache stopped: %s (searches read it from disk as they go)",
+                        self.path, exc)
+        self.seconds = time.monotonic() - t0
+        if self.error is None:
+            log.info("%s: %.0f MB read into the file cache in %.1f s%s", self.path.name, self.read / 1e6,
+                     self.seconds, " (stopped early)" if self._stop.is_set() else "")
+        self.done.set()
+
+
+class StoreWarmUps:
+    """The warm-up passes of one process's stores, by file: a store opened again (a reload after an ingest's
+    checkpoint) is read on from where its last pass ended, not from the start."""
+
+    def __init__(self, share: float, available=available_memory):
+        self.share, self.available = share, available
+        self._passes: dict[Path, tuple[int, WarmUp]] = {}  # file -> (its inode, the latest pass)
+        self._lock = threading.Lock()
+
+    def warm(self, path: Path | None) -> WarmUp | None:
+        """Start reading `path` into the file cache if it fits (see the module); the pass, or None when
+        nothing was started (off, nothing new to read, too large: a log line says which)."""
+        if path is None or self.share <= 0:
+            return None
+        path = Path(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        with self._lock:
+            inode, last = self._passes.get(path, (None, None))
+            start = 0
+            if last is not None and inode == st.st_ino:
+                if not last.done.is_set():
+                    return last  # still reading: it reads to the length the file had when it began
+                start = last.start + last.read
+            elif last is not None:
+                last.stop()  # the file was replaced: its pages are not the new file's
+            if start >= st.st_size:
+                return None
+            free = self.available()
+            todo = st.st_size - start
+            if free is None or todo > self.share * free:
+                log.info("%s (%.0f MB unread) is not read into the file cache ahead of searches: %s; re-scoring "
+                         "reads it from disk as searches go (index_warm_share=%s)", path.name, todo / 1e6,
+                         "the system does not say how much memory is available" if free is None else
+                         f"more than {self.share:g} of the {free / 1e6:.0f} MB available", self.share)
+                return None
+            run = WarmUp(path, start, st.st_size)
+            self._passes[path] = (st.st_ino, run)
+        return run.begin()
+
+    def stop_all(self) -> None:
+        with self._lock:
+            for _inode, run in self._passes.values():
+                run.stop()
