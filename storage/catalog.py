@@ -2,11 +2,8 @@
 dataclasses, never rows."""
 from __future__ import annotations
 
-import os
 import threading
 from contextlib import contextmanager
-from operator import attrgetter
-from dataclasses import fields
 from datetime import datetime, timezone
 from typing import Any, Iterator, Sequence
 
@@ -23,82 +20,13 @@ from storage import filter_rows as bulk_columns, filter_sql
 from storage.db import chunks
 from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
                             PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
+from storage.photo_rows import (GET_PHOTOS, HASH_LOOKUP, INSERT_PHOTO, INSERT_TAXON, ROW_FIELDS, TAXA_NAMED, TAXON_OF,
+                                UNTAXED, full_path, json_value, photo_select, row_to_photo, shared_prefix, stored)
 
-_PHOTO_FIELDS = [f.name for f in fields(Photo)]
-# names stored Unicode-normalised (NFC, trimmed): the same name typed composed or decomposed is one name
-_NAME_FIELDS = TAXON_FIELDS + ("rights_holder",)
 MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
-_ROW_FIELDS = ("sha256", "width", "height", "bytes", "observed_on", "latitude", "longitude", "rights_holder", "caption",
-               "source")
-MIN_PREFIX = 12  # a shared path start shorter than this is not worth a row of its own
 SQLITE_DEFAULT_CACHE = -2000  # SQLite's own default page cache (2 MB)
 MAX_STORED_TAXA = 200_000  # taxa whose stored names are remembered (then forgotten all at once)
 MIN_PREFIX_BATCH = 32  # a new prefix is made for a batch of at least this many photos (else only reused)
-
-
-def _stored(photo: Photo) -> dict[str, Any]:
-    """The fields of a photo as stored: names normalised, the month derived (the licence is read by the
-    catalog when it files the raw text under an id)."""
-    data = {n: getattr(photo, n) for n in _PHOTO_FIELDS if n != "id"}
-    for n in _NAME_FIELDS:
-        data[n] = bounds.name(data[n])
-    data["license"] = (data["license"] or "").strip()
-    return data
-
-
-_TAXON_OF = attrgetter(*TAXON_FIELDS)  # a photo's names, in the order of the taxa table's columns
-_TAXON_COLUMNS = ", ".join(f'"{n}"' for n in TAXON_FIELDS)
-_INSERT_TAXON = (f"INSERT INTO taxa ({_TAXON_COLUMNS}) VALUES ({', '.join('?' * len(TAXON_FIELDS))}) "
-                 "ON CONFLICT DO NOTHING")
-_TAXA_NAMED = f"SELECT id, {_TAXON_COLUMNS} FROM taxa WHERE scientific_name IN ({{}})"
-_INSERT_PHOTO = ("INSERT INTO photos (id, prefix_id, path, sha256, width, height, bytes, taxon_id, observed_on, latitude, "
-                 "longitude, licence_id, rights_holder, caption, source, extra, ingest_run_id) "
-                 "VALUES (" + ", ".join("?" * 17) + ")")
-
-
-# Why the prefix's length written into the SQL: SQLite uses the expression index ix_photos_hash_prefix only for
-# the very expression it indexes; with the 1 and the 8 as bound parameters (as SQLAlchemy's func.substr sends
-# them) every lookup scanned the whole table, and an ingest's deduplication grew with the square of the catalog.
-_HASH_LOOKUP = (f"SELECT sha256, id FROM photos WHERE substr(sha256, 1, {HASH_PREFIX_BYTES}) IN ({{}})")
-
-
-def shared_prefix(paths: Sequence[str]) -> str:
-    """What every path starts with, up to and including its last '/' (a folder, a URL's base), or ''."""
-    common = os.path.commonprefix(list(paths)) if paths else ""
-    common = common[:common.rfind("/") + 1]
-    return common if len(common) >= MIN_PREFIX else ""
-
-
-def _json_value(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
-
-def _photo_select():
-    """Photos with their taxon's names, their licence text and their path's prefix (each may be absent)."""
-    return (select(PhotoRow, TaxonRow, LicenceRow, PathPrefixRow.text)
-            .outerjoin(TaxonRow, TaxonRow.id == PhotoRow.taxon_id)
-            .outerjoin(LicenceRow, LicenceRow.id == PhotoRow.licence_id)
-            .outerjoin(PathPrefixRow, PathPrefixRow.id == PhotoRow.prefix_id))
-
-
-_GET_PHOTOS = ("SELECT p.id, x.text, p.path, " + ", ".join(f"p.{n}" for n in _ROW_FIELDS) + ", p.extra, l.text, "
-               + ", ".join(f't."{n}"' for n in TAXON_FIELDS) + " FROM photos p LEFT JOIN taxa t ON t.id = p.taxon_id "
-               "LEFT JOIN licences l ON l.id = p.licence_id LEFT JOIN path_prefixes x ON x.id = p.prefix_id "
-               "WHERE p.id IN ({})")  # (get_photos: the columns of _photo_select)
-_UNTAXED = ("SELECT p.id FROM photos p LEFT JOIN taxa t ON t.id = p.taxon_id WHERE p.id IN ({}) AND (t.id IS NULL OR ("
-            + " AND ".join(f"coalesce(t.\"{n}\", '') = ''" for n in TAXON_FIELDS) + "))")  # Photo.taxon_names empty
-
-
-def _row_to_photo(row: PhotoRow, taxon: TaxonRow | None, licence: LicenceRow | None, prefix: str | None) -> Photo:
-    names = {n: (getattr(taxon, n) if taxon is not None else "") or "" for n in TAXON_FIELDS}
-    return Photo(id=row.id, path=(prefix or "") + row.path, **{n: getattr(row, n) for n in _ROW_FIELDS}, **names,
-                 license=licence.text if licence is not None else "", extra=dict(row.extra or {}))
-
-
-def _full_path():
-    """A photo's whole path in SQL (its prefix, if any, then its own part)."""
-    return func.coalesce(select(PathPrefixRow.text).where(PathPrefixRow.id == PhotoRow.prefix_id)
-                         .scalar_subquery(), "") + PhotoRow.path
 
 
 class SqlCatalog:
@@ -111,8 +39,8 @@ class SqlCatalog:
         self._taxon_ids: dict[tuple[str, ...], int] = {}
         self._licence_ids: dict[str, int] = {}
         self._prefix_ids: dict[str, int] = {}
-        self._stored_taxa: dict[tuple, tuple[str, ...]] = {}
-        self._bulk: Connection | None = None  # the writes' own connection during bulk_writes  # a photo's names as given -> as stored (bounds.name)
+        self._stored_taxa: dict[tuple, tuple[str, ...]] = {}  # a photo's names as given -> as stored (bounds.name)
+        self._bulk: Connection | None = None  # the writes' own connection during bulk_writes
 
     @contextmanager
     def bulk_writes(self, cache_mb: int):
@@ -155,10 +83,10 @@ class SqlCatalog:
         missing = [t for t in wanted if t not in self._taxon_ids and any(t)]
         if not missing:
             return
-        conn.exec_driver_sql(_INSERT_TAXON, missing)  # (the driver's executemany: 50,000 species at 1M photos)
+        conn.exec_driver_sql(INSERT_TAXON, missing)  # (the driver's executemany: 50,000 species at 1M photos)
         # one query per chunk of species names: the rows named like these, matched here
         for chunk in chunks(sorted({t[0] for t in missing})):
-            for row in conn.exec_driver_sql(_TAXA_NAMED.format(", ".join("?" * len(chunk))), tuple(chunk)):
+            for row in conn.exec_driver_sql(TAXA_NAMED.format(", ".join("?" * len(chunk))), tuple(chunk)):
                 self._taxon_ids[tuple(row[1:])] = int(row[0])
         if any(t not in self._taxon_ids for t in missing):
             raise RuntimeError("a taxon row was not found after its insert")
@@ -185,17 +113,17 @@ class SqlCatalog:
         return self._prefix_ids[prefix]
 
     def _row_values(self, data: dict[str, Any]) -> dict[str, Any]:
-        """A stored photo (from _stored) as the columns of its row, taxon and licence as ids (already made)."""
+        """A stored photo (photo_rows.stored) as the columns of its row, taxon and licence as ids (already made)."""
         names = tuple(data[n] for n in TAXON_FIELDS)
         extra = data.get("extra") or None
-        return {**{n: data[n] for n in _ROW_FIELDS}, "taxon_id": self._taxon_ids.get(names),
+        return {**{n: data[n] for n in ROW_FIELDS}, "taxon_id": self._taxon_ids.get(names),
                 "licence_id": self._licence_ids.get(data["license"]), "extra": dict(extra) if extra else None}
 
     # ---- photos -----------------------------------------------------------------------------------
     def add_photos(self, photos: Sequence[Photo], run_id: int | None = None) -> list[int]:
         if not photos:
             return []
-        # the stored form of each photo's names (as _stored gives them), worked out once per distinct taxon: an
+        # the stored form of each photo's names (as photo_rows.stored gives them), worked out once per distinct taxon: an
         # ingest of millions of photos repeats some thousands of them
         taxa_of = self._stored_taxa
         if len(taxa_of) > MAX_STORED_TAXA:
@@ -203,7 +131,7 @@ class SqlCatalog:
         batch_taxa: set[tuple[str, ...]] = set()
         holders: dict[str, str] = {}
         taxa, licences, holder_names = [], [], []
-        raw_taxon = _TAXON_OF
+        raw_taxon = TAXON_OF
         for p in photos:
             raw = raw_taxon(p)
             taxon = taxa_of.get(raw)
@@ -235,7 +163,7 @@ class SqlCatalog:
                      taxon_ids.get(taxon), days(p.observed_on, None), p.latitude, p.longitude, licence_ids.get(lic),
                      holder, p.caption, p.source, as_json(dict(p.extra)) if p.extra else None, run_id)
                     for i, p, taxon, lic, holder in zip(ids, photos, taxa, licences, holder_names)]
-            conn.exec_driver_sql(_INSERT_PHOTO, rows)
+            conn.exec_driver_sql(INSERT_PHOTO, rows)
         for p, i in zip(photos, ids):
             p.id = i
         return ids
@@ -251,14 +179,14 @@ class SqlCatalog:
         with self._write, Session(self.engine) as s, s.begin():
             conn = s.connection()
             for chunk in chunks(list(updates)):
-                current = {row.id: _row_to_photo(row, taxon, lic, pre) for row, taxon, lic, pre in s.execute(
-                    _photo_select().where(PhotoRow.id.in_([int(i) for i, _ in chunk])))}
+                current = {row.id: row_to_photo(row, taxon, lic, pre) for row, taxon, lic, pre in s.execute(
+                    photo_select().where(PhotoRow.id.in_([int(i) for i, _ in chunk])))}
                 merged: dict[int, dict[str, Any]] = {}
                 for pid, photo in chunk:
                     old = current.get(int(pid))
                     if old is None:
                         continue
-                    data, fields_ = self._merge(_stored(old), photo, source, at)
+                    data, fields_ = self._merge(stored(old), photo, source, at)
                     if fields_:
                         merged[old.id] = data
                         changed.setdefault(old.id, [])
@@ -274,7 +202,7 @@ class SqlCatalog:
     @staticmethod
     def _merge(data: dict[str, Any], photo: Photo, source: str, at: str) -> tuple[dict[str, Any], list[str]]:
         """(the stored fields `data` with the source's `photo` merged in, the fields that changed)."""
-        new = _stored(photo)
+        new = stored(photo)
         extra = dict(data.get("extra") or {})
         history = list(extra.get("history") or [])
         changed = []
@@ -283,7 +211,7 @@ class SqlCatalog:
             if value in ("", None) or value == old:
                 continue
             if old not in ("", None):
-                history.append({"field": name, "old": _json_value(old), "new": _json_value(value), "at": at,
+                history.append({"field": name, "old": json_value(old), "new": json_value(value), "at": at,
                                 "source": source})
             data[name] = value
             changed.append(name)
@@ -309,25 +237,25 @@ class SqlCatalog:
         with self.engine.connect() as conn:
             for chunk in chunks(sorted(wanted)):
                 keys = [bind(h, None)[:HASH_PREFIX_BYTES] for h in chunk]
-                for digest, pid in conn.exec_driver_sql(_HASH_LOOKUP.format(", ".join("?" * len(keys))), tuple(keys)):
+                for digest, pid in conn.exec_driver_sql(HASH_LOOKUP.format(", ".join("?" * len(keys))), tuple(keys)):
                     digest = HashBytes().process_result_value(digest, None)
                     if digest in wanted:
                         out[digest] = int(pid)
         return out
 
     def get_photos(self, ids: Sequence[int]) -> list[Photo]:
-        """As _photo_select and _row_to_photo read them, in plain SQL: for the 10-100 photos of a result the ORM's
+        """As photo_select and row_to_photo read them, in plain SQL: for the 10-100 photos of a result the ORM's
         work per row (entities, the identity map) took 10-30 times SQLite's own (bench/scale.py, "hits")."""
         found: dict[int, Photo] = {}
         hashes, days = HashBytes(), DayNumber()
         as_json = PhotoRow.extra.type.result_processor(self.engine.dialect, None)
         with self.engine.connect() as conn:
             for chunk in chunks([int(i) for i in ids]):
-                for r in conn.exec_driver_sql(_GET_PHOTOS.format(", ".join("?" * len(chunk))), tuple(chunk)):
-                    row = dict(zip(_ROW_FIELDS, r[3:3 + len(_ROW_FIELDS)]))
+                for r in conn.exec_driver_sql(GET_PHOTOS.format(", ".join("?" * len(chunk))), tuple(chunk)):
+                    row = dict(zip(ROW_FIELDS, r[3:3 + len(ROW_FIELDS)]))
                     row["sha256"] = hashes.process_result_value(row["sha256"], None)
                     row["observed_on"] = days.process_result_value(row["observed_on"], None)
-                    extra, licence, names = r[3 + len(_ROW_FIELDS)], r[4 + len(_ROW_FIELDS)], r[5 + len(_ROW_FIELDS):]
+                    extra, licence, names = r[3 + len(ROW_FIELDS)], r[4 + len(ROW_FIELDS)], r[5 + len(ROW_FIELDS):]
                     found[r[0]] = Photo(id=r[0], path=(r[1] or "") + r[2], **row,
                                         **{n: v or "" for n, v in zip(TAXON_FIELDS, names)}, license=licence or "",
                                         extra=dict((as_json(extra) if as_json and extra is not None else extra) or {}))
@@ -339,13 +267,13 @@ class SqlCatalog:
         out: set[int] = set()
         with self.engine.connect() as conn:
             for chunk in chunks([int(i) for i in ids]):
-                out.update(r[0] for r in conn.exec_driver_sql(_UNTAXED.format(", ".join("?" * len(chunk))),
+                out.update(r[0] for r in conn.exec_driver_sql(UNTAXED.format(", ".join("?" * len(chunk))),
                                                               tuple(chunk)))
         return out
 
     def all_photos(self) -> list[Photo]:
         with Session(self.engine) as s:
-            return [_row_to_photo(*r) for r in s.execute(_photo_select().order_by(PhotoRow.id)).tuples()]
+            return [row_to_photo(*r) for r in s.execute(photo_select().order_by(PhotoRow.id)).tuples()]
 
     def count(self) -> int:
         with Session(self.engine) as s:
@@ -359,7 +287,7 @@ class SqlCatalog:
     def count_outside(self, folder: str) -> int:
         """Photos whose file does not lie under `folder` (compared as a string prefix, no LIKE wildcards)."""
         with Session(self.engine) as s:
-            outside = func.substr(_full_path(), 1, len(folder)) != folder
+            outside = func.substr(full_path(), 1, len(folder)) != folder
             return int(s.scalar(select(func.count()).select_from(PhotoRow).where(outside)) or 0)
 
     def taxon_known(self, name: str) -> bool:

@@ -180,13 +180,13 @@ def test_hashes_are_looked_up_on_their_index_not_by_scanning_the_photos(tmp_path
     """SQLite uses the expression index only for the expression it indexes, written out: with the prefix's
     length as bound parameters every lookup read the whole table (an ingest's deduplication grew with the
     square of the catalog)."""
-    from storage.catalog import _HASH_LOOKUP
+    from storage.photo_rows import HASH_LOOKUP
 
     cat = SqlCatalog(open_engine(tmp_path / "c.sqlite"))
     photos = [Photo(path=URL.format(i), sha256=f"{i:064x}") for i in range(1, 301)]
     cat.add_photos(photos)
     con = sqlite3.connect(tmp_path / "c.sqlite")
-    plan = " ".join(row[-1] for row in con.execute("EXPLAIN QUERY PLAN " + _HASH_LOOKUP.format("?, ?"),
+    plan = " ".join(row[-1] for row in con.execute("EXPLAIN QUERY PLAN " + HASH_LOOKUP.format("?, ?"),
                                                    (b"\0" * 8, b"\1" * 8)))
     assert "USING INDEX ix_photos_hash_prefix" in plan, plan
     assert cat.ids_for_hashes([f"{7:064x}", f"{300:064x}", "f" * 64, "not-a-hash"]) == {f"{7:064x}": 7,

@@ -68,7 +68,7 @@ def _hash_bytes(value):
 
 
 def _shared_prefix(paths: list[str]) -> str:
-    """As storage.catalog.shared_prefix: the start every path shares, up to its last '/', if 12+ characters."""
+    """As storage.photo_rows.shared_prefix: the start every path shares, up to its last '/', if 12+ characters."""
     common = os.path.commonprefix(paths) if paths else ""
     common = common[:common.rfind("/") + 1]
     return common if len(common) >= 12 else ""
