@@ -1,5 +1,5 @@
 """Benchmark: many people at once. N sessions (one gradio_client each, as N browser pages) run M searches each
-through the real web server, a mix of 60% Fast, 15% Visualize, 15% Verify and 10% Cover, and label photos of
+through the real web server, a mix of 60% Fast, 15% Visualize, 15% Verify and 10% Cover (--mix), and label photos of
 their results through /label between searches. Prints per preset p50 / p95 alone (one search at a time on an
 idle server) and under load, the Fast p95 ratio (goal <= 3), errors, labels confirmed by the API against
 labels stored in SQLite, and the load average. Bounded in count (N x M searches) and in time (--time-limit).
@@ -77,8 +77,9 @@ class Load:
     """What the sessions share: the URL, the limits, and what they measured."""
 
     def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str,
-                 think: float = 0.0, client_nice: int = 0, sessions: int = 1):
+                 think: float = 0.0, client_nice: int = 0, sessions: int = 1, mix=MIX):
         self.url, self.deadline, self.search_timeout, self.think = url, deadline, search_timeout, think
+        self.mix = tuple((name, weight) for name, weight in mix if weight > 0)  # the presets the sessions search
         self.labels, self.run_id, self.client_nice = labels, run_id, client_nice
         # every page is open before the first search is timed (the sessions and the bench's main thread)
         self.opened = threading.Barrier(sessions + 1)
@@ -148,7 +149,7 @@ class Load:
             self.opened.wait(timeout=self.search_timeout)
         except threading.BrokenBarrierError:
             pass
-        names, weights = zip(*MIX)
+        names, weights = zip(*self.mix)
         for i in range(searches):
             if time.monotonic() > self.deadline:
                 return
@@ -216,6 +217,21 @@ def _alone(load: Load, idle: int) -> None:
                 load.times[name].append(seconds)
 
 
+def parse_mix(text: str) -> tuple[tuple[str, int], ...]:
+    """'Fast=60,Verify=40' as ((preset, weight), ...); SystemExit naming what is wrong."""
+    known = {name for name, _ in MIX}
+    out = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, _, weight = part.partition("=")
+        if name.strip() not in known or not weight.strip().isdigit():
+            raise SystemExit(f"--mix takes PRESET=WEIGHT pairs of {', '.join(sorted(known))} (e.g. Fast=100), "
+                             f"not {part!r}")
+        out.append((name.strip(), int(weight)))
+    if not out or not any(w for _, w in out):
+        raise SystemExit("--mix needs at least one preset with a weight above 0")
+    return tuple(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=20, help="sessions at once (browser pages)")
@@ -242,6 +258,9 @@ def main() -> None:
                     help="seconds between gradio_client's looks for a call's next message: 0.05 is its own (each "
                          "measured call rounded up by up to that, per message); 0.005 measures to 5 ms, at the cost "
                          "of some client CPU")
+    ap.add_argument("--mix", default=",".join(f"{n}={w}" for n, w in MIX),
+                    help="what the sessions search, as PRESET=WEIGHT pairs; e.g. Fast=100 --labels 0 shows what Fast "
+                         "searches alone do to each other on the one web server")
     ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
     args = ap.parse_args()
     if args.smoke:
@@ -255,6 +274,7 @@ def main() -> None:
         raise SystemExit("--client-nice takes 0 to 19")
     if not 0.001 <= args.client_poll <= 0.05:
         raise SystemExit("--client-poll takes 0.001 to 0.05 (seconds)")
+    args.mix = parse_mix(args.mix)
     set_client_poll(args.client_poll)
     roots = [("baseline", Path(args.baseline).resolve()), ("this", ROOT)] if args.baseline else [("this", ROOT)]
     tmp = None
@@ -301,7 +321,7 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
                          client_nice=args.client_nice)
         alone(idle_load, args.idle)
         load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think,
-                    args.client_nice, args.sessions)
+                    args.client_nice, args.sessions, args.mix)
         samples: list[float] = []
         threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
                    for n in range(args.sessions)]
@@ -340,7 +360,8 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
 
 def report(args, workers: str, f: dict, name: str = "") -> None:
     print(f"Load{' (' + name + ')' if name else ''}: {args.sessions} sessions x {args.searches} searches (mix "
-          + ", ".join(f"{n} {w}%" for n, w in MIX) + f"), {args.labels} labels after each search, think "
+          + ", ".join(f"{n} {100 * w / sum(v for _, v in args.mix):g}%" for n, w in args.mix)
+          + f"), {args.labels} labels after each search, think "
           f"{args.think:g} s; "
           f"workers={workers or 'default'}; client threads at nice +{args.client_nice}, polling every "
           f"{args.client_poll:g} s; {f['wall']:.0f} s; "
