@@ -53,7 +53,7 @@ class Corpus:
             index, rec = self.store.open(self._vs, self.catalog)
             self._generation = self._on_disk()
             index.refine_factor = self.settings.index_refine_factor
-            self.warm_up = self.warm_ups.warm(index.store.path if index.store is not None else None)
+            self.warm_up = self._warm(index) or self.warm_up
             index.gpu, gpu_notice = choose_gpu(self.settings.device)
             self.startup_notices += [gpu_notice] if gpu_notice else []
             self._index = index
@@ -63,6 +63,15 @@ class Corpus:
                     f"no photo is embedded with {emb.model_id} yet; run `python app.py ingest PATH` "
                     "again to embed the catalog with this model")
         return self._index
+
+    def _warm(self, index: VectorIndex) -> WarmUp | None:
+        """Read the index's float16 store into the file cache in the background, if it fits, and tell the store
+        how to read scattered rows meanwhile (core.vectors.warm_up); the pass started, if any."""
+        if index.store is None:
+            return None
+        run = self.warm_ups.warm(index.store.path)
+        index.store.scattered_reads = self.warm_ups.scattered_reads(index.store.path)
+        return run
 
     def reload(self) -> None:
         """Forget the loaded index (after an ingest in this process)."""
@@ -115,7 +124,7 @@ class Corpus:
                 self._generation = now
                 return notices + [f"the photos known before ({before}) are searched until the index is repaired"]
             fresh.refine_factor = self.settings.index_refine_factor
-            self.warm_up = self.warm_ups.warm(fresh.store.path if fresh.store is not None else None) or self.warm_up
+            self.warm_up = self._warm(fresh) or self.warm_up
             fresh.gpu = self._index.gpu
             self._index, self._generation = fresh, self._on_disk()  # a repair may have written the files again
         if rec.damage:

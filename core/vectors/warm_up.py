@@ -19,6 +19,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class StoreWarmUps:
     def __init__(self, share: float, available=available_memory):
         self.share, self.available = share, available
         self._passes: dict[Path, tuple[int, WarmUp]] = {}  # file -> (its inode, the latest pass)
+        self._too_large: set[Path] = set()  # files left to the searches (too large, or memory unknown)
         self._lock = threading.Lock()
 
     def warm(self, path: Path | None) -> WarmUp | None:
@@ -117,14 +119,29 @@ class StoreWarmUps:
             free = self.available()
             todo = st.st_size - start
             if free is None or todo > self.share * free:
+                self._too_large.add(path)
                 log.info("%s (%.0f MB unread) is not read into the file cache ahead of searches: %s; re-scoring "
                          "reads it from disk as searches go (index_warm_share=%s)", path.name, todo / 1e6,
                          "the system does not say how much memory is available" if free is None else
                          f"more than {self.share:g} of the {free / 1e6:.0f} MB available", self.share)
                 return None
+            self._too_large.discard(path)
             run = WarmUp(path, start, st.st_size)
             self._passes[path] = (st.st_ino, run)
         return run.begin()
+
+    def scattered_reads(self, path: Path) -> Callable[[], bool]:
+        """For core.vectors.half_store.HalfStore.scattered_reads: whether a search's few scattered rows are read
+        with read-ahead off now, i.e. while this file's pass is reading it (read-ahead would fetch megabytes around
+        each row, the pass fetches them in order), or always when the file was too large to read ahead of
+        searches (read-ahead would fill the cache with pages nobody asked for). Otherwise (read through, or
+        warm-ups off) read-ahead stays on: it is what caches the file as searches go."""
+        path = Path(path)
+        with self._lock:
+            too_large = path in self._too_large
+            last = self._passes.get(path)
+        run = last[1] if last is not None else None
+        return lambda: too_large or (run is not None and not run.done.is_set())
 
     def stop_all(self) -> None:
         with self._lock:

@@ -76,6 +76,30 @@ def test_the_store_finds_rows_whatever_order_the_ids_came_in(tmp_path):
     np.testing.assert_array_equal(store.vectors([20, 10]), vecs[[2, 0]])
 
 
+def test_scattered_rows_and_dense_ones_read_the_same_vectors_through_either_map(tmp_path, monkeypatch):
+    """A few rows are read through the map with read-ahead off, many through the plain one (SCATTERED_SHARE);
+    both give the stored float16 values, in the order asked, also after rows were appended."""
+    from core.vectors import half_store
+
+    x = _data(3000)
+    store = HalfStore(tmp_path / "s.f16", 32, 0, writer=True)
+    store.append(np.arange(1, 2001), x[:2000])
+    few = np.array([1999, 3, 1500, 3])  # 4 of 2,000 rows: scattered
+    many = np.arange(0, 2000, 7)[::-1]  # 286 rows: dense enough for read-ahead
+    stored = x.astype(np.float16).astype(np.float32)
+    maps = []
+    real = HalfStore._scattered_map
+    monkeypatch.setattr(HalfStore, "_scattered_map", lambda self: maps.append("scattered") or real(self))
+    np.testing.assert_array_equal(store.rows_matrix(few), stored[few])  # read-ahead on (the default)
+    assert maps == []
+    store.scattered_reads = lambda: True  # e.g. while the store is read into the file cache
+    np.testing.assert_array_equal(store.rows_matrix(few), stored[few])
+    np.testing.assert_array_equal(store.rows_matrix(many), stored[many])
+    assert maps == ["scattered"] and len(many) * half_store.SCATTERED_SHARE >= 2000 > len(few) * 50
+    store.append(np.arange(2001, 3001), x[2000:])  # the maps are made anew for the longer file
+    np.testing.assert_array_equal(store.rows_matrix(np.array([2999, 0])), stored[[2999, 0]])
+
+
 @pytest.mark.parametrize("ids, asked, rows", [
     ([7, 8, 9, 10], [6, 7, 10, 11, 9], [-1, 0, 3, -1, 2]),   # no gap: found by subtraction
     ([7, 8, 10, 11], [6, 7, 9, 10, 11, 12], [-1, 0, -1, 2, 3, -1]),  # a removed photo's gap: searched

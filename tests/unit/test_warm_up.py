@@ -93,3 +93,24 @@ def test_a_store_that_cannot_be_read_ends_the_pass_with_a_log_line(tmp_path, cap
 def test_the_memory_available_is_read_from_the_system():
     free = available_memory()
     assert free is None or free > 0
+
+
+def test_scattered_rows_are_read_without_read_ahead_while_a_pass_runs_or_when_the_store_is_too_large(tmp_path,
+                                                                                                  monkeypatch):
+    import threading
+
+    path = _file(tmp_path, 5000)
+    release = threading.Event()
+    real = WarmUp._run
+    monkeypatch.setattr(WarmUp, "_run", lambda self: (release.wait(30), real(self)))
+    warm = StoreWarmUps(0.5, available=lambda: 64 * GB)
+    run = warm.warm(path)
+    scattered = warm.scattered_reads(path)
+    assert scattered()  # the pass is reading the file in order: a search's scattered rows page by page
+    release.set()
+    assert run.done.wait(30)
+    assert not scattered()  # read through: read-ahead back on
+    assert not StoreWarmUps(0.0).scattered_reads(path)()  # warm-ups off: as before, read-ahead on
+    small = StoreWarmUps(0.5, available=lambda: 8000)
+    assert small.warm(path) is None
+    assert small.scattered_reads(path)()  # too large to cache ahead: read-ahead would only fill the cache
