@@ -2,12 +2,12 @@
 background when an index is opened for searching.
 
 Why: an IVF-PQ search re-scores a short list of some 2,500 vectors, each in its own place in the store. While
-the store is not in the file cache, each of them is a read from disk (0.16 ms apiece on this project's
-machine, and the kernel reads 128 KB around each one), so the first searches after opening took 0.3-0.6 s
-and, at five million photos, the searches of the first filter asked took 26-52 ms at p95 against 15 ms once
-the file was cached (bench/scale.py). One sequential pass reads the file at disk speed instead (about 450 MB/s
-there: 11 s for five million photos), and the pages it leaves are the operating system's: shared between
-processes, reclaimable, not counted in the process's own memory.
+the store is not in the file cache, each of them is a read from disk, and through the plain memory map the
+kernel reads megabytes around each one. Measured at five million photos (bench/scale.py, 2026-11-27): the first
+filtered search after opening took 3.1 s, and the months filter's p95 was 24-26 ms against 14 ms once the file
+was cached. One sequential pass reads the whole file at disk speed instead (5.1 GB in 4-7 s there), and the
+pages it leaves are the operating system's: shared between processes, reclaimable, not counted in the
+process's own memory. While the pass runs, searches read their few rows one page each (core.vectors.half_store).
 
 Only when it fits: the store is read when its unread part is at most `share` of the memory available now
 (/proc/meminfo); otherwise it is left to be read page by page as searches need it, and a log line says so. A
