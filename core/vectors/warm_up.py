@@ -63,26 +63,23 @@ class WarmUp:
         t0 = time.monotonic()
         buf = bytearray(CHUNK)
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-            try:
-                at = self.start
-                while at < self.end and not self._stop.is_set():
-                    got = os.preadv(fd, [buf], at)  # the interpreter lock is released while it reads
-                    if got <= 0:
+            with open(self.path, "rb", buffering=0) as f:  # unbuffered: readinto fills `buf` straight from the OS
+                f.seek(self.start)
+                while self.start + self.read < self.end and not self._stop.is_set():
+                    got = f.readinto(buf)  # the interpreter lock is released while it reads
+                    if not got:
                         break
-                    at += got
-                    self.read = at - self.start
-            finally:
-                os.close(fd)
+                    self.read += got
         except OSError as exc:
             self.error = str(exc)
             log.warning("reading %s into the file cache stopped: %s (searches read it from disk as they go)",
                         self.path, exc)
-        self.seconds = time.monotonic() - t0
-        if self.error is None:
-            log.info("%s: %.0f MB read into the file cache in %.1f s%s", self.path.name, self.read / 1e6,
-                     self.seconds, " (stopped early)" if self._stop.is_set() else "")
-        self.done.set()
+        finally:
+            self.seconds = time.monotonic() - t0
+            if self.error is None:
+                log.info("%s: %.0f MB read into the file cache in %.1f s%s", self.path.name, self.read / 1e6,
+                         self.seconds, " (stopped early)" if self._stop.is_set() else "")
+            self.done.set()  # last: whoever waits for it sees the figures and the log line
 
 
 class StoreWarmUps:
