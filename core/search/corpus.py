@@ -37,10 +37,10 @@ class Corpus:
         self._generation: tuple | None = None  # what the index files on disk looked like when loaded
         self._lock = threading.Lock()
         self.startup_notices: list[str] = []
-        # the filters' columns beside the index (the catalog answers while they are made, or if they cannot be)
         # the float16 re-scoring store read into the file cache when the index opens (core.vectors.warm_up)
         self.warm_ups = StoreWarmUps(settings.index_warm_share)
         self.warm_up: WarmUp | None = None  # the latest pass started
+        # the filters' columns beside the index (the catalog answers while they are made, or if they cannot be)
         self.filter_columns = FilterColumns(catalog, settings.path("index", "filter-columns"),
                                             enabled=settings.filter_columns)
 
