@@ -8,6 +8,8 @@ labels stored in SQLite, and the load average. Bounded in count (N x M searches)
     ECOLENS_DATA_DIR=/some/data /root/.cache/ecolens/venv/bin/python bench/load.py   # that data directory
     /root/.cache/ecolens/venv/bin/python bench/load.py --url http://127.0.0.1:7860/ --data-dir /some/data
     /root/.cache/ecolens/venv/bin/python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
+    /root/.cache/ecolens/venv/bin/python bench/load.py --mix Fast=100 --labels 0   # Fast searches only
+    /root/.cache/ecolens/venv/bin/python bench/load.py --servers 2   # experiment: sessions split over 2 servers
 
 Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
 ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world
@@ -77,8 +79,9 @@ class Load:
     """What the sessions share: the URL, the limits, and what they measured."""
 
     def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str,
-                 think: float = 0.0, client_nice: int = 0, sessions: int = 1, mix=MIX):
+                 think: float = 0.0, client_nice: int = 0, sessions: int = 1, mix=MIX, urls: list[str] | None = None):
         self.url, self.deadline, self.search_timeout, self.think = url, deadline, search_timeout, think
+        self.urls = urls or [url]  # with --servers: session n keeps to server n % len(urls), as a sticky proxy would
         self.mix = tuple((name, weight) for name, weight in mix if weight > 0)  # the presets the sessions search
         self.labels, self.run_id, self.client_nice = labels, run_id, client_nice
         # every page is open before the first search is timed (the sessions and the bench's main thread)
@@ -104,7 +107,7 @@ class Load:
         with self.lock:
             self.open_times.append(time.perf_counter() - t0)
 
-    def client(self):
+    def client(self, number: int = 0):
         from gradio_client import Client
 
         # a loaded 2-core machine answers slowly: httpx's 5 s default would count slowness as errors.
@@ -113,7 +116,7 @@ class Load:
         # (py-spy), taken from the server's two cores. One context shared by every call, as a browser keeps its
         # TLS settings, with the same certificate checks.
         # (gradio_client hands ssl_verify to httpx as its `verify`, which takes a context)
-        return Client(self.url, verbose=False, download_files=False, analytics_enabled=False,
+        return Client(self.urls[number % len(self.urls)], verbose=False, download_files=False, analytics_enabled=False,
                       ssl_verify=tls_context(), httpx_kwargs={"timeout": HTTP_TIMEOUT_S})
 
     def search(self, client, preset: str, query: str) -> tuple[float, dict | None]:
@@ -138,7 +141,7 @@ class Load:
         rng = random.Random(f"load:{number}")
         self.lower_priority()
         try:
-            client = self.client()
+            client = self.client(number)
             self.open_page(client)
         except Exception as exc:
             with self.lock:
@@ -261,6 +264,11 @@ def main() -> None:
     ap.add_argument("--mix", default=",".join(f"{n}={w}" for n, w in MIX),
                     help="what the sessions search, as PRESET=WEIGHT pairs; e.g. Fast=100 --labels 0 shows what Fast "
                          "searches alone do to each other on the one web server")
+    ap.add_argument("--servers", type=int, default=1,
+                    help="an experiment, not how EcoLens is deployed: start this many web servers (python app.py) on "
+                         "the one data directory, session n keeping to server n modulo this, as a proxy that keeps "
+                         "each session on one process would do at no cost of its own (each server has its own "
+                         "model workers); Fast alone is measured on the first")
     ap.add_argument("--smoke", action="store_true", help="2 sessions x 2 searches on a tiny world")
     args = ap.parse_args()
     if args.smoke:
@@ -270,6 +278,10 @@ def main() -> None:
         raise SystemExit(f"--workers takes auto, on or off (or a list of them), not {args.workers!r}")
     if args.url and (len(choices) > 1 or choices[0] or args.baseline):
         raise SystemExit("--workers and --baseline set the server this bench starts; not the one at --url")
+    if not 1 <= args.servers <= 8:
+        raise SystemExit("--servers takes 1 to 8")
+    if args.url and args.servers != 1:
+        raise SystemExit("--servers starts the servers itself; not with --url")
     if not 0 <= args.client_nice <= 19:
         raise SystemExit("--client-nice takes 0 to 19")
     if not 0.001 <= args.client_poll <= 0.05:
@@ -311,17 +323,19 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
     """One measurement: each preset alone, then the sessions at once, on the server at --url or on one
     started here over `data` (with `workers`)."""
     run_id = uuid.uuid4().hex[:8]
-    proc = None
+    procs: list[subprocess.Popen] = []
     try:
         if args.url:
-            url = args.url
+            url, urls = args.url, [args.url]
         else:
-            proc, url = start_app(data, inherit, workers, data.parent / f"load-server-{run_id}.log", root)
+            for i in range(args.servers):  # (one unless --servers: an experiment, see its help)
+                procs.append(start_app(data, inherit, workers, data.parent / f"load-server-{run_id}-{i}.log", root))
+            url, urls = procs[0][1], [u for _, u in procs]
         idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id,
                          client_nice=args.client_nice)
         alone(idle_load, args.idle)
         load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think,
-                    args.client_nice, args.sessions, args.mix)
+                    args.client_nice, args.sessions, args.mix, urls)
         samples: list[float] = []
         threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
                    for n in range(args.sessions)]
@@ -331,21 +345,26 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
             load.opened.wait(timeout=args.search_timeout)
         except threading.BrokenBarrierError:  # a session could not open its page (an error of the run)
             pass
-        cpu = CpuShare(proc.pid if proc is not None else None)
+        cpus = [CpuShare(proc.pid) for proc, _ in procs] or [CpuShare(None)]
         t0 = time.monotonic()
         while True:
             alive = [t for t in threads if t.is_alive()]
             if not alive:
                 break
             samples.append(os.getloadavg()[0])
-            cpu.sample()
+            for cpu in cpus:
+                cpu.sample()
             alive[0].join(timeout=2.0)  # a load-average sample every 2 s at most
         wall = time.monotonic() - t0
-        used = cpu.finish()
+        shares = [cpu.finish() for cpu in cpus]
+        used = {"clients": shares[0]["clients"]}  # (each share counted this process: once is right)
+        for part in ("server", "workers"):
+            used[part] = None if shares[0][part] is None else sum(sh[part] for sh in shares)
         stored = stored_labels(data, run_id)
     finally:
-        if proc is not None:
+        for proc, _ in procs:
             proc.terminate()
+        for proc, _ in procs:
             try:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
@@ -363,7 +382,9 @@ def report(args, workers: str, f: dict, name: str = "") -> None:
           + ", ".join(f"{n} {100 * w / sum(v for _, v in args.mix):g}%" for n, w in args.mix)
           + f"), {args.labels} labels after each search, think "
           f"{args.think:g} s; "
-          f"workers={workers or 'default'}; client threads at nice +{args.client_nice}, polling every "
+          f"workers={workers or 'default'}; "
+          + (f"{args.servers} web servers, each session kept to one (an experiment); " if args.servers > 1 else "")
+          + f"client threads at nice +{args.client_nice}, polling every "
           f"{args.client_poll:g} s; {f['wall']:.0f} s; "
           f"{os.cpu_count()} CPUs")
     opened = f["opened"]
@@ -399,8 +420,9 @@ def report(args, workers: str, f: dict, name: str = "") -> None:
         per_cycle, cycle = cpu["server"] / searches, f["wall"] * args.sessions / searches
         print(f"web server CPU per search and its labels: {1000 * per_cycle:.0f} ms; {args.sessions} sessions x that "
               f"= {args.sessions * per_cycle:.2f} s of every {cycle:.2f} s a session's search and labels took "
-              f"({100 * args.sessions * per_cycle / cycle:.0f}% of one CPU; near 100%, calls queue for the server's "
-              f"one interpreter)")
+              f"({100 * args.sessions * per_cycle / cycle / args.servers:.0f}% of one CPU"
+              + (f" for each of the {args.servers} servers" if args.servers > 1 else "")
+              + "; near 100%, calls queue for the server's one interpreter)")
 
 
 if __name__ == "__main__":

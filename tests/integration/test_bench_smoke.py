@@ -68,3 +68,16 @@ def test_bench_runs_at_a_tiny_size(name):
     report = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
     assert done.returncode == 0, f"bench/{name} --smoke exited with {done.returncode}\n{report}"
     assert re.search(pattern, done.stdout), f"bench/{name} --smoke did not print /{pattern}/\n{report}"
+
+
+@pytest.mark.slow
+def test_the_load_bench_runs_its_two_server_experiment_and_its_mix():
+    """bench/load.py --servers 2 (sessions split over two web servers on one data directory) and --mix: both
+    reach the end with no error and no label lost, and the header says what ran."""
+    cmd = [sys.executable, str(ROOT / "bench" / "load.py"), "--smoke", "--servers", "2", "--mix", "Fast=1,Verify=1"]
+    done = subprocess.run(cmd, cwd=ROOT, env=bench_env(), capture_output=True, text=True, timeout=300, check=False)
+    report = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, report
+    assert "(mix Fast 50%, Verify 50%)" in done.stdout and "2 web servers, each session kept to one" in done.stdout, \
+        report
+    assert re.search(r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", done.stdout), report
