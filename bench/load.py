@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.isolation import free_port, wait_for_app  # noqa: E402
 from bench.support.clients import set_client_poll, tls_context  # noqa: E402
+from bench.support.load_report import pct, report  # noqa: E402
 from bench.support.process_cpu import CpuShare  # noqa: E402
 MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
 QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
@@ -67,21 +68,13 @@ def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path,
     return proc, wait_for_app(proc, port, 600, str(log_path))
 
 
-def pct(values: list[float], q: int) -> float:
-    if not values:
-        return float("nan")
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
-
-
 class Load:
     """What the sessions share: the URL, the limits, and what they measured."""
 
-    def __init__(self, url: str, deadline: float, search_timeout: float, labels: int, run_id: str,
-                 think: float = 0.0, client_nice: int = 0, sessions: int = 1, mix=MIX, urls: list[str] | None = None):
-        self.url, self.deadline, self.search_timeout, self.think = url, deadline, search_timeout, think
-        self.urls = urls or [url]  # with --servers: session n keeps to server n % len(urls), as a sticky proxy would
+    def __init__(self, urls: list[str], deadline: float, search_timeout: float, labels: int, run_id: str,
+                 think: float = 0.0, client_nice: int = 0, sessions: int = 1, mix=MIX):
+        # session n keeps to server n % len(urls) (several only with --servers), as a sticky proxy would
+        self.urls, self.deadline, self.search_timeout, self.think = urls, deadline, search_timeout, think
         self.mix = tuple((name, weight) for name, weight in mix if weight > 0)  # the presets the sessions search
         self.labels, self.run_id, self.client_nice = labels, run_id, client_nice
         # every page is open before the first search is timed (the sessions and the bench's main thread)
@@ -326,16 +319,16 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
     procs: list[subprocess.Popen] = []
     try:
         if args.url:
-            url, urls = args.url, [args.url]
+            urls = [args.url]
         else:
             for i in range(args.servers):  # (one unless --servers: an experiment, see its help)
                 procs.append(start_app(data, inherit, workers, data.parent / f"load-server-{run_id}-{i}.log", root))
-            url, urls = procs[0][1], [u for _, u in procs]
-        idle_load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, 0, run_id,
+            urls = [u for _, u in procs]
+        idle_load = Load(urls[:1], time.monotonic() + args.time_limit, args.search_timeout, 0, run_id,
                          client_nice=args.client_nice)
         alone(idle_load, args.idle)
-        load = Load(url, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think,
-                    args.client_nice, args.sessions, args.mix, urls)
+        load = Load(urls, time.monotonic() + args.time_limit, args.search_timeout, args.labels, run_id, args.think,
+                    args.client_nice, args.sessions, args.mix)
         samples: list[float] = []
         threads = [threading.Thread(target=load.session, args=(n, args.searches), daemon=True)
                    for n in range(args.sessions)]
@@ -375,54 +368,6 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
             "confirmed": len(load.confirmed), "stored": stored, "label_times": load.label_times,
             "lost": len(set(load.confirmed) - stored) if stored is not None else 0,  # confirmed, not stored
             "ratio": pct(load.times["Fast"], 95) / pct(idle_load.times["Fast"], 95)}
-
-
-def report(args, workers: str, f: dict, name: str = "") -> None:
-    print(f"Load{' (' + name + ')' if name else ''}: {args.sessions} sessions x {args.searches} searches (mix "
-          + ", ".join(f"{n} {100 * w / sum(v for _, v in args.mix):g}%" for n, w in args.mix)
-          + f"), {args.labels} labels after each search, think "
-          f"{args.think:g} s; "
-          f"workers={workers or 'default'}; "
-          + (f"{args.servers} web servers, each session kept to one (an experiment); " if args.servers > 1 else "")
-          + f"client threads at nice +{args.client_nice}, polling every "
-          f"{args.client_poll:g} s; {f['wall']:.0f} s; "
-          f"{os.cpu_count()} CPUs")
-    opened = f["opened"]
-    if opened:
-        print(f"pages opened first (each session's first call, not timed as a search): {len(opened)}, "
-              f"p50 {pct(opened, 50):.2f} s, p95 {pct(opened, 95):.2f} s")
-    print(f"{'preset':<10} {'alone n':>7} {'p50 s':>7} {'p95 s':>7}   {'loaded n':>8} {'p50 s':>7} {'p95 s':>7}")
-    for name, _ in MIX:
-        a, b = f["alone"][name], f["loaded"][name]
-        print(f"{name:<10} {len(a):>7} {pct(a, 50):>7.2f} {pct(a, 95):>7.2f}   {len(b):>8} {pct(b, 50):>7.2f} "
-              f"{pct(b, 95):>7.2f}")
-    labels = f.get("label_times") or []
-    if labels:
-        print(f"{'label':<10} {'':>7} {'':>7} {'':>7}   {len(labels):>8} {pct(labels, 50):>7.2f} {pct(labels, 95):>7.2f}")
-    print(f"Fast p95 ratio (loaded / alone): {f['ratio']:.2f} (goal <= 3)")
-    print(f"errors: {f['errors']}" + "".join(f"\n  {e}" for e in f["error_lines"][:10]))
-    print(f"labels: {f['confirmed']} confirmed, " + (
-        f"{len(f['stored'])} stored, {f['lost']} of the confirmed ones missing" if f["stored"] is not None else
-        "stored not counted (give --data-dir with --url)"))
-    cpu, have = f["cpu"], f["wall"] * (os.cpu_count() or 1)
-    print("CPU seconds while loaded (of {:.0f} the {} CPUs had): ".format(have, os.cpu_count())
-          + ", ".join(f"{name} {cpu[name]:.1f} ({100 * cpu[name] / have:.0f}%)" for name in ("clients", "server",
-                                                                                         "workers")
-                      if cpu[name] is not None)
-          + " (clients: this bench's own gradio_client sessions, on the same machine)")
-    if f["samples"]:
-        print(f"load average (1 min) while loaded: mean {statistics.mean(f['samples']):.1f}, "
-              f"max {max(f['samples']):.1f}")
-    searches = sum(len(v) for v in f["loaded"].values())
-    if cpu["server"] and searches:
-        # a session's cycle is a search and its labels; with no pause, n sessions keep the server busy when the
-        # cycles last about n x its CPU per cycle (one interpreter: about one CPU at most)
-        per_cycle, cycle = cpu["server"] / searches, f["wall"] * args.sessions / searches
-        print(f"web server CPU per search and its labels: {1000 * per_cycle:.0f} ms; {args.sessions} sessions x that "
-              f"= {args.sessions * per_cycle:.2f} s of every {cycle:.2f} s a session's search and labels took "
-              f"({100 * args.sessions * per_cycle / cycle / args.servers:.0f}% of one CPU"
-              + (f" for each of the {args.servers} servers" if args.servers > 1 else "")
-              + "; near 100%, calls queue for the server's one interpreter)")
 
 
 if __name__ == "__main__":

@@ -139,8 +139,3 @@ class StoreWarmUps:
             last = self._passes.get(path)
         run = last[1] if last is not None else None
         return lambda: too_large or (run is not None and not run.done.is_set())
-
-    def stop_all(self) -> None:
-        with self._lock:
-            for _inode, run in self._passes.values():
-                run.stop()
