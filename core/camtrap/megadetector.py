@@ -241,16 +241,20 @@ def write_megadetector(frames: Iterable[tuple[str, Sequence[Any] | None]], out: 
                        ) -> dict[str, Any]:
     """The MegaDetector results JSON (format 1.x) of `frames`: (file path as it should be written, the frame's
     detections or None when no detector looked at it). A detection is any object with x, y, w, h, category,
-    conf and optionally label, label_conf (core.contracts.camtrap.Detection). Frames with None are left out
+    conf and optionally label, label_conf, model (core.contracts.camtrap.Detection); without `detector`, the
+    detections' most common model names the detector (and classifier). Frames with None are left out
     (the format cannot say "not looked at"); `failures` maps a file to the reason the detector failed on it.
     Written to `out` when given (atomically); the dict is returned either way."""
     classes: dict[str, str] = {}
     images: list[dict[str, Any]] = []
+    models: dict[str, int] = {}
     for name, dets in frames:
         if dets is None:
             continue
         items = []
         for d in sorted(dets, key=lambda d: -float(d.conf)):
+            if getattr(d, "model", None):
+                models[d.model] = models.get(d.model, 0) + 1
             item = {"category": CATEGORY_IDS.get(d.category, "1"), "conf": round(float(d.conf), 4),
                     "bbox": [round(float(v), 4) for v in (d.x, d.y, d.w, d.h)]}
             label = getattr(d, "label", None)
@@ -261,6 +265,9 @@ def write_megadetector(frames: Iterable[tuple[str, Sequence[Any] | None]], out: 
         images.append({"file": name, "detections": items})
     for name, reason in (failures or {}).items():
         images.append({"file": name, "failure": reason, "detections": None})
+    if not detector and models:  # the detections' own model ("detector + classifier" as read_results names it)
+        detector, _, named = max(models, key=models.get).partition(" + ")
+        classifier = classifier or named
     info: dict[str, Any] = {"format_version": WRITTEN_VERSION, "detector": detector or "unknown"}
     if classifier:
         info["classifier"] = classifier
