@@ -116,7 +116,7 @@ class Run:
 
         from core.camtrap.boxes import crop
 
-        margin = float(getattr(self.settings, "crop_margin", 0.1))
+        margin = float(self.settings.crop_margin)
         view = replace(photo, sha256=f"{photo.sha256 or photo.path}#box:" + ",".join(f"{v:.4f}" for v in box))
         return view, lambda: crop(load(), box, margin)
 
