@@ -39,8 +39,9 @@ class Applied:
                + (f", {self.unchanged} frame(s) already had the same boxes" if self.unchanged else "")
                + f"; {self.empty} frame(s) have no box at or above {threshold:g} (empty)"]
         if self.unmatched:
-            out.append(f"{len(self.unmatched)} entr{'y' if len(self.unmatched) == 1 else 'ies'} of the detections "
-                       f"file match no photo of the folder: {_names(self.unmatched)} (paths in the file must be "
+            one = len(self.unmatched) == 1
+            out.append(f"{len(self.unmatched)} entr{'y' if one else 'ies'} of the detections file match{'es' if one else ''}"
+                       f" no photo of the folder: {_names(self.unmatched)} (paths in the file must be "
                        "relative to the folder given to ingest, or absolute paths inside it)")
         if self.failures:
             out.append(f"the detector failed on {len(self.failures)} frame(s), which are not called empty: "
@@ -77,7 +78,8 @@ def apply_results(results: Results, folder: str | Path, catalog, store, threshol
     out.failures = [(e.file, e.failure or "") for e in results.failures]
     out.notices += [f"{name} was skipped: {why}" for name, why in results.skipped[:NAMES_SHOWN]]
     found, missing = match_folder(results, folder)
-    out.unmatched = list(missing)
+    failed = {e.file for e in results.failures}
+    out.unmatched = [name for name in missing if name not in failed]
     looked = {name: e for name, e in found.items() if not e.failure}
     ids = photo_ids_for(folder, list(looked), catalog)
     out.unmatched += [name for name in looked if name not in ids]

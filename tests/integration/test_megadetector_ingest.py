@@ -84,7 +84,7 @@ def test_changed_boxes_replace_the_old_ones_and_their_crops(tmp_path, card):
     report = services.ingestor().run(card, detections=changed)
     said = " | ".join(report.notices)
     assert report.crops == 1 and report.added == 0
-    assert "1 entry of the detections file match no photo of the folder: south/gone.jpg" in said
+    assert "1 entry of the detections file matches no photo of the folder: south/gone.jpg" in said
     assert "the detector failed on 1 frame(s)" in said and "south/broken.jpg (Failure image access)" in said
     vs = services.catalog.vector_set(services.backends.embedder.model_id, services.backends.embedder.dim)
     crops = CropIndex(services.index_store.root, vs.id, vs.dim).load()
