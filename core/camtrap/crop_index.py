@@ -133,6 +133,23 @@ class CropIndex:
                 out.append((photo, det, score))
         return out[:k]
 
+    def best_of(self, photo_ids: np.ndarray, score_of) -> np.ndarray:
+        """Per photo of `photo_ids`, the best score_of(crop vectors) among its crops (-inf for a photo without
+        one): Cover's dense score over frames and crops together."""
+        photo_ids = np.asarray(photo_ids, dtype=np.int64)
+        out = np.full(len(photo_ids), -np.inf)
+        if not len(self.table) or not len(photo_ids):
+            return out
+        owners = self.table[:, 1].astype(np.int64)
+        rows = np.isin(owners, photo_ids)
+        if not rows.any():
+            return out
+        scores = np.asarray(score_of(self.index.vectors(self.table[rows, 0].astype(np.int64))), dtype=np.float64)
+        order = np.argsort(photo_ids, kind="stable")
+        where = order[np.searchsorted(photo_ids, owners[rows], sorter=order)]
+        np.maximum.at(out, where, scores)
+        return out
+
 
 def merge(frames: Sequence[tuple[int, float]], crops: Sequence[tuple[int, int, float]], k: int,
           matched: dict[int, int] | None = None) -> list[tuple[int, float]]:

@@ -134,3 +134,10 @@ def test_unreadable_frames_are_reported(tmp_path):
 def test_reduced_decode_keeps_small_boxes_large_enough():
     assert crops_mod.min_side_for(0.5) == 448
     assert crops_mod.min_side_for(0.02) == 11200  # a small fox: the frame is decoded (nearly) whole
+
+
+def test_best_of_gives_each_photo_its_best_crop(tmp_path):
+    ci = filled(tmp_path)  # photo 1: crops 10, 11; photo 2: crop 12; photo 3: crop 13
+    q = unit(1, 0, 0)
+    got = ci.best_of(np.array([3, 1, 5]), lambda mat: mat @ q)
+    assert got[0] == pytest.approx(0.0, abs=1e-6) and got[1] == pytest.approx(1.0, abs=1e-6) and got[2] == -np.inf
