@@ -58,7 +58,7 @@ def test_ingest_with_detections_then_search_inside_the_animal(tmp_path, card):
                                         "model": "megadetector (version unknown)"}
     whole = services.engine.search(request_for("Fast", "", examples=[frame]))
     assert whole.hits[0].photo_id == by_name["pheasant_web.jpg"]
-    assert whole.hits[0].matched_detection is None  # the whole frame matched better than any crop
+    assert whole.hits[0].to_json()["matched_detection"] is None  # the whole frame matched better than any crop
 
 
 def test_second_ingest_of_the_same_results_embeds_nothing_again(tmp_path, card):
