@@ -1,0 +1,1 @@
+"""Camera traps (issue 34): Camtrap DP packages, deployments, events, detections."""
