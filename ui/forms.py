@@ -1,7 +1,8 @@
 """Reading the web forms: filter fields into core Filters, uploaded photos checked for size and type, and
 EcoLensError turned into what Gradio shows (the only module that raises gr.Error or shows gr.Warning / gr.Info:
-tests/unit/test_ui_popups.py holds it), in the web app's words: every message, hint and notice passes through `web_words` (ui.strings.WEB_WORDS), so a message
-core wrote for the command line never shows a CLI flag or a developer's term on the page."""
+tests/unit/test_ui_popups.py holds it), in the web app's words: every message, hint and notice passes through
+`web_words` (ui.strings.WEB_WORDS), so a message core wrote for the command line never shows a CLI flag or a
+developer's term on the page."""
 from __future__ import annotations
 
 import functools
