@@ -348,7 +348,8 @@ REASON_WORDS = (
 )
 SURE = "{p:.0%} sure"
 NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
-NOT_RECORDED = "Not saved in the history: {reason}"
+NOT_RECORDED = "This worked, but it was not saved in the history: {reason}"  # forms.not_recorded
+NOT_RECORDED_FIX = "Check that the data directory can be written (free space, permissions), then try again."
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"
