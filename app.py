@@ -61,7 +61,7 @@ class Services:
     camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
 
     def ingestor(self) -> Ingestor:
-        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
+        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, camtrap=self.camtrap)
 
     def corpus_kind(self) -> str:
         """What is (or, on first start, will be) searched: core.search.banner SYNTHETIC, OWN or EMPTY."""

@@ -25,6 +25,9 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=_count, help="decoding threads (local) or embedding actors (ray); 0 = automatic")
     p.add_argument("--model", help="for a parquet of precomputed vectors: the model that made them, when the file "
                                    "does not say (must be the configured embedder's model)")
+    p.add_argument("--deployments", metavar="FILE.csv",
+                   help="camera traps: a deployments CSV (Camtrap DP's deployment columns plus clock_offset_s and "
+                        "utc_offset) giving the card's deployments their places, times and clock corrections")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -51,7 +54,7 @@ def _ingest_one(ctx, services, args) -> int:
     update, bar = progress_bar("ingest")
     try:
         report = services.ingestor().run(args.path, update, engine=args.engine, workers=args.workers,
-                                         model=args.model)
+                                         model=args.model, deployments=args.deployments)
     finally:
         bar.close()
     if args.json:  # the stand-in note goes into the JSON's notices (stdout stays one JSON object)

@@ -9,7 +9,10 @@ an ingest, so frames added later (a second card of the same deployment) are grou
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
+
+from core.contracts.camtrap import CamtrapFilters, Event
 
 log = logging.getLogger(__name__)
 
@@ -74,3 +77,38 @@ def individuals(counts: dict[int, int], animals: dict[int, int], photo_id: int) 
     """Individuals in one frame: the sum of its observations' counts when it has any, else its animal
     detections at or above the threshold."""
     return counts[photo_id] if photo_id in counts else animals.get(photo_id, 0)
+
+
+def regroup(store, deployment_keys: list[str], gap_s: float, threshold: float) -> int:
+    """Group every frame of these deployments again (through the camera-trap store) and write the events and
+    each frame's event; returns how many events they have now. The source's events stay as they are named;
+    made events are keyed '<deployment>#<n>' afresh (a made event a regrouping no longer needs is kept with 0
+    frames, so nothing that names it breaks)."""
+    total = 0
+    for key in deployment_keys:
+        ids = store.camtrap_ids(CamtrapFilters(deployments=(key,)), threshold)
+        ids = [int(i) for i in (ids if ids is not None else [])]
+        if not ids:
+            continue
+        captures = store.captures(ids)
+        made = re.compile(re.escape(key) + r"#\d+")
+        counts: dict[int, int] = {}
+        for o in store.observations(photo_ids=ids):
+            if o.level == "media" and o.type == "animal" and o.photo_id is not None:
+                counts[o.photo_id] = counts.get(o.photo_id, 0) + int(o.count or 1)
+        animals = {pid: sum(1 for d in boxes if d.category == "animal" and d.conf >= threshold)
+                   for pid, boxes in store.detections(ids).items()}
+        frames = [Frame(pid, c.utc_epoch if not c.time_issue else None, c.captured_at,
+                        c.event_key if c.event_key and not made.fullmatch(c.event_key) else None,
+                        individuals(counts, animals, pid)) for pid, c in captures.items()]
+        groups = group(key, frames, gap_s)
+        stale = {c.event_key for c in captures.values() if c.event_key and made.fullmatch(c.event_key)}
+        stale -= {g.key for g in groups}
+        dep_id = next((c.deployment_id for c in captures.values() if c.deployment_id is not None), None)
+        rows = [Event(key=g.key, deployment_id=dep_id, start=g.start, end=g.end, frames=g.frames, max_n=g.max_n)
+                for g in groups] + [Event(key=k, deployment_id=dep_id, frames=0, max_n=0) for k in sorted(stale)]
+        event_ids = store.upsert_events(rows)
+        store.assign_events({pid: event_ids[g.key] for g in groups for pid in g.photo_ids})
+        total += len(groups)
+        log.info("events of deployment %s: %d frames in %d events (gap %g s)", key, len(frames), len(groups), gap_s)
+    return total

@@ -27,6 +27,7 @@ from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.contracts.settings import Settings
 from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
+from core.camtrap import card as camtrap_card
 
 __all__ = ["Ingestor", "IngestReport"]
 
@@ -40,18 +41,23 @@ FIELD_WORDS = {"scientific_name": "species", "observed_on": "date", "common_name
 
 
 class Ingestor:
-    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings):
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings,
+                 camtrap=None):
+        """`camtrap`: the camera-trap store (core.contracts.camtrap.CamtrapStore); None keeps no capture facts."""
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+        self.camtrap = camtrap
 
     def run(self, path: str | Path, progress: Progress | None = None, *, engine: str | None = None,
-            workers: int | None = None, model: str | None = None) -> IngestReport:
+            workers: int | None = None, model: str | None = None, deployments: str | None = None) -> IngestReport:
         """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, or a parquet of precomputed vectors);
         raises InputError only if `path` itself is unusable or another ingest is writing to the same data
         directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
-        ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors."""
+        ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors; `deployments` a camera-trap
+        deployments CSV (core.camtrap.deployments)."""
         with self._locked():
             return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
-                             self.settings.ingest_workers if workers is None else workers, model)
+                             self.settings.ingest_workers if workers is None else workers, model,
+                             deployments=deployments)
 
     def reembed(self, progress: Progress | None = None, *, retrain: bool = False) -> IngestReport:
         """Embed the catalog photos that have no vector in the current embedder's set (after a repair);
@@ -80,7 +86,7 @@ class Ingestor:
         return _Lock()
 
     def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
-             model: str | None, retrain: bool = False) -> IngestReport:
+             model: str | None, retrain: bool = False, deployments: str | None = None) -> IngestReport:
         started = time.perf_counter()
         from core.ingest.precomputed import is_precomputed, precomputed_batches
 
@@ -93,6 +99,9 @@ class Ingestor:
         source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
         if source is not None:  # photo URLs are fetched within the settings' time limit and address rule
             downloads.bind(source.items, downloads.DownloadPolicy.from_settings(self.settings))
+        # every photo's EXIF capture facts, deployments and events (refuses a bad deployments CSV here)
+        card = camtrap_card.begin(self.camtrap, self.settings, source, path, deployments) \
+            if source is not None or deployments else None
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
         index.gpu, gpu_notice = choose_gpu(self.settings.device)
@@ -148,6 +157,8 @@ class Ingestor:
             report.vector_notes.append(note)
         if known:
             self._update_metadata(known, report)
+        if card is not None:
+            card.finish(self.catalog, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
         report.seconds = time.perf_counter() - started
