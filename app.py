@@ -182,9 +182,10 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     # a model profile's embedder is built at first use, after the background preparation downloaded it (with
     # progress on the page); otherwise at once, as always
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
-    corpus = Corpus(catalog, store, embedder, settings)
+    camtrap = SqlCamtrapStore(catalog.engine)
+    corpus = Corpus(catalog, store, embedder, settings, camtrap=camtrap)
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
-                        fallback=fallback, camtrap=SqlCamtrapStore(catalog.engine))
+                        fallback=fallback, camtrap=camtrap)
     services.choose_world()
     return services
 

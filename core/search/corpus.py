@@ -6,12 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 from PIL import Image
 
+from core.camtrap.pool import CamtrapPool
 from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
@@ -29,9 +31,12 @@ log = logging.getLogger(__name__)
 
 
 class Corpus:
-    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder, settings: Settings):
-        """`embedder` (model_id, dim) decides which vector set and index are searched."""
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder, settings: Settings, camtrap=None):
+        """`embedder` (model_id, dim) decides which vector set and index are searched; `camtrap`: the camera-trap
+        store (core.contracts.camtrap.CamtrapStore), None for a corpus without camera-trap facts."""
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+        self.camtrap = camtrap
+        self.camtrap_pool = CamtrapPool(camtrap, settings.detection_threshold) if camtrap is not None else None
         self._index: VectorIndex | None = None
         self._vs: VectorSet | None = None
         self._generation: tuple | None = None  # what the index files on disk looked like when loaded
@@ -141,8 +146,20 @@ class Corpus:
         return notices
 
     # ---- the corpus view --------------------------------------------------------------------------
-    def pool(self, filters: Filters | None) -> np.ndarray | None:
-        """Photo ids a search may return, or None for the whole indexed corpus."""
+    def pool(self, filters: Filters | None, notices: list[str] | None = None) -> np.ndarray | None:
+        """Photo ids a search may return, or None for the whole indexed corpus. The camera-trap filters
+        (filters.camtrap; empty frames are hidden even without them) narrow the other filters' pool; what they
+        leave out is said in `notices`, when given."""
+        camtrap = filters.camtrap if filters is not None else None
+        pool = self._plain_pool(replace(filters, camtrap=None) if camtrap is not None else filters)
+        if self.camtrap_pool is None:
+            return pool
+        pool, said = self.camtrap_pool.narrow(pool, camtrap, lambda: self.index.ids())
+        if notices is not None:
+            notices += said
+        return pool
+
+    def _plain_pool(self, filters: Filters | None) -> np.ndarray | None:
         if filters is None or filters.is_empty():
             return None
         bounds.text("taxon", filters.taxon, 200)
