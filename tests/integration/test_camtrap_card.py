@@ -140,3 +140,15 @@ def test_a_second_ingest_keeps_events_and_times(card):
     for name in before:
         assert (after[name]["timestamp"], after[name]["event_id"]) == (before[name]["timestamp"],
                                                                         before[name]["event_id"]), name
+
+
+def test_a_deployments_csv_with_unknown_columns_is_refused_before_anything_is_written(tmp_path):
+    card = tmp_path / "card"
+    write(card / "s1" / "x.jpg", exif_jpeg("2024:06:21 13:00:00"))
+    bad = write(tmp_path / "d.csv", b"deploymentID,lattitude\ns1,51\n")
+    data = tmp_path / "data"
+    out = _run(["ingest", str(card), "--deployments", str(bad)], data)
+    assert out.returncode != 0
+    assert "lattitude" in out.stderr and "clock_offset_s" in out.stderr and "how to fix" in out.stderr
+    with sqlite3.connect(data / "ecolens.sqlite") as db:
+        assert db.execute("select count(*) from photos").fetchone()[0] == 0
