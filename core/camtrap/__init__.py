@@ -1,1 +1,2 @@
-"""Camera traps: deployments, capture times, events, detections and their filters (issue 34)."""
+"""Camera traps (issue 34): Camtrap DP packages, camera cards (EXIF, deployments), events, detections and
+their search filters."""
