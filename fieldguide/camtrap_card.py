@@ -9,9 +9,9 @@ from __future__ import annotations
 import csv
 import json
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 from PIL import Image
 

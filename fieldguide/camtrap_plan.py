@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone
 
 from astral import Observer
 from astral.sun import elevation
@@ -119,7 +119,7 @@ class Frame:
 
 def sun_elevation(site: Site, when: datetime) -> float:
     """The sun's elevation in degrees at the site's place at the aware time `when` (refraction included)."""
-    return elevation(Observer(site.latitude, site.longitude), when.astimezone(timezone.utc))
+    return elevation(Observer(site.latitude, site.longitude), when.astimezone(UTC))
 
 
 def _start_time(site: Site, day: date, light: str, span_s: int, rng: random.Random) -> datetime:
