@@ -6,7 +6,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -70,9 +71,9 @@ def test_a_small_card_of_deployments_with_bursts(card, truth):
         events.setdefault(t["event"], []).append(datetime.fromisoformat(t["time"]))
     for times in events.values():
         times.sort()
-        assert all(timedelta(0) < b - a <= timedelta(seconds=3) for a, b in zip(times, times[1:]))
+        assert all(timedelta(0) < b - a <= timedelta(seconds=3) for a, b in pairwise(times))
     starts = sorted((k.split("#")[0], min(v), max(v)) for k, v in events.items())
-    for (dep_a, _, end_a), (dep_b, start_b, _) in zip(starts, starts[1:]):
+    for (dep_a, _, end_a), (dep_b, start_b, _) in pairwise(starts):
         assert dep_a != dep_b or start_b - end_a > timedelta(minutes=10)  # apart by more than any event gap
     assert any(len(v) == 1 for v in events.values()) and max(len(v) for v in events.values()) >= 3
     shown = [len(t["shown"]) for t in truth.values()]
@@ -109,7 +110,7 @@ def test_day_night_and_dusk_are_true_by_the_sun_at_the_place(card, truth, deploy
         dep = deployments[rel.split("/")[0]]
         true = datetime.strptime(sub[0x9003], "%Y:%m:%d %H:%M:%S").replace(tzinfo=_offset(sub[0x9011])) \
             + timedelta(seconds=float(dep["clock_offset_s"]))
-        sun = elevation(Observer(float(dep["latitude"]), float(dep["longitude"])), true.astimezone(timezone.utc))
+        sun = elevation(Observer(float(dep["latitude"]), float(dep["longitude"])), true.astimezone(UTC))
         light = truth[rel]["light"]
         seen.add(light)
         assert {"day": sun > 0, "night": sun < -6, "dusk": -6 <= sun <= 0 and true.hour >= 12}[light], (rel, sun)
