@@ -177,7 +177,7 @@ def _individuals(recipe: EventRecipe, rng: random.Random) -> list[tuple[str, Sce
         if what == PERSON:
             scale = rng.uniform(1.9, 2.1) * depth
         else:
-            scale = (0.2 + 0.55 * depth) * rng.uniform(0.85, 1.1)
+            scale = (0.28 + 0.6 * depth) * rng.uniform(0.85, 1.1)
         step = rng.choice((-1, 1)) * (rng.uniform(40, 70) if what == PERSON else rng.uniform(4, 18))
         out.append((what, _pose(what, recipe.light, rng), min(560.0, max(80.0, x)), y, step, scale))
     return out

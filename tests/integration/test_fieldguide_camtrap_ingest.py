@@ -3,7 +3,11 @@ frame is added (the deployments CSV, the detector's results and the notes beside
 world's plug-in draws it into its demo folder."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
+from PIL import Image
 
 from app import build_services
 from core.contracts.settings import load_settings
@@ -29,3 +33,42 @@ def test_the_plugin_draws_the_card_inside_the_demo_folder(tmp_path):
     card = world.build_card(tmp_path / world.demo_folder, seed=0)
     assert Path(card.folder).parent == tmp_path / world.demo_folder
     assert Path(card.detections).is_file() and Path(card.deployments).is_file()
+
+
+def _rank(scores, truth_index: int) -> int:
+    return int((scores > scores[truth_index]).sum())
+
+
+def test_the_worlds_encoder_finds_the_species_inside_the_box_not_in_the_whole_frame(tmp_path):
+    """What the card is for: a small animal is noise in the whole frame and findable in its box. By day the
+    world's encoder ranks the true species (of 12) in its top 3 for most crops, and far less often for the
+    whole frames; by night (grey) the colours that tell the species apart are gone, as in the field."""
+    from fieldguide.camtrap_card import build_camtrap_demo
+    from fieldguide.encoder import ASSET_DIR, WEIGHTS_NAME, FieldGuideEmbedder
+    from fieldguide.species import SPECIES, by_name
+
+    if not (ASSET_DIR / WEIGHTS_NAME).exists():
+        pytest.skip("committed field-guide weights not present")
+    card = build_camtrap_demo(tmp_path, seed=0)
+    crops, frames, wanted = [], [], []
+    for t in json.loads((Path(card.folder) / "truth.json").read_text()):
+        if t["light"] != "day":
+            continue
+        img = Image.open(Path(card.folder) / t["file"]).convert("RGB")
+        for s in t["shown"]:
+            if s["category"] == "animal":
+                x, y, w, h = s["bbox"]
+                side = max(w * img.width, h * img.height) * 1.2
+                cx, cy = (x + w / 2) * img.width, (y + h / 2) * img.height
+                crops.append(img.crop((round(cx - side / 2), round(cy - side / 2), round(cx + side / 2),
+                                       round(cy + side / 2))))
+                frames.append(img)
+                wanted.append([sp.scientific_name for sp in SPECIES].index(by_name(s["species"]).scientific_name))
+    embedder = FieldGuideEmbedder()
+    names = embedder.embed_texts([sp.common_name for sp in SPECIES])
+    by_crop = [_rank(row, k) for row, k in zip(embedder.embed_images(crops) @ names.T, wanted)]
+    by_frame = [_rank(row, k) for row, k in zip(embedder.embed_images(frames) @ names.T, wanted)]
+    assert len(wanted) >= 20
+    crop_top3 = sum(r < 3 for r in by_crop) / len(wanted)
+    frame_top3 = sum(r < 3 for r in by_frame) / len(wanted)
+    assert crop_top3 >= 0.7 and crop_top3 >= frame_top3 + 0.3, (by_crop, by_frame)
