@@ -72,3 +72,34 @@ def test_the_worlds_encoder_finds_the_species_inside_the_box_not_in_the_whole_fr
     crop_top3 = sum(r < 3 for r in by_crop) / len(wanted)
     frame_top3 = sum(r < 3 for r in by_frame) / len(wanted)
     assert crop_top3 >= 0.7 and crop_top3 >= frame_top3 + 0.3, (by_crop, by_frame)
+
+
+def test_the_card_ingests_with_its_detections_and_is_searched_inside_the_animals(tmp_path):
+    """The generic `ingest FOLDER --detections FILE` reads the world's results file like MegaDetector's: every
+    frame matched, the boxes it drew stored, the frames with nothing drawn called empty, and a text query for
+    a species finds its frames through the animal's crop (the world's own encoder)."""
+    from core.search.presets import request_for
+    from fieldguide.camtrap_card import DETECTOR, build_camtrap_demo
+
+    card = build_camtrap_demo(tmp_path / "world", seed=0)
+    truth = {t["file"]: t for t in json.loads((Path(card.folder) / "truth.json").read_text())}
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), checkpoint_s=0.0)
+    services = build_services(settings)
+    report = services.ingestor().run(card.folder, detections=card.detections)
+    drawn = sum(len(t["shown"]) for t in truth.values())
+    assert report.added == card.frames and report.crops == drawn
+    assert f"{card.frames} frame(s) matched, {drawn + 3} box(es) stored" in " | ".join(report.notices)
+    id_of = {str(Path(p.path).resolve().relative_to(Path(card.folder).resolve())): p.id
+             for p in services.catalog.all_photos()}
+    store = services.camtrap
+    assert sorted(store.empty_ids(0.2).tolist()) == sorted(id_of[f] for f, t in truth.items() if not t["shown"])
+    stored = store.detections(list(id_of.values()))
+    for name, t in truth.items():
+        sure = [d for d in stored.get(id_of[name], []) if d.conf >= 0.2]
+        assert sorted((d.category, round(d.x, 4), round(d.y, 4)) for d in sure) == \
+            sorted((s["category"], round(s["bbox"][0], 4), round(s["bbox"][1], 4)) for s in t["shown"])
+        assert all(DETECTOR in d.model for d in sure)
+    result = services.engine.search(request_for("Fast", "Firebacked Shieldbug"))
+    top = result.hits[0].to_json()
+    assert truth[next(f for f, i in id_of.items() if i == top["id"])]["shown"][0]["species"] == "Shieldicora ignea"
+    assert top["matched_detection"] is not None and top["matched_detection"]["category"] == "animal"

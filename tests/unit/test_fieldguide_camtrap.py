@@ -202,3 +202,16 @@ def test_same_seed_same_bytes(card, tmp_path):
     assert _hashes(Path(card.folder)) == _hashes(Path(again.folder))
     other = plan_card(seed=1)
     assert [f.when for f in other] != [f.when for f in plan_card(seed=0)]
+
+
+def test_the_generic_megadetector_reader_reads_it_whole(card, truth):
+    """The project's own reader of the format (core.camtrap.megadetector) takes the file without a notice:
+    every frame, every box, the species as the classifier's label."""
+    from core.camtrap.megadetector import read_results
+
+    read = read_results(card.detections)
+    assert read.format_version == "1.4" and "stand-in" in read.model and not read.skipped and not read.notices
+    assert sorted(e.file for e in read.entries) == _jpegs(card) and not read.failures
+    for e in read.entries:
+        sure = [b for b in e.boxes if b.conf >= 0.2]
+        assert [(b.category, b.label) for b in sure] == [(s["category"], s["species"]) for s in truth[e.file]["shown"]]

@@ -57,8 +57,8 @@ def _prepare(tmp_path, monkeypatch, with_card: bool):
     monkeypatch.setattr(preparation, "demo_world", lambda: _world(calls, with_card))
     steps: list[str] = []
 
-    def ingest(path, progress):
-        calls.append(("ingest", Path(path)))
+    def ingest(path, progress, **card):
+        calls.append(("ingest", Path(path), card))
         progress(1, 1)
         return _Report(added=3 if "camtrap" in str(path) else 10)
 
@@ -71,8 +71,8 @@ def _prepare(tmp_path, monkeypatch, with_card: bool):
 def test_the_card_is_drawn_inside_the_demo_folder_and_ingested_after_the_demo(tmp_path, monkeypatch):
     calls, steps, notices, corpus = _prepare(tmp_path, monkeypatch, with_card=True)
     demo = tmp_path / "toy"
-    assert calls == [("demo", demo, 0), ("ingest", demo / "observations.csv"), ("card", demo, 0),
-                     ("ingest", demo / "camtrap")]
+    assert calls == [("demo", demo, 0), ("ingest", demo / "observations.csv", {}), ("card", demo, 0),
+                     ("ingest", demo / "camtrap", {"detections": str(demo / "camtrap/d.json")})]
     assert steps == ["drawing the demo world", "indexing the demo world", "drawing the camera-trap demo",
                      "indexing the camera-trap demo"]
     assert any("10 photos" in n for n in notices) and any("camera-trap" in n and "3 frames" in n for n in notices)
