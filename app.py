@@ -59,6 +59,7 @@ class Services:
     engine: SearchEngine
     _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
     fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
+    camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
@@ -172,6 +173,7 @@ class _LazyEmbedder:
 def build_services(settings: Settings, fallback: str = "", serving: bool = False) -> Services:
     """Open storage and create backends (lazily), the corpus view and the search engine for `settings`;
     `serving`: for the web app (workers = 'auto' puts local model work in worker processes there)."""
+    from storage.camtrap_store import SqlCamtrapStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
@@ -191,7 +193,7 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
     corpus = Corpus(catalog, store, embedder, settings)
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
-                        fallback=fallback)
+                        fallback=fallback, camtrap=SqlCamtrapStore(catalog.engine))
     services.choose_world()
     return services
 

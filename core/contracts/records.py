@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
+from core.contracts.camtrap import CamtrapFilters
 from core.licences import parse_licence, url_of
 
 RANKS = ("kingdom", "phylum", "class_name", "order", "family", "genus")
@@ -59,6 +60,7 @@ class Filters:
     bbox: tuple[float, float, float, float] | None = None  # west, south, east, north (degrees)
     license: str = ""  # a licence code (core.licences): "cc-by" exactly, "cc-by-4.0", "cc-by*" family, "nc"
     ids: tuple[int, ...] | None = None  # an explicit pool (a benchmark's candidate list)
+    camtrap: CamtrapFilters | None = None  # camera-trap filters (deployments, time of day, empty frames, ...)
 
     def is_empty(self) -> bool:
         return self == Filters()
@@ -78,6 +80,9 @@ class Filters:
             out["bbox"] = list(self.bbox)
         if self.ids is not None:
             out["ids"] = len(self.ids)
+        if self.camtrap is not None:
+            out["camtrap"] = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.camtrap).items()
+                              if v != getattr(CamtrapFilters(), k)}
         return out
 
 
