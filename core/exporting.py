@@ -121,9 +121,23 @@ def _labels(sources: ExportSources, fmt: str, path: Path, query: str, annotator:
         raise InputError("No labels can be read here", "label photos in the web app's Label view first")
     labels = query_labels(sources.log, query, annotator)
     photos = {p.id: p for p in sources.photos(sorted({lb.photo_id for lb in labels}))}
+    dwc = dwc_options(sources, list(photos)) if fmt == "dwc" else {}
     rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
-                         roots=collection_roots(sources.settings), dwc=darwincore.options(sources.settings))
+                         roots=collection_roots(sources.settings), dwc=dwc)
     return Exported(path, rows, fmt)
+
+
+def camera_trap_ids(store: Any, photo_ids: Sequence[int]) -> frozenset[int]:
+    """Which of `photo_ids` are camera-trap frames of the data model (a capture in a deployment)."""
+    if store is None or not photo_ids:
+        return frozenset()
+    return frozenset(pid for pid, c in store.captures(list(photo_ids)).items() if c.deployment_id is not None)
+
+
+def dwc_options(sources: ExportSources, photo_ids: Sequence[int]) -> dict:
+    """darwincore.write_archive's options: the settings' (core.darwincore.options) and which photos are
+    camera-trap frames (basisOfRecord MachineObservation)."""
+    return {**darwincore.options(sources.settings), "camera_traps": camera_trap_ids(sources.camtrap, photo_ids)}
 
 
 def relevant_ids(sources: ExportSources, query: str, annotator: str = "") -> list[int]:

@@ -249,7 +249,8 @@ class LabelHandlers:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         path = self.engine.settings.path("exports", f"labels-{stamp}.{EXPORT_SUFFIX[fmt]}")
         scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
-        sources = ExportSources(self.engine.settings, self.log, self.engine.corpus.photos)
+        sources = ExportSources(self.engine.settings, self.log, self.engine.corpus.photos,
+                                getattr(self.engine.corpus, "camtrap", None))
         rows = exporting.export(sources, fmt, path, query, annotator or "", scores).rows
         try:
             self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))

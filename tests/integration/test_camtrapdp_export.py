@@ -189,3 +189,25 @@ def test_the_facade_writes_the_package_only_into_a_new_or_empty_folder(catalog, 
     with pytest.raises(InputError) as err:
         exporting.export(sources, "camtrap-dp", tmp_path / "empty")
     assert "not empty" in err.value.message
+
+
+def test_darwin_core_calls_camera_trap_frames_machine_observations(catalog, tmp_path):
+    import zipfile
+
+    from core.contracts.sessionlog import Label
+    from storage.sessionlog import SqlSessionLog
+
+    cat, store, (a, b, c, d, url, plain) = catalog
+    log = SqlSessionLog(cat.engine, tmp_path / "artefacts")
+    sid = log.start_session("label", "foxes")
+    for pid in (a, plain):
+        log.add_label(Label(session_id=sid, query="foxes", photo_id=pid, label=1, annotator="ana"))
+    settings = _settings(tmp_path, dwc_basis_of_record="HumanObservation")
+    done = exporting.export(exporting.ExportSources(settings, log, cat.get_photos, store), "dwc",
+                            tmp_path / "foxes.zip", query="foxes")
+    with zipfile.ZipFile(done.path) as zf:
+        lines = zf.read("occurrence.txt").decode().splitlines()
+    header = lines[0].split("\t")
+    rows = {r[header.index("associatedMedia")]: r[header.index("basisOfRecord")]
+            for r in (line.split("\t") for line in lines[1:])}
+    assert rows == {"IMG_0000.JPG": "MachineObservation", "plain.jpg": "HumanObservation"}
