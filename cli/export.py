@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from core import exporting
+from core.contracts.records import Filters
 
 
 def add_parser(sub) -> None:
@@ -28,7 +29,8 @@ def run(ctx, args) -> int:
     services = ctx.services()
     wants_labels = fmt in exporting.LABEL_FORMATS or args.query.strip()
     sources = exporting.ExportSources(ctx.settings, services.session_log() if wants_labels else None,
-                                      services.corpus.photos, getattr(services, "camtrap", None))
+                                      services.corpus.photos, getattr(services, "camtrap", None),
+                                      lambda: services.catalog.filter_ids(Filters()))
     done = exporting.export(sources, fmt, args.out, args.query, args.annotator)
     what = {"camtrap-dp": "media", "megadetector": "images", "dwc": "occurrences"}.get(fmt, "rows")
     print(f"wrote {done.rows} {what} as {fmt}", file=sys.stderr)

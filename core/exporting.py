@@ -41,6 +41,7 @@ class ExportSources:
     log: SessionLog | None
     photos: Callable[[Sequence[int]], list[Photo]]
     camtrap: Any = None
+    all_ids: Callable[[], Sequence[int]] | None = None  # every photo id of the catalog (megadetector)
 
 
 @dataclass(frozen=True)
@@ -162,10 +163,35 @@ def _camtrap(sources: ExportSources, fmt: str, path: Path, query: str, annotator
 
         written = camtrapdp_write.write_package(path, sources.camtrap, sources.photos, sources.settings, ids)
         return Exported(path, written.media, fmt, tuple(written.notices))
+    return _megadetector(sources, path, ids)
+
+
+def _megadetector(sources: ExportSources, path: Path, ids: list[int] | None) -> Exported:
+    """The detections as a MegaDetector results file (core.camtrap.megadetector), each frame named relative to
+    the folder all of them lie in (the folder to give `ingest FOLDER --detections FILE`); a URL as it is."""
     try:
         from core.camtrap.megadetector import write_megadetector
     except ImportError as exc:
         raise InputError("The megadetector export is not available in this version of EcoLens",
                          "export camtrap-dp instead (its observations carry the detector's boxes)") from exc
-    rows = write_megadetector(path, sources.camtrap, sources.photos, sources.settings, ids)
-    return Exported(path, int(rows), fmt)
+    candidates = list(ids) if ids is not None else [int(i) for i in (sources.all_ids() if sources.all_ids else [])]
+    captures = sources.camtrap.captures(candidates)
+    detections = sources.camtrap.detections(candidates)
+    looked = sorted(pid for pid in set(captures) | set(detections)
+                    if pid in detections or captures[pid].detector_looked)
+    if not looked:
+        raise InputError("No photo to export has been looked at by a detector",
+                         "ingest a folder with its results: `python app.py ingest FOLDER --detections FILE.json`")
+    photos = {p.id: p for p in sources.photos(looked)}
+    local = [Path(p.path).resolve().parent for p in photos.values() if p.path and "://" not in p.path]
+    root = Path(os.path.commonpath([str(f) for f in local])) if local else None
+
+    def name(p: Photo) -> str:
+        if root is None or not p.path or "://" in p.path:
+            return p.path
+        return Path(p.path).resolve().relative_to(root).as_posix()
+    frames = [(name(photos[pid]), detections.get(pid, [])) for pid in looked if pid in photos]
+    write_megadetector(frames, path)
+    notices = (f"file names are relative to {root}: `python app.py ingest {root} --detections {path}` reads "
+               "them back",) if root is not None else ()
+    return Exported(path, len(frames), "megadetector", notices)

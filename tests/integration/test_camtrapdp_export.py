@@ -211,3 +211,18 @@ def test_darwin_core_calls_camera_trap_frames_machine_observations(catalog, tmp_
     rows = {r[header.index("associatedMedia")]: r[header.index("basisOfRecord")]
             for r in (line.split("\t") for line in lines[1:])}
     assert rows == {"IMG_0000.JPG": "MachineObservation", "plain.jpg": "HumanObservation"}
+
+
+def test_the_detections_go_out_as_megadetector_results_that_read_back(catalog, tmp_path):
+    megadetector = pytest.importorskip("core.camtrap.megadetector")  # ct-detect's reader and writer
+    cat, store, (a, b, c, d, url, plain) = catalog
+    sources = exporting.ExportSources(_settings(tmp_path), None, cat.get_photos, store,
+                                      lambda: [a, b, c, d, url, plain])
+    done = exporting.export(sources, "megadetector", tmp_path / "md.json")
+    results = megadetector.read_results(done.path)
+    boxes = {e.file: [(x.category, round(x.conf, 4), x.label) for x in e.boxes] for e in results.entries}
+    # the frames a detector looked at, named relative to their folder; c is looked at and empty of boxes above
+    # the threshold but keeps its weak one; d and the URL were never looked at
+    assert boxes == {"IMG_0000.JPG": [("animal", 0.91, "Vulpes vulpes")], "IMG_0001.JPG": [("person", 0.7, None)],
+                     "IMG_0002.JPG": [("animal", 0.05, None)]}
+    assert done.rows == 3 and str(tmp_path / "cards") in done.notices[0]
