@@ -62,7 +62,7 @@ class Services:
     camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
 
     def ingestor(self) -> Ingestor:
-        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
+        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, self.camtrap)
 
     def session_log(self):
         """The session log (searches, labels, exports) in the catalog's database, on a connection of its own."""

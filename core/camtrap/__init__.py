@@ -1,1 +1,1 @@
-"""Camera traps: deployments, capture times, events, detections and their filters (issue 34)."""
+"""Camera traps (issue 34): Camtrap DP packages, deployments, events, detections."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.backends.base import Embedder
+from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
 from core.vectors.gpu import choose as choose_gpu
@@ -34,18 +35,21 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
 RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
-METADATA_SOURCES = ("inat-csv", "inquire-parquet")  # source kinds that say what their photos show (not folders)
+METADATA_SOURCES = ("inat-csv", "inquire-parquet", "camtrap-dp")  # source kinds that say what their photos show (not folders)
 FIELD_WORDS = {"scientific_name": "species", "observed_on": "date", "common_name": "common name",
                "class_name": "class", "rights_holder": "rights holder", "license": "licence"}
 
 
 class Ingestor:
-    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings):
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings,
+                 camtrap: CamtrapStore | None = None):
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+        self.camtrap = camtrap  # the camera-trap store: a Camtrap DP package writes its rows there
 
     def run(self, path: str | Path, progress: Progress | None = None, *, engine: str | None = None,
             workers: int | None = None, model: str | None = None) -> IngestReport:
-        """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, or a parquet of precomputed vectors);
+        """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, a Camtrap DP package, or a parquet of
+        precomputed vectors);
         raises InputError only if `path` itself is unusable or another ingest is writing to the same data
         directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
         ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors."""
@@ -90,9 +94,13 @@ class Ingestor:
 
         precomputed = path is not None and is_precomputed(path)
         # a source that cannot be read is refused here, before anything is written
-        source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
+        source = self._scan(path) if path is not None and not precomputed else None
         if source is not None:  # photo URLs are fetched within the settings' time limit and address rule
-            downloads.bind(source.items, downloads.DownloadPolicy.from_settings(self.settings))
+            policy = downloads.DownloadPolicy.from_settings(self.settings)
+            if source.hooks:
+                source.hooks.bind(policy)
+            else:
+                downloads.bind(source.items, policy)
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
         index.gpu, gpu_notice = choose_gpu(self.settings.device)
@@ -148,11 +156,24 @@ class Ingestor:
             report.vector_notes.append(note)
         if known:
             self._update_metadata(known, report)
+        if source is not None and source.hooks:
+            source.hooks.finish(self.catalog, self.camtrap, run_id, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _scan(self, path: Path):
+        """The source at `path`: a Camtrap DP package (core.camtrap), else a folder, CSV or parquet."""
+        from core.camtrap import camtrapdp_source, package_files
+
+        media = self.settings.path("media", path.stem)
+        if package_files.is_package(path.expanduser()):
+            if not path.expanduser().exists():
+                raise InputError(f"{path} does not exist", "give a Camtrap DP folder, its datapackage.json or a .zip")
+            return camtrapdp_source.scan(path.expanduser(), media / "package")
+        return scan(path, media)
 
     def _companion(self, path: Path | None, kind: str, vs: VectorSet, report: IngestReport):
         """The precomputed vectors downloaded beside a hub dataset's parquet, when their model is the embedder's
@@ -201,7 +222,7 @@ class Ingestor:
         for names in changed.values():
             for name in names:
                 report.updated_fields[name] = report.updated_fields.get(name, 0) + 1
-        what = "the CSV" if report.kind == "inat-csv" else "the parquet file"
+        what = {"inat-csv": "the CSV", "camtrap-dp": "the package"}.get(report.kind, "the parquet file")
         if changed:
             fields = ", ".join(f"{FIELD_WORDS.get(n, n)} {c}" for n, c in sorted(report.updated_fields.items(),
                                                                                    key=lambda kv: -kv[1]))
