@@ -58,10 +58,9 @@ def _from_settings(settings: Any) -> tuple[dict, list[str]]:
     if email:
         person["email"] = email
     title = str(getattr(settings, "camtrap_project_title", "") or "").strip() or DEFAULT_TITLE
+    design = getattr(settings, "camtrap_sampling_design", "opportunistic")
     meta: dict[str, Any] = {"name": "ecolens-camtrap-export", "id": str(uuid.uuid4()), "title": title,
-                            "contributors": [person],
-                            "project": {"title": title,
-                                        "samplingDesign": getattr(settings, "camtrap_sampling_design", "opportunistic")}}
+                            "contributors": [person], "project": {"title": title, "samplingDesign": design}}
     data, media = (str(getattr(settings, k, "") or "").strip() for k in ("camtrap_license", "camtrap_media_license"))
     if data and media:
         meta["licenses"] = [_licence(data, "data"), _licence(media, "media")]
@@ -69,6 +68,12 @@ def _from_settings(settings: Any) -> tuple[dict, list[str]]:
         notices.append("the package states no licences (set camtrap_license for the data and "
                        "camtrap_media_license for the media files)")
     return meta, notices
+
+
+def _in_order(found: set[str], given: Any) -> list[str]:
+    """The values found in the data, in the order the source listed them (the rest sorted after)."""
+    first = [v for v in given if v in found] if isinstance(given, list) else []
+    return first + sorted(found - set(first))
 
 
 def _licence(text: str, scope: str) -> dict:
@@ -87,10 +92,11 @@ def descriptor(settings: Any, deployments: Sequence[Mapping[str, Any]], media: S
     project = dict(meta.get("project") or {})
     project.setdefault("title", meta.get("title") or DEFAULT_TITLE)
     project.setdefault("samplingDesign", getattr(settings, "camtrap_sampling_design", "opportunistic"))
-    project["captureMethod"] = sorted({m["captureMethod"] for m in media if m.get("captureMethod")}) or \
-        list(project.get("captureMethod") or ["activityDetection"])
+    project["captureMethod"] = _in_order({m["captureMethod"] for m in media if m.get("captureMethod")},
+                                         project.get("captureMethod")) or ["activityDetection"]
     project["individualAnimals"] = any(o.get("individualID") for o in observations)
-    project["observationLevel"] = sorted({o["observationLevel"] for o in observations}) or ["media"]
+    project["observationLevel"] = _in_order({o["observationLevel"] for o in observations},
+                                            project.get("observationLevel")) or ["media"]
     meta["project"] = project
     resources = [{"name": t, "path": f"{t}.csv", "profile": "tabular-data-resource", "format": "csv",
                   "mediatype": "text/csv", "encoding": "utf-8", "schema": BASE_URL + f"{t}-table-schema.json"}

@@ -173,7 +173,8 @@ def test_a_deployment_without_coordinates_is_refused_or_takes_the_configured_pla
         write_package(tmp_path / "p1", store, cat.get_photos, _settings(tmp_path))
     assert "siteB" in err.value.message and "--deployments FILE.csv" in err.value.hint
     assert not (tmp_path / "p1").exists() and not list(tmp_path.glob(".p1-*"))  # nothing half written
-    written = write_package(tmp_path / "p2", store, cat.get_photos, _settings(tmp_path, camtrap_default_place="50.5,4.25"))
+    written = write_package(tmp_path / "p2", store, cat.get_photos,
+                            _settings(tmp_path, camtrap_default_place="50.5,4.25"))
     _valid(tmp_path / "p2")
     row = next(r for r in _read(tmp_path / "p2", "deployments") if r["deploymentID"] == "siteB")
     assert (row["latitude"], row["longitude"]) == ("50.5", "4.25")
