@@ -1,5 +1,7 @@
 """One row of each Camtrap DP 1.0 table (deployments.csv, media.csv, observations.csv) from the camera-trap
-shapes (core.contracts.camtrap), with the standard's column names, in its column order.
+shapes (core.contracts.camtrap), with the standard's column names, in its column order (read from the shipped
+table schemas); each column's value comes from where the reader (core.camtrap.camtrapdp_columns) puts it, so
+that whatever a package brought in goes out again.
 
 Times: Camtrap DP wants ISO 8601 with an offset. A time kept as given that carries one is written unchanged; a
 local wall time without one takes the deployment's UTC offset (else the setting default_utc_offset), and the
@@ -12,21 +14,18 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from core.camtrap import camtrapdp_columns as read_as
+from core.camtrap.camtrapdp_validate import shipped
 from core.contracts.camtrap import Capture, Deployment, Detection, Observation
 
-DEPLOYMENT_COLUMNS = ("deploymentID", "locationID", "locationName", "latitude", "longitude", "coordinateUncertainty",
-                      "deploymentStart", "deploymentEnd", "setupBy", "cameraID", "cameraModel", "cameraDelay",
-                      "cameraHeight", "cameraDepth", "cameraTilt", "cameraHeading", "detectionDistance",
-                      "timestampIssues", "baitUse", "featureType", "habitat", "deploymentGroups", "deploymentTags",
-                      "deploymentComments")
-MEDIA_COLUMNS = ("mediaID", "deploymentID", "captureMethod", "timestamp", "filePath", "filePublic", "fileName",
-                 "fileMediatype", "exifData", "favorite", "mediaComments")
-OBSERVATION_COLUMNS = ("observationID", "deploymentID", "mediaID", "eventID", "eventStart", "eventEnd",
-                       "observationLevel", "observationType", "cameraSetupType", "scientificName", "count",
-                       "lifeStage", "sex", "behavior", "individualID", "individualPositionRadius",
-                       "individualPositionAngle", "individualSpeed", "bboxX", "bboxY", "bboxWidth", "bboxHeight",
-                       "classificationMethod", "classifiedBy", "classificationTimestamp",
-                       "classificationProbability", "observationTags", "observationComments")
+
+def _columns(table: str) -> tuple[str, ...]:
+    """The table's columns in the standard's order, from the shipped table schema."""
+    return tuple(f["name"] for f in shipped(f"{table}-table-schema")["fields"])
+
+
+DEPLOYMENT_COLUMNS, MEDIA_COLUMNS, OBSERVATION_COLUMNS = (_columns(t) for t in ("deployments", "media",
+                                                                                 "observations"))
 # a detector's category -> Camtrap DP observationType
 CATEGORY_TYPES = {"animal": "animal", "person": "human", "vehicle": "vehicle"}
 _OFFSET = re.compile(r"(Z|[+-]\d{2}:?\d{2})$")
@@ -64,47 +63,42 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def _as_read(obj: Any, columns: Sequence[str], fields: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """Each column's value as the reader (core.camtrap.camtrapdp_read) stored it: the field it fills, else
+    the row's `extra` under the column's own name."""
+    extra = getattr(obj, "extra", None) or {}
+    return {c: getattr(obj, fields[c][0]) if c in fields else extra.get(c) for c in columns}
+
+
 def deployment_row(d: Deployment, start: str | None, end: str | None, issues: bool,
                    place: tuple[float, float]) -> dict[str, Any]:
     """`start`, `end` with their offsets (deployment_span), `issues`: an offset was assumed for this deployment,
     `place`: the coordinates written (the deployment's, or the configured default)."""
-    return {"deploymentID": d.key, "locationID": d.location_id, "locationName": d.location_name,
-            "latitude": place[0], "longitude": place[1], "coordinateUncertainty": d.coordinate_uncertainty,
-            "deploymentStart": start, "deploymentEnd": end, "setupBy": d.setup_by, "cameraID": d.camera_id,
-            "cameraModel": d.camera_model, "cameraDelay": d.camera_delay, "cameraHeight": d.camera_height,
-            "cameraDepth": d.camera_depth, "cameraTilt": d.camera_tilt, "cameraHeading": d.camera_heading,
-            "detectionDistance": d.detection_distance, "timestampIssues": True if issues else d.timestamp_issues,
-            "baitUse": d.bait_use, "featureType": d.feature_type, "habitat": d.habitat,
-            "deploymentGroups": d.deployment_group, "deploymentTags": d.tags, "deploymentComments": d.comments}
+    row = _as_read(d, DEPLOYMENT_COLUMNS, read_as.DEPLOYMENT_COLUMNS)
+    row.update({"latitude": place[0], "longitude": place[1], "deploymentStart": start, "deploymentEnd": end,
+                "timestampIssues": True if issues else d.timestamp_issues})
+    return row
 
 
 def media_row(media_id: str, deployment: str, capture: Capture, timestamp: str, file_path: str, public: bool,
               file_name: str, mediatype: str, comments: str | None) -> dict[str, Any]:
-    extra = capture.extra or {}
-    return {"mediaID": media_id, "deploymentID": deployment, "captureMethod": capture.capture_method,
-            "timestamp": timestamp, "filePath": file_path, "filePublic": public, "fileName": file_name,
-            "fileMediatype": mediatype, "exifData": extra.get("exifData"), "favorite": extra.get("favorite"),
-            "mediaComments": comments}
+    row = _as_read(capture, MEDIA_COLUMNS, read_as.MEDIA_COLUMNS)
+    row.update({"mediaID": media_id, "deploymentID": deployment, "timestamp": timestamp, "filePath": file_path,
+                "filePublic": public, "fileName": file_name, "fileMediatype": mediatype, "mediaComments": comments})
+    return row
 
 
 def observation_row(o: Observation, key: str, deployment: str, media_id: str | None, event_id: str | None,
                     start: str | None, end: str | None, offset: str) -> dict[str, Any]:
     """A stored observation: its method kept; one a person made in EcoLens (annotator) is human, classified
     by that person."""
-    extra = o.extra or {}
-    method = o.method or ("human" if o.annotator else None)
-    when = with_offset(o.classified_at, "Z" if o.annotator else offset)
-    return {"observationID": key, "deploymentID": deployment, "mediaID": media_id, "eventID": event_id,
-            "eventStart": start, "eventEnd": end, "observationLevel": o.level, "observationType": o.type,
-            "cameraSetupType": extra.get("cameraSetupType"), "scientificName": o.scientific_name, "count": o.count,
-            "lifeStage": o.life_stage, "sex": o.sex, "behavior": o.behavior, "individualID": o.individual_id,
-            "individualPositionRadius": extra.get("individualPositionRadius"),
-            "individualPositionAngle": extra.get("individualPositionAngle"),
-            "individualSpeed": extra.get("individualSpeed"), "bboxX": o.bbox_x, "bboxY": o.bbox_y,
-            "bboxWidth": o.bbox_w, "bboxHeight": o.bbox_h, "classificationMethod": method,
-            "classifiedBy": o.classified_by or o.annotator, "classificationTimestamp": when,
-            "classificationProbability": o.probability, "observationTags": extra.get("observationTags"),
-            "observationComments": o.comments}
+    row = _as_read(o, OBSERVATION_COLUMNS, read_as.OBSERVATION_COLUMNS)
+    row.update({"observationID": key, "deploymentID": deployment, "mediaID": media_id, "eventID": event_id,
+                "eventStart": start, "eventEnd": end,
+                "classificationMethod": o.method or ("human" if o.annotator else None),
+                "classifiedBy": o.classified_by or o.annotator,
+                "classificationTimestamp": with_offset(o.classified_at, "Z" if o.annotator else offset)})
+    return row
 
 
 def machine_rows(media_id: str, deployment: str, event_id: str | None, timestamp: str,
