@@ -24,7 +24,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from core.camtrap import package_meta
+from core.camtrap import camtrapdp_media, package_meta
+from core.camtrap.camtrapdp_media import MediaFiles
 from core.camtrap.camtrapdp_rows import (DEPLOYMENT_COLUMNS, MEDIA_COLUMNS, OBSERVATION_COLUMNS, cell,
                                          deployment_row, has_offset, machine_rows, media_row, observation_row,
                                          with_offset)
@@ -34,7 +35,6 @@ from core.contracts.records import Photo
 
 log = logging.getLogger(__name__)
 
-MEDIA_FOLDER = "media"
 FILE_TIME_NOTE = "capture time unknown: the file's modification time is used"
 
 
@@ -68,12 +68,6 @@ def default_place(settings: Any) -> tuple[float | None, float | None]:
     return lat, lon
 
 
-def _public_name(text: str) -> str:
-    """A file name that the media table's filePath pattern accepts (no folders, no '..', no leading dot)."""
-    name = Path(text.replace("\\", "/")).name.replace("..", ".").lstrip(".~") or "medium"
-    return name
-
-
 class _Package:
     def __init__(self, store: Any, photos: Callable[[Sequence[int]], list[Photo]], settings: Any):
         self.store, self.photos, self.settings = store, photos, settings
@@ -82,8 +76,6 @@ class _Package:
         self.out = Written()
         self.assumed: set[str] = set()  # deployments for which an offset was assumed
         self.span: dict[str, list[str]] = {}  # deployment key -> media timestamps
-        self.names: set[str] = set()
-        self.missing: list[str] = []
 
     # ---- what is written ----------------------------------------------------------------------------
     def select(self, ids: Sequence[int] | None) -> tuple[dict[int, Deployment], dict[int, Capture]]:
@@ -144,43 +136,13 @@ class _Package:
         when = datetime.fromtimestamp(epoch, _tz(self.offset_of(d, c.utc_offset))).replace(microsecond=0)
         return when.isoformat(), (None if c.utc_epoch is not None else FILE_TIME_NOTE)
 
-    def file_path(self, photo: Photo, c: Capture, media_id: str, folder: Path) -> tuple[str, str]:
-        """(filePath, fileName): the URL kept, else the file copied into media/ (named as it was)."""
-        original = str((c.extra or {}).get("filePath") or "")
-        name = c.file_name or Path(photo.path or media_id).name
-        if (photo.path or "").startswith(("http://", "https://")):
-            return photo.path, name
-        if original.startswith(("http://", "https://")):
-            return original, name
-        target = _public_name(name)
-        if target in self.names:
-            target = f"{_public_name(media_id)}-{target}"
-        self.names.add(target)
-        rel = f"{MEDIA_FOLDER}/{target}"
-        try:
-            (folder / MEDIA_FOLDER).mkdir(exist_ok=True)
-            shutil.copyfile(photo.path, folder / rel)
-            self.out.copied += 1
-        except OSError as exc:
-            log.warning("medium %s: file %s not copied: %s", media_id, photo.path, exc)
-            self.missing.append(media_id)
-        return rel, name
-
-    @staticmethod
-    def media_id(c: Capture, photo: Photo, pid: int, taken: set[str]) -> str:
-        """The source's mediaID, else the start of the photo's content hash (stable across catalogs), longer
-        where two start alike, else the photo's id."""
-        if c.media_key:
-            return c.media_key
-        digest = photo.sha256 if photo.sha256 and ":" not in photo.sha256 else ""
-        return next((m for m in (digest[:16], digest) if m and m not in taken), f"p{pid}")
-
     def media_rows(self, deployments: dict[int, Deployment], captures: dict[int, Capture], folder: Path
                    ) -> tuple[list[dict], dict[int, str], dict[int, str]]:
         """(media rows, photo id -> mediaID, photo id -> timestamp) in deployment then time order."""
         photos = {p.id: p for p in self.photos(sorted(captures))}
         detections = self.store.detections(sorted(captures))
         rows, ids, times, untimed, taken = [], {}, {}, [], set()
+        files = MediaFiles(folder)
         order = sorted(captures, key=lambda pid: (deployments[captures[pid].deployment_id].key,
                                                   captures[pid].captured_at or "", pid))
         for pid in order:
@@ -188,13 +150,13 @@ class _Package:
             if photo is None:
                 continue
             d = deployments[c.deployment_id]
-            media_id = self.media_id(c, photo, pid, taken)
+            media_id = camtrapdp_media.media_id(c, photo, pid, taken)
             taken.add(media_id)
             stamp, note = self.timestamp(c, d, photo)
             if stamp is None:
                 untimed.append(media_id)
                 continue
-            path, name = self.file_path(photo, c, media_id, folder)
+            path, name = files.place(photo, c, media_id)
             people = any(x.category == "person" and x.conf >= self.threshold for x in detections.get(pid, []))
             comments = "; ".join(t for t in (c.comments, note) if t) or None
             kind = c.media_type or mimetypes.guess_type(name)[0] or "image/jpeg"
@@ -205,9 +167,10 @@ class _Package:
         if untimed:
             self.out.notices.append(f"{len(untimed)} frame(s) without any capture or file time left out "
                                     f"(e.g. {', '.join(untimed[:3])})")
-        if self.missing:
-            self.out.notices.append(f"{len(self.missing)} media file(s) could not be copied; their filePath names "
-                                    f"a file the package lacks (e.g. {', '.join(self.missing[:3])})")
+        if files.missing:
+            self.out.notices.append(f"{len(files.missing)} media file(s) could not be copied; their filePath names "
+                                    f"a file the package lacks (e.g. {', '.join(files.missing[:3])})")
+        self.out.copied = files.copied
         self.detections = detections
         return rows, ids, times
 
