@@ -1,1 +1,2 @@
-"""Camera traps (issue 34): Camtrap DP packages, deployments, events, detections."""
+"""Camera traps (issue 34): Camtrap DP packages, deployments, captures, events, detections, observations
+and their formats."""
