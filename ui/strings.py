@@ -47,6 +47,13 @@ MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and
 MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
                "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
+CT_DEPLOYMENT = "Deployments (camera traps; comma-separated ids)"
+CT_TIME_OF_DAY = "Time of day (day, night, dawn, dusk; comma-separated)"
+CT_INCLUDE_EMPTY = "Show empty frames"
+CT_BY_EVENT = "One result per event"
+CT_CATEGORY = "Detection category (animal, person, vehicle)"
+CT_SPECIES = "Observed species (scientific name)"
+CT_CLASSIFIED = "Classified by (human, machine, none)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
 VISUALIZATIONS = "Pictures searched with: drawings made by EcoLens (not real photos), and your example photo if you gave one"
@@ -352,7 +359,8 @@ REASON_WORDS = (
 )
 SURE = "{p:.0%} sure"
 NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
-NOT_RECORDED = "Not saved in the history: {reason}"
+NOT_RECORDED = "This worked, but it was not saved in the history: {reason}"  # forms.not_recorded
+NOT_RECORDED_FIX = "Check that the data directory can be written (free space, permissions), then try again."
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"

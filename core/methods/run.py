@@ -100,9 +100,8 @@ class Run:
         through = {h.photo_id: self.matched[h.photo_id] for h in hits if h.photo_id in self.matched}
         if through:
             items = self.corpus.matched_items(through)
-            for h in hits:  # the rest of the camera-trap facts joins later (core.camtrap.hit_facts)
-                if h.photo_id in items:
-                    h.camtrap = {**(h.camtrap or {}), "matched_detection": items[h.photo_id]}
+            for h in hits:
+                h.matched_detection = items.get(h.photo_id)
         return hits
 
     def judged_view(self, photo, load: Callable[[], Any]) -> tuple[Any, Callable[[], Any]]:

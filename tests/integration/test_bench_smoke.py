@@ -42,10 +42,12 @@ EXPECTED = {
 
 
 def bench_env() -> dict[str, str]:
-    """The caller's environment without EcoLens settings, offline, and no proxy for local servers."""
+    """The caller's environment without EcoLens settings, offline, and no proxy for local servers; this
+    checkout first on the import path (the environment's editable install may be another checkout's:
+    tests/unit/test_package.py checks that install)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_") or k.startswith("ECOLENS_SETUP_")}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
-               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", PYTHONPATH=str(ROOT))
     return env
 
 
