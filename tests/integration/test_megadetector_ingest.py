@@ -105,3 +105,17 @@ def test_a_bad_results_file_is_refused_before_anything_is_written(tmp_path, card
     with pytest.raises(InputError) as err:
         services.ingestor().run(card / "north" / "nacti.jpg", detections=card / "md_results.json")
     assert "goes with a folder" in err.value.message
+
+
+def test_a_lost_or_damaged_crop_index_is_embedded_again(tmp_path, card):
+    build_services(_settings(tmp_path)).ingestor().run(card, detections=card / "md_results.json")
+    services = build_services(_settings(tmp_path))
+    vs = services.catalog.vector_set(services.backends.embedder.model_id, services.backends.embedder.dim)
+    crops = CropIndex(services.index_store.root, vs.id, vs.dim)
+    crops.path.write_bytes(crops.path.read_bytes()[:100])  # a damaged crop index
+    report = services.ingestor().run(card)
+    assert report.crops == 5 and report.added == 0
+    said = " | ".join(report.notices)
+    assert "crop index:" in said and "5 crop vector(s) recorded in the catalog were missing" in said
+    assert len(CropIndex(services.index_store.root, vs.id, vs.dim).load()) == 5
+    assert len(services.camtrap.crop_ids(vs.id)) == 5
