@@ -119,3 +119,30 @@ def test_a_lost_or_damaged_crop_index_is_embedded_again(tmp_path, card):
     assert "crop index:" in said and "5 crop vector(s) recorded in the catalog were missing" in said
     assert len(CropIndex(services.index_store.root, vs.id, vs.dim).load()) == 5
     assert len(services.camtrap.crop_ids(vs.id)) == 5
+
+
+def test_round_trip_ingest_export_ingest(tmp_path, card):
+    """The fixture's results in, the detections out as MegaDetector results, and into a fresh catalog: the same
+    boxes on the same frames, the same empty frame, the unlisted photo still not called empty."""
+    from core import exporting
+    from core.contracts.records import Filters
+
+    first = build_services(_settings(tmp_path))
+    first.ingestor().run(card, detections=card / "md_results.json")
+    sources = exporting.ExportSources(first.settings, None, first.corpus.photos, first.camtrap,
+                                      lambda: first.catalog.filter_ids(Filters()))
+    out = tmp_path / "exported.json"
+    exporting.export(sources, "megadetector", out)
+
+    def boxes_by_name(services):
+        photos = services.catalog.get_photos(list(range(1, 20)))
+        dets = services.camtrap.detections([p.id for p in photos])
+        empty = set(services.camtrap.empty_ids(0.2).tolist())
+        return ({Path(p.path).name: [(d.x, d.y, d.w, d.h, d.category, d.conf, d.model) for d in dets.get(p.id, [])]
+                 for p in photos}, {Path(p.path).name for p in photos if p.id in empty})
+
+    second = build_services(_settings(tmp_path, data_dir=str(tmp_path / "data2")))
+    report = second.ingestor().run(card, detections=out)
+    assert report.crops == 5
+    assert boxes_by_name(second) == boxes_by_name(first)
+    assert boxes_by_name(second)[1] == {"idaho-camera-traps-left.jpg"}
