@@ -47,7 +47,8 @@ def build(tmp: Path, n: int, dim: int, gen: ClipLike, rng: np.random.Generator, 
     boxes = np.tile([0.1, 0.1, 0.3, 0.3], (len(det_ids), 1))
     for i in range(0, len(det_ids), chunk):
         x, _ = gen.sample(min(chunk, len(det_ids) - i))
-        crops.add(det_ids[i:i + chunk], photo_ids[i:i + chunk], boxes[i:i + chunk], x)
+        crops.add(det_ids[i:i + chunk], photo_ids[i:i + chunk], boxes[i:i + chunk], x,
+                  rng.uniform(0.2, 1.0, len(x)))  # every crop at or above the default threshold
     return frames, crops
 
 
@@ -57,8 +58,11 @@ def corpus_over(tmp: Path, frames, dim: int):
     from core.search.corpus import Corpus
     from core.vectors.index_store import IndexStore
 
-    corpus = Corpus.__new__(Corpus)  # no catalog: rank_vector needs only the two indexes
+    from core.contracts.settings import load_settings
+
+    corpus = Corpus.__new__(Corpus)  # no catalog: rank_vector needs only the two indexes (and the threshold)
     corpus._index, corpus._vs, corpus._crops = frames, VectorSet(1, "bench", dim), None
+    corpus.settings = load_settings(environ={}, data_dir=str(tmp), embedder="hash")
     corpus.store, corpus.camtrap = IndexStore(tmp), object()
     corpus.store.root = tmp
     return corpus
