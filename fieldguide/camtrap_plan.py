@@ -74,7 +74,7 @@ SITES: tuple[Site, ...] = (
          (EventRecipe("day", ("Tuftilla rubrifrons",), 3), EventRecipe("night", ("Veilumbra cinnabarina",), 3),
           EventRecipe("day", (), 2), EventRecipe("day", (PERSON,), 2)),
          clock_offset_s=3725),
-    Site("fg-scrub-trail", "Scrub trail, east cape", -38.60, 178.50, "+12:00", "scrub", "low scrub on a dirt trail",
+    Site("fg-scrub-trail", "Scrub trail, west islet", -38.00, 172.00, "+12:00", "scrub", "low scrub on a dirt trail",
          "trailHiking", "FG-TrailCam 3 IR", "FG3-001904", 0.5, 330, -10, date(2025, 4, 2), 35,
          (EventRecipe("day", ("Shieldicora ignea",), 3), EventRecipe("dusk", ("Tuftilla aurifrons",), 3),
           EventRecipe("night", ("Rindicora smaragdina",), 3), EventRecipe("night", (), 3))),
