@@ -21,6 +21,7 @@ from app import build_services
 from core.camtrap import camtrapdp_validate
 from core.camtrap.package_files import read_descriptor
 from core.contracts.settings import load_settings
+from tests.camtrap_roundtrip import package_tables, store_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "camtrap-dp-example"
@@ -216,3 +217,14 @@ def test_ingest_on_the_command_line_exits_0_offline_within_2_minutes(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert took < 120
     assert "camtrap-dp" in done.stdout and "423 media" in done.stdout
+
+
+def test_the_store_holds_every_value_of_the_package_s_three_tables(tmp_path, offline):
+    """The round-trip helper's Camtrap DP side: what the store holds, written as the three tables, is the
+    package (4 deployments, 423 media, 549 observations, every non-empty cell)."""
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    got, want = store_tables(services.camtrap), package_tables(EXAMPLE)
+    assert {t: len(r) for t, r in want.items()} == {"deployments": 4, "media": 423, "observations": 549}
+    for table in want:
+        assert got[table] == want[table], table
