@@ -228,3 +228,12 @@ def test_the_store_holds_every_value_of_the_package_s_three_tables(tmp_path, off
     assert {t: len(r) for t, r in want.items()} == {"deployments": 4, "media": 423, "observations": 549}
     for table in want:
         assert got[table] == want[table], table
+
+
+def test_the_media_kept_without_a_file_are_not_reported_as_missing_vectors(tmp_path, offline):
+    from core.vectors.repair import check_indexes
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    health = check_indexes(services.catalog, services.index_store, services.backends.embedder.model_id)
+    assert [h.problems for h in health] == [[]] and health[0].recorded == 10 and health[0].photos == 423
