@@ -91,6 +91,9 @@ class PackageHooks:
         c = self.content
         found = catalog.ids_for_hashes(sorted(set(self._digests.values())))
         ids = {k: found[h] for k, h in self._digests.items() if h in found}
+        # media kept without their file by an earlier ingest that have it now: their stand-ins go
+        stood_in = catalog.ids_for_hashes([placeholder_hash(c.key, k) for k in ids])
+        replaced = store.remove_stand_ins(list(stood_in.values())) if stood_in else 0
         without = [m for m in c.media if m.capture.media_key not in ids]
         placeholders = {placeholder_hash(c.key, m.capture.media_key): m for m in without}
         known = catalog.ids_for_hashes(sorted(placeholders))
@@ -119,6 +122,9 @@ class PackageHooks:
         store.add_observations(c.observations)
         store.save_package(c.key, c.metadata)
         self._report(report, without, len(new))
+        if replaced:
+            report.notices.append(f"{replaced} media kept earlier without their file have it now: they are "
+                                  "searchable by picture (their stand-ins were replaced)")
 
     def _report(self, report: IngestReport, without: list, new: int) -> None:
         c = self.content

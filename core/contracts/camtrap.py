@@ -184,6 +184,10 @@ class CamtrapStore(Protocol):
     def photo_ids_for_media(self, media_keys: Sequence[str]) -> dict[str, int]:
         """mediaID -> photo id, for the media keys already in the catalog."""
 
+    def remove_stand_ins(self, photo_ids: Sequence[int]) -> int:
+        """Delete those of these photos that stand in for a medium kept without its file (sha256 'media:...'),
+        with their camera-trap rows; other photos are never touched. Returns how many went."""
+
     def mark_looked(self, photo_ids: Sequence[int]) -> None:
         """A detector's results covered these frames (a capture row is made where there is none)."""
 

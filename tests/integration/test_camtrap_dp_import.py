@@ -237,3 +237,31 @@ def test_the_media_kept_without_a_file_are_not_reported_as_missing_vectors(tmp_p
     services.ingestor().run(EXAMPLE)
     health = check_indexes(services.catalog, services.index_store, services.backends.embedder.model_id)
     assert [h.problems for h in health] == [[]] and health[0].recorded == 10 and health[0].photos == 423
+
+
+def test_media_kept_without_a_file_are_replaced_once_their_host_answers(tmp_path, offline, monkeypatch):
+    """Offline first (413 stand-ins), then the host answers (each URL a picture of its own): the stand-ins are
+    replaced by the real photos, embedded, and every row of the package is as before."""
+    import io
+
+    from core.ingest import downloads
+    from tests.photos import colour_image
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+
+    urls = [m["filePath"] for m in _csv("media.csv") if m["filePath"].startswith("https://")]
+
+    def fetch(url, policy):
+        out = io.BytesIO()
+        colour_image(1000 + urls.index(url), 48).save(out, format="JPEG")
+        return out.getvalue()
+    monkeypatch.setattr(downloads, "fetch", fetch)
+    report = services.ingestor().run(EXAMPLE)
+    assert report.added == 413 and report.already == 10
+    assert any(n.startswith("413 media kept earlier without their file have it now") for n in report.notices)
+    catalog = services.catalog
+    assert catalog.count() == 423 and len(catalog.indexed_ids(catalog.vector_sets()[0].id)) == 423
+    assert store_tables(services.camtrap) == package_tables(EXAMPLE)
+    photos = catalog.get_photos(list(services.camtrap.photo_ids_for_media(["07840dcc"]).values()))
+    assert len(photos) == 1 and photos[0].extra["image_url"].startswith("https://multimedia.agouti.eu/")

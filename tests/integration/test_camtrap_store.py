@@ -270,3 +270,13 @@ def test_a_package_s_metadata_is_kept_and_replaced_by_key(tmp_path):
     store.save_package("pkg-2", {"title": "second"})
     store.save_package("pkg-1", {"title": "again"})
     assert store.packages() == {"pkg-1": {"title": "again"}, "pkg-2": {"title": "second"}}
+
+
+def test_only_stand_ins_of_media_without_a_file_are_removed(tmp_path):
+    cat, store, ids = _stores(tmp_path)
+    stand_in = cat.add_photos([Photo(path="https://host/x", sha256="media:pkg:m1")])[0]
+    store.set_captures([Capture(photo_id=stand_in, media_key="m1"), Capture(photo_id=ids[0], media_key="m0")])
+    store.add_observations([Observation(level="media", type="blank", photo_id=stand_in)])
+    assert store.remove_stand_ins([stand_in, ids[0], ids[1]]) == 1
+    assert cat.count() == len(ids) and store.captures([stand_in, ids[0]]).keys() == {ids[0]}
+    assert store.observations() == []
