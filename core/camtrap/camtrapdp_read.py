@@ -102,6 +102,7 @@ def _fill(obj, row: dict[str, str], columns: dict[str, tuple[str, str]], skip=()
 
 
 def read(folder: Path, descriptor: dict, checked: Checked, key: str) -> PackageContent:
+    folder = folder.resolve()
     out = PackageContent(key, {k: v for k, v in descriptor.items() if k != "resources"})
     bad = checked.bad_rows
     licence = next((lic.get("path") or lic.get("name") or "" for lic in descriptor.get("licenses") or []
@@ -172,7 +173,7 @@ def _medium(folder: Path, row: dict[str, str], where: str, deployments: dict[str
     else:
         f = (folder / ref).resolve()
         source = str(f)
-        if not f.is_relative_to(folder.resolve()):
+        if not f.is_relative_to(folder):  # (folder: resolved by read)
             missing = f"its filePath {ref!r} lies outside the package folder"
         elif not f.is_file():
             missing = f"its file {ref} is not in the package"

@@ -148,12 +148,11 @@ def _offline_descriptor(descriptor: dict) -> dict:
                                  f"{name} table schema", FIX_VERSION)
             res["schema"] = shipped(f"{name}-table-schema")
             res.pop("profile", None)
-        elif isinstance(schema, str) or isinstance(res.get("path"), str) and "://" in res.get("path", ""):
-            res["schema"] = {"fields": []} if isinstance(schema, str) else schema  # other tables: never fetched
     missing = [t for t in TABLES if t not in names]
     if missing:
         raise InputError(f"datapackage.json has no {', '.join(missing)} resource", FIX_VERSION)
-    # tables other than the three are kept out of the check (they are not read either)
+    # other resources (a package may add its own) are kept out of the check: they are not read, and their
+    # schemas or data may be URLs
     d["resources"] = [r for r in d.get("resources") or [] if isinstance(r, dict) and r.get("name") in TABLES]
     return d
 
