@@ -267,3 +267,11 @@ def test_a_1_0_1_package_is_read_against_the_shipped_1_0_2_schemas_and_says_so(t
     report = services.ingestor().run(folder)
     assert report.added == 10 and len(services.camtrap.observations()) == 549
     assert any("Camtrap DP 1.0.1" in n and "1.0.2" in n for n in report.notices)
+
+
+def test_a_resource_of_the_package_s_own_on_the_network_is_neither_checked_nor_fetched(tmp_path):
+    folder = _package(tmp_path)
+    _descriptor(lambda d: d["resources"].append({"name": "sightings", "path": "https://example.org/sightings.csv",
+                                                 "schema": "https://example.org/sightings-schema.json"}))(folder)
+    report = _services(tmp_path).ingestor().run(folder)
+    assert report.added == 10 and report.skipped == []
