@@ -21,11 +21,11 @@ def camtrap_ids(conn: Connection, filters: CamtrapFilters, threshold: float) -> 
         clauses.append(CAPTURES.c.deployment_id.in_(
             select(DEPLOYMENTS.c.id).where(DEPLOYMENTS.c.key.in_(list(filters.deployments)))))
     if filters.categories:
-        clauses.append(exists().where(DETECTIONS.c.photo_id == CAPTURES.c.photo_id,
-                                      DETECTIONS.c.category.in_(list(filters.categories)),
-                                      DETECTIONS.c.conf >= threshold))
+        clauses.append(CAPTURES.c.photo_id.in_(select(DETECTIONS.c.photo_id).where(
+            DETECTIONS.c.category.in_(list(filters.categories)), DETECTIONS.c.conf >= threshold)))
     if filters.species:
-        clauses.append(_observed(func.lower(OBSERVATIONS.c.scientific_name) == filters.species.strip().lower()))
+        clauses.append(_observed(OBSERVATIONS.c.scientific_name.is_not(None),  # (the partial index's condition)
+                                 func.lower(OBSERVATIONS.c.scientific_name) == filters.species.strip().lower()))
     if filters.classified in ("human", "machine"):
         clauses.append(_observed(OBSERVATIONS.c.method == filters.classified))
     elif filters.classified == "none":
@@ -41,8 +41,10 @@ def empty_ids(conn: Connection, threshold: float) -> np.ndarray:
     return id_array(conn, select(CAPTURES.c.photo_id).where(CAPTURES.c.detector_looked.is_(True), ~found))
 
 
-def _observed(condition):
-    """An observation meeting `condition` of the capture's photo (media-level) or of its event."""
-    return exists().where(condition, or_(OBSERVATIONS.c.photo_id == CAPTURES.c.photo_id,
-                                         and_(OBSERVATIONS.c.event_id.is_not(None),
-                                              OBSERVATIONS.c.event_id == CAPTURES.c.event_id)))
+def _observed(*condition):
+    """The frames an observation meeting `condition` is about: its photo (media level), or every frame of its
+    event (event level), as a set (two index look-ups rather than a correlated test on every frame)."""
+    media = select(OBSERVATIONS.c.photo_id).where(*condition, OBSERVATIONS.c.photo_id.is_not(None))
+    events = select(OBSERVATIONS.c.event_id).where(*condition, OBSERVATIONS.c.level == "event",
+                                                   OBSERVATIONS.c.event_id.is_not(None))
+    return or_(CAPTURES.c.photo_id.in_(media), and_(CAPTURES.c.event_id.is_not(None), CAPTURES.c.event_id.in_(events)))
