@@ -26,10 +26,19 @@ from typing import Any, Callable, Sequence
 
 from core.camtrap import camtrapdp_media, package_meta
 from core.camtrap.camtrapdp_media import MediaFiles
-from core.camtrap.camtrapdp_rows import (DEPLOYMENT_COLUMNS, MEDIA_COLUMNS, OBSERVATION_COLUMNS, cell,
-                                         deployment_row, has_offset, machine_rows, media_row, observation_row,
-                                         with_offset)
-from core.contracts.camtrap import Capture, CamtrapFilters, Deployment, Observation
+from core.camtrap.camtrapdp_rows import (
+    DEPLOYMENT_COLUMNS,
+    MEDIA_COLUMNS,
+    OBSERVATION_COLUMNS,
+    cell,
+    deployment_row,
+    has_offset,
+    machine_rows,
+    media_row,
+    observation_row,
+    with_offset,
+)
+from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Observation
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
 

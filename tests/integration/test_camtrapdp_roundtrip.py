@@ -25,7 +25,7 @@ PACKAGE_ID = "7cca70f5-ef8c-4f86-85fb-8f070937d7ab"
 
 
 @pytest.fixture
-def tried(offline):  # noqa: F811 (the import's fixture)
+def tried(offline):
     """The hosts something tried to reach (none may be reached: the network is off)."""
     return offline
 
