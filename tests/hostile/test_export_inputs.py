@@ -66,6 +66,8 @@ CASES = [
     Case("camtrap-dp of a query with nothing relevant", lambda r: ["camtrap-dp", "--out", str(r / "pkg"), "--query",
                                                                    "frogs", "--annotator", "bob"],
          "No photo of “frogs” is judged relevant", "judge some first"),
+    Case("megadetector of a catalog no detector looked at", lambda r: ["megadetector", "--out", str(r / "md.json")],
+         "No photo to export has been looked at by a detector", "--detections FILE.json"),
     Case("csv onto a folder", lambda r: ["csv", "--out", _folder(r), "--query", "frogs"], "is a folder",
          "export.csv"),
     Case("a path under a file", lambda r: ["csv", "--out", _file(r) + "/x.csv", "--query", "frogs"],

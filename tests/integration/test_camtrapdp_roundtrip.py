@@ -2,7 +2,8 @@
 export offline against the shipped Camtrap DP profile and table schemas, ingest the export into a fresh
 catalog, and find the same deployments, media and observations, field by field (every field Camtrap DP
 carries), the same events and the same package metadata. Then a person's identification and a detector's box
-added in EcoLens come out told apart: human with classifiedBy, machine with its probability."""
+added in EcoLens come out told apart: human with classifiedBy, machine with its probability. And the real
+camera-trap fixture's MegaDetector results round-trip through `export megadetector` and `ingest --detections`."""
 from __future__ import annotations
 
 import csv
@@ -137,3 +138,36 @@ def test_identifications_and_detections_made_in_ecolens_go_out_told_apart(tmp_pa
         written = {r["observationID"]: r["classificationMethod"] for r in csv.DictReader(fh)}
     assert machine_ids and all(written[i] == "machine" for i in machine_ids)
     assert json.loads((out / "datapackage.json").read_text())["id"] == PACKAGE_ID
+
+
+def test_megadetector_results_round_trip_through_an_export(tmp_path, tried, monkeypatch, capsys):
+    import shutil
+
+    fixture = EXAMPLE.parent / "megadetector"
+    card = tmp_path / "card"
+    shutil.copytree(fixture, card)
+    first = _services(tmp_path / "a")
+    first.ingestor().run(card, detections=card / "md_results.json")
+    for key, value in {**STANDIN_ENV, "ECOLENS_DATA_DIR": str(tmp_path / "a"), "HF_HUB_OFFLINE": "1"}.items():
+        monkeypatch.setenv(key, value)
+    assert app.main(["export", "megadetector", "--out", str(tmp_path / "md.json")]) == 0
+    printed, err = capsys.readouterr()
+    assert printed.strip() == str(tmp_path / "md.json") and f"ingest {card} --detections" in err
+
+    again = tmp_path / "card-again"
+    shutil.copytree(fixture, again)
+    (again / "md_results.json").unlink()
+    second = _services(tmp_path / "b")
+    second.ingestor().run(again, detections=tmp_path / "md.json")
+
+    def boxes(services, folder: Path) -> dict:
+        photos = services.catalog.get_photos([int(i) for i in services.catalog.filter_ids(Filters())])
+        found = services.camtrap.detections([p.id for p in photos])
+        return {Path(p.path).relative_to(folder).as_posix():
+                sorted((d.category, d.conf, d.x, d.y, d.w, d.h, d.label) for d in found.get(p.id, []))
+                for p in photos}
+
+    assert boxes(second, again) == boxes(first, card) and any(boxes(first, card).values())
+    def empty(services) -> list[str]:
+        return sorted(Path(p.path).name for p in services.catalog.get_photos(services.camtrap.empty_ids(0.2).tolist()))
+    assert empty(second) == empty(first) != []
