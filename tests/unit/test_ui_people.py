@@ -47,7 +47,8 @@ def _detail(a: np.ndarray) -> float:
     return float(np.abs(np.diff(a[25:55, 35:85], axis=1)).mean())  # inside the person's box
 
 
-@pytest.mark.parametrize("mode, password, blurred", [("blur", "", True), ("show", "", False), ("blur", "s3cret", False)])
+@pytest.mark.parametrize("mode, password, blurred", [("blur", "", True), ("show", "", False),
+                                                     ("blur", "s3cret", False)])
 def test_the_person_is_blurred_for_viewers_who_are_not_logged_in(tmp_path, mode, password, blurred):
     shown = _files(tmp_path / "a", "show")
     files = _files(tmp_path / "b", mode, password)
