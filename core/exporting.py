@@ -169,11 +169,8 @@ def _camtrap(sources: ExportSources, fmt: str, path: Path, query: str, annotator
 def _megadetector(sources: ExportSources, path: Path, ids: list[int] | None) -> Exported:
     """The detections as a MegaDetector results file (core.camtrap.megadetector), each frame named relative to
     the folder all of them lie in (the folder to give `ingest FOLDER --detections FILE`); a URL as it is."""
-    try:
-        from core.camtrap.megadetector import write_megadetector
-    except ImportError as exc:
-        raise InputError("The megadetector export is not available in this version of EcoLens",
-                         "export camtrap-dp instead (its observations carry the detector's boxes)") from exc
+    from core.camtrap.megadetector import write_megadetector
+
     candidates = list(ids) if ids is not None else [int(i) for i in (sources.all_ids() if sources.all_ids else [])]
     captures = sources.camtrap.captures(candidates)
     detections = sources.camtrap.detections(candidates)
