@@ -104,6 +104,9 @@ def export(sources: ExportSources, fmt: str, out: Path | str, query: str = "", a
     if fmt in LABEL_FORMATS and not (query or "").strip():
         raise InputError(f"The {fmt} export writes a query's labels: no query was given",
                          "name the query whose labels you want (--query \"...\")")
+    if (annotator or "").strip() and not (query or "").strip():
+        raise InputError("An annotator was named without a query: an annotator's labels belong to a query",
+                         "add --query \"...\" (the photos that annotator judged relevant), or leave out --annotator")
     try:
         if fmt in LABEL_FORMATS:
             return _labels(sources, fmt, path, query, annotator, scores or {})

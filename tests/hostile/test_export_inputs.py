@@ -68,6 +68,8 @@ CASES = [
          "No photo of “frogs” is judged relevant", "judge some first"),
     Case("megadetector of a catalog no detector looked at", lambda r: ["megadetector", "--out", str(r / "md.json")],
          "No photo to export has been looked at by a detector", "--detections FILE.json"),
+    Case("--annotator without --query", lambda r: ["camtrap-dp", "--out", str(r / "pkg"), "--annotator", "ada"],
+         "annotator was named without a query", "--query"),
     Case("csv onto a folder", lambda r: ["csv", "--out", _folder(r), "--query", "frogs"], "is a folder",
          "export.csv"),
     Case("a path under a file", lambda r: ["csv", "--out", _file(r) + "/x.csv", "--query", "frogs"],
