@@ -32,8 +32,8 @@ def run(ctx, args) -> int:
                                       services.corpus.photos, getattr(services, "camtrap", None),
                                       lambda: services.catalog.filter_ids(Filters()))
     done = exporting.export(sources, fmt, args.out, args.query, args.annotator)
-    what = {"camtrap-dp": "media", "megadetector": "images", "dwc": "occurrences"}.get(fmt, "rows")
-    print(f"wrote {done.rows} {what} as {fmt}", file=sys.stderr)
+    what = done.summary or f"{done.rows} " + {"megadetector": "images", "dwc": "occurrences"}.get(fmt, "rows")
+    print(f"wrote {what} as {fmt}", file=sys.stderr)
     for notice in done.notices:
         print(f"note: {notice}", file=sys.stderr)
     print(done.path)

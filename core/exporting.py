@@ -50,6 +50,7 @@ class Exported:
     rows: int  # rows written (labels, occurrences, media of a package, images of a detections file)
     format: str
     notices: tuple[str, ...] = ()
+    summary: str = ""  # what was written, in words ('' : `rows` says it)
 
 
 def check_format(fmt: str) -> str:
@@ -165,7 +166,9 @@ def _camtrap(sources: ExportSources, fmt: str, path: Path, query: str, annotator
         from core.camtrap import camtrapdp_write
 
         written = camtrapdp_write.write_package(path, sources.camtrap, sources.photos, sources.settings, ids)
-        return Exported(path, written.media, fmt, tuple(written.notices))
+        summary = (f"{written.deployments} deployments, {written.media} media ({written.copied} files copied), "
+                   f"{written.observations} observations")
+        return Exported(path, written.media, fmt, tuple(written.notices), summary)
     return _megadetector(sources, path, ids)
 
 

@@ -44,6 +44,7 @@ def _export(data: Path, out: Path, monkeypatch, capsys) -> Path:
     printed, err = capsys.readouterr()
     assert code == 0, err
     assert printed.strip() == str(out)
+    assert "wrote 4 deployments, 423 media (10 files copied)" in err
     return out
 
 
