@@ -147,7 +147,7 @@ class Services:
         fetched = model_fetch.fetch(self.settings, progress)
         emb = self.backends.embedder
         notices = fetched + prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
-                                 lambda path, step: self.ingestor().run(path, step), progress)
+                                 lambda path, step, **card: self.ingestor().run(path, step, **card), progress)
         self.choose_world()
         banner = self.banner()
         return ([banner] if banner else []) + notices

@@ -47,6 +47,13 @@ MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and
 MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
                "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
+CT_DEPLOYMENT = "Deployments (camera traps; comma-separated ids)"
+CT_TIME_OF_DAY = "Time of day (day, night, dawn, dusk; comma-separated)"
+CT_INCLUDE_EMPTY = "Show empty frames"
+CT_BY_EVENT = "One result per event"
+CT_CATEGORY = "Detection category (animal, person, vehicle)"
+CT_SPECIES = "Observed species (scientific name)"
+CT_CLASSIFIED = "Classified by (human, machine, none)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
 VISUALIZATIONS = "Pictures searched with: drawings made by EcoLens (not real photos), and your example photo if you gave one"

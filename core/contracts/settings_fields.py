@@ -279,3 +279,18 @@ class SettingFields(BaseSettings):
         "and load its model; past it the load counts as failed.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Level of the log file "
         "data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.")
+    # --- camera traps (issue 34) ----------------------------------------------------------------------
+    event_gap_s: float = Field(60.0, ge=0, le=86_400, description="Frames of one camera-trap deployment closer "
+        "in time than this many seconds form one event (a sequence); a source's own event ids win. Peers use 60 s "
+        "(Wildlife Insights) to 30 min (an independence interval).")
+    detection_threshold: float = Field(0.2, ge=0, le=1, description="A detector's box counts (for the category "
+        "filter, MaxN, crops) at or above this confidence; a frame a detector looked at with no box at or above it "
+        "is empty (hidden from searches unless --include-empty).")
+    deployment_pattern: str = Field("{deployment}/{anything}", min_length=1, max_length=200, description="Which "
+        "folder of a card (relative to the folder given to ingest) is the deployment: {deployment} one folder name "
+        "(fixed text around it allowed: cam-{deployment}), * any one folder, {anything} the rest (sub-folders "
+        "and the file; last part only), other text a folder of exactly that name. The default gives card/siteA/"
+        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none.")
+    default_utc_offset: str = Field("+00:00", pattern=r"^[+-]\d{2}:\d{2}$", description="The UTC offset assumed "
+        "for a camera-trap frame whose own EXIF and deployment give none (for events and the sun; the result's "
+        "timestamp then shows no offset).")
