@@ -294,6 +294,7 @@ MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candid
 MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
+PERSON_WITHHELD = "photo {photo} is withheld: a person was detected on it (log in to see it)"
 
 # ---- the web app's words for messages written for the command line or for developers ------------------
 # (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)

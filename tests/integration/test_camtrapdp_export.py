@@ -215,7 +215,7 @@ def test_darwin_core_calls_camera_trap_frames_machine_observations(catalog, tmp_
 
 
 def test_the_detections_go_out_as_megadetector_results_that_read_back(catalog, tmp_path):
-    megadetector = pytest.importorskip("core.camtrap.megadetector")  # ct-detect's reader and writer
+    from core.camtrap import megadetector
     cat, store, (a, b, c, d, url, plain) = catalog
     sources = exporting.ExportSources(_settings(tmp_path), None, cat.get_photos, store,
                                       lambda: [a, b, c, d, url, plain])
