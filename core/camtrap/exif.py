@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -80,7 +81,7 @@ def _degrees(dms, ref) -> float | None:
     except (TypeError, ValueError, ZeroDivisionError):
         return None
     value = d + m / 60 + s / 3600
-    if value != value:  # NaN: a rational with a zero denominator
+    if math.isnan(value):  # a rational with a zero denominator
         return None
     return -value if _text(ref).upper() in ("S", "W") else value
 

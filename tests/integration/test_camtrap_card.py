@@ -25,7 +25,7 @@ def _run(args, data_dir):
     env = dict(os.environ, ECOLENS_DATA_DIR=str(data_dir), ECOLENS_EMBEDDER="hash", CI="true")
     env.pop("ECOLENS_CONFIG", None)
     return subprocess.run([sys.executable, str(ROOT / "app.py"), *args], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+                          timeout=120, cwd=ROOT, check=False)
 
 
 @pytest.fixture(scope="module")
