@@ -20,7 +20,7 @@ ZONE_MINUTES = (0, 30, 45)
 STAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaptureTime:
     captured_at: str | None = None  # 'YYYY-MM-DDTHH:MM:SS', local wall time after the clock correction
     utc_offset: str | None = None  # '+02:00' when known (the photo's own, else its deployment's)

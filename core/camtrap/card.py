@@ -37,7 +37,7 @@ NO_DEPLOYMENTS = "none"  # deployment_pattern value: no folder is a deployment (
 OWN_TIME_SOURCES = (None, "exif", "file-time")  # times a card may replace (a Camtrap DP timestamp stays)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Seen:
     name: str
     path: str

@@ -29,7 +29,7 @@ _STAMP = re.compile(r"\s*(\d{4})[:\-](\d{2})[:\-](\d{2})[ T](\d{2}):(\d{2}):(\d{
 _OFFSET = re.compile(r"\s*([+-])(\d{2}):(\d{2})\s*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExifFacts:
     """The capture facts of one photo's EXIF; empty values where it said nothing (or nothing readable).
     `taken` is the wall time the camera recorded (naive); `offset` its OffsetTimeOriginal as written
