@@ -107,8 +107,10 @@ def read_exif(data: bytes, name: str = "") -> ExifFacts:
     raw = next((t for t in (_text(sub.get(ORIGINAL)), _text(sub.get(DIGITIZED)), _text(exif.get(DATETIME))) if t), "")
     taken = parse_stamp(raw)
     offset = _text(sub.get(OFFSET_ORIGINAL)) or (_text(sub.get(OFFSET_DIGITIZED)) if not sub.get(ORIGINAL) else "")
+    offset = offset if any(c.isdigit() for c in offset) else ""  # '   :  ': the camera did not know it
+    unknown = not any(c in "123456789" for c in raw)  # EXIF's blanks ('    :  :  ') or zeros: no date at all
     lat, lon = _place(gps) if gps else (None, None)
     return ExifFacts(taken=taken, offset=offset if taken else "", make=_text(exif.get(MAKE)),
                      model=_text(exif.get(MODEL)),
                      serial=_text(sub.get(BODY_SERIAL)) or _text(exif.get(CAMERA_SERIAL)),
-                     latitude=lat, longitude=lon, unreadable=raw if raw and taken is None else "")
+                     latitude=lat, longitude=lon, unreadable=raw if taken is None and not unknown else "")

@@ -31,8 +31,11 @@ def test_exif_reads_time_offset_camera_and_place():
 def test_exif_without_tags_and_non_images_say_nothing():
     assert read_exif(exif_jpeg()).is_empty()
     assert read_exif(b"not an image at all").is_empty()
-    blank = read_exif(exif_jpeg("0000:00:00 00:00:00"))
-    assert blank.taken is None and blank.unreadable == "0000:00:00 00:00:00"
+    assert read_exif(exif_jpeg("0000:00:00 00:00:00")).is_empty()  # EXIF's way of saying 'unknown'
+    assert read_exif(exif_jpeg("    :  :     :  :  ", "   :  ")).is_empty()
+    wrong = read_exif(exif_jpeg("2024:13:45 99:00:00"))
+    assert wrong.taken is None and wrong.unreadable == "2024:13:45 99:00:00"
+    assert resolve(wrong, now=NOW).time_issue == "unreadable date '2024:13:45 99:00:00'"
 
 
 def test_gps_zeros_are_no_fix():
