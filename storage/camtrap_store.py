@@ -8,7 +8,7 @@ from dataclasses import fields
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Engine, and_, bindparam, case, delete, insert, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event, Observation
@@ -24,10 +24,12 @@ from storage.camtrap_models import (
 )
 from storage.catalog import FILELESS
 from storage.db import chunks
+from storage.models import PhotoRow
 
 DEPLOYMENTS, EVENTS, CAPTURES = DeploymentRow.__table__, EventRow.__table__, CaptureRow.__table__
 DETECTIONS, CROPS, OBSERVATIONS = DetectionRow.__table__, CropVectorRow.__table__, ObservationRow.__table__
 PACKAGES = CamtrapPackageRow.__table__
+PHOTOS = PhotoRow.__table__
 READ_ONLY = {"deployment_key", "event_key", "media_key"}  # dataclass fields that are not columns (resolved)
 
 
@@ -163,10 +165,15 @@ class SqlCamtrapStore:
             conn.execute(stmt, [{"photo_id": int(i), "detector_looked": True} for i in photo_ids])
 
     def timed_places(self, photo_ids: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
-        q = (select(CAPTURES.c.photo_id, CAPTURES.c.utc_epoch, DEPLOYMENTS.c.latitude, DEPLOYMENTS.c.longitude)
-             .join(DEPLOYMENTS, DEPLOYMENTS.c.id == CAPTURES.c.deployment_id)
-             .where(CAPTURES.c.utc_epoch.is_not(None), CAPTURES.c.time_issue.is_(None),
-                    DEPLOYMENTS.c.latitude.is_not(None), DEPLOYMENTS.c.longitude.is_not(None)))
+        # the deployment's place, else the photo's own (EXIF GPS, the source's coordinates)
+        placed = and_(DEPLOYMENTS.c.latitude.is_not(None), DEPLOYMENTS.c.longitude.is_not(None))
+        lat = case((placed, DEPLOYMENTS.c.latitude), else_=PHOTOS.c.latitude)
+        lon = case((placed, DEPLOYMENTS.c.longitude), else_=PHOTOS.c.longitude)
+        q = (select(CAPTURES.c.photo_id, CAPTURES.c.utc_epoch, lat, lon)
+             .outerjoin(DEPLOYMENTS, DEPLOYMENTS.c.id == CAPTURES.c.deployment_id)
+             .join(PHOTOS, PHOTOS.c.id == CAPTURES.c.photo_id)
+             .where(CAPTURES.c.utc_epoch.is_not(None), CAPTURES.c.time_issue.is_(None), lat.is_not(None),
+                    lon.is_not(None)))
         with self.engine.connect() as conn:
             if photo_ids is None:
                 return [tuple(r) for r in conn.execute(q.order_by(CAPTURES.c.photo_id))]
