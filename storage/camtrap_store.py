@@ -247,6 +247,16 @@ class SqlCamtrapStore:
                 conn.execute(sqlite_insert(CROPS).on_conflict_do_nothing(),
                              [{"vector_set_id": vector_set_id, "detection_id": int(i)} for i in detection_ids])
 
+    def crop_ids(self, vector_set_id: int) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return id_array(conn, select(CROPS.c.detection_id).where(CROPS.c.vector_set_id == vector_set_id))
+
+    def unmark_crops(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
+        with self._write, self.engine.begin() as conn:
+            for chunk in chunks(sorted({int(i) for i in detection_ids})):
+                conn.execute(delete(CROPS).where(CROPS.c.vector_set_id == vector_set_id,
+                                                 CROPS.c.detection_id.in_(chunk)))
+
     def unindexed_detections(self, vector_set_id: int, threshold: float) -> list[Detection]:
         done = select(CROPS.c.detection_id).where(CROPS.c.vector_set_id == vector_set_id)
         with self.engine.connect() as conn:

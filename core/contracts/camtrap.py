@@ -221,6 +221,12 @@ class CamtrapStore(Protocol):
 
     def mark_crops_indexed(self, vector_set_id: int, detection_ids: Sequence[int]) -> None: ...
 
+    def crop_ids(self, vector_set_id: int) -> np.ndarray:
+        """Sorted ids of the detections recorded as having a crop vector in this set."""
+
+    def unmark_crops(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
+        """Forget these crop vectors (their file lost them): the next ingest embeds them again."""
+
     def unindexed_detections(self, vector_set_id: int, threshold: float) -> list[Detection]:
         """Boxes at or above `threshold` without a crop vector in this set, by id."""
 

@@ -94,9 +94,6 @@ class SettingFields(BaseSettings):
     ingest_engine: Literal["local", "ray"] = Field("local", description="Ingest engine: 'local' (one process; "
         "decoding threads overlap the embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, "
         "on this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.")
-    detection_threshold: float = Field(0.2, ge=0, le=1, description="Detector confidence at or above which a box "
-        "counts (camera traps): its crop is embedded and searched, and a frame a detector looked at without such a "
-        "box is empty. MegaDetector's typical threshold is 0.1-0.2.")
     crop_margin: float = Field(0.1, ge=0, le=1, description="Margin added around a detection's box before its crop "
         "is embedded or shown to the judge, as a share of the box's width and height on each side (clipped to the "
         "frame).")
