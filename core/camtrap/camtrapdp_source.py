@@ -98,7 +98,8 @@ class PackageHooks:
         new = []
         for m in without:
             key = m.capture.media_key
-            m.photo.extra["file_missing"] = m.missing or self._failed.get(key) or "its file could not be read as a picture"
+            m.photo.extra["file_missing"] = (m.missing or self._failed.get(key)
+                                             or "its file could not be read as a picture")
             if key in stand_ins:
                 ids[key] = stand_ins[key]
             else:
