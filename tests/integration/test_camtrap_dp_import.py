@@ -266,3 +266,17 @@ def test_media_kept_without_a_file_are_replaced_once_their_host_answers(tmp_path
     assert store_tables(services.camtrap) == package_tables(EXAMPLE)
     photos = catalog.get_photos(list(services.camtrap.photo_ids_for_media(["07840dcc"]).values()))
     assert len(photos) == 1 and photos[0].extra["image_url"].startswith("https://multimedia.agouti.eu/")
+
+
+def test_stand_ins_left_by_an_ingest_cut_short_are_not_added_twice(tmp_path, offline):
+    """An ingest stopped after it added the stand-ins and before it wrote their captures: the next one finds
+    them by their content hash."""
+    from core.contracts.records import Photo
+
+    services = _services(tmp_path)
+    left = [m["mediaID"] for m in _csv("media.csv") if m["filePath"].startswith("https://")][:5]
+    ids = services.catalog.add_photos([Photo(path="x", sha256=f"media:7cca70f5-ef8c-4f86-85fb-8f070937d7ab:{k}")
+                                       for k in left])
+    services.ingestor().run(EXAMPLE)
+    assert services.catalog.count() == 423
+    assert services.camtrap.photo_ids_for_media(left) == dict(zip(left, ids))
