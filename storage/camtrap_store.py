@@ -24,6 +24,7 @@ from storage.camtrap_models import (
 )
 from storage.catalog import FILELESS
 from storage.db import chunks
+from storage.filter_sql import id_array
 from storage.models import PhotoRow
 
 DEPLOYMENTS, EVENTS, CAPTURES = DeploymentRow.__table__, EventRow.__table__, CaptureRow.__table__
