@@ -8,31 +8,11 @@ from dataclasses import fields
 from typing import Any
 
 import numpy as np
-from sqlalchemy import (
-    Connection,
-    Engine,
-    and_,
-    bindparam,
-    case,
-    delete,
-    exists,
-    func,
-    insert,
-    or_,
-    select,
-    text,
-    update,
-)
+from sqlalchemy import Connection, Engine, and_, bindparam, case, delete, insert, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from core.contracts.camtrap import (
-    CamtrapFilters,
-    Capture,
-    Deployment,
-    Detection,
-    Event,
-    Observation,
-)
+from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event, Observation
+from storage import camtrap_filter_sql
 from storage.camtrap_models import (
     CamtrapPackageRow,
     CaptureRow,
@@ -42,6 +22,7 @@ from storage.camtrap_models import (
     EventRow,
     ObservationRow,
 )
+from storage.catalog import FILELESS
 from storage.db import chunks
 from storage.filter_sql import id_array
 from storage.models import IngestRunRow, PhotoRow
@@ -180,6 +161,18 @@ class SqlCamtrapStore:
                     select(CAPTURES.c.media_key, CAPTURES.c.photo_id).where(CAPTURES.c.media_key.in_(chunk)))})
         return out
 
+    def remove_stand_ins(self, photo_ids: Sequence[int]) -> int:
+        """Delete those of these photos that stand in for a medium kept without its file (content hash
+        'media:...'), their camera-trap rows with them (their file was had since); other photos are never
+        touched. Returns how many went."""
+        gone = 0
+        with self._write, self.engine.begin() as conn:
+            for chunk in chunks(sorted({int(i) for i in photo_ids})):
+                gone += conn.exec_driver_sql(
+                    f"DELETE FROM photos WHERE id IN ({', '.join('?' * len(chunk))}) AND substr(sha256, 1, "
+                    f"{len(FILELESS)}) = ?", (*chunk, FILELESS)).rowcount
+        return gone
+
     def mark_looked(self, photo_ids: Sequence[int]) -> None:
         if not len(photo_ids):
             return
@@ -265,16 +258,21 @@ class SqlCamtrapStore:
                     out.setdefault(r.photo_id, []).append(_make(Detection, r))
         return out
 
-    def empty_ids(self, threshold: float) -> np.ndarray:
-        found = exists().where(DETECTIONS.c.photo_id == CAPTURES.c.photo_id, DETECTIONS.c.conf >= threshold)
-        with self.engine.connect() as conn:
-            return id_array(conn, select(CAPTURES.c.photo_id).where(CAPTURES.c.detector_looked.is_(True), ~found))
-
     def mark_crops_indexed(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
         if len(detection_ids):
             with self._write, self.engine.begin() as conn:
                 conn.execute(sqlite_insert(CROPS).on_conflict_do_nothing(),
                              [{"vector_set_id": vector_set_id, "detection_id": int(i)} for i in detection_ids])
+
+    def crop_ids(self, vector_set_id: int) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return id_array(conn, select(CROPS.c.detection_id).where(CROPS.c.vector_set_id == vector_set_id))
+
+    def unmark_crops(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
+        with self._write, self.engine.begin() as conn:
+            for chunk in chunks(sorted({int(i) for i in detection_ids})):
+                conn.execute(delete(CROPS).where(CROPS.c.vector_set_id == vector_set_id,
+                                                 CROPS.c.detection_id.in_(chunk)))
 
     def unindexed_detections(self, vector_set_id: int, threshold: float) -> list[Detection]:
         done = select(CROPS.c.detection_id).where(CROPS.c.vector_set_id == vector_set_id)
@@ -340,7 +338,7 @@ class SqlCamtrapStore:
         with self.engine.connect() as conn:
             return {k: dict(m) for k, m in conn.execute(select(PACKAGES.c.key, PACKAGES.c.metadata).order_by(PACKAGES.c.id))}
 
-    # ---- filters ----------------------------------------------------------------------------------
+    # ---- filters ---------------------------------------------------------------------------------
     def version(self) -> tuple:
         """Changes when what the camera-trap filters read may have changed: a write through this store, a
         detection added (the detections' AUTOINCREMENT sequence), an ingest started or finished in any process
@@ -351,28 +349,9 @@ class SqlCamtrapStore:
         return self._write.count, seq, tuple(run) if run else None
 
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:
-        clauses = []
-        if filters.deployments:
-            clauses.append(CAPTURES.c.deployment_id.in_(
-                select(DEPLOYMENTS.c.id).where(DEPLOYMENTS.c.key.in_(list(filters.deployments)))))
-        if filters.categories:
-            clauses.append(exists().where(DETECTIONS.c.photo_id == CAPTURES.c.photo_id,
-                                          DETECTIONS.c.category.in_(list(filters.categories)),
-                                          DETECTIONS.c.conf >= threshold))
-        if filters.species:
-            clauses.append(_observed(func.lower(OBSERVATIONS.c.scientific_name) == filters.species.strip().lower()))
-        if filters.classified in ("human", "machine"):
-            clauses.append(_observed(OBSERVATIONS.c.method == filters.classified))
-        elif filters.classified == "none":
-            clauses.append(~_observed(OBSERVATIONS.c.method.in_(["human", "machine"])))
-        if not clauses:
-            return None
         with self.engine.connect() as conn:
-            return id_array(conn, select(CAPTURES.c.photo_id).where(*clauses))
+            return camtrap_filter_sql.camtrap_ids(conn, filters, threshold)
 
-
-def _observed(condition):
-    """An observation meeting `condition` of the capture's photo (media-level) or of its event."""
-    return exists().where(condition, or_(OBSERVATIONS.c.photo_id == CAPTURES.c.photo_id,
-                                         and_(OBSERVATIONS.c.event_id.is_not(None),
-                                              OBSERVATIONS.c.event_id == CAPTURES.c.event_id)))
+    def empty_ids(self, threshold: float) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return camtrap_filter_sql.empty_ids(conn, threshold)

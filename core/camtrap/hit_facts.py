@@ -69,7 +69,7 @@ def attach(corpus, hits: list[Hit], filters: Filters | None) -> None:
             "deployment_id": c.deployment_key if c else None, "event_id": c.event_key if c else None,
             "timestamp": timestamp(c.captured_at, c.utc_offset) if c else None,
             "detections": [detection_json(d) for d in boxes.get(h.photo_id, [])],
-            "matched_detection": (h.camtrap or {}).get("matched_detection")}
+            "matched_detection": h.matched_detection}
         if wants_events(filters):
             members = frames.get(c.event_id, []) if c and c.event_id is not None else []
             members = members or [h.photo_id]

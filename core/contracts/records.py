@@ -119,13 +119,16 @@ class Hit:
     # cosine of the photo with the query's words (feedback applied), or with the example photo when there are
     # no words: one scale for every search, whatever its ranking score is (RRF, judge %)
     similarity: float | None = None
-    # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections,
-    # matched_detection, and with by_event event_frames, event_frame_ids; None: the photo has none
+    # the detection the match went through ({"bbox", "category", "conf", "model"}); None: the whole frame matched
+    matched_detection: dict[str, Any] | None = None
+    # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections, and with
+    # by_event event_frames, event_frame_ids; None: the photo has none
     camtrap: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
-        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6)}
+        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6),
+                               "matched_detection": self.matched_detection}
         if self.similarity is not None:
             out["similarity"] = round(float(self.similarity), 6)
         if self.covers is not None:
@@ -138,4 +141,5 @@ class Hit:
                        rights_holder=p.rights_holder, caption=p.caption)
         out.update(CAMTRAP_FACTS_NONE)
         out.update({k: (list(v) if isinstance(v, list) else v) for k, v in (self.camtrap or {}).items()})
+        out["matched_detection"] = self.matched_detection  # set by the crop search only (core.methods.run)
         return out
