@@ -115,7 +115,8 @@ def test_by_event_and_the_facts_of_each_result(world):
     assert first["detections"][0] == {"bbox": [0.0, 0.1, 0.1, 0.1], "category": "animal", "conf": 0.8,
                                       "model": "MDV5a"}
     assert first["matched_detection"] is None
-    assert (plain["deployment_id"], plain["event_id"], plain["timestamp"], plain["detections"]) == (None, None, None, [])
+    assert (plain["deployment_id"], plain["event_id"], plain["timestamp"]) == (None, None, None)
+    assert plain["detections"] == []
     assert plain["event_frames"] == 1 and plain["event_frame_ids"] == [ids[5]]
     assert lone["event_frames"] == 1
     hits = [Hit(rank=1, photo_id=ids[2], score=1.0)]
