@@ -94,8 +94,8 @@ class CardIngest:
             one = len(lying) == 1
             report.notices.append(f"{len(lying)} photo{'' if one else 's'} carr{'ies' if one else 'y'} an EXIF time "
                                   "that cannot be true, kept out of the date, time-of-day and event filters: "
-                                  f"{named}{more} (how to fix: set the camera's clock; give the deployment's clock_offset_s in a deployments "
-                                  "CSV, or its utc_offset, and ingest again)")
+                                  f"{named}{more} (how to fix: set the camera's clock; give the deployment's "
+                                  "clock_offset_s in a deployments CSV, or its utc_offset, and ingest again)")
             log.warning("ingest %s: %d photos with lying EXIF times, e.g. %s", report.source, len(lying), named)
         if self.store is None:
             return
