@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.camtrap import events as event_grouping
-from core.camtrap.capture_time import CaptureTime, resolve
+from core.camtrap.capture_time import CaptureTime, offset_problem, resolve
 from core.camtrap.deployments import (
     DeploymentPattern,
     deployment_keys,
@@ -26,6 +26,7 @@ from core.camtrap.deployments import (
 )
 from core.camtrap.exif import ExifFacts, read_exif
 from core.contracts.camtrap import Capture, Deployment
+from core.contracts.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,10 @@ class CardIngest:
 def begin(store, settings, source, root: Path | None, deployments_csv: str | None) -> CardIngest:
     """The card step of one ingest, bound to the source's items; raises InputError for a bad deployments CSV or
     deployment_pattern (before anything is written)."""
+    problem = offset_problem(settings.default_utc_offset)
+    if problem:
+        raise InputError(f"The default_utc_offset setting: {problem}",
+                         "set it to the offset of the cameras' zone, e.g. +02:00 or -05:00 (settings reference)")
     rows = read_deployments_csv(deployments_csv) if deployments_csv else []
     off = settings.deployment_pattern.strip().lower() == NO_DEPLOYMENTS
     pattern = None if off else DeploymentPattern(settings.deployment_pattern)
