@@ -16,7 +16,7 @@ from core.contracts import bounds
 from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
 from core.licences import parse_licence
 from core.contracts.records import Filters, Photo
-from storage import filter_rows as bulk_columns, filter_sql
+from storage import catalog_text, filter_rows as bulk_columns, filter_sql
 from storage.db import chunks
 from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
                             PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
@@ -271,6 +271,10 @@ class SqlCatalog:
                 out.update(r[0] for r in conn.exec_driver_sql(UNTAXED.format(", ".join("?" * len(chunk))),
                                                               tuple(chunk)))
         return out
+
+    def text_matches(self, words: Sequence[Sequence[str]], limit: int) -> list[list[tuple[int, float, bool]]]:
+        """Per word (its forms), the photos whose catalog text holds it, best first (storage.catalog_text)."""
+        return catalog_text.text_matches(self.engine, words, limit)
 
     def all_photos(self) -> list[Photo]:
         with Session(self.engine) as s:

@@ -65,6 +65,11 @@ class Catalog(Protocol):
     def untaxed(self, ids: Sequence[int]) -> set[int]:
         """Those of `ids` whose photo has no taxon name at any rank (a user's own photos, not identified)."""
 
+    def text_matches(self, words: Sequence[Sequence[str]], limit: int) -> list[list[tuple[int, float, bool]]]:
+        """For each word (a sequence of its forms), up to `limit` photos whose catalog text (names of every
+        rank, synonyms, captions, places, tags, notes) holds one of its forms, best first: (id, score, whether
+        the word is among the photo's names)."""
+
     def count(self) -> int: ...
 
     def sources(self) -> set[str]: ...

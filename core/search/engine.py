@@ -38,6 +38,7 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.search import catalog_text
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
@@ -129,9 +130,11 @@ class SearchEngine:
         with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
+            text = self._catalog_text(run, request, depth, pool, stages)
+            ranked = catalog_text.fuse(ranked, text, s, depth) if text is not None else ranked
             group = self._group(run, request, stages)
             ranked = self._group_first(run, group, request, ranked, depth, adjust)
-            first = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            first = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
             run.emit(FirstResults("first", [h.to_json() for h in first]))
             if request.rerank != "none" and ranked:
                 votes = request.votes or s.rerank_votes
@@ -146,7 +149,7 @@ class SearchEngine:
             ranked, covers = final_ranking(ranked, stages.get("coverage"),
                                            lambda ids: self._text_scores(run, request, ids, adjust))
             ranked = camtrap_hits.by_event(self.corpus, request.filters, ranked)  # one result per event, if asked
-            hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            hits = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
             camtrap_hits.attach(self.corpus, hits, request.filters)
             for h in hits:
                 h.covers = covers.get(h.photo_id)
@@ -333,6 +336,30 @@ class SearchEngine:
         stages["first"] = {"method": "baseline", "text": query, "examples": len(request.examples) +
                            len(request.example_ids)}
         return ranked
+
+    def _catalog_text(self, run: Run, request: SearchRequest, depth: int, pool, stages: dict):
+        """The catalog's full-text ranking of the query's words (core.search.catalog_text), or None: the setting
+        is off, there are no words, or the catalog cannot search text."""
+        catalog = getattr(self.corpus, "catalog", None)
+        if not self.settings.hybrid_retrieval or not request.query or catalog is None:
+            return None
+        with run.timed("catalog_text"):
+            text = catalog_text.search(catalog, request.query, depth, pool)
+        stages["catalog_text"] = {**text.to_json(), "weights": {"vectors": self.settings.hybrid_vector_weight,
+                                                                "catalog": self.settings.hybrid_text_weight},
+                                  "lambda": self.settings.hybrid_rrf_lambda}
+        if text.ranked:
+            run.notice(catalog_text.notice_text(text))
+            log.info("catalog words %s matched %d photos", text.matched_words(), len(text.ranked))
+        return text
+
+    @staticmethod
+    def _matched(text, hits: list) -> list:
+        """`hits` with the query's words their catalog text holds (Hit.catalog_match)."""
+        found = catalog_text.matches_of(text, [h.photo_id for h in hits])
+        for h in hits:
+            h.catalog_match = found.get(h.photo_id)
+        return hits
 
     def _group(self, run: Run, request: SearchRequest, stages: dict):
         """The group the query's subject names in the catalog (core.search.groups), or None: the setting is off,
