@@ -92,8 +92,19 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
             parts = ", ".join(short.get(t, t) for t in h["covers"])
             out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
         else:
-            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{in_box(h, short=True)}"))
+            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{in_box(h, short=True)}"
+                              f"{catalog_match(h, short=True)}"))
     return out
+
+
+def catalog_match(hit: dict[str, Any], short: bool = False) -> str:
+    """What the page says of a photo whose catalog text holds words of the query ('' for none): a few words
+    for a gallery caption, a sentence for the photo view."""
+    words = hit.get("catalog_match")
+    if not words:
+        return ""
+    quoted = ", ".join(f"“{w}”" for w in words)
+    return " · " + S.CATALOG_MATCH_SHORT.format(words=quoted) if short else S.CATALOG_MATCH.format(words=quoted)
 
 
 def in_box(hit: dict[str, Any], short: bool = False) -> str:
@@ -275,6 +286,8 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
         html.append(_closest_html(hit, stages, picture_url))
         if hit.get("matched_detection"):
             html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
+        if hit.get("catalog_match"):
+            html.append(f"<p class='ecolens-catalog-match'>{escape(catalog_match(hit))}</p>")
         inner = badges_html(answers_of(stages, hit["id"]))
         html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])

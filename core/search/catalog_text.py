@@ -4,8 +4,9 @@ stage's own (vector) ranking by weighted reciprocal rank fusion (core.methods.rr
 
 Why: a text query is a weak match for a picture with most embedders and no match at all with the stand-ins,
 while a name the catalog holds ("ocelot", "ocelots", "Leopardus pardalis", "Carnivora") says which photos it
-means. Each word is searched as written and in its English singular (core.methods.rules.singular: 'wolves' ->
-'wolf'; the index's porter stemmer does the regular plurals on both sides). The catalog ranking puts the photos
+means. Each word is searched in its English singular (core.methods.rules.singular: 'wolves' -> 'wolf', 'mice'
+-> 'mouse'), which the index's porter stemmer then reduces as it reduced the catalog's words ('ocelots' and
+'ocelot' are one stem there). The catalog ranking puts the photos
 that hold more of the query's words among their names first, then those holding more of its words anywhere,
 then by BM25. Every photo brought by the catalog says which of the query's words matched (Hit.catalog_match),
 and a notice says so. The setting hybrid_retrieval turns it off (`eval` does: its benchmarks rank pictures)."""
@@ -73,7 +74,8 @@ def search(catalog, query: str, depth: int, pool: np.ndarray | None) -> CatalogT
         return found
     inside = None if pool is None else set(np.asarray(pool, dtype=np.int64).tolist())
     limit = depth if inside is None else max(depth * 4, 1000)  # a pool leaves some out: ask for more
-    per_word = catalog.text_matches([[w, singular(w)] for w in words], limit)
+    # the singular alone: the porter stemmer gives both forms one stem, and searching both would count it twice
+    per_word = catalog.text_matches([[singular(w)] for w in words], limit)
     score: dict[int, float] = {}
     for word, rows in zip(words, per_word):
         for pid, s, in_names in rows:

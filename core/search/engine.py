@@ -375,14 +375,20 @@ class SearchEngine:
     def _group_first(self, run: Run, group, request: SearchRequest, ranked: Ranked, depth: int, adjust) -> Ranked:
         """`ranked` with the group's photos first and a notice saying so (core.search.groups.group_first; up to
         `depth` group photos the ranking did not reach are ranked by the query's words); as it is without a
-        group or when the order does not change."""
+        group. The notice is what it says of the photos shown, said whenever the group's photos are among them."""
         if group is None:
             return ranked
         unplaced = self.corpus.untaxed([i for i, _ in ranked])
         reordered = group_first(ranked, group, depth,
                                 lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids), unplaced)
+        k = request.k or self.settings.k
+        shown = [i for i, _ in reordered[:k]]
+        last = max((n for n, i in enumerate(shown) if i in group.ids), default=-1)
+        if last >= 0:  # said whenever the group's photos head the page, whoever put them there first (the catalog's text)
+            text = group_notice(group, sum(1 for i in shown[:last + 1] if i in unplaced))
+            run.notices[:] = [n for n in run.notices if not n.startswith(f"“{group.word}” was read as the group")]
+            run.notice(text)  # after the judge: what it says of the final order replaces what it said before
         if [i for i, _ in reordered] != [i for i, _ in ranked]:
-            run.notice(group_notice(group))
             log.info("group word %r read as %s (%d photos): group photos first", group.word, group.taxon,
                      len(group.ids))
         return reordered
