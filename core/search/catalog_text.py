@@ -66,18 +66,23 @@ class CatalogText:
                 "by_name": len(self.named)}
 
 
-def search(catalog, query: str, depth: int, pool: np.ndarray | None) -> CatalogText:
-    """The catalog's ranking for `query` within `pool` (None: every photo), up to `depth` photos."""
+def search(catalog, query: str, depth: int, pool: np.ndarray | None,
+           taxa: Sequence[tuple[str, str]] = ()) -> CatalogText:
+    """The catalog's ranking for `query` within `pool` (None: every photo), up to `depth` photos. `taxa`: (what
+    a result says matched, a taxon name) searched as further words: a group word's taxa ('bird' is the class
+    Aves), so the photos catalogued in the group are found by their names too."""
     words = query_words(query)
-    found = CatalogText(words)
-    if not words or depth <= 0 or not hasattr(catalog, "text_matches"):
+    labels = words + [label for label, _ in taxa if label not in words]
+    found = CatalogText(labels)
+    if not labels or depth <= 0 or not hasattr(catalog, "text_matches"):
         return found
     inside = None if pool is None else set(np.asarray(pool, dtype=np.int64).tolist())
     limit = depth if inside is None else max(depth * 4, 1000)  # a pool leaves some out: ask for more
     # the singular alone: the porter stemmer gives both forms one stem, and searching both would count it twice
-    per_word = catalog.text_matches([[singular(w)] for w in words], limit)
+    forms = [[singular(w)] for w in words] + [[name] for label, name in taxa if label not in words]
+    per_word = catalog.text_matches(forms, limit)
     score: dict[int, float] = {}
-    for word, rows in zip(words, per_word):
+    for word, rows in zip(labels, per_word):
         for pid, s, in_names in rows:
             if inside is not None and pid not in inside:
                 continue

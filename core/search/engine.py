@@ -130,9 +130,9 @@ class SearchEngine:
         with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
-            text = self._catalog_text(run, request, depth, pool, stages)
-            ranked = catalog_text.fuse(ranked, text, s, depth) if text is not None else ranked
             group = self._group(run, request, stages)
+            text = self._catalog_text(run, request, depth, pool, stages, group)
+            ranked = catalog_text.fuse(ranked, text, s, depth) if text is not None else ranked
             ranked = self._group_first(run, group, request, ranked, depth, adjust)
             first = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
             run.emit(FirstResults("first", [h.to_json() for h in first]))
@@ -337,14 +337,16 @@ class SearchEngine:
                            len(request.example_ids)}
         return ranked
 
-    def _catalog_text(self, run: Run, request: SearchRequest, depth: int, pool, stages: dict):
-        """The catalog's full-text ranking of the query's words (core.search.catalog_text), or None: the setting
-        is off, there are no words, or the catalog cannot search text."""
+    def _catalog_text(self, run: Run, request: SearchRequest, depth: int, pool, stages: dict, group=None):
+        """The catalog's full-text ranking of the query's words (core.search.catalog_text), with a group word's
+        taxa as further words ('bird' (Aves)), or None: the setting is off, there are no words, or the catalog
+        cannot search text."""
         catalog = getattr(self.corpus, "catalog", None)
         if not self.settings.hybrid_retrieval or not request.query or catalog is None:
             return None
+        taxa = [(f"{group.word} ({t})", t) for t in group.taxa] if group is not None else []
         with run.timed("catalog_text"):
-            text = catalog_text.search(catalog, request.query, depth, pool)
+            text = catalog_text.search(catalog, request.query, depth, pool, taxa)
         stages["catalog_text"] = {**text.to_json(), "weights": {"vectors": self.settings.hybrid_vector_weight,
                                                                 "catalog": self.settings.hybrid_text_weight},
                                   "lambda": self.settings.hybrid_rrf_lambda}
