@@ -143,6 +143,9 @@ class Backends:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     # core.workers.pool.WorkerPool: backends that run a model are built in its worker processes (None: here)
     workers: object | None = field(default=None, repr=False, compare=False)
+    # the world plug-in (core.contracts.world.World) the collection is, as the composition root sees it before
+    # the reader is built: the answer reader 'auto' picks its reader (None: no world)
+    world: object | None = field(default=None, repr=False, compare=False)
 
     def _remote(self, kind: str, build: Callable[[], object]) -> object:
         """Backend `kind` from `build()`, or, with workers and a backend that runs a model, its stand-in for the
@@ -196,7 +199,7 @@ class Backends:
         """The photo reader of the answer stage (setting answer_reader), or None: answers read captions."""
         from core.backends.readers import create_reader
 
-        return self._lazy("reader", lambda: create_reader(self.settings, self.embedder))
+        return self._lazy("reader", lambda: create_reader(self.settings, self.embedder, self.world))
 
     def describe(self) -> dict[str, dict[str, object]]:
         """Model id and stand-in flag of each backend built so far (for JSON output and banners)."""

@@ -8,8 +8,9 @@ outside the world; the generic rules then use their own plain wording. The base 
 book: it knows no world at all.
 
 Core never imports a world. The composition root registers the worlds it knows (`register_world`) and
-decides which one, if any, reads the requests of this process (`use_world`); with none in use every request
-goes through the generic rules."""
+decides, per search, which rule books read it (`RuleBooks`, handed to the search engine and carried by each
+search's run): the request's text is read by one book, each photo by the book of its source. With no world
+chosen every request goes through the generic rules."""
 from __future__ import annotations
 
 import logging
@@ -169,11 +170,46 @@ class World:
     # recognises(catalog, demo_folder) -> True when the catalog holds nothing but this world's photos, wherever
     # they lie (None: only photos inside demo_folder count as the world's)
     recognises: Callable[[Any, str], bool] | None = None
+    source: str = ""  # the Photo.source of the world's photos ('' : the world's name)
+
+    @property
+    def photo_source(self) -> str:
+        return self.source or self.name
 
 
-GENERIC = RuleBook()
+GENERIC = RuleBook()  # stateless: it answers "not mine" to everything
+
+
+@dataclass(frozen=True)
+class RuleBooks:
+    """The rule books one search reads, chosen by the composition root and carried by the search's run:
+    `request` reads the request's text (and the dialogue's), a photo is read by the book of its source
+    (`sources`: Photo.source -> book), any other photo by `default`. A collection that is all one world's
+    reads everything with that world's book; a mixed one reads the world's photos with the world's book and
+    the rest, and the request, with the generic rules."""
+
+    request: RuleBook = GENERIC
+    default: RuleBook = GENERIC
+    sources: tuple[tuple[str, RuleBook], ...] = ()
+
+    @classmethod
+    def whole(cls, world: World) -> "RuleBooks":
+        """The collection is nothing but `world`'s photos."""
+        book = world.rule_book
+        return cls(book, book, ((world.photo_source, book),))
+
+    @classmethod
+    def mixed(cls, world: World) -> "RuleBooks":
+        """The collection holds `world`'s photos among others: only its photos are read in its terms."""
+        return cls(GENERIC, GENERIC, ((world.photo_source, world.rule_book),))
+
+    def for_photo(self, photo: Any) -> RuleBook:
+        """The book that reads `photo` (by its source)."""
+        source = getattr(photo, "source", "") or ""
+        return next((book for name, book in self.sources if name == source), self.default)
+
+
 _WORLDS: dict[str, World] = {}
-_ACTIVE: list[RuleBook] = [GENERIC]
 _LOCK = threading.Lock()
 
 
@@ -191,21 +227,6 @@ def worlds() -> dict[str, World]:
 def get_world(name: str) -> World | None:
     with _LOCK:
         return _WORLDS.get(name)
-
-
-def use_world(name: str | None) -> RuleBook:
-    """Let world `name` read the requests of this process (None or '': the generic rules only). Returns the
-    rule book now in use."""
-    with _LOCK:
-        book = _WORLDS[name].rule_book if name else GENERIC
-        _ACTIVE[0] = book
-    log.info("rule book in use: %s", book.name)
-    return book
-
-
-def rule_book() -> RuleBook:
-    """The rule book in use (the generic one unless the composition root chose a world)."""
-    return _ACTIVE[0]
 
 
 def demo_world() -> World | None:

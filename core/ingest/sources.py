@@ -214,8 +214,9 @@ def _read_csv(csv_path: Path) -> SourceScan:
                 except json.JSONDecodeError:
                     pass
             observed = _date_value(values.get("observed_on"), name, chosen["observed_on"], extra, notes)
+            source = str(extra.pop("source", "") or "inat-csv")  # a CSV may name its photos' source (a world's)
             photo = Photo(
-                path=ref, source="inat-csv", scientific_name=values.get("scientific_name", ""),
+                path=ref, source=source, scientific_name=values.get("scientific_name", ""),
                 common_name=values.get("common_name", ""), kingdom=values.get("kingdom", ""),
                 phylum=values.get("phylum", ""), class_name=values.get("class_name", ""),
                 order=values.get("order", ""), family=values.get("family", ""), genus=values.get("genus", ""),

@@ -1,5 +1,5 @@
-"""What every stage of one search run shares: the corpus view, cached backends, budget, notices, events and
-the cancel token."""
+"""What every stage of one search run shares: the corpus view, cached backends, budget, notices, events, the
+cancel token and the rule books that read the request and the photos."""
 from __future__ import annotations
 
 import logging
@@ -12,6 +12,7 @@ import numpy as np
 
 from core.contracts.cancel import CancelToken
 from core.contracts.events import Event, Notice, StageEvent
+from core.contracts.world import RuleBook, RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
 from core.methods.deadline import SearchDeadline
@@ -31,7 +32,13 @@ class Run:
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     deadline: SearchDeadline = field(default_factory=SearchDeadline)  # no limit unless the engine sets one
+    rules: RuleBooks = field(default_factory=RuleBooks)  # the generic rules unless the engine was handed others
     _running: dict[str, float] = field(default_factory=dict, repr=False)  # steps started, not finished
+
+    @property
+    def book(self) -> RuleBook:
+        """The rule book that reads this search's request."""
+        return self.rules.request
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:

@@ -27,6 +27,7 @@ import numpy as np
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
+from core.contracts.world import RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
 from core.methods.deadline import SearchDeadline
@@ -68,10 +69,14 @@ def final_ranking(ranked: Ranked, coverage: dict[str, Any] | None,
 
 
 class SearchEngine:
-    def __init__(self, corpus, backends, settings=None, cached: CachedBackends | None = None):
+    def __init__(self, corpus, backends, settings=None, cached: CachedBackends | None = None,
+                 rules: RuleBooks | Callable[[], RuleBooks] | None = None):
         """`corpus`: core.search.corpus.Corpus (or a fake with the same methods); `backends`: core.backends.registry
-        .Backends (raw, built lazily); the engine keeps them behind one disk cache for its lifetime."""
+        .Backends (raw, built lazily); the engine keeps them behind one disk cache for its lifetime. `rules`: the
+        rule books that read each search (core.contracts.world.RuleBooks), or what tells them at the start of a
+        search (the composition root's view of the catalog); the generic rules when left out."""
         self.corpus = corpus
+        self._rules = rules if callable(rules) else (lambda: rules or RuleBooks())
         self.settings = settings or corpus.settings
         self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
                                                  self.settings.path("generated"), self.settings.cache_size_mb)
@@ -105,7 +110,7 @@ class SearchEngine:
         followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
-                  cancel or CancelToken(), deadline=deadline)
+                  cancel or CancelToken(), deadline=deadline, rules=self.rules())
         for text in followed:
             run.notice(text)
         k = request.k or s.k
@@ -219,7 +224,7 @@ class SearchEngine:
 
         s = self.settings
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
-                  cancel or CancelToken())
+                  cancel or CancelToken(), rules=self.rules())
         ids = [int(i) for i in photo_ids]
         out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
         return {**out, "notices": list(run.notices)}
@@ -230,7 +235,11 @@ class SearchEngine:
 
         self.corpus.follow_catalog()
         return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
-                               filters=filters, k=k)
+                               filters=filters, k=k, rules=self.rules())
+
+    def rules(self) -> RuleBooks:
+        """The rule books a search started now reads (fixed for the whole search)."""
+        return self._rules()
 
     # ---- stages ---------------------------------------------------------------------------------
     @staticmethod
@@ -313,7 +322,7 @@ class SearchEngine:
             return ranked
         if request.method == "rewrite":
             with run.timed("rewrite"):
-                instr = visual_instruction(run.backends.llm, query, run.notices)
+                instr = visual_instruction(run.backends.llm, query, run.notices, book=run.book)
             with run.timed("search"):
                 ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism, request.organism_name,
                                            query)
@@ -336,7 +345,7 @@ class SearchEngine:
         if not self.settings.group_words or not request.query:
             return None
         with run.timed("group"):
-            group = find_group(self.corpus, request.query, request.filters)
+            group = find_group(self.corpus, request.query, request.filters, run.book)
         if group is not None:
             stages["group"] = group.to_json()
         return group
