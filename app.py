@@ -22,11 +22,12 @@ from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for  # noqa: E402
 from core.search.corpus import Corpus  # noqa: E402
 from core.search.engine import SearchEngine  # noqa: E402
 from core.contracts.errors import EcoLensError  # noqa: E402
-from core.contracts.world import RuleBooks, World, demo_world, get_world  # noqa: E402
+from core.contracts.world import RuleBooks, World  # noqa: E402
+from core.plugins.registry import demo_world, get_world  # noqa: E402
 from core.vectors.index_store import IndexStore  # noqa: E402
 from core.ingest.ingestor import Ingestor  # noqa: E402
 from core.logs import configure_logging  # noqa: E402
-from core.contracts.settings import Settings, load_settings  # noqa: E402
+from core.config import Settings, load_settings  # noqa: E402
 from core.search.preparation import Progress, prepare_corpus  # noqa: E402
 from core.search import space  # noqa: E402
 

@@ -34,7 +34,7 @@ def one_setup(label: str, per_species: int, smoke: bool = False, **overrides) ->
     from fieldguide.world import build_world
     from core.search.engine import SearchEngine
     from core.contracts.search_request import SearchRequest
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = build_world(Path(tmp) / "world", seed=0, per_species=per_species, benchmark=False)

@@ -15,7 +15,7 @@ from pathlib import Path
 from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
-from core.contracts.world import demo_world, get_world
+from core.plugins.registry import demo_world, get_world
 from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
 from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark

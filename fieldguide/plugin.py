@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from core.backends.readers import register_reader
 from core.backends.registry import register_backend
-from core.contracts.world import World, get_world, register_world
+from core.contracts.world import World
+from core.plugins.registry import get_world, register_world
 from core.evaluation.benchmarks import register_benchmark
 
 NAME = "fieldguide"

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.contracts.errors import EcoLensError  # noqa: E402
-from core.contracts.settings import load_settings  # noqa: E402
+from core.config import load_settings  # noqa: E402
 
 
 def config_argument(argv: list[str]) -> str | None:

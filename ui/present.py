@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.methods.confidence import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
 

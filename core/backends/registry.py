@@ -16,7 +16,7 @@ from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
 from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
 from core.backends.resolution import resolve
 from core.contracts.errors import BackendError, ConfigError
-from core.contracts.settings import Settings
+from core.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -7,19 +7,15 @@ backends, a demo builder and a benchmark. Every rule-book method answers None (o
 outside the world; the generic rules then use their own plain wording. The base class below is the generic
 book: it knows no world at all.
 
-Core never imports a world. The composition root registers the worlds it knows (`register_world`) and
-decides, per search, which rule books read it (`RuleBooks`, handed to the search engine and carried by each
-search's run): the request's text is read by one book, each photo by the book of its source. With no world
-chosen every request goes through the generic rules."""
+Core never imports a world. The composition root registers the worlds it knows (core.plugins.registry, one
+call per plug-in) and decides, per search, which rule books read it (`RuleBooks`, handed to the search engine
+and carried by each search's run): the request's text is read by one book, each photo by the book of its
+source. With no world chosen every request goes through the generic rules. This module holds shapes only."""
 from __future__ import annotations
 
-import logging
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
-
-log = logging.getLogger(__name__)
 
 Turns = Sequence[tuple[str, str]]
 Progress = Callable[[int, int], None]
@@ -207,29 +203,3 @@ class RuleBooks:
         """The book that reads `photo` (by its source)."""
         source = getattr(photo, "source", "") or ""
         return next((book for name, book in self.sources if name == source), self.default)
-
-
-_WORLDS: dict[str, World] = {}
-_LOCK = threading.Lock()
-
-
-def register_world(world: World) -> None:
-    """Make `world` known by its name (idempotent: registering the same name again replaces it)."""
-    with _LOCK:
-        _WORLDS[world.name] = world
-
-
-def worlds() -> dict[str, World]:
-    with _LOCK:
-        return dict(_WORLDS)
-
-
-def get_world(name: str) -> World | None:
-    with _LOCK:
-        return _WORLDS.get(name)
-
-
-def demo_world() -> World | None:
-    """The registered world that can draw a demo collection (the first one registered), if any."""
-    with _LOCK:
-        return next((w for w in _WORLDS.values() if w.build_demo is not None), None)

@@ -24,7 +24,7 @@ from core.vectors.threads import set_threads, threads as faiss_threads
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
 

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.contracts.records import Photo
-from core.contracts.world import GENERIC, RuleBooks, worlds
+from core.contracts.world import GENERIC, RuleBooks
+from core.plugins.registry import worlds
 
 _CITE = re.compile(r"\[(\d+)\]")
 _CLAIM_END = re.compile(r"((?<=[.!?])\s+|;\s+)")

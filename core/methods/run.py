@@ -16,7 +16,7 @@ from core.contracts.world import RuleBook, RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
 from core.methods.deadline import SearchDeadline
-from core.contracts.settings import Settings
+from core.config import Settings
 
 log = logging.getLogger(__name__)
 

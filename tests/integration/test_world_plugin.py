@@ -6,7 +6,7 @@ from __future__ import annotations
 from app import build_services
 from tests.photos import shaded_photos as _photos
 from core.contracts import world
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.methods import rules
 
 WORLD_REQUEST = "a Slate Reedpiper carrying a twig"

@@ -7,7 +7,7 @@ import numpy as np
 
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.contracts.world import RuleBooks
 from tests.photos import world_books
 from core.methods.evidence import named_organisms, outside_world, unsupported

@@ -98,7 +98,7 @@ def test_asking_for_cuda_without_a_gpu_says_so_and_uses_the_cpu(monkeypatch, cap
 
 def test_the_corpus_tells_the_user_when_cuda_finds_no_faiss_gpu(tmp_path):
     from core.contracts.catalog import VectorSet
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from core.search.corpus import Corpus
     from core.vectors.index_store import IndexStore
     from tests.fakes import FakeEmbedder

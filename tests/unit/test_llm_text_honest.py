@@ -302,7 +302,7 @@ def test_asking_a_server_that_never_answers_is_bounded_by_the_short_timeout():
     import time
 
     from core.backends.openai_llm import OpenAILLM
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     with socket.socket() as listener:  # accepts connections and never answers
         listener.bind(("127.0.0.1", 0))

@@ -8,7 +8,7 @@ import numpy as np
 from core.search.engine import SearchEngine
 from core.methods.plugir import DialogueSession
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.photos import world_book, world_books
 from tests.fakes import FakeBackends, FakeEmbedder, FakeLLM, FakeSearch
 

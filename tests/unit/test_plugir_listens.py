@@ -11,7 +11,7 @@ from fieldguide.world import sample_observations
 from core.methods.constraints import question_key
 from core.methods.plugir import DialogueSession
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.photos import world_books
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeLLM, FakeSearch
 
