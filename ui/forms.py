@@ -16,8 +16,7 @@ import gradio as gr
 
 from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
 from core.imageio import example_photo
-from core.contracts.records import Filters, parse_bbox
-from core.ingest.sources import parse_date
+from core.contracts.records import Filters, parse_bbox, parse_date
 from ui import strings as S
 
 log = logging.getLogger(__name__)

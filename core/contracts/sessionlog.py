@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol, Sequence
 
 from core.contracts import bounds
-from core.contracts.errors import InputError, NotFoundError
+from core.contracts.errors import InputError
 
 RELEVANT, NOT_RELEVANT, SKIPPED = 1, 0, -1
 LABEL_VALUES = (RELEVANT, NOT_RELEVANT, SKIPPED)

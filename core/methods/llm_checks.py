@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 
+from core.contracts.search_request import QUESTION_START, is_question  # noqa: F401  (is_question: also here)
 from core.contracts.world import GENERIC, RuleBook
 from core.methods import rules
 from core.methods.decompose import rule_decompose, token_set, tokens
@@ -332,15 +333,10 @@ def _short(text: str, n: int = 100) -> str:
 
 
 # ---- VisRet instruction ---------------------------------------------------------------------------------------
-_QUESTION_START = re.compile(r"^\s*(what|which|how|why|when|where|who|whose|is|are|does|do|can)\b", re.IGNORECASE)
 _NUMBERS = frozenset("one two three four five six seven eight nine ten eleven twelve dozen".split())
 # words of a question that ask for something rather than name it: a description may leave them out
 _ASKING = frozenset("what which how why when where who whose many much colour colours coloured size shape number "
                     "kind type look looks like does do did can tell".split())
-
-
-def is_question(request: str) -> bool:
-    return request.strip().endswith("?") or bool(_QUESTION_START.match(request))
 
 
 def value_words(text: str) -> list[str]:
@@ -370,7 +366,7 @@ def check_description(request: str, kind: str, description: str, whole_request: 
     than half of the request's key words, or, for a question or a feature request, when it has a colour or
     number word the request does not have (the question's answer, invented), or names another organism.
     `whole_request` False (one of a comparison's two descriptions): the request's words are not required."""
-    if description.rstrip().endswith("?") or _QUESTION_START.match(description):
+    if description.rstrip().endswith("?") or QUESTION_START.match(description):
         raise Unusable(f"\"{_short(description)}\" is a question, not a description of what to draw")
     if is_question(request) or kind == "feature":
         added = [w for w in value_words(description) if w not in value_words(request)]

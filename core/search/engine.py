@@ -237,6 +237,17 @@ class SearchEngine:
         return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
                                filters=filters, k=k, rules=self.rules())
 
+    # ---- the right of way (core.workers.right_of_way), for the web app's own work around a search --------------
+    @staticmethod
+    def plain():
+        """Held while a plain search's page is being sent: costly work waits at its next step (bounded)."""
+        return ROAD.plain()
+
+    @staticmethod
+    def give_way() -> None:
+        """Costly work (a costly search's page update, a label write) waits a moment for running plain searches."""
+        ROAD.give_way()
+
     def rules(self) -> RuleBooks:
         """The rule books a search started now reads (fixed for the whole search)."""
         return self._rules()
