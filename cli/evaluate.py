@@ -16,7 +16,7 @@ from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
 from core.plugins.registry import demo_world, get_world
-from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
+from core.evaluation.benchmarks import default_images_root, own_catalog
 from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
@@ -69,7 +69,7 @@ GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's t
 def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
-    if args.benchmark in OWN_CATALOG:
+    if own_catalog(args.benchmark):
         services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False),
                                        _services=None).services()
         notices = prepare(services)

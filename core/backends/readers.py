@@ -5,17 +5,16 @@ from typing import Any
 
 from core.backends.resolution import resolve
 from core.contracts.errors import ConfigError
+from core.plugins import registry as plugins
 
 READERS = ["auto", "captions", "openai"]
-# reader name -> "module:factory" (factory(settings, embedder)); plug-ins add theirs with register_reader
+# reader name -> "module:factory" (factory(settings, embedder)); a plug-in's reader comes with its registration
 FACTORIES: dict[str, str] = {"openai": "core.backends.openai_reader:OpenAIReader.from_settings"}
 
 
-def register_reader(name: str, target: str) -> None:
-    """Add a photo reader by name (a world plug-in's reader)."""
-    FACTORIES[name] = target
-    if name not in READERS:
-        READERS.append(name)
+def reader_names() -> list[str]:
+    """The values answer_reader accepts: EcoLens's own, then the registered plug-ins' readers."""
+    return READERS + [name for name in plugins.readers() if name not in READERS]
 
 
 def _auto(settings: Any, world: Any = None) -> str:
@@ -27,7 +26,7 @@ def _auto(settings: Any, world: Any = None) -> str:
         return "openai"
     if (world is not None and world.reader and judge in world.backends.get("judge", {})
             and any(str(settings.embedder).startswith(e) for e in world.backends.get("embedder", {}))):
-        return world.reader
+        return world.name
     return "captions"
 
 
@@ -40,7 +39,9 @@ def create_reader(settings: Any, embedder: Any = None, world: Any = None):
         name = _auto(settings, world)
     if name == "captions":
         return None
-    if name not in FACTORIES:
-        raise ConfigError(f"Unknown answer_reader {name!r}", f"set answer_reader to one of: {', '.join(READERS)}")
-    factory, _ = resolve(FACTORIES, "answer_reader", name)
+    factories = {**FACTORIES, **plugins.readers()}
+    if name not in factories:
+        raise ConfigError(f"Unknown answer_reader {name!r}",
+                          f"set answer_reader to one of: {', '.join(reader_names())}")
+    factory, _ = resolve(factories, "answer_reader", name)
     return factory(settings, embedder)

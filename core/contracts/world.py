@@ -149,20 +149,33 @@ class RuleBook:
         return None
 
 
+GENERIC = RuleBook()  # stateless: it answers "not mine" to everything
+
+
 @dataclass
 class World:
-    """A world plug-in: its rule book, the backend names it registers, where its demo photos go and how they
-    are drawn, and its benchmark."""
+    """A plug-in (a world, or a set of backends alone), registered in one call (core.plugins.registry.register):
+    its rule book, its backends, its photo reader, where its demo photos go and how they are drawn, and its
+    benchmark."""
 
     name: str
-    rule_book: RuleBook
+    rule_book: RuleBook = GENERIC
     title: str = ""  # how sentences name it ("field-guide")
-    # backend kind ("embedder", "judge", "generator", "captioner", "reader") -> {name: "module:factory"}
+    # backend kind ("embedder", "judge", "generator", "captioner") -> {name: "module:factory"}
     backends: dict[str, dict[str, str]] = field(default_factory=dict)
+    runs_model: bool = True  # its backends run a model in the process (with workers on, in a worker process)
+    judge_reads_embedder: bool = False  # its judges are built on the embedder (they get it as a third argument)
     # build_demo(folder, seed, progress) -> the CSV the ingest reads; None: the world has no demo collection
     build_demo: Callable[..., Any] | None = None
     demo_folder: str = ""  # under data_dir
-    reader: str = ""  # the answer reader 'auto' picks when this world's judge and encoder are in use
+    # its photo reader ("module:factory", named like the world): the answer reader 'auto' picks it when this
+    # world's judge and encoder are in use on its collection
+    reader: str = ""
+    # its benchmark for `eval --benchmark NAME` (named like the world): load(data, limit) -> evaluation items,
+    # the metrics it reports, and whether it is run on the world's own catalog
+    benchmark: Callable[..., Any] | None = None
+    benchmark_metrics: tuple[str, ...] = ()
+    benchmark_own_catalog: bool = False
     # recognises(catalog, demo_folder) -> True when the catalog holds nothing but this world's photos, wherever
     # they lie (None: only photos inside demo_folder count as the world's)
     recognises: Callable[[Any, str], bool] | None = None
@@ -171,9 +184,6 @@ class World:
     @property
     def photo_source(self) -> str:
         return self.source or self.name
-
-
-GENERIC = RuleBook()  # stateless: it answers "not mine" to everything
 
 
 @dataclass(frozen=True)
