@@ -1,7 +1,7 @@
 """The field-guide world as a plug-in: `register()` makes its rule book, backends (encoder, judge, painter,
-captioner, answer reader), demo builder and benchmark known to core by the name "fieldguide", in one
-registration (core.plugins.registry.register). Only the composition root (app.py), tests and benchmarks call it;
-core, ui, storage and cli never import this package."""
+captioner, answer reader), demo builder (with its camera-trap card) and benchmark known to core by the name
+"fieldguide", in one registration (core.plugins.registry.register). Only the composition root (app.py), tests and
+benchmarks call it; core, ui, storage and cli never import this package."""
 from __future__ import annotations
 
 from core.contracts.world import World
@@ -21,6 +21,12 @@ def _build_demo(folder, seed: int = 0, progress=None):
     from fieldguide.world import build_world
 
     return build_world(folder, seed=seed, progress=progress)
+
+
+def _build_card(folder, seed: int = 0, progress=None):
+    from fieldguide.camtrap_card import build_camtrap_demo
+
+    return build_camtrap_demo(folder, seed=seed, progress=progress)
 
 
 def _load_benchmark(data, limit=None):
@@ -60,5 +66,5 @@ def register() -> World:
     return registry.register(World(
         name=NAME, title="field-guide", rule_book=FieldGuideRules(),  # its photos' source: NAME
         backends=dict(BACKENDS), runs_model=True, judge_reads_embedder=True,  # its judge reads its encoder's heads
-        reader=READER, build_demo=_build_demo, demo_folder=NAME, recognises=recognises,
+        reader=READER, build_demo=_build_demo, demo_folder=NAME, recognises=recognises, build_card=_build_card,
         benchmark=_load_benchmark, benchmark_metrics=tuple(METRICS), benchmark_own_catalog=True))

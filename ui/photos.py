@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 from urllib.parse import quote
 
+from core.camtrap.people import person_boxes
 from core.contracts.records import Photo
 from core.served import ServedFiles
 from ui import present
@@ -24,31 +25,52 @@ class PhotoFiles:
     def __init__(self, engine: Any):
         """`engine`: core.search.engine.SearchEngine (its corpus answers which photo an id is)."""
         self.corpus = engine.corpus
+        self.settings = engine.settings
         self.served = served_files(engine.settings)
 
-    def files(self, ids: Sequence[int], size: str = "thumb") -> tuple[list[str], list[str]]:
+    def people(self, ids: Sequence[int]) -> dict[int, list]:
+        """photo id -> the person boxes to keep from a viewer who is not logged in (setting hide_people). A web
+        app with a password has only logged-in viewers: nothing is kept from them; without one every viewer
+        counts as not logged in (a Hugging Face login on a Space is not told apart yet: people stay blurred)."""
+        store = getattr(self.corpus, "camtrap", None)
+        mode = getattr(self.settings, "hide_people", "show")
+        if store is None or mode == "show" or getattr(self.settings, "password", "") or not ids:
+            return {}
+        threshold = float(getattr(self.settings, "detection_threshold", 0.2))
+        found = {pid: person_boxes(dets, threshold) for pid, dets in store.detections(list(ids)).items()}
+        return {pid: boxes for pid, boxes in found.items() if boxes}
+
+    def files(self, ids: Sequence[int], size: str = "thumb", boxes: dict[int, dict] | None = None
+              ) -> tuple[list[str], list[str]]:
         """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
-        placeholder; the notices say which photos could not be shown and why."""
+        placeholder; the notices say which photos could not be shown and why. `boxes`: photo id -> the detection
+        its match went through (a hit's matched_detection), drawn on that photo's copy."""
         ids = [int(i) for i in ids]
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
+        people = self.people(ids)
         paths, missing = [], []
         for i in ids:
-            got = self.served.photo(photos.get(i), size)
+            if people.get(i) and self.settings.hide_people == "hide":
+                paths.append(str(self.served.placeholder(size)))
+                missing.append((i, S.PERSON_WITHHELD.format(photo=i)))
+                continue
+            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), people.get(i, ()))
             paths.append(str(got.path))
             if got.missing:
                 missing.append((i, got.missing))
         return paths, summarise(missing)
 
-    def photo_file(self, photo_id: int, size: str = "view") -> tuple[str, list[str]]:
-        """(file, notices) for one catalog photo."""
-        paths, notices = self.files([photo_id], size)
+    def photo_file(self, photo_id: int, size: str = "view", box: dict | None = None) -> tuple[str, list[str]]:
+        """(file, notices) for one catalog photo (with `box` drawn on it, when given)."""
+        paths, notices = self.files([photo_id], size, {int(photo_id): box} if box else None)
         return paths[0], notices
 
     def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
                 scale: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
         """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
         score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
-        paths, notices = self.files([h["id"] for h in hits])
+        boxes = {int(h["id"]): h["matched_detection"] for h in hits if h.get("matched_detection")}
+        paths, notices = self.files([h["id"] for h in hits], boxes=boxes)
         return present.gallery_items(hits, stages, paths, scale), notices
 
     def example(self, upload: str | None) -> str | None:

@@ -47,6 +47,13 @@ MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and
 MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
                "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
+CT_DEPLOYMENT = "Deployments (camera traps; comma-separated ids)"
+CT_TIME_OF_DAY = "Time of day (day, night, dawn, dusk; comma-separated)"
+CT_INCLUDE_EMPTY = "Show empty frames"
+CT_BY_EVENT = "One result per event"
+CT_CATEGORY = "Detection category (animal, person, vehicle)"
+CT_SPECIES = "Observed species (scientific name)"
+CT_CLASSIFIED = "Classified by (human, machine, none)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
 VISUALIZATIONS = "Pictures searched with: drawings made by EcoLens (not real photos), and your example photo if you gave one"
@@ -73,6 +80,10 @@ ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
+# a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
+IN_BOX_SHORT = "matched in the {category}'s box"
+IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
+          "the search looked at the animal, not only the whole frame.")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
 COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
@@ -283,6 +294,7 @@ MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candid
 MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
+PERSON_WITHHELD = "photo {photo} is withheld: a person was detected on it (log in to see it)"
 
 # ---- the web app's words for messages written for the command line or for developers ------------------
 # (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
@@ -333,7 +345,10 @@ WEB_WORDS = (
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
               "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
               "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
-              "--preset": "How to search"}
+              "--preset": "How to search", "--deployment": "the deployments filter",
+              "--time-of-day": "“Time of day”", "--include-empty": "“Show empty frames”",
+              "--by-event": "“One result per event”", "--category": "the detection category filter",
+              "--classified": "“Classified by”", "--species": "the observed species filter"}
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
@@ -348,7 +363,8 @@ REASON_WORDS = (
 )
 SURE = "{p:.0%} sure"
 NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
-NOT_RECORDED = "Not saved in the history: {reason}"
+NOT_RECORDED = "This worked, but it was not saved in the history: {reason}"  # forms.not_recorded
+NOT_RECORDED_FIX = "Check that the data directory can be written (free space, permissions), then try again."
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"

@@ -1,6 +1,6 @@
 """The session log contract: what the web app records about sessions, turns, requests, stages, labels and
 exports, as plain dataclasses plus the SessionLog protocol. storage/sessionlog.py implements it on SQLite;
-core/memory_log.py (MemorySessionLog) keeps everything in memory (tests, throwaway runs)."""
+core/sessions/memory_log.py (MemorySessionLog) keeps everything in memory (tests, throwaway runs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace

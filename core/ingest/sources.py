@@ -50,6 +50,8 @@ class SourceItem:
     read: Callable[[], bytes]
     photo: Photo  # metadata template (path, names, date, ...); sha256 and size are filled at ingest
     save_to: Path | None = None  # bytes without a file of their own are written here (parquet images)
+    # told each item's bytes and content hash once they are read (the camera-trap card step: core.camtrap.card)
+    on_read: Callable[["SourceItem", bytes, str], None] | None = None
 
 
 @dataclass
@@ -58,6 +60,9 @@ class SourceScan:
     kind: str
     ignored: list[str] = field(default_factory=list)  # files that are not images by their suffix
     notices: list[str] = field(default_factory=list)  # values that were left out (a longitude of 999)
+    # a source with more to do than its items (core.ingest.camtrapdp_source.PackageHooks): bind(policy) instead
+    # of downloads.bind, and finish(catalog, camtrap store, run id, report) once its photos are in the catalog
+    hooks: object | None = None
 
 
 def _float(value) -> float | None:

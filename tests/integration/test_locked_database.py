@@ -14,7 +14,7 @@ import pytest
 
 from core.contracts.errors import StorageError
 from core.contracts.sessionlog import Label, RequestRecord
-from core.memory_log import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from storage.db import open_engine
 from storage.sessionlog import SqlSessionLog
 from tests.live_server import LiveServer, cli, db_rows, integrity_ok

@@ -51,7 +51,7 @@ def cli_json(data: Path, *args: str) -> dict:
 
 @pytest.mark.parametrize("preset", ["Fast", "Visualize", "Verify", "Cover"])
 def test_web_handlers_and_cli_show_the_same_ranking(world, preset):
-    from core.memory_log import MemorySessionLog
+    from core.sessions.memory_log import MemorySessionLog
     from ui.search_handlers import SearchHandlers
 
     services, data = world

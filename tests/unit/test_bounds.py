@@ -16,7 +16,7 @@ from core.imageio import example_photo
 from core.backends import openai_common as oc
 from core.contracts.errors import BackendError, InputError, NotFoundError
 from core.contracts.search_request import SearchRequest
-from core.memory_log import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
 

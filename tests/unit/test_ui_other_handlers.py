@@ -8,7 +8,7 @@ import gradio as gr
 import pytest
 
 from core.contracts.sessionlog import Label, RequestRecord
-from core.memory_log import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
