@@ -59,7 +59,7 @@ def make_card(root: Path, n: int, side: int) -> tuple[list[Path], Path, int]:
 
 def ingest_rate(tmp: Path, name: str, frames: list[Path], results: Path, args) -> tuple[float, object]:
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp / f"data-{name}"), embedder=f"open_clip:{args.arch}",
                              batch_size=args.batch, threads=args.threads, device="cpu", max_image_pixels=80_000_000)

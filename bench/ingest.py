@@ -60,7 +60,7 @@ def _camera_like(rng: np.random.Generator) -> np.ndarray:
 
 def ingest_rate(tmp: Path, name: str, photos: list[Path], args, engine: str) -> tuple[float, object]:
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp / f"data-{name}"), embedder=f"open_clip:{args.arch}",
                              batch_size=args.batch, threads=args.threads, device="cpu", ingest_engine=engine,

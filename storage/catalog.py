@@ -385,7 +385,7 @@ class SqlCatalog:
 
     def unindexed_ids(self, vector_set_id: int) -> list[int]:
         """Photos without a vector in this set, except the media kept without their file (a Camtrap DP medium whose
-        file could not be had: content hash 'media:...', core.camtrap.camtrapdp_source): nothing to embed."""
+        file could not be had: content hash 'media:...', core.ingest.camtrapdp_source): nothing to embed."""
         done = select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)
         fileless = func.substr(PhotoRow.sha256, 1, len(FILELESS)) == literal(FILELESS, LargeBinary)
         with Session(self.engine) as s:

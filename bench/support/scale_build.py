@@ -79,7 +79,7 @@ def lists_for(n: int) -> int:
 
 
 def settings_for(workdir: Path, n: int):
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     return load_settings(environ={}, data_dir=str(workdir / "data"), embedder="hash", index_type="ivfpq",
                          index_flat_copy=False, index_float16_file=True, index_pq_m=PQ_M,
@@ -96,7 +96,7 @@ class BenchEmbedder:
 
 def services(workdir: Path, n: int):
     from core.backends.registry import Backends
-    from core.contracts.settings import Settings  # noqa: F401
+    from core.config import Settings  # noqa: F401
     from core.search.corpus import Corpus
     from core.vectors.threads import set_threads
     from core.vectors.index_store import IndexStore

@@ -1,6 +1,6 @@
 """Every setting EcoLens has, as data: its name, type, default, allowed range or choices, and the help text that
 the reference page (docs/reference/settings.md), the error messages and `python app.py config` show. The
-behaviour (loading, strict checks, the model profile, messages) is core.contracts.settings's, whose Settings
+behaviour (loading, strict checks, the model profile, messages) is core.config's, whose Settings
 model takes these fields."""
 from __future__ import annotations
 

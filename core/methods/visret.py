@@ -72,7 +72,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
     are fused once more for a combined view."""
     s = run.settings
     with run.timed("instruction"):
-        instr = visual_instruction(run.backends.llm, query, run.notices)
+        instr = visual_instruction(run.backends.llm, query, run.notices, book=run.book)
     stage: dict[str, Any] = {
         "instruction": " | ".join(instr.descriptions), "instructions": instr.descriptions, "kind": instr.kind,
         "organisms": instr.organisms, "source": instr.source, "prompts": [], "visualizations": [], "failed": [],

@@ -17,7 +17,7 @@ from core.backends.openai_llm import OpenAILLM
 from core.contracts.errors import DeadlinePassed
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings, load_settings
+from core.config import Settings, load_settings
 from core.methods.deadline import SearchDeadline, backend_where
 from core.search.engine import SearchEngine
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind, request_for

@@ -12,7 +12,7 @@ import pytest
 
 from app import build_services
 from core.contracts.records import Filters
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import write_corpus, write_observations
 
 N = 20

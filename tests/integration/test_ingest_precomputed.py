@@ -13,7 +13,7 @@ from app import build_services
 from core.contracts.search_request import SearchRequest
 from core.backends.hash_embedder import HashEmbedder
 from core.contracts.errors import InputError
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import colour_image
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from PIL import Image
 from core.backends import registry
 from core.backends.model_facts import model_facts
 from core.contracts.errors import BackendError
-from core.contracts.settings import Settings
+from core.config import Settings
 
 CALLS: list[str] = []
 ALL_ASKING = threading.Event()  # set when the last thread of the concurrency test is about to ask

@@ -13,7 +13,7 @@ from core.backends.base import JudgeRequest
 from core.search.engine import SearchEngine
 from core.contracts.search_request import SearchRequest
 from core.contracts.records import Filters, Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM, FakeSearch
 
 DIM = 8

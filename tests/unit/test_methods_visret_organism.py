@@ -14,7 +14,7 @@ from core.search.engine import SearchEngine
 from core.contracts.search_request import SearchRequest
 from core.methods.rules import instruction
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeSearch
 
 DIM = 8

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from core.contracts.sessionlog import Label, RequestRecord, MemorySessionLog
+from core.contracts.sessionlog import Label, RequestRecord
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
