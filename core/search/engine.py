@@ -389,7 +389,8 @@ class SearchEngine:
         if not self.settings.group_words or not request.query:
             return None
         with run.timed("group"):
-            group = find_group(self.corpus, request.query, request.filters, run.book)
+            group = find_group(self.corpus, request.query, request.filters, run.book,
+                               [b for _, b in run.rules.sources])  # a mixed collection: the world's groups too
         if group is not None:
             stages["group"] = group.to_json()
         return group

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -55,15 +55,19 @@ class Group:
         return {"word": self.word, "taxon": self.taxon, "taxa": list(self.taxa), "photos": len(self.ids)}
 
 
-def find_group(corpus, query: str, filters: Filters | None, book: RuleBook = GENERIC) -> Group | None:
-    """The group the query's subject names (in `book`'s terms first), as the catalog records it inside the
-    search's pool; None when the subject is no group word, the catalog records none of its taxa, or a taxon
-    filter is set already. On a mixed collection both count: the world's own group ('bird': its Avifictae) and
-    the real one (class Aves), each by the first of its taxa the catalog records, their photos together."""
+def find_group(corpus, query: str, filters: Filters | None, book: RuleBook = GENERIC,
+               photo_books: Sequence[RuleBook] = ()) -> Group | None:
+    """The group the query's subject names (in `book`'s terms first, then in those of the books that read some
+    of the photos: a world's, on a mixed collection), as the catalog records it inside the search's pool; None
+    when the subject is no group word, the catalog records none of its taxa, or a taxon filter is set already.
+    On a mixed collection both count: the world's own group ('bird': its Avifictae) and the real one (class
+    Aves), each by the first of its taxa the catalog records, their photos together."""
     if not query or (filters is not None and filters.taxon):
         return None
     word, taxa, counts, ids = "", [], [], set()
-    for found in (book.group_taxa(query), real_group(query)):  # the world's groups, then the real ones
+    books = [book, *(b for b in photo_books if b is not book)]
+    # the world's groups, then the real ones
+    for found in (*(b.group_taxa(query) for b in books), real_group(query)):
         named, candidates = found or ("", ())
         for taxon in candidates:
             try:
