@@ -40,6 +40,7 @@ from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
 from core.search import catalog_text
+from core.search.reading import for_request
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
@@ -113,7 +114,7 @@ class SearchEngine:
         followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
-                  cancel or CancelToken(), deadline=deadline, rules=self.rules())
+                  cancel or CancelToken(), deadline=deadline, rules=self.rules(request.query))
         for text in followed:
             run.notice(text)
         k = request.k or s.k
@@ -231,7 +232,7 @@ class SearchEngine:
 
         s = self.settings
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
-                  cancel or CancelToken(), rules=self.rules())
+                  cancel or CancelToken(), rules=self.rules(question))
         ids = [int(i) for i in photo_ids]
         out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
         return {**out, "notices": list(run.notices)}
@@ -242,7 +243,7 @@ class SearchEngine:
 
         self.corpus.follow_catalog()
         return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
-                               filters=filters, k=k, rules=self.rules())
+                               filters=filters, k=k, rules=self.rules(description))
 
     # ---- the right of way (core.workers.right_of_way), for the web app's own work around a search --------------
     @staticmethod
@@ -255,9 +256,11 @@ class SearchEngine:
         """Costly work (a costly search's page update, a label write) waits a moment for running plain searches."""
         ROAD.give_way()
 
-    def rules(self) -> RuleBooks:
-        """The rule books a search started now reads (fixed for the whole search)."""
-        return self._rules()
+    def rules(self, text: str = "") -> RuleBooks:
+        """The rule books a search started now reads (fixed for the whole search); with the request's `text`, a
+        request naming a world's species is read by that world's book on a mixed collection too
+        (core.search.reading)."""
+        return for_request(self._rules(), text)
 
     # ---- stages ---------------------------------------------------------------------------------
     @staticmethod
