@@ -45,7 +45,8 @@ def one_setup(label: str, per_species: int, smoke: bool = False, **overrides) ->
         request = dict(query=QUERY, method="visret", m=3, rerank="full", coverage=True, answer=True)
         times, results = [], []
         for _ in range(2):
-            pipe = SearchEngine(engine.corpus, engine.backends, settings)  # a fresh engine: only the disk cache carries over
+            # a fresh engine: only the disk cache carries over
+            pipe = SearchEngine(engine.corpus, engine.backends, settings)
             t0 = time.perf_counter()
             results.append(pipe.search(SearchRequest(**request)))
             times.append(time.perf_counter() - t0)

@@ -34,7 +34,8 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
             folder = settings.path(world.demo_folder)
             csv_path = world.build_demo(folder, seed=0, progress=lambda d, t: step("drawing the demo world", d, t))
             report = ingest(csv_path, lambda d, t: step("indexing the demo world", d, t))
-            notices.append(f"built the synthetic {world.title or world.name} world into {folder}: {report.added} photos")
+            notices.append(f"built the synthetic {world.title or world.name} world into {folder}: "
+                           f"{report.added} photos")
         corpus.reload()
     return notices
 
