@@ -36,11 +36,12 @@ for _plugin in WORLD_PLUGINS:
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
-            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair"}
+            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair",
+            "export": "cli.export"}
 
 
 # commands that run without the models and photos a profile or a hub corpus needs (they report on them)
-NO_PREFLIGHT = {"config", "doctor"}
+NO_PREFLIGHT = {"config", "doctor", "export"}
 
 
 @dataclass
@@ -56,9 +57,18 @@ class Services:
     engine: SearchEngine
     _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
     fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
+    camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
 
     def ingestor(self) -> Ingestor:
-        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
+        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, camtrap=self.camtrap)
+
+    def session_log(self):
+        """The session log (searches, labels, exports) in the catalog's database, on a connection of its own."""
+        from storage.db import open_engine
+        from storage.sessionlog import SqlSessionLog
+
+        return SqlSessionLog(open_engine(self.settings.path("ecolens.sqlite"), self.settings.sqlite_mmap_mb << 20),
+                             self.settings.path("artefacts"))
 
     def corpus_kind(self) -> str:
         """What is (or, on first start, will be) searched: core.search.banner SYNTHETIC, OWN or EMPTY."""
@@ -137,7 +147,7 @@ class Services:
         fetched = model_fetch.fetch(self.settings, progress)
         emb = self.backends.embedder
         notices = fetched + prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
-                                 lambda path, step: self.ingestor().run(path, step), progress)
+                                 lambda path, step, **card: self.ingestor().run(path, step, **card), progress)
         self.choose_world()
         banner = self.banner()
         return ([banner] if banner else []) + notices
@@ -161,6 +171,7 @@ class _LazyEmbedder:
 def build_services(settings: Settings, fallback: str = "", serving: bool = False) -> Services:
     """Open storage and create backends (lazily), the corpus view and the search engine for `settings`;
     `serving`: for the web app (workers = 'auto' puts local model work in worker processes there)."""
+    from storage.camtrap_store import SqlCamtrapStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 
@@ -178,9 +189,10 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     # a model profile's embedder is built at first use, after the background preparation downloaded it (with
     # progress on the page); otherwise at once, as always
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
-    corpus = Corpus(catalog, store, embedder, settings)
+    camtrap = SqlCamtrapStore(catalog.engine)
+    corpus = Corpus(catalog, store, embedder, settings, camtrap=camtrap)
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
-                        fallback=fallback)
+                        fallback=fallback, camtrap=camtrap)
     services.choose_world()
     return services
 
@@ -218,17 +230,12 @@ def make_parser() -> argparse.ArgumentParser:
 def serve(ctx: Context) -> int:
     """Build the web app on the engine and its session log, and serve it until interrupted. The photo
     collection is prepared in the background; the page shows its progress."""
-    from storage.db import open_engine
-    from storage.sessionlog import SqlSessionLog
     from ui.server import launch
 
     ctx.serving = True
     services = ctx.services()
-    session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
-                                            services.settings.sqlite_mmap_mb << 20),
-                                services.settings.path("artefacts"))
-    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress),
-                  services.example_queries)
+    return launch(services.engine, services.session_log(), services.banner,
+                  lambda progress: _prepare(services, progress), services.example_queries)
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:

@@ -55,7 +55,7 @@ class LightboxHandlers:
             return gr.update(visible=False), "", None, "", gr.update(value=S.MARK), None, view
         view["index"] = index = max(0, min(int(view.get("index") or 0), len(items) - 1))
         hit = items[index]
-        path, gone = self.photos.photo_file(hit["id"], "view")
+        path, gone = self.photos.photo_file(hit["id"], "view", hit.get("matched_detection"))
         warn(gone)
         stages = view.get("stages") or {}
         title = (f"<h2 class='lightbox-name'>{escape(present.name_of(hit))}"

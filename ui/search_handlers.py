@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Any, Iterator
 
 import gradio as gr
@@ -22,6 +23,7 @@ from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog
 from ui import present
 from ui import strings as S
+from core.camtrap.filters import camtrap_filters
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
@@ -138,9 +140,13 @@ class SearchHandlers:
                taxon: str | None = None, date_from: str | None = None, date_to: str | None = None,
                months: list[str] | None = None, bbox: str | None = None, license: str | None = None,
                example: str | None = None, state: dict[str, Any] | None = None,
+               deployment: str | None = None, time_of_day: str | None = None,
+               include_empty: bool = False, by_event: bool = False, category: str | None = None,
+               species: str | None = None, classified: str | None = None,
                request: gr.Request = None) -> Iterator[tuple]:
         """Run the preset's search and stream what it does; the final ranking replaces the first results.
-        Every argument but the query may be left out (scripts): the settings' defaults apply."""
+        Every argument but the query may be left out (scripts): the settings' defaults apply. The camera-trap
+        filters (deployment .. classified, core.camtrap.filters) come after the others, so older calls work."""
         self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb)
@@ -148,7 +154,9 @@ class SearchHandlers:
             query = clean_query(query)
         else:
             query = ""
-        filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
+        filters = replace(parse_filters(taxon, date_from, date_to, months, bbox, license),
+                          camtrap=camtrap_filters(deployment, time_of_day, include_empty, by_event, category, species,
+                                                  classified))
         if query != state.get("query"):
             state["seeds"] = None  # a new query starts from the default seeds
         options = dict(k=k or self.settings.k, m=m or self.settings.visret_m,
@@ -278,19 +286,26 @@ class SearchHandlers:
     @shows_errors
     def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                    want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
-                   license: str, example: str | None, state: dict[str, Any] | None, request: gr.Request = None):
+                   license: str, example: str | None, state: dict[str, Any] | None,
+                   deployment: str | None = None, time_of_day: str | None = None,
+                   include_empty: bool = False, by_event: bool = False, category: str | None = None,
+                   species: str | None = None, classified: str | None = None, request: gr.Request = None):
         """Search again with new VisRet seeds (fresh pictures)."""
         state = dict(state or new_state())
         seeds = state.get("seeds") or list(range(int(m or 1)))
         state["seeds"] = [max(seeds) + 1 + i for i in range(int(m or 1))]
         state["query"] = clean_query(query)  # the same query keeps the seeds just chosen
         yield from self.search(query, preset, k, m, rerank_k, rerank_mode, want_answer, taxon, date_from, date_to,
-                               months, bbox, license, example, state, request)
+                               months, bbox, license, example, state, deployment, time_of_day, include_empty,
+                               by_event, category, species, classified, request=request)
 
     @shows_errors
     def drop_visualization(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                            want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str],
                            bbox: str, license: str, example: str | None, state: dict[str, Any] | None,
+                           deployment: str | None = None, time_of_day: str | None = None,
+                           include_empty: bool = False, by_event: bool = False, category: str | None = None,
+                           species: str | None = None, classified: str | None = None,
                            request: gr.Request = None):
         """Search again without the selected generated picture."""
         state = dict(state or new_state())
@@ -303,7 +318,8 @@ class SearchHandlers:
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
         state["query"] = clean_query(query)
         yield from self.search(query, preset, k, len(state["seeds"]), rerank_k, rerank_mode, want_answer, taxon,
-                               date_from, date_to, months, bbox, license, example, state, request)
+                               date_from, date_to, months, bbox, license, example, state, deployment, time_of_day,
+                               include_empty, by_event, category, species, classified, request=request)
 
     def select_visualization(self, state: dict[str, Any], evt: gr.SelectData) -> dict[str, Any]:
         state = dict(state or new_state())

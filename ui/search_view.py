@@ -138,10 +138,18 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
     result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
+    # camera-trap filters: the API's /search parameters after the older ones (the page's switches come later)
+    camtrap = [gr.Textbox(visible=False, label=S.CT_DEPLOYMENT, elem_id="filter-deployment"),
+               gr.Textbox(visible=False, label=S.CT_TIME_OF_DAY, elem_id="filter-time-of-day"),
+               gr.Checkbox(False, visible=False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty"),
+               gr.Checkbox(False, visible=False, label=S.CT_BY_EVENT, elem_id="filter-by-event"),
+               gr.Textbox(visible=False, label=S.CT_CATEGORY, elem_id="filter-category"),
+               gr.Textbox(visible=False, label=S.CT_SPECIES, elem_id="filter-species"),
+               gr.Textbox(visible=False, label=S.CT_CLASSIFIED, elem_id="filter-classified")]
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
     outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
-              license_, example, state]
+              license_, example, state, *camtrap]
     # every search may run while another one from this page is still running: the handler cancels the older
     # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
     run = dict(concurrency_id="search", concurrency_limit=search_limit(s), trigger_mode="multiple",

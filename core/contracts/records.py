@@ -5,9 +5,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
+from core.contracts.camtrap import CamtrapFilters
 from core.licences import parse_licence, url_of
 
 RANKS = ("kingdom", "phylum", "class_name", "order", "family", "genus")
+# what every search result says about its camera-trap facts when it has none (a plain photo)
+CAMTRAP_FACTS_NONE: dict[str, Any] = {"deployment_id": None, "event_id": None, "timestamp": None, "detections": [],
+                                      "matched_detection": None}
 
 
 @dataclass
@@ -59,6 +63,7 @@ class Filters:
     bbox: tuple[float, float, float, float] | None = None  # west, south, east, north (degrees)
     license: str = ""  # a licence code (core.licences): "cc-by" exactly, "cc-by-4.0", "cc-by*" family, "nc"
     ids: tuple[int, ...] | None = None  # an explicit pool (a benchmark's candidate list)
+    camtrap: CamtrapFilters | None = None  # camera-trap filters (deployments, time of day, empty frames, ...)
 
     def is_empty(self) -> bool:
         return self == Filters()
@@ -78,6 +83,9 @@ class Filters:
             out["bbox"] = list(self.bbox)
         if self.ids is not None:
             out["ids"] = len(self.ids)
+        if self.camtrap is not None:
+            out["camtrap"] = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self.camtrap).items()
+                              if v != getattr(CamtrapFilters(), k)}
         return out
 
 
@@ -111,10 +119,16 @@ class Hit:
     # cosine of the photo with the query's words (feedback applied), or with the example photo when there are
     # no words: one scale for every search, whatever its ranking score is (RRF, judge %)
     similarity: float | None = None
+    # the detection the match went through ({"bbox", "category", "conf", "model"}); None: the whole frame matched
+    matched_detection: dict[str, Any] | None = None
+    # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections, and with
+    # by_event event_frames, event_frame_ids; None: the photo has none
+    camtrap: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
-        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6)}
+        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6),
+                               "matched_detection": self.matched_detection}
         if self.similarity is not None:
             out["similarity"] = round(float(self.similarity), 6)
         if self.covers is not None:
@@ -125,4 +139,7 @@ class Hit:
                        latitude=p.latitude, longitude=p.longitude, license=p.license,
                        license_code=parse_licence(p.license).code, license_url=url_of(p.license),
                        rights_holder=p.rights_holder, caption=p.caption)
+        out.update(CAMTRAP_FACTS_NONE)
+        out.update({k: (list(v) if isinstance(v, list) else v) for k, v in (self.camtrap or {}).items()})
+        out["matched_detection"] = self.matched_detection  # set by the crop search only (core.methods.run)
         return out

@@ -54,6 +54,8 @@ class SourceItem:
     read: Callable[[], bytes]
     photo: Photo  # metadata template (path, names, date, ...); sha256 and size are filled at ingest
     save_to: Path | None = None  # bytes without a file of their own are written here (parquet images)
+    # told each item's bytes and content hash once they are read (the camera-trap card step: core.camtrap.card)
+    on_read: Callable[["SourceItem", bytes, str], None] | None = None
 
 
 @dataclass
@@ -62,6 +64,9 @@ class SourceScan:
     kind: str
     ignored: list[str] = field(default_factory=list)  # files that are not images by their suffix
     notices: list[str] = field(default_factory=list)  # values that were left out (a longitude of 999)
+    # a source with more to do than its items (core.camtrap.camtrapdp_source.PackageHooks): bind(policy) instead
+    # of downloads.bind, and finish(catalog, camtrap store, run id, report) once its photos are in the catalog
+    hooks: object | None = None
 
 
 def parse_date(text: str | None) -> date | None:
