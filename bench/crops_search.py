@@ -13,17 +13,14 @@ the two indexes add (anonymous) and their files on disk, per frame, with what 20
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bench.clip_like import ClipLike  # noqa: E402
-from bench.support.measure import memory_now, pct  # noqa: E402
+from bench.clip_like import ClipLike
+from bench.support.measure import memory_now, pct
 
 
 def crops_of(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

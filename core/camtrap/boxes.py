@@ -83,8 +83,8 @@ def _font(size: int):
 
 
 def _text_size(pen: ImageDraw.ImageDraw, text: str, font) -> tuple[int, int]:
-    l, t, r, b = pen.textbbox((0, 0), text, font=font)
-    return r - l, b - t
+    left, top, right, bottom = pen.textbbox((0, 0), text, font=font)
+    return right - left, bottom - top
 
 
 def box_json(d: Any) -> dict[str, Any]:

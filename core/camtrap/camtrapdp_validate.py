@@ -56,7 +56,8 @@ def version_of(descriptor: dict) -> str:
     profile = str(descriptor.get("profile") or descriptor.get("$schema") or "")
     m = _URL.fullmatch(profile)
     if not m or m.group(2) != "camtrap-dp-profile":
-        raise InputError(f"This data package is not a Camtrap DP 1.0 package (its profile is {profile or 'not given'!r})",
+        raise InputError("This data package is not a Camtrap DP 1.0 package "
+                         f"(its profile is {profile or 'not given'!r})",
                          FIX_VERSION)
     return m.group(1)
 

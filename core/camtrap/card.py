@@ -87,10 +87,10 @@ class CardIngest:
             named = "; ".join(f"{n} ({why})" for n, why in lying[:NAMED])
             more = f" and {len(lying) - NAMED} more" if len(lying) > NAMED else ""
             one = len(lying) == 1
-            report.notices.append(f"{len(lying)} photo{'' if one else 's'} carr{'ies' if one else 'y'} an EXIF time that "
-                                  f"cannot be true, kept out of the date, time-of-day and event filters: {named}{more} (how to "
-                                  "fix: set the camera's clock; give the deployment's clock_offset_s in a deployments "
-                                  "CSV, or its utc_offset, and ingest again)")
+            report.notices.append(f"{len(lying)} photo{'' if one else 's'} carr{'ies' if one else 'y'} an EXIF time "
+                                  "that cannot be true, kept out of the date, time-of-day and event filters: "
+                                  f"{named}{more} (how to fix: set the camera's clock; give the deployment's "
+                                  "clock_offset_s in a deployments CSV, or its utc_offset, and ingest again)")
             log.warning("ingest %s: %d photos with lying EXIF times, e.g. %s", report.source, len(lying), named)
         if self.store is None:
             return
@@ -126,7 +126,8 @@ class CardIngest:
             if old is None:
                 out.append(Capture(photo_id=pid, deployment_key=s.deployment, **mine))
             else:
-                keep = {k: v for k, v in mine.items() if v is not None or k in ("utc_offset", "utc_epoch", "time_issue")}
+                keep = {k: v for k, v in mine.items()
+                        if v is not None or k in ("utc_offset", "utc_epoch", "time_issue")}
                 dep = dict(deployment_id=None, deployment_key=s.deployment) if s.deployment else {}
                 out.append(replace(old, event_key=None, **dep, **keep))
         return out

@@ -1,7 +1,7 @@
 """Time of day of a frame from the sun's position at its place and UTC time (astral's solar elevation of the sun's
-centre, geometric: without refraction, as the twilight definitions are): `day` with the sun at or above the horizon (0 degrees), `dawn` and `dusk` in
-civil twilight (the sun between -6 and 0 degrees) before noon's climb and after it (the sun rising: dawn;
-setting: dusk), `night` below -6 degrees. Night is where the sun is, never how dark the pixels are.
+centre, geometric: without refraction, as the twilight definitions are): `day` with the sun at or above the horizon (0
+degrees), `dawn` and `dusk` in civil twilight (the sun between -6 and 0 degrees) before noon's climb and after it (the
+sun rising: dawn; setting: dusk), `night` below -6 degrees. Night is where the sun is, never how dark the pixels are.
 
 Frames without a place or a trusted time have no time of day; the filter leaves them out and says how many."""
 from __future__ import annotations

@@ -33,8 +33,10 @@ def check(filters: CamtrapFilters) -> None:
     if filters.classified not in CLASSIFIED:
         raise InputError(f"Classified by {filters.classified!r} is not human, machine or none",
                          "e.g. --classified human (identified by a person), machine, or none (not identified)")
-    if len(filters.deployments) > 10_000 or any(len(d) > 200 for d in filters.deployments) or len(filters.species) > 200:
-        raise InputError("The camera-trap filter is too long", "name at most 10,000 deployments of up to 200 characters")
+    long_name = any(len(d) > 200 for d in filters.deployments)
+    if len(filters.deployments) > 10_000 or long_name or len(filters.species) > 200:
+        raise InputError("The camera-trap filter is too long",
+                         "name at most 10,000 deployments of up to 200 characters")
 
 
 class CamtrapPool:

@@ -208,7 +208,8 @@ def test_ingest_on_the_command_line_exits_0_offline_within_2_minutes(tmp_path):
     config = tmp_path / "ecolens.toml"
     config.write_text(f'data_dir = "{tmp_path / "data"}"\nembedder = "hash"\ndownload_timeout_s = 5\n')
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(config), "ingest", str(tmp_path / "pkg")],
+    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(config), "ingest",
+                           str(tmp_path / "pkg")],
                           capture_output=True, text=True, timeout=240, cwd=tmp_path, check=False,
                           env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                                "HOME": str(tmp_path)})
