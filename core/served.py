@@ -51,6 +51,14 @@ def _box_key(box: dict | None) -> str:
     return "-box" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def _blur_key(boxes: Sequence) -> str:
+    """The part of a served copy's name that tells a copy with people blurred from the bare one ('' without)."""
+    if not boxes:
+        return ""
+    text = ";".join(",".join(f"{float(v):.4f}" for v in (b.x, b.y, b.w, b.h)) for b in boxes)
+    return "-blur" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _drawn(image: Image.Image, box: dict) -> Image.Image:
     from core.camtrap.boxes import draw
 
@@ -68,9 +76,11 @@ class ServedFiles:
         self.max_pixels = int(max_pixels)
 
     # ---- catalog photos ----------------------------------------------------------------------------
-    def photo(self, photo: Photo | None, size: str = "thumb", box: dict | None = None) -> Served:
+    def photo(self, photo: Photo | None, size: str = "thumb", box: dict | None = None,
+              blur: Sequence = ()) -> Served:
         """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not. `box`: a
-        detection ({"bbox": [x, y, w, h], "category", "conf"}: a search hit's matched_detection) drawn on it."""
+        detection ({"bbox": [x, y, w, h], "category", "conf"}: a search hit's matched_detection) drawn on it;
+        `blur`: boxes (normalised x, y, w, h: people, core.camtrap.people) blurred on the copy first."""
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
@@ -83,11 +93,16 @@ class ServedFiles:
         # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
         side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
         drawn = _box_key(box)
-        target = self.folder / f"{key}-{side}{drawn}.jpg"
+        blurred = _blur_key(blur)
+        target = self.folder / f"{key}-{side}{blurred}{drawn}.jpg"
         if target.is_file():
             return Served(target)
         try:
             image = load_image(source, max_pixels=self.max_pixels, max_side=side)
+            if blurred:
+                from core.camtrap.people import blur_people
+
+                image = blur_people(image, blur)
             if drawn:
                 image = _drawn(image, box)
         except InputError as exc:

@@ -6,7 +6,7 @@ draw nothing from it."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 
 from astral import Observer
@@ -74,11 +74,11 @@ SITES: tuple[Site, ...] = (
          (EventRecipe("day", ("Tuftilla rubrifrons",), 3), EventRecipe("night", ("Veilumbra cinnabarina",), 3),
           EventRecipe("day", (), 2), EventRecipe("day", (PERSON,), 2)),
          clock_offset_s=3725),
-    Site("fg-scrub-trail", "Scrub trail, east cape", -38.60, 178.50, "+12:00", "scrub", "low scrub on a dirt trail",
+    Site("fg-scrub-trail", "Scrub trail, east islet", -40.00, -112.00, "-07:00", "scrub", "low scrub on a dirt trail",
          "trailHiking", "FG-TrailCam 3 IR", "FG3-001904", 0.5, 330, -10, date(2025, 4, 2), 35,
          (EventRecipe("day", ("Shieldicora ignea",), 3), EventRecipe("dusk", ("Tuftilla aurifrons",), 3),
           EventRecipe("night", ("Rindicora smaragdina",), 3), EventRecipe("night", (), 3))),
-    Site("fg-dune-east", "Dune hollow, far atoll", -30.50, 80.00, "+05:30", "sand", "dune hollow with sparse grass",
+    Site("fg-dune-east", "Dune hollow, far atoll", -36.50, -100.00, "-06:00", "sand", "dune hollow with sparse grass",
          "burrow", "FG-TrailCam 3 IR", "FG3-002210", 0.4, 15, -15, date(2025, 2, 20), 30,
          (EventRecipe("day", ("Sailivola fulva",), 3), EventRecipe("night", ("Veilumbra jadeata",), 3),
           EventRecipe("day", ("Rindicora smaragdina", "Rindicora smaragdina"), 3), EventRecipe("day", (), 2),
@@ -109,7 +109,6 @@ class Frame:
     wind: float  # how far the grass leans (pixels at the tip of a near blade)
     seed: int  # the frame's pixel noise
     false_alarm: bool = False  # an empty frame the stand-in detector fires on weakly
-    notes: list[str] = field(default_factory=list)
 
     @property
     def recorded(self) -> datetime:

@@ -281,12 +281,23 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
             raise gr.Error(sentence(problem, capital=False), title=InputError.title, print_exception=False)
 
 
+def with_defaults(block_fn: Any, inputs: Sequence[Any]) -> list[Any]:
+    """A call's values, those it left out at the end given the components' own defaults: an older call, made
+    before parameters were added after the others (the camera-trap filters of /search), keeps working."""
+    inputs = list(inputs or [])
+    blocks = list(getattr(block_fn, "inputs", []) or [])
+    for block in blocks[len(inputs):]:
+        inputs.append(None if getattr(block, "stateful", False) else getattr(block, "value", None))
+    return inputs
+
+
 def typed_api(app: gr.Blocks) -> gr.Blocks:
     """Check the type of every value an API call sends before Gradio reads it (check_api_types); a value a
     component still cannot read is refused naming the endpoint, never as an error without a message."""
     read = app.preprocess_data
 
     async def preprocess_data(block_fn, inputs, state, explicit_call=False):
+        inputs = with_defaults(block_fn, inputs)
         check_api_types(block_fn, inputs)
         try:
             return await read(block_fn, inputs, state, explicit_call)

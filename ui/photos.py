@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 from urllib.parse import quote
 
+from core.camtrap.people import person_boxes
 from core.contracts.records import Photo
 from core.served import ServedFiles
 from ui import present
@@ -24,7 +25,20 @@ class PhotoFiles:
     def __init__(self, engine: Any):
         """`engine`: core.search.engine.SearchEngine (its corpus answers which photo an id is)."""
         self.corpus = engine.corpus
+        self.settings = engine.settings
         self.served = served_files(engine.settings)
+
+    def people(self, ids: Sequence[int]) -> dict[int, list]:
+        """photo id -> the person boxes to keep from a viewer who is not logged in (setting hide_people). A web
+        app with a password has only logged-in viewers: nothing is kept from them; without one every viewer
+        counts as not logged in (a Hugging Face login on a Space is not told apart yet: people stay blurred)."""
+        store = getattr(self.corpus, "camtrap", None)
+        mode = getattr(self.settings, "hide_people", "show")
+        if store is None or mode == "show" or getattr(self.settings, "password", "") or not ids:
+            return {}
+        threshold = float(getattr(self.settings, "detection_threshold", 0.2))
+        found = {pid: person_boxes(dets, threshold) for pid, dets in store.detections(list(ids)).items()}
+        return {pid: boxes for pid, boxes in found.items() if boxes}
 
     def files(self, ids: Sequence[int], size: str = "thumb", boxes: dict[int, dict] | None = None
               ) -> tuple[list[str], list[str]]:
@@ -33,9 +47,14 @@ class PhotoFiles:
         its match went through (a hit's matched_detection), drawn on that photo's copy."""
         ids = [int(i) for i in ids]
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
+        people = self.people(ids)
         paths, missing = [], []
         for i in ids:
-            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i))
+            if people.get(i) and self.settings.hide_people == "hide":
+                paths.append(str(self.served.placeholder(size)))
+                missing.append((i, S.PERSON_WITHHELD.format(photo=i)))
+                continue
+            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), people.get(i, ()))
             paths.append(str(got.path))
             if got.missing:
                 missing.append((i, got.missing))

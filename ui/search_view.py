@@ -112,6 +112,15 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             months = gr.CheckboxGroup(S.MONTH_NAMES, label=S.MONTHS, elem_id="filter-months")
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
+        # camera traps (core.camtrap.filters): the API's /search takes them after the older parameters
+        with gr.Row(elem_id="filter-camtrap"):
+            camtrap = [gr.Textbox(label=S.CT_DEPLOYMENT, elem_id="filter-deployment"),
+                       gr.Textbox(label=S.CT_TIME_OF_DAY, elem_id="filter-time-of-day"),
+                       gr.Checkbox(False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty"),
+                       gr.Checkbox(False, label=S.CT_BY_EVENT, elem_id="filter-by-event"),
+                       gr.Textbox(label=S.CT_CATEGORY, elem_id="filter-category"),
+                       gr.Textbox(label=S.CT_SPECIES, elem_id="filter-species"),
+                       gr.Textbox(label=S.CT_CLASSIFIED, elem_id="filter-classified")]
         # where the photos are, and the place box drawn on it (ui.place_map; filled on page load)
         place_map = gr.HTML("", elem_id="filter-map", label=S.MAP_LABEL)
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
@@ -138,14 +147,6 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             regenerate = gr.Button(S.REGENERATE, elem_id="search-regenerate", size="sm")
             drop = gr.Button(S.DROP_VIS, elem_id="search-drop-visualization", size="sm")
     result = gr.JSON(visible=False, elem_id="search-json", label=S.RESULT_JSON)
-    # camera-trap filters: the API's /search parameters after the older ones (the page's switches come later)
-    camtrap = [gr.Textbox(visible=False, label=S.CT_DEPLOYMENT, elem_id="filter-deployment"),
-               gr.Textbox(visible=False, label=S.CT_TIME_OF_DAY, elem_id="filter-time-of-day"),
-               gr.Checkbox(False, visible=False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty"),
-               gr.Checkbox(False, visible=False, label=S.CT_BY_EVENT, elem_id="filter-by-event"),
-               gr.Textbox(visible=False, label=S.CT_CATEGORY, elem_id="filter-category"),
-               gr.Textbox(visible=False, label=S.CT_SPECIES, elem_id="filter-species"),
-               gr.Textbox(visible=False, label=S.CT_CLASSIFIED, elem_id="filter-classified")]
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
     outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,

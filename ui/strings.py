@@ -295,6 +295,7 @@ MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candid
 MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
+PERSON_WITHHELD = "photo {photo} is withheld: a person was detected on it (log in to see it)"
 
 # ---- the web app's words for messages written for the command line or for developers ------------------
 # (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
@@ -345,7 +346,10 @@ WEB_WORDS = (
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
               "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
               "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
-              "--preset": "How to search"}
+              "--preset": "How to search", "--deployment": "the deployments filter",
+              "--time-of-day": "“Time of day”", "--include-empty": "“Show empty frames”",
+              "--by-event": "“One result per event”", "--category": "the detection category filter",
+              "--classified": "“Classified by”", "--species": "the observed species filter"}
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (

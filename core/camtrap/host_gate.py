@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 class HostGate:
-    def __init__(self, policy: DownloadPolicy, fetch: Callable[[str, DownloadPolicy], bytes] = downloads.fetch):
-        self.policy, self._fetch = policy, fetch
+    def __init__(self, policy: DownloadPolicy, fetch: Callable[[str, DownloadPolicy], bytes] | None = None):
+        self.policy, self._fetch = policy, fetch or downloads.fetch
         self._lock = threading.Lock()
         self._first: dict[str, threading.Lock] = {}  # host -> held while its first URL is tried
         self._up: set[str] = set()

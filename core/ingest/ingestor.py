@@ -186,12 +186,12 @@ class Ingestor:
             self._update_metadata(known, report)
         if source is not None and source.hooks:
             source.hooks.finish(self.catalog, self.camtrap, run_id, report)
-        if card is not None:
-            card.finish(self.catalog, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
         if self.camtrap is not None:
             self._detections(path, vs, report, results)
+        if card is not None:  # after the detections: an event's MaxN counts their animals
+            card.finish(self.catalog, report)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
@@ -210,7 +210,7 @@ class Ingestor:
     def _detections(self, path: Path | None, vs: VectorSet, report: IngestReport, results) -> None:
         """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
         from core.camtrap.crop_index import CropIndex
-        from core.camtrap.crops import embed_crops
+        from core.camtrap.crops import embed_crops, reconcile as reconcile_crops
         from core.camtrap.detections_file import apply_results
         from core.ingest.decode import decode_workers
 
@@ -218,6 +218,7 @@ class Ingestor:
         crops = CropIndex(self.store.root, vs.id, vs.dim).load()
         if crops.damage:
             report.notices.append(f"crop index: {crops.damage}; it starts again empty")
+        report.notices += reconcile_crops(self.camtrap, crops, vs.id)
         if results is not None:
             file, parsed = results
             report.ignored = [n for n in report.ignored if Path(n).resolve() != file.resolve()]

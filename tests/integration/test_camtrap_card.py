@@ -25,7 +25,7 @@ def _run(args, data_dir):
     env = dict(os.environ, ECOLENS_DATA_DIR=str(data_dir), ECOLENS_EMBEDDER="hash", CI="true")
     env.pop("ECOLENS_CONFIG", None)
     return subprocess.run([sys.executable, str(ROOT / "app.py"), *args], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+                          timeout=120, cwd=ROOT, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -105,9 +105,10 @@ def test_time_of_day_filter(card):
     data, _ = card
     night = _search(data, "--time-of-day", "night")
     assert set(_by_name(night)) == {"a3.jpg"}  # 22:31 UTC at Greenwich
-    assert any("2 photos without a known place or a trusted capture time left out" in n for n in night["notices"])
+    # b2.jpg's 1970 is not trusted; plain.jpg has no deployment but its own GPS (Paris, 10:00 UTC: day)
+    assert any("1 photo without a known place or a trusted capture time left out" in n for n in night["notices"])
     assert set(_by_name(_search(data, "--time-of-day", "dawn"))) == {"b1.jpg"}  # 20 min before sunrise
-    assert set(_by_name(_search(data, "--time-of-day", "day"))) == {"a1.jpg", "a2.jpg"}
+    assert set(_by_name(_search(data, "--time-of-day", "day"))) == {"a1.jpg", "a2.jpg", "plain.jpg"}
 
 
 def test_by_event(card):
@@ -152,3 +153,18 @@ def test_a_deployments_csv_with_unknown_columns_is_refused_before_anything_is_wr
     assert "lattitude" in out.stderr and "clock_offset_s" in out.stderr and "how to fix" in out.stderr
     with sqlite3.connect(data / "ecolens.sqlite") as db:
         assert db.execute("select count(*) from photos").fetchone()[0] == 0
+
+
+def test_a_card_with_a_detections_file_counts_maxn_from_its_boxes(tmp_path):
+    card = tmp_path / "card"
+    write(card / "s1" / "a.jpg", exif_jpeg("2024:06:21 13:00:00", colour=(10, 20, 30)))
+    write(card / "s1" / "b.jpg", exif_jpeg("2024:06:21 13:00:05", colour=(90, 20, 30)))
+    boxes = [{"category": "1", "conf": 0.9, "bbox": [0.1 * k, 0.1, 0.05, 0.05]} for k in range(3)]
+    results = {"info": {"format_version": "1.4", "detector": "MDV5a"}, "detection_categories": {"1": "animal"},
+               "images": [{"file": "s1/a.jpg", "detections": boxes[:1]}, {"file": "s1/b.jpg", "detections": boxes}]}
+    md = write(tmp_path / "md.json", json.dumps(results).encode())
+    data = tmp_path / "data"
+    out = _run(["ingest", str(card), "--detections", str(md)], data)
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(data / "ecolens.sqlite") as db:
+        assert db.execute("select key, frames, max_n from events").fetchall() == [("s1#1", 2, 3)]

@@ -2,11 +2,18 @@
 the sun's position (a published sunrise as the reference)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
-from core.camtrap.daylight import parse_times_of_day, sun_elevation, time_of_day
+from core.camtrap.daylight import (
+    CIVIL_TWILIGHT,
+    parse_times_of_day,
+    sun_elevation,
+    time_of_day,
+    times_of_day,
+)
 from core.camtrap.events import Frame, group
 from core.contracts.errors import InputError
 
@@ -53,8 +60,8 @@ def test_event_start_and_end_are_local_times():
 # 21:21 BST (20:21 UTC), as published by timeanddate.com's sun table for London and by HM Nautical Almanac
 # Office's rise/set figures for Greenwich (rounded to the minute).
 GREENWICH = (51.4779, -0.0015)
-SUNRISE = datetime(2024, 6, 21, 3, 43, tzinfo=timezone.utc).timestamp()
-SUNSET = datetime(2024, 6, 21, 20, 21, tzinfo=timezone.utc).timestamp()
+SUNRISE = datetime(2024, 6, 21, 3, 43, tzinfo=UTC).timestamp()
+SUNSET = datetime(2024, 6, 21, 20, 21, tzinfo=UTC).timestamp()
 
 
 def test_a_known_sunrise_and_sunset():
@@ -66,15 +73,15 @@ def test_a_known_sunrise_and_sunset():
     assert time_of_day(*GREENWICH, SUNRISE + 20 * 60) == "day"
     assert time_of_day(*GREENWICH, SUNSET + 20 * 60) == "dusk"
     assert time_of_day(*GREENWICH, SUNSET - 20 * 60) == "day"
-    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 0, 30, tzinfo=timezone.utc).timestamp()) == "night"
-    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 12, 0, tzinfo=timezone.utc).timestamp()) == "day"
+    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 0, 30, tzinfo=UTC).timestamp()) == "night"
+    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 12, 0, tzinfo=UTC).timestamp()) == "day"
 
 
 def test_the_other_side_of_the_world_and_unknowns():
     # Sydney at 02:00 UTC is noon local time (day); at 12:00 UTC it is 22:00 (night)
     sydney = (-33.86, 151.21)
-    assert time_of_day(*sydney, datetime(2024, 6, 21, 2, tzinfo=timezone.utc).timestamp()) == "day"
-    assert time_of_day(*sydney, datetime(2024, 6, 21, 12, tzinfo=timezone.utc).timestamp()) == "night"
+    assert time_of_day(*sydney, datetime(2024, 6, 21, 2, tzinfo=UTC).timestamp()) == "day"
+    assert time_of_day(*sydney, datetime(2024, 6, 21, 12, tzinfo=UTC).timestamp()) == "night"
     assert time_of_day(None, 1.0, 0.0) is None and time_of_day(1.0, 1.0, None) is None
 
 
@@ -84,3 +91,25 @@ def test_time_of_day_words():
     with pytest.raises(InputError) as err:
         parse_times_of_day("night,evening")
     assert "'evening'" in err.value.message and "dawn,dusk" in err.value.hint
+
+
+@pytest.mark.parametrize("place", [(51.4779, -0.0015), (-33.86, 151.21), (0.5, -78.0), (35.0, 179.9), (-15.0, -179.9),
+                                   (64.0, -21.9)])
+def test_many_frames_at_one_place_agree_with_one_by_one(place):
+    """times_of_day (the sun's crossings once per day) says what time_of_day says frame by frame, but for a
+    frame within a hair of a boundary (the two search the crossing differently)."""
+    rng = np.random.default_rng(7)
+    epochs = 1.7e9 + rng.uniform(0, 86400 * 30, 600)
+    many = times_of_day(*place, epochs)
+    for epoch, word in zip(epochs, many):
+        one = time_of_day(*place, float(epoch))
+        if word != one:
+            height = sun_elevation(*place, float(epoch))
+            assert min(abs(height), abs(height - CIVIL_TWILIGHT)) < 0.01, (epoch, word, one, height)
+    assert set(many) == {"day", "night", "dawn", "dusk"}
+
+
+def test_polar_days_are_worked_out_frame_by_frame():
+    # Longyearbyen in June: the sun never sets, so there is no crossing; every frame is day
+    epochs = datetime(2024, 6, 21, tzinfo=UTC).timestamp() + np.arange(0, 86400, 600)
+    assert set(times_of_day(78.22, 15.65, epochs)) == {"day"}
