@@ -4,7 +4,8 @@ deviations from the papers, and with --answers the answer accuracy).
 
 Real benchmarks are evaluated in a catalog of their own, data_dir/eval/<benchmark>-<hash of the image
 source>, that holds only the benchmark's images (never the synthetic world); a world plug-in's own benchmark
-(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits with 2."""
+(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits
+with 2."""
 from __future__ import annotations
 
 import dataclasses
@@ -73,7 +74,8 @@ def run(ctx, args) -> int:
         services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False),
                                        _services=None).services()
         notices = prepare(services)
-        if get_world(args.benchmark) is not None:  # a world's own benchmark is read in its terms, wherever its photos lie
+        # a world's own benchmark is read in its terms, wherever its photos lie
+        if get_world(args.benchmark) is not None:
             services.read_as(args.benchmark)
         world = demo_world()
         args.data = args.data or str(services.settings.path(world.demo_folder if world else args.benchmark))

@@ -1,6 +1,7 @@
 """Backends chosen by name from settings (a plug-in's come with its one registration, core.plugins.registry):
-create_embedder, create_llm, create_judge, create_generator, create_captioner and the lazy Backends bundle. Implementations are imported only when chosen; what each
-model needs (steps, guidance, size, precision, context) is data in core/backends/model_facts.py.
+create_embedder, create_llm, create_judge, create_generator, create_captioner and the lazy Backends bundle.
+Implementations are imported only when chosen; what each model needs (steps, guidance, size, precision, context) is
+data in core/backends/model_facts.py.
 
 Backends builds each backend once, under a lock (two concurrent searches never load a model twice), and a
 load that failed is remembered for the process: it is logged once and the same error is raised again at

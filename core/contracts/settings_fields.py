@@ -287,8 +287,8 @@ class SettingFields(BaseSettings):
         "folder of a card (relative to the folder given to ingest) is the deployment: {deployment} one folder name "
         "(fixed text around it allowed: cam-{deployment}), * any one folder, {anything} the rest (sub-folders "
         "and the file; last part only), other text a folder of exactly that name. The default gives card/siteA/"
-        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none. 'none': no folder is "
-        "a deployment (the photos' EXIF is still read).")
+        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none. 'none': no "
+        "folder is a deployment (the photos' EXIF is still read).")
     default_utc_offset: str = Field("+00:00", pattern=r"^[+-]\d{2}:\d{2}$", description="The UTC offset assumed "
         "for a camera-trap frame whose own EXIF and deployment give none (for events and the sun; the result's "
         "timestamp then shows no offset).")

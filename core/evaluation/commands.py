@@ -72,7 +72,8 @@ def prepare_or_fail(items: Sequence[EvalItem], images_root, in_catalog: set[str]
 
 
 def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem] | None = None,
-                  models: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None, dialogue: DialogueResult | None = None,
+                  models: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None,
+                  dialogue: DialogueResult | None = None,
                   progress: Callable[[str, int, int], None] | None = None, prepared: PreparedItems | None = None,
                   notes: Mapping | None = None, answers: Callable | None = None,
                   caveats: Callable[[Mapping[str, str]], Sequence] | None = None) -> dict:
