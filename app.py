@@ -231,8 +231,10 @@ def serve(ctx: Context) -> int:
     session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
                                             services.settings.sqlite_mmap_mb << 20),
                                 services.settings.path("artefacts"))
+    from core.camtrap.desk import CamtrapDesk
+
     return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress),
-                  services.example_queries)
+                  services.example_queries, CamtrapDesk(services.camtrap, services.settings))
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:

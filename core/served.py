@@ -17,7 +17,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from PIL import Image, ImageDraw
 
@@ -52,8 +52,11 @@ class ServedFiles:
         self.max_pixels = int(max_pixels)
 
     # ---- catalog photos ----------------------------------------------------------------------------
-    def photo(self, photo: Photo | None, size: str = "thumb") -> Served:
-        """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not."""
+    def photo(self, photo: Photo | None, size: str = "thumb",
+              edit: tuple[str, Callable[[Image.Image], Image.Image]] | None = None) -> Served:
+        """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not. `edit`:
+        (tag, function) drawn on the copy (a detection's box, a person blurred): a copy of its own, named by
+        the tag, so the plain copy stays as it is."""
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
@@ -65,7 +68,8 @@ class ServedFiles:
             _digest(f"{source.resolve()}|{source.stat().st_mtime_ns}")
         # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
         side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
-        target = self.folder / f"{key}-{side}.jpg"
+        tag = f"-{_digest(edit[0])[:16]}" if edit else ""
+        target = self.folder / f"{key}-{side}{tag}.jpg"
         if target.is_file():
             return Served(target)
         try:
@@ -77,6 +81,8 @@ class ServedFiles:
         except OSError as exc:
             log.warning("photo %s cannot be read: %s", photo.id, exc)
             return Served(self.placeholder(size), f"photo {photo.id} cannot be read ({exc.strerror or 'error'})")
+        if edit:
+            image = edit[1](image)
         try:
             self._write(target, lambda tmp: Path(tmp).write_bytes(_encoded(image, "JPEG", quality=85)))
         except StorageError as exc:  # the disk is full: a placeholder (if there is room for one) and the fix

@@ -26,29 +26,32 @@ class PhotoFiles:
         self.corpus = engine.corpus
         self.served = served_files(engine.settings)
 
-    def files(self, ids: Sequence[int], size: str = "thumb") -> tuple[list[str], list[str]]:
+    def files(self, ids: Sequence[int], size: str = "thumb",
+              edits: dict[int, Any] | None = None) -> tuple[list[str], list[str]]:
         """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
-        placeholder; the notices say which photos could not be shown and why."""
+        placeholder; the notices say which photos could not be shown and why. `edits`: photo id -> what is
+        drawn on its copy (a camera-trap frame's box, its people blurred: ui.camtrap_form.CamtrapPage)."""
         ids = [int(i) for i in ids]
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
         paths, missing = [], []
         for i in ids:
-            got = self.served.photo(photos.get(i), size)
+            got = self.served.photo(photos.get(i), size, (edits or {}).get(i))
             paths.append(str(got.path))
             if got.missing:
                 missing.append((i, got.missing))
         return paths, summarise(missing)
 
-    def photo_file(self, photo_id: int, size: str = "view") -> tuple[str, list[str]]:
+    def photo_file(self, photo_id: int, size: str = "view", edit: Any = None) -> tuple[str, list[str]]:
         """(file, notices) for one catalog photo."""
-        paths, notices = self.files([photo_id], size)
+        paths, notices = self.files([photo_id], size, {int(photo_id): edit} if edit else None)
         return paths[0], notices
 
     def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
-                scale: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+                scale: str | None = None, edits: dict[int, Any] | None = None
+                ) -> tuple[list[tuple[str, str]], list[str]]:
         """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
         score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
-        paths, notices = self.files([h["id"] for h in hits])
+        paths, notices = self.files([h["id"] for h in hits], edits=edits)
         return present.gallery_items(hits, stages, paths, scale), notices
 
     def example(self, upload: str | None) -> str | None:

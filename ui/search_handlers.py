@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Any, Iterator
 
 import gradio as gr
@@ -22,6 +23,7 @@ from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog
 from ui import present
 from ui import strings as S
+from ui.camtrap_form import CamtrapPage, logged_in, parse_camtrap
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
@@ -46,9 +48,11 @@ def session_key(request: gr.Request | None) -> str:
 
 
 class SearchHandlers:
-    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
-        """`engine`: core.search.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None, camtrap: Any = None):
+        """`engine`: core.search.engine.SearchEngine; `ready()` raises InputError while the collection is prepared;
+        `camtrap`: core.camtrap.desk.CamtrapDesk (None: no camera-trap data model)."""
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
+        self.camtrap = CamtrapPage(camtrap)
         self.running = LatestSearches()
         self.photos = PhotoFiles(engine)
         # the photo each page has selected (its hit as clicked): kept while a search streams in
@@ -87,7 +91,10 @@ class SearchHandlers:
         this page selected (`key`)."""
         stages = state.get("stages") or {}
         scale = state.get("scale") or present.scale_of(stages)
-        gallery, missing = self.photos.gallery(state["hits"], stages, scale)
+        if state.get("camtrap"):  # the camera-trap fields the engine did not give (place, time, event, boxes)
+            state["hits"] = self.camtrap.enrich(state["hits"], bool(state.get("by_event")))
+        edits = self.camtrap.edits(state["hits"], bool(state.get("logged_in"))) if state.get("camtrap") else None
+        gallery, missing = self.photos.gallery(state["hits"], stages, scale, edits)
         notices = web_notices(list(state.get("notices") or []) + list(missing))
         pictures = self.photos.pictures(present.visualization_items(stages))
         if state.get("example"):
@@ -137,10 +144,14 @@ class SearchHandlers:
                rerank_k: float | None = None, rerank_mode: str | None = None, want_answer: bool = False,
                taxon: str | None = None, date_from: str | None = None, date_to: str | None = None,
                months: list[str] | None = None, bbox: str | None = None, license: str | None = None,
-               example: str | None = None, state: dict[str, Any] | None = None,
-               request: gr.Request = None) -> Iterator[tuple]:
+               example: str | None = None, state: dict[str, Any] | None = None, request: gr.Request = None,
+               deployments: list[str] | None = None, times_of_day: list[str] | None = None,
+               include_empty: bool = False, by_event: bool = False, categories: list[str] | None = None,
+               species: str | None = None, classified: str | None = None) -> Iterator[tuple]:
         """Run the preset's search and stream what it does; the final ranking replaces the first results.
-        Every argument but the query may be left out (scripts): the settings' defaults apply."""
+        Every argument but the query may be left out (scripts): the settings' defaults apply. The camera-trap
+        filters (deployments ... classified) come after the others (the page's state and the request are not
+        the API's), so calls written before them still work."""
         self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb)
@@ -149,6 +160,11 @@ class SearchHandlers:
         else:
             query = ""
         filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
+        camtrap = parse_camtrap(deployments, times_of_day, include_empty, by_event, categories, species, classified)
+        if camtrap is not None:
+            filters = replace(filters, camtrap=camtrap)
+        state.update(camtrap=bool(camtrap is not None or self.camtrap.deployment_keys()),
+                     by_event=bool(camtrap and camtrap.by_event), logged_in=logged_in(request))
         if query != state.get("query"):
             state["seeds"] = None  # a new query starts from the default seeds
         options = dict(k=k or self.settings.k, m=m or self.settings.visret_m,
@@ -256,13 +272,20 @@ class SearchHandlers:
                 result = event.result
                 previous = [n for n in state.get("notices", []) if n == S.PREVIOUS_CANCELLED]
                 self._take(state, result)
-                state["notices"] = previous + state["notices"]
+                state["notices"] = previous + state["notices"] + self._camtrap_notices(state)
                 state["seeds"] = [v["seed"] for v in (result.stages.get("visret") or {}).get("visualizations", [])
                                   if v.get("organism", 0) == 0] or None
                 self.record.finished(state, result, knobs)
                 outcome["ended"] = True
                 yield self.outputs(state, status.finished(result), key,
                                    status.details(result.timings_ms.get("total", 0.0) / 1000))
+
+    def _camtrap_notices(self, state: dict[str, Any]) -> list[str]:
+        """The empty frames a camera-trap search hid ('4,210 empty frames hidden ...'), unless the engine said."""
+        if not state.get("camtrap") or any("empty frame" in str(n) for n in state.get("notices") or []):
+            return []
+        said = self.camtrap.empty_notice((state.get("filters") or Filters()).camtrap)
+        return [said] if said else []
 
     def stop(self, request: gr.Request = None) -> str:
         """Stop this page's running search."""
@@ -278,21 +301,29 @@ class SearchHandlers:
     @shows_errors
     def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                    want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
-                   license: str, example: str | None, state: dict[str, Any] | None, request: gr.Request = None):
+                   license: str, example: str | None, state: dict[str, Any] | None, request: gr.Request = None,
+                   deployments: list[str] | None = None, times_of_day: list[str] | None = None,
+                   include_empty: bool = False, by_event: bool = False, categories: list[str] | None = None,
+                   species: str | None = None, classified: str | None = None):
         """Search again with new VisRet seeds (fresh pictures)."""
+        camtrap = (deployments, times_of_day, include_empty, by_event, categories, species, classified)
         state = dict(state or new_state())
         seeds = state.get("seeds") or list(range(int(m or 1)))
         state["seeds"] = [max(seeds) + 1 + i for i in range(int(m or 1))]
         state["query"] = clean_query(query)  # the same query keeps the seeds just chosen
         yield from self.search(query, preset, k, m, rerank_k, rerank_mode, want_answer, taxon, date_from, date_to,
-                               months, bbox, license, example, state, request)
+                               months, bbox, license, example, state, request, *camtrap)
 
     @shows_errors
     def drop_visualization(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                            want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str],
                            bbox: str, license: str, example: str | None, state: dict[str, Any] | None,
-                           request: gr.Request = None):
+                           request: gr.Request = None, deployments: list[str] | None = None,
+                           times_of_day: list[str] | None = None, include_empty: bool = False,
+                           by_event: bool = False, categories: list[str] | None = None, species: str | None = None,
+                           classified: str | None = None):
         """Search again without the selected generated picture."""
+        camtrap = (deployments, times_of_day, include_empty, by_event, categories, species, classified)
         state = dict(state or new_state())
         seeds = list(state.get("seeds") or [])
         sel = state.get("selected_vis")
@@ -303,7 +334,8 @@ class SearchHandlers:
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
         state["query"] = clean_query(query)
         yield from self.search(query, preset, k, len(state["seeds"]), rerank_k, rerank_mode, want_answer, taxon,
-                               date_from, date_to, months, bbox, license, example, state, request)
+                               date_from, date_to, months, bbox, license, example, state, request,
+                               *camtrap)
 
     def select_visualization(self, state: dict[str, Any], evt: gr.SelectData) -> dict[str, Any]:
         state = dict(state or new_state())

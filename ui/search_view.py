@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from core.search.presets import PRESET_NAMES
+from ui import camtrap_form
 from ui import strings as S
 from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
@@ -114,6 +115,8 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
         # where the photos are, and the place box drawn on it (ui.place_map; filled on page load)
         place_map = gr.HTML("", elem_id="filter-map", label=S.MAP_LABEL)
+        # shown on page load when the catalog has camera-trap deployments (ui.camtrap_form)
+        camtrap = camtrap_form.build()
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
     with gr.Accordion(S.DETAILS, open=False, elem_id="search-details", visible=False) as details_box:
         details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
@@ -141,7 +144,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
     outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
-              license_, example, state]
+              license_, example, state, *camtrap.fields]  # the handlers take gr.Request after the state
     # every search may run while another one from this page is still running: the handler cancels the older
     # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
     run = dict(concurrency_id="search", concurrency_limit=search_limit(s), trigger_mode="multiple",
@@ -172,4 +175,5 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
     visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
                           trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map, examples=examples)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map,
+                           examples=examples, camtrap=camtrap)

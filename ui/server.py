@@ -23,13 +23,15 @@ from starlette.middleware import Middleware
 from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import MemorySessionLog, SessionLog
 from core.search.preparation import Preparation
-from ui import compare_view, dialogue_view, history_view, label_view, marks, place_map, search_view
+from ui import compare_view, dialogue_view, history_view, identify_handlers, label_view, marks, place_map
+from ui import search_view
 from ui import strings as S
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
 from ui.api_guard import ApiGuard
 from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
+from ui.identify_handlers import IdentifyHandlers
 from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
@@ -98,13 +100,15 @@ def _banner_md(text: str):
 
 
 def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
-              prepare=None, examples: Callable[[], list[str]] | None = None) -> gr.Blocks:
+              prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
     says what is searched and which stand-ins are in use: a text, or a function asked again at every page
     load and after every search (so it follows the catalog: an ingest by the command line shows at once);
     `prepare(progress) -> notices` builds the photo collection on first use: it runs in the background and
     the page shows its progress until it is done. `examples()`: example searches offered under the query box
-    (a hub corpus's benchmark queries), asked at page load and once the collection is ready."""
+    (a hub corpus's benchmark queries), asked at page load and once the collection is ready. `camtrap`:
+    core.camtrap.desk.CamtrapDesk, the page's door to camera-trap data (None: the page has no camera-trap
+    parts)."""
     remember_schemas()  # every progress update of a search skips outputs: spare the loop their schemas
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
@@ -133,9 +137,11 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         if isinstance(session_log, MemorySessionLog):
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
         marked = gr.State([])  # the photos this page marked, from any gallery
-        lightbox = LightboxView(LightboxHandlers(engine), marked)
+        lightbox = LightboxView(LightboxHandlers(engine, camtrap), marked)
+        identify = IdentifyHandlers(lightbox.h)
+        identify_handlers.wire(lightbox, identify)
         marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
-        search = SearchHandlers(engine, session_log, ready)
+        search = SearchHandlers(engine, session_log, ready, camtrap)
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
                 search_ui = search_view.build(search, lightbox)
@@ -165,6 +171,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             return gr.update(choices=found, visible=bool(found))
         app.load(example_choices, None, search_ui.examples, api_visibility="private", show_progress="hidden")
         app.load(search.form.place_map, None, search_ui.place_map, api_visibility="private", show_progress="hidden")
+        camtrap_fields = [search_ui.camtrap.box, search_ui.camtrap.deployments]
+        app.load(search.camtrap.offer, None, camtrap_fields, api_visibility="private", show_progress="hidden")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
         # after the search, the banner would show the search's progress timer)
@@ -179,12 +187,15 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 shown = banner_now() if preparation.finished else gr.update()
                 offered = example_choices() if preparation.finished else gr.update()
                 places = search.form.place_map() if preparation.finished else gr.update()
+                offer = search.camtrap.offer() if preparation.finished else (gr.update(), gr.update())
                 return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
-                        shown, places, offered)
+                        shown, places, offered, *offer)
             timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map,
-                                    search_ui.examples],
+                                    search_ui.examples, *camtrap_fields],
                        api_visibility="private",
                        concurrency_limit=None, show_progress="hidden")
+        # a person's identification of a camera-trap frame or event, for scripts (docs/reference/api.md)
+        gr.api(identify.identify_api, api_name="identify", concurrency_id="label-api", concurrency_limit=1)
         app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
@@ -247,11 +258,12 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
 
 
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
-           prepare=None, examples: Callable[[], list[str]] | None = None) -> int:
+           prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
-    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples)
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples,
+                    camtrap)
     # Gradio rebuilds its monitoring summary (a pandas table of up to its last 10,000 events) after every event
     # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))

@@ -355,3 +355,73 @@ INTERNAL_ERROR_TITLE = "Server error"
 UNREADABLE_VALUE = ("a value sent to /{api} could not be read: check each parameter's type against "
                     "Client(url).view_api()")
 CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of
+
+# ---- camera traps (shown only when the catalog has deployments) --------------------------------------
+CT_FILTERS = "Camera traps"
+CT_DEPLOYMENTS = "Deployments (cameras at one place for one period; empty: all)"
+CT_TIMES = "Time of day, from the sun at the camera's place (frames without place or time are left out)"
+CT_TIME_NAMES = {"day": "day", "dawn": "dawn (civil twilight)", "dusk": "dusk (civil twilight)", "night": "night"}
+CT_INCLUDE_EMPTY = "Show empty frames (a detector looked and found no animal, person or vehicle)"
+CT_BY_EVENT = "One result per event (a burst of frames): its best frame"
+CT_CATEGORIES = "The detector found"
+CT_CATEGORY_NAMES = {"animal": "an animal", "person": "a person", "vehicle": "a vehicle"}
+CT_SPECIES = "Species someone identified (scientific name)"
+CT_CLASSIFIED = "Identified by"
+CT_CLASSIFIED_NAMES = {"": "anyone, or no one", "human": "a person", "machine": "a machine (classifier)",
+                       "none": "no one yet"}
+CT_EMPTY_HIDDEN = ("{frames} hidden (a detector looked at them and found nothing); tick “Show empty frames” "
+                   "to see them.")
+CT_EMPTY_ONE, CT_EMPTY_MANY = "1 empty frame", "{n} empty frames"
+CT_FRAMES = "{n} frames"
+CT_ONE_FRAME = "1 frame"
+CT_NO_TIME = "time unknown"
+CT_BOXED = "found inside the box"
+# the photo view's camera-trap lines
+CT_HEAD = "Camera trap"
+CT_DEPLOYMENT = "Deployment"
+CT_PLACE = "Place"
+CT_TAKEN = "Taken"
+CT_TAKEN_LOCAL = "{time} (the camera's clock, offset from UTC not known)"
+CT_TAKEN_OFFSET = "{time} (UTC{offset})"
+CT_TIME_ISSUE = "kept out of the date and time-of-day filters: {why}"
+CT_EVENT = "Event"
+CT_EVENT_LINE = "{event}: {frames}, most animals in one frame: {max_n}"
+CT_EVENT_LINE_PLAIN = "{event}: {frames}"
+CT_DETECTIONS = "Detector"
+CT_DETECTION = "{category} ({conf:.0%} sure{where}), by {model}"
+CT_DETECTION_LABEL = ", classified as {label}"
+CT_NO_DETECTIONS = "looked at this frame and found nothing"
+CT_NOT_LOOKED = "no detector has looked at this frame"
+CT_MATCHED = ("This photo was found through what is inside the yellow box ({category}, {conf:.0%} sure), not "
+              "through the whole frame.")
+CT_OBSERVATIONS = "Identified"
+CT_OBSERVATION = "{what}{count} · {level}, by {who}{when}"
+CT_OBS_COUNT = ", {n} seen"
+CT_OBS_LEVELS = {"media": "this frame", "event": "the whole event"}
+CT_OBS_BY_HUMAN = "{name} (a person)"
+CT_OBS_BY_MACHINE = "{name} (a machine, {p:.0%} sure)"
+CT_OBS_BY_MACHINE_PLAIN = "{name} (a machine)"
+CT_OBS_SOMEONE = "someone"
+CT_OBS_TYPES = {"blank": "no animal", "human": "a person", "vehicle": "a vehicle", "unknown": "an animal not known",
+                "unclassified": "not identified yet"}
+CT_STRIP = "The event's frames, in time order: click one to see it"
+CT_STRIP_CAPTION = "frame {n} of {total} · {time}"
+CT_PEOPLE_HIDDEN = "A person was detected on this photo; it is blurred for visitors who are not logged in."
+# identifications
+CT_IDENTIFY = "Identify"
+CT_ID_SPECIES = "Species (scientific name; 'blank' for no animal)"
+CT_ID_COUNT = "How many"
+CT_ID_WHO = "Your name"
+CT_ID_PHOTO = "This frame (i)"
+CT_ID_EVENT = "The whole event (e)"
+CT_ID_CONFIRM = "Confirm {name} (c)"
+CT_ID_SAVED = "Saved: {target} is {what}{count}, identified by {who}."
+CT_ID_TARGET_PHOTO = "photo {photo}"
+CT_ID_TARGET_EVENT = "event {event} ({frames})"
+CT_ID_KEYS = "Keys in the photo view: i this frame · e the whole event · c confirm the species shown"
+CT_ID_NOTHING = "Open a camera-trap photo first."
+CT_ID_NO_EVENT = "This photo belongs to no event; identify the frame instead."
+CT_ID_NO_SPECIES = "Type a species first (or 'blank' for no animal)."
+CT_ID_NONE_TO_CONFIRM = "No species has been identified on this photo yet, so there is nothing to confirm."
+CT_EVENT_LABEL = "The label applies to all {n} frames of this event."
+CT_BOX_LABEL = "{category} {conf:.0%}"

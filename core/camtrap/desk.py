@@ -1,0 +1,64 @@
+"""The web app's and the API's one door to camera-trap data (handed to the ui by app.py, so the ui never
+imports core.camtrap or storage): the catalog's deployments, a frame's facts, an event's frames (how a label
+given to an event reaches them), how many empty frames a search hides, and a person's identification."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from core.camtrap import frame_facts, frame_pictures, identifications
+from core.contracts.camtrap import CamtrapFilters, CamtrapStore, Observation
+
+DEFAULT_THRESHOLD = 0.2  # setting detection_threshold's default
+
+
+class CamtrapDesk:
+    def __init__(self, store: CamtrapStore | None, settings: Any):
+        self.store, self.settings = store, settings
+
+    @property
+    def threshold(self) -> float:
+        return float(getattr(self.settings, "detection_threshold", DEFAULT_THRESHOLD))
+
+    def deployment_keys(self) -> list[str]:
+        """The catalog's deployments by key ([] for a catalog without camera-trap data)."""
+        return [] if self.store is None else [d.key for d in self.store.deployments()]
+
+    def facts(self, photo_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """photo id -> its camera-trap facts (core.camtrap.frame_facts.facts); plain photos left out."""
+        return frame_facts.facts(self.store, photo_ids)
+
+    def event_frames(self, photo_ids: Sequence[int]) -> dict[int, list[int]]:
+        """photo id -> its event's frames (itself alone when it has no event)."""
+        return frame_facts.event_frames(self.store, photo_ids)
+
+    def empty_hidden(self, filters: CamtrapFilters | None) -> int:
+        """How many empty frames (a detector looked and found nothing at or above detection_threshold) a
+        search with these filters leaves out, within its deployments; 0 when it shows them."""
+        if self.store is None or (filters is not None and filters.include_empty):
+            return 0
+        empty = self.store.empty_ids(self.threshold)
+        if filters is not None and filters.deployments and len(empty):
+            pool = self.store.camtrap_ids(CamtrapFilters(deployments=filters.deployments), self.threshold)
+            if pool is not None:
+                return len(set(map(int, empty)) & set(map(int, pool)))
+        return int(len(empty))
+
+    def identify(self, species: Any, annotator: Any, *, photo_id: int | None = None, event: str | None = None,
+                 count: Any = None) -> Observation:
+        """A person's identification of a frame or an event (core.camtrap.identifications.identify)."""
+        if self.store is None:
+            from core.contracts.errors import InputError
+            raise InputError("This catalog has no camera-trap data", "ingest a camera-trap folder or package first")
+        return identifications.identify(self.store, species, annotator, photo_id=photo_id, event=event, count=count)
+
+    def picture_edit(self, facts: dict[str, Any] | None, matched: dict[str, Any] | None, logged_in: bool,
+                     label: str = ""):
+        """What core.served draws on this frame's copy for this viewer (core.camtrap.frame_pictures.edit):
+        the matched box, people blurred or hidden for visitors not logged in (setting hide_people)."""
+        return frame_pictures.edit(facts, matched, threshold=self.threshold, logged_in=logged_in, label=label,
+                                   mode=str(getattr(self.settings, "hide_people", "blur")))
+
+    def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
+        """'blur' or 'hide' when this viewer must not see the people on this frame, else ''."""
+        return frame_pictures.keeps_people_from(facts, self.threshold,
+                                                str(getattr(self.settings, "hide_people", "blur")), logged_in)

@@ -1,0 +1,67 @@
+"""How a camera-trap frame is drawn for a page: the box a match went through outlined on it
+(core.camtrap.boxes), and people kept from visitors who are not logged in (setting hide_people: 'blur' the
+person's box, 'hide' the whole frame, 'show' it as it is). Returns the edit core.served applies to its copy
+(a tag naming the edit, and the function), so each kind of copy is made once and cached."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Sequence
+
+from PIL import Image, ImageDraw, ImageFilter
+
+from core.camtrap import boxes
+
+Edit = tuple[str, Callable[[Image.Image], Image.Image]]
+PEOPLE_MARGIN = 0.15  # the blurred part of a person's box grows by this much of its size on each side
+HIDDEN_TEXT = "hidden: a person was detected"
+
+
+def people(facts: dict[str, Any] | None, threshold: float) -> list[tuple[float, float, float, float]]:
+    """The person boxes at or above `threshold` of a frame's facts (core.camtrap.frame_facts)."""
+    return [tuple(d["bbox"]) for d in (facts or {}).get("detections") or []
+            if d.get("category") == "person" and float(d.get("conf") or 0) >= threshold]
+
+
+def keeps_people_from(facts: dict[str, Any] | None, threshold: float, mode: str, logged_in: bool) -> str:
+    """'blur' or 'hide' when this viewer must not see the people on this frame, else ''."""
+    if logged_in or mode not in ("blur", "hide") or not people(facts, threshold):
+        return ""
+    return mode
+
+
+def blur(image: Image.Image, regions: Sequence[tuple[float, float, float, float]]) -> Image.Image:
+    """A copy with each normalised box (grown by PEOPLE_MARGIN) blurred past recognition."""
+    out = image.convert("RGB")
+    for box in regions:
+        rect = boxes.pixel_rect(boxes.with_margin(box, PEOPLE_MARGIN), out.size)
+        part = out.crop(rect)
+        radius = max(6, max(part.size) // 6)
+        out.paste(part.filter(ImageFilter.GaussianBlur(radius)), rect[:2])
+    return out
+
+
+def hidden(image: Image.Image) -> Image.Image:
+    """A grey frame of the same size saying why nothing is shown."""
+    out = Image.new("RGB", image.size, (200, 200, 200))
+    ImageDraw.Draw(out).text((10, 10), HIDDEN_TEXT, fill=(60, 60, 60))
+    return out
+
+
+def edit(facts: dict[str, Any] | None, matched: dict[str, Any] | None, *, threshold: float, mode: str,
+         logged_in: bool, label: str = "") -> Edit | None:
+    """The edit of a frame for this viewer: people blurred or the frame hidden (keeps_people_from), and the
+    matched detection's box outlined with `label`; None when the plain copy is right."""
+    keep = keeps_people_from(facts, threshold, mode, logged_in)
+    box = tuple(matched["bbox"]) if matched and matched.get("bbox") else None
+    if not keep and box is None:
+        return None
+    regions = people(facts, threshold) if keep == "blur" else []
+    category = (matched or {}).get("category") or "animal"
+
+    def apply(image: Image.Image) -> Image.Image:
+        if keep == "hide":
+            return hidden(image)
+        out = blur(image, regions) if regions else image
+        return boxes.draw(out, [box], [label], [category]) if box is not None else out
+    tag = json.dumps({"keep": keep, "regions": regions, "box": box, "label": label, "category": category})
+    return tag, apply

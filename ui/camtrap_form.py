@@ -1,0 +1,164 @@
+"""The search form's camera-trap filters (deployment, time of day, empty frames, one result per event,
+detection category, species identified, identified by whom), shown only when the catalog has camera-trap
+data, and read into core's CamtrapFilters (Filters.camtrap) as the API's /search receives them too.
+
+CamtrapPage wraps the page's one door to camera-trap data (core.camtrap.desk.CamtrapDesk, handed in by
+app.py): which deployments there are, a frame's facts, how many empty frames a search hid. A catalog
+without camera-trap data (or no store) answers with nothing, so its page stays as it was."""
+from __future__ import annotations
+
+import logging
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+import gradio as gr
+
+from core.contracts import bounds
+from core.contracts.camtrap import CATEGORIES, CLASSIFIED, TIMES_OF_DAY, CamtrapFilters
+from core.contracts.errors import InputError
+from ui import camtrap_present
+from ui import strings as S
+
+log = logging.getLogger(__name__)
+
+
+def _texts(name: str, values: Any, allowed: Sequence[str] | None = None) -> tuple[str, ...]:
+    """A multi-select's values (a list, or text with commas from a script) as a tuple of text."""
+    if values in (None, ""):
+        return ()
+    if isinstance(values, str):
+        values = [v for v in values.split(",")]
+    out = tuple(dict.fromkeys(bounds.name(bounds.text(name, v, 200)) for v in values if str(v).strip()))
+    if allowed is not None:
+        wrong = [v for v in out if v.lower() not in allowed]
+        if wrong:
+            raise InputError(f"{name.capitalize()} {wrong[0]!r} is not one of {', '.join(allowed)}",
+                             f"choose from: {', '.join(allowed)}")
+        out = tuple(v.lower() for v in out)
+    return out
+
+
+def logged_in(request: Any) -> bool:
+    """Whether the person on the page is logged in (the app's password, or Hugging Face on a Space)."""
+    return bool(getattr(request, "username", None))
+
+
+def parse_camtrap(deployments: Any = (), times_of_day: Any = (), include_empty: Any = False, by_event: Any = False,
+                  categories: Any = (), species: Any = "", classified: Any = "") -> CamtrapFilters | None:
+    """The camera-trap fields of the form as CamtrapFilters; None when every field is at its default (a plain
+    search, the same as before camera traps). InputError names a bad field."""
+    who = str(classified or "").strip().lower()
+    if who not in CLASSIFIED:
+        raise InputError(f"Identified by {classified!r} is not one of: a person, a machine, no one",
+                         "choose human, machine or none (empty: anyone)")
+    found = CamtrapFilters(deployments=_texts("deployment", deployments),
+                           times_of_day=_texts("time of day", times_of_day, TIMES_OF_DAY),
+                           include_empty=bool(include_empty), by_event=bool(by_event),
+                           categories=_texts("detection category", categories, CATEGORIES),
+                           species=bounds.name(bounds.text("species", species or "", 200)), classified=who)
+    return None if found == CamtrapFilters() else found
+
+
+class CamtrapPage:
+    def __init__(self, desk: Any | None):
+        """`desk`: core.camtrap.desk.CamtrapDesk (app.py hands it in) or None (no camera-trap data model)."""
+        self.desk = desk
+
+    def deployment_keys(self) -> list[str]:
+        if self.desk is None:
+            return []
+        try:
+            return self.desk.deployment_keys()
+        except Exception:  # the catalog is being built or upgraded: no camera-trap filters this time
+            log.exception("the deployments could not be read from the catalog")
+            return []
+
+    def offer(self):
+        """(filters box, deployments box) on page load: shown with the catalog's deployments, hidden without."""
+        keys = self.deployment_keys()
+        return gr.update(visible=bool(keys)), gr.update(choices=keys)
+
+    def facts(self, photo_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        if self.desk is None or not photo_ids:
+            return {}
+        try:
+            return self.desk.facts([int(i) for i in photo_ids])
+        except Exception:  # the photo is still shown, without its camera-trap lines
+            log.exception("camera-trap facts could not be read")
+            return {}
+
+    def enrich(self, hits: list[dict[str, Any]], by_event: bool = False) -> list[dict[str, Any]]:
+        """The hits with the camera-trap fields the search JSON names (deployment_id, event_id, timestamp,
+        detections, and with `by_event` event_frames / event_frame_ids) where the engine did not give them."""
+        if self.desk is None or not hits:
+            return hits
+        known = self.facts([int(h["id"]) for h in hits])
+        if not known:
+            return hits
+        out = []
+        for h in hits:
+            f = known.get(int(h["id"]))
+            if f is None:
+                out.append(h)
+                continue
+            more = {k: f[k] for k in ("deployment_id", "event_id", "timestamp", "detections") if k not in h}
+            if by_event:
+                more.update({k: f[k] for k in ("event_frames", "event_frame_ids") if k not in h})
+            out.append({**h, **more})
+        return out
+
+    def edits(self, hits: Sequence[dict[str, Any]], logged_in: bool) -> dict[int, Any]:
+        """photo id -> what is drawn on its served copy: the box a match went through, people blurred or the
+        frame hidden for a visitor not logged in (setting hide_people); hits without either are left out."""
+        if self.desk is None:
+            return {}
+        out = {}
+        for h in hits:
+            if not camtrap_present.is_camtrap(h):
+                continue
+            matched = h.get("matched_detection")
+            label = camtrap_present.box_label(matched) if matched else ""
+            try:
+                found = self.desk.picture_edit(h, matched, logged_in, label)
+            except Exception:
+                log.exception("the camera-trap drawing of photo %s could not be made", h.get("id"))
+                found = None
+            if found is not None:
+                out[int(h["id"])] = found
+        return out
+
+    def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
+        return self.desk.keeps_people_from(facts, logged_in) if self.desk is not None and facts else ""
+
+    def empty_notice(self, filters: CamtrapFilters | None) -> str:
+        """'4,210 empty frames hidden (...)' for a search of a catalog with camera-trap data; '' otherwise."""
+        if self.desk is None:
+            return ""
+        try:
+            return camtrap_present.empty_notice(self.desk.empty_hidden(filters))
+        except Exception:
+            log.exception("empty frames could not be counted")
+            return ""
+
+
+def build() -> SimpleNamespace:
+    """The camera-trap filter fields (inside the Filters box; hidden until page load finds deployments).
+    Returns the box and the fields in the order the search takes them."""
+    with gr.Group(visible=False, elem_id="filter-camtrap") as box:
+        gr.Markdown(f"**{S.CT_FILTERS}**", elem_id="filter-camtrap-title")
+        with gr.Row():
+            deployments = gr.Dropdown([], value=[], multiselect=True, label=S.CT_DEPLOYMENTS,
+                                      elem_id="filter-deployments", scale=2)
+            times = gr.CheckboxGroup([(S.CT_TIME_NAMES[t], t) for t in TIMES_OF_DAY], label=S.CT_TIMES,
+                                     elem_id="filter-time-of-day", scale=2)
+        with gr.Row():
+            categories = gr.CheckboxGroup([(S.CT_CATEGORY_NAMES[c], c) for c in CATEGORIES], label=S.CT_CATEGORIES,
+                                          elem_id="filter-categories")
+            species = gr.Textbox(label=S.CT_SPECIES, elem_id="filter-species")
+            classified = gr.Radio([(S.CT_CLASSIFIED_NAMES[c], c) for c in CLASSIFIED], value="",
+                                  label=S.CT_CLASSIFIED, elem_id="filter-classified")
+        with gr.Row():
+            include_empty = gr.Checkbox(False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty")
+            by_event = gr.Checkbox(False, label=S.CT_BY_EVENT, elem_id="filter-by-event")
+    fields = [deployments, times, include_empty, by_event, categories, species, classified]
+    return SimpleNamespace(box=box, deployments=deployments, fields=fields)
