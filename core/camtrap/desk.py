@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from core.camtrap import frame_facts, frame_pictures, identifications
+from core.camtrap import event_labels, frame_facts, frame_pictures, identifications
 from core.contracts.camtrap import CamtrapFilters, CamtrapStore, Observation
+from core.contracts.sessionlog import Label
 
 DEFAULT_THRESHOLD = 0.2  # setting detection_threshold's default
 
@@ -30,6 +31,10 @@ class CamtrapDesk:
     def event_frames(self, photo_ids: Sequence[int]) -> dict[int, list[int]]:
         """photo id -> its event's frames (itself alone when it has no event)."""
         return frame_facts.event_frames(self.store, photo_ids)
+
+    def event_labels(self, label: Label) -> list[Label]:
+        """A label given to an event, for each of its frames (core.camtrap.event_labels.expand)."""
+        return event_labels.expand(self.store, label)
 
     def empty_hidden(self, filters: CamtrapFilters | None) -> int:
         """How many empty frames (a detector looked and found nothing at or above detection_threshold) a
