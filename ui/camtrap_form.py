@@ -107,9 +107,10 @@ class CamtrapPage:
             out.append({**h, **more})
         return out
 
-    def edits(self, hits: Sequence[dict[str, Any]], logged_in: bool) -> dict[int, Any]:
-        """photo id -> what is drawn on its served copy: the box a match went through, people blurred or the
-        frame hidden for a visitor not logged in (setting hide_people); hits without either are left out."""
+    def edits(self, hits: Sequence[dict[str, Any]], logged_in: bool, every_box: bool = False) -> dict[int, Any]:
+        """photo id -> what is drawn on its served copy: the box a match went through (`every_box`: every
+        detection at or above the threshold, as the photo view shows them), people blurred or the frame hidden
+        for a visitor not logged in (setting hide_people); hits needing neither are left out."""
         if self.desk is None:
             return {}
         out = {}
@@ -117,9 +118,9 @@ class CamtrapPage:
             if not camtrap_present.is_camtrap(h):
                 continue
             matched = h.get("matched_detection")
-            label = camtrap_present.box_label(matched) if matched else ""
+            shown = self.desk.boxes_worth_showing(h) if every_box else [matched] if matched else []
             try:
-                found = self.desk.picture_edit(h, matched, logged_in, label)
+                found = self.desk.picture_edit(h, shown, logged_in, [camtrap_present.box_label(d) for d in shown])
             except Exception:
                 log.exception("the camera-trap drawing of photo %s could not be made", h.get("id"))
                 found = None

@@ -75,7 +75,7 @@ class LightboxHandlers:
             return None, None, gr.update(value=[], visible=False), hide, gr.update(), gr.update()
         matched = shown.get("matched_detection")
         edit = self.camtrap.edits([{**facts, "id": shown["id"], "matched_detection": matched}],
-                                  bool(view.get("logged_in"))).get(int(shown["id"]))
+                                  bool(view.get("logged_in")), every_box=True).get(int(shown["id"]))
         frames = [int(i) for i in facts.get("event_frame_ids") or []]
         strip = gr.update(value=[], visible=False)
         if len(frames) > 1:

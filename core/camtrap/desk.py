@@ -56,12 +56,16 @@ class CamtrapDesk:
             raise InputError("This catalog has no camera-trap data", "ingest a camera-trap folder or package first")
         return identifications.identify(self.store, species, annotator, photo_id=photo_id, event=event, count=count)
 
-    def picture_edit(self, facts: dict[str, Any] | None, matched: dict[str, Any] | None, logged_in: bool,
-                     label: str = ""):
-        """What core.served draws on this frame's copy for this viewer (core.camtrap.frame_pictures.edit):
-        the matched box, people blurred or hidden for visitors not logged in (setting hide_people)."""
-        return frame_pictures.edit(facts, matched, threshold=self.threshold, logged_in=logged_in, label=label,
+    def picture_edit(self, facts: dict[str, Any] | None, shown: Sequence[dict[str, Any]], logged_in: bool,
+                     labels: Sequence[str] = ()):
+        """What core.served draws on this frame's copy for this viewer (core.camtrap.frame_pictures.edit): the
+        boxes of the detections `shown`, people blurred or hidden for visitors not logged in (hide_people)."""
+        return frame_pictures.edit(facts, shown, threshold=self.threshold, logged_in=logged_in, labels=labels,
                                    mode=str(getattr(self.settings, "hide_people", "blur")))
+
+    def boxes_worth_showing(self, facts: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """The detections of a frame at or above detection_threshold (the photo view draws them)."""
+        return [d for d in (facts or {}).get("detections") or [] if float(d.get("conf") or 0) >= self.threshold]
 
     def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
         """'blur' or 'hide' when this viewer must not see the people on this frame, else ''."""

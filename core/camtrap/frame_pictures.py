@@ -1,5 +1,5 @@
-"""How a camera-trap frame is drawn for a page: the box a match went through outlined on it
-(core.camtrap.boxes), and people kept from visitors who are not logged in (setting hide_people: 'blur' the
+"""How a camera-trap frame is drawn for a page: boxes outlined on it (core.camtrap.boxes: in a gallery the box
+a match went through, in the photo view every detection at or above the threshold), and people kept from visitors who are not logged in (setting hide_people: 'blur' the
 person's box, 'hide' the whole frame, 'show' it as it is). Returns the edit core.served applies to its copy
 (a tag naming the edit, and the function), so each kind of copy is made once and cached."""
 from __future__ import annotations
@@ -47,21 +47,22 @@ def hidden(image: Image.Image) -> Image.Image:
     return out
 
 
-def edit(facts: dict[str, Any] | None, matched: dict[str, Any] | None, *, threshold: float, mode: str,
-         logged_in: bool, label: str = "") -> Edit | None:
+def edit(facts: dict[str, Any] | None, shown: Sequence[dict[str, Any]], *, threshold: float, mode: str,
+         logged_in: bool, labels: Sequence[str] = ()) -> Edit | None:
     """The edit of a frame for this viewer: people blurred or the frame hidden (keeps_people_from), and the
-    matched detection's box outlined with `label`; None when the plain copy is right."""
+    boxes of the detections `shown` outlined, each with its label; None when the plain copy is right."""
     keep = keeps_people_from(facts, threshold, mode, logged_in)
-    box = tuple(matched["bbox"]) if matched and matched.get("bbox") else None
-    if not keep and box is None:
+    drawn = [tuple(d["bbox"]) for d in shown if d and d.get("bbox")]
+    if not keep and not drawn:
         return None
     regions = people(facts, threshold) if keep == "blur" else []
-    category = (matched or {}).get("category") or "animal"
+    categories = [d.get("category") or "animal" for d in shown if d and d.get("bbox")]
+    labels = list(labels)[:len(drawn)]
 
     def apply(image: Image.Image) -> Image.Image:
         if keep == "hide":
             return hidden(image)
         out = blur(image, regions) if regions else image
-        return boxes.draw(out, [box], [label], [category]) if box is not None else out
-    tag = json.dumps({"keep": keep, "regions": regions, "box": box, "label": label, "category": category})
+        return boxes.draw(out, drawn, labels, categories) if drawn else out
+    tag = json.dumps({"keep": keep, "regions": regions, "boxes": drawn, "labels": labels, "categories": categories})
     return tag, apply

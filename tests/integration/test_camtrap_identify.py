@@ -122,7 +122,7 @@ def _frame() -> Image.Image:
 def test_the_matched_box_is_drawn_on_its_outline_and_nothing_outside_it_changes(world):
     facts = world.desk.facts([world.ids[0]])[world.ids[0]]
     matched = facts["detections"][0]
-    edit = world.desk.picture_edit(facts, matched, logged_in=False)
+    edit = world.desk.picture_edit(facts, [matched], logged_in=False, labels=["animal 93%"])
     assert edit is not None
     plain = _frame()
     drawn = np.asarray(edit[1](plain)).astype(int)
@@ -131,13 +131,16 @@ def test_the_matched_box_is_drawn_on_its_outline_and_nothing_outside_it_changes(
     # the box spans x 75-225, y 50-150: its outline changed, the frame's corners far from it did not
     assert changed[50:150, 75:225].any()
     assert not changed[170:, :60].any() and not changed[:20, 250:].any()
-    assert world.desk.picture_edit(facts, None, logged_in=False) is None  # a plain match: the plain copy
+    assert world.desk.picture_edit(facts, [], logged_in=False) is None  # a plain match: the plain copy
+    assert world.desk.boxes_worth_showing(facts) == [matched]
+    world.settings.detection_threshold = 0.95
+    assert world.desk.boxes_worth_showing(facts) == []  # under the threshold: not drawn in the photo view
 
 
 def test_people_are_blurred_for_visitors_and_shown_to_those_logged_in(world):
     facts = world.desk.facts([world.ids[4]])[world.ids[4]]
-    assert world.desk.picture_edit(facts, None, logged_in=True) is None
-    tag, apply = world.desk.picture_edit(facts, None, logged_in=False)
+    assert world.desk.picture_edit(facts, [], logged_in=True) is None
+    tag, apply = world.desk.picture_edit(facts, [], logged_in=False)
     plain = _frame()
     out = np.asarray(apply(plain)).astype(int)
     before = np.asarray(plain).astype(int)
@@ -145,8 +148,8 @@ def test_people_are_blurred_for_visitors_and_shown_to_those_logged_in(world):
     outside = np.abs(out[:, 200:] - before[:, 200:]).mean()
     assert inside > 20 and outside == 0
     world.settings.hide_people = "hide"
-    _, hide = world.desk.picture_edit(facts, None, logged_in=False)
+    _, hide = world.desk.picture_edit(facts, [], logged_in=False)
     assert np.asarray(hide(plain)).std() < 30  # a grey frame with one line of text
     world.settings.hide_people = "show"
-    assert world.desk.picture_edit(facts, None, logged_in=False) is None
+    assert world.desk.picture_edit(facts, [], logged_in=False) is None
     assert frame_pictures.keeps_people_from(facts, 0.9, "blur", False) == ""  # below the threshold: no person
