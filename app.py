@@ -13,22 +13,20 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from core.backends.registry import Backends
+from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for
+from core.search.corpus import Corpus
+from core.search.engine import SearchEngine
+from core.contracts.errors import EcoLensError
+from core.contracts.world import demo_world, use_world
+from core.vectors.index_store import IndexStore
+from core.ingest.ingestor import Ingestor
+from core.logs import configure_logging
+from core.contracts.settings import Settings, load_settings
+from core.search.preparation import Progress, prepare_corpus
+from core.search import space
 
-from core.backends.registry import Backends  # noqa: E402
-from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for  # noqa: E402
-from core.search.corpus import Corpus  # noqa: E402
-from core.search.engine import SearchEngine  # noqa: E402
-from core.contracts.errors import EcoLensError  # noqa: E402
-from core.contracts.world import demo_world, use_world  # noqa: E402
-from core.vectors.index_store import IndexStore  # noqa: E402
-from core.ingest.ingestor import Ingestor  # noqa: E402
-from core.logs import configure_logging  # noqa: E402
-from core.contracts.settings import Settings, load_settings  # noqa: E402
-from core.search.preparation import Progress, prepare_corpus  # noqa: E402
-from core.search import space  # noqa: E402
+ROOT = Path(__file__).resolve().parent
 
 
 # world plug-ins (core.contracts.world): each module's register() adds its rule book, backends, demo and benchmark
@@ -61,7 +59,7 @@ class Services:
     camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
 
     def ingestor(self) -> Ingestor:
-        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings)
+        return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, camtrap=self.camtrap)
 
     def corpus_kind(self) -> str:
         """What is (or, on first start, will be) searched: core.search.banner SYNTHETIC, OWN or EMPTY."""
@@ -182,9 +180,10 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     # a model profile's embedder is built at first use, after the background preparation downloaded it (with
     # progress on the page); otherwise at once, as always
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
-    corpus = Corpus(catalog, store, embedder, settings)
+    camtrap = SqlCamtrapStore(catalog.engine)
+    corpus = Corpus(catalog, store, embedder, settings, camtrap=camtrap)
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
-                        fallback=fallback, camtrap=SqlCamtrapStore(catalog.engine))
+                        fallback=fallback, camtrap=camtrap)
     services.choose_world()
     return services
 

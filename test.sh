@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install (first time only) and run the test suite offline.
-#   ./test.sh              everything: unit, hostile, integration (every bench/*.py at a tiny size included)
-#                          and browser tests; what CI runs (.ci/run)
-#   ./test.sh fast         the fast lane: tests/unit and tests/hostile only (no browser, no integration), under
-#                          two minutes once set up; no Chromium needed
+#   ./test.sh              ruff (lint and import order), then everything: unit, hostile, integration (every
+#                          bench/*.py at a tiny size included) and browser tests; what CI runs (.ci/run)
+#   ./test.sh fast         ruff, then the fast lane: tests/unit and tests/hostile only (no browser, no
+#                          integration), under two minutes once set up; no Chromium needed
 # Further arguments go to pytest, e.g. ./test.sh tests/unit -q or ./test.sh fast -k engine
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -21,6 +21,9 @@ fi
 CACHE="${ECOLENS_SETUP_CACHE:-${ECOLENS_CACHE:-$HOME/.cache/ecolens}}"
 VENV="${ECOLENS_SETUP_VENV:-${ECOLENS_VENV:-$CACHE/venv}}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+# lint and import order first, in both lanes (pyproject.toml's [tool.ruff]); `ruff check --fix .` mends most
+echo "test: ruff check ."
+"$VENV/bin/ruff" check .
 if [ "$LANE" = fast ]; then
   # --lane fast: tests/conftest.py refuses to run a browser or integration test in this lane
   exec "$VENV/bin/python" -m pytest --lane fast tests/unit tests/hostile "$@"

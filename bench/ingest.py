@@ -17,13 +17,11 @@ MB: smooth light, textured ground, edges and sensor noise). Model: a randomly in
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402

@@ -20,10 +20,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.live_server import free_port  # noqa: F401  (bench/load.py imports it from here too)
 
-from tests.live_server import free_port  # noqa: E402,F401  (bench/load.py imports it from here too)
+ROOT = Path(__file__).resolve().parents[1]
 
 FORM = ["Fast", 10, 1, 20, "full", False, "", "", "", [], "", "", None]  # preset, k, m, rerank_k, mode, ...
 QUERIES = ["a frog calling", "a moth on bark", "a bird in flight", "a beetle on a leaf", "a flower in bud"]

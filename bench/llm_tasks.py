@@ -31,11 +31,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.live_server import free_port
+from tests.standin_servers import STAND_IN_REPLY, start_chat
 
-from tests.live_server import free_port  # noqa: E402
-from tests.standin_servers import STAND_IN_REPLY, start_chat  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 QUERIES = [
     "an Ember-crested Tuftling with its crest raised",

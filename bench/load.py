@@ -32,12 +32,12 @@ import time
 import uuid
 from pathlib import Path
 
+from bench.isolation import free_port, wait_for_app
+from bench.support.clients import set_client_poll, tls_context
+from bench.support.load_report import pct, report
+from bench.support.process_cpu import CpuShare
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from bench.isolation import free_port, wait_for_app  # noqa: E402
-from bench.support.clients import set_client_poll, tls_context  # noqa: E402
-from bench.support.load_report import pct, report  # noqa: E402
-from bench.support.process_cpu import CpuShare  # noqa: E402
 MIX = (("Fast", 60), ("Visualize", 15), ("Verify", 15), ("Cover", 10))
 QUERIES = ["a frog calling", "a moth on bark", "a bird carrying a twig", "a beetle on a leaf", "a flower in bud",
            "a red bird perched", "a caterpillar feeding", "a tadpole swimming", "a bird in flight",

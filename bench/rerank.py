@@ -15,12 +15,11 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
+from tests.standin_servers import JudgeServer
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import numpy as np  # noqa: E402
-
-from tests.standin_servers import JudgeServer  # noqa: E402
 
 QUERY = "a moth with red hindwings resting on bark"
 

@@ -45,7 +45,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 # Why: on a machine shared with other jobs, OpenMP threads that spin while they wait for one another burn the
 # time slices the other thread needs; waiting passively costs little when the cores are free. Set before FAISS
 # loads (the same for EcoLens's phases and the bare ones); an explicit OMP_WAIT_POLICY is kept.

@@ -29,7 +29,6 @@ def measure(code: tuple[str, str], path: Path) -> tuple[float, float, tuple[int,
     setup, work = code
     script = textwrap.dedent(f"""
         import sys, time
-        sys.path.insert(0, {str(ROOT)!r})
         PATH = {str(path)!r}
         {setup}
         t0 = time.perf_counter()

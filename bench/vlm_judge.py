@@ -18,17 +18,15 @@ model at tiny size (8 photos of 64 px, one round), finishing in seconds."""
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import numpy as np
+from PIL import Image
 
-import numpy as np  # noqa: E402
-from PIL import Image  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 QUESTIONS = ("Is there a bird in this photo?", "Is the animal on a tree branch?", "Is there water in the photo?",
              "Is the frog green?")

@@ -25,6 +25,10 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=_count, help="decoding threads (local) or embedding actors (ray); 0 = automatic")
     p.add_argument("--model", help="for a parquet of precomputed vectors: the model that made them, when the file "
                                    "does not say (must be the configured embedder's model)")
+    p.add_argument("--detections", metavar="FILE.json",
+                   help="a MegaDetector / SpeciesNet results file (format 1.x) for the folder PATH: its boxes are "
+                        "stored, their crops embedded and searched; photos already in the catalog are not embedded "
+                        "again")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -51,7 +55,7 @@ def _ingest_one(ctx, services, args) -> int:
     update, bar = progress_bar("ingest")
     try:
         report = services.ingestor().run(args.path, update, engine=args.engine, workers=args.workers,
-                                         model=args.model)
+                                         model=args.model, detections=getattr(args, "detections", None))
     finally:
         bar.close()
     if args.json:  # the stand-in note goes into the JSON's notices (stdout stays one JSON object)

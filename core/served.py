@@ -43,6 +43,22 @@ class Served:
     missing: str = ""
 
 
+def _box_key(box: dict | None) -> str:
+    """The part of a served copy's name that tells a copy with a box drawn from the bare one ('' without)."""
+    if not box or not box.get("bbox"):
+        return ""
+    text = ",".join(f"{float(v):.4f}" for v in box["bbox"]) + f"|{box.get('category')}|{box.get('conf')}"
+    return "-box" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _drawn(image: Image.Image, box: dict) -> Image.Image:
+    from core.camtrap.boxes import draw
+
+    conf = box.get("conf")
+    label = f"{box.get('category') or 'animal'} {round(100 * float(conf))}%" if conf is not None else ""
+    return draw(image, [tuple(float(v) for v in box["bbox"])], [label], [str(box.get("category") or "animal")])
+
+
 class ServedFiles:
     def __init__(self, folder: Path | str, picture_roots: Sequence[Path | str] = (), max_pixels: int = 80_000_000):
         """`folder`: where copies go (the only folder served); `picture_roots`: folders whose generated pictures
@@ -52,11 +68,12 @@ class ServedFiles:
         self.max_pixels = int(max_pixels)
 
     # ---- catalog photos ----------------------------------------------------------------------------
-    def photo(self, photo: Photo | None, size: str = "thumb",
+    def photo(self, photo: Photo | None, size: str = "thumb", box: dict | None = None,
               edit: tuple[str, Callable[[Image.Image], Image.Image]] | None = None) -> Served:
-        """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not. `edit`:
-        (tag, function) drawn on the copy (a detection's box, a person blurred): a copy of its own, named by
-        the tag, so the plain copy stays as it is."""
+        """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not. `box`: a
+        detection ({"bbox": [x, y, w, h], "category", "conf"}: a search hit's matched_detection) drawn on it.
+        `edit`: (tag, function) applied to the copy instead (the camera-trap page's boxes, people blurred:
+        core.camtrap.frame_pictures): a copy of its own, named by the tag, so the plain copy stays as it is."""
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
@@ -68,12 +85,14 @@ class ServedFiles:
             _digest(f"{source.resolve()}|{source.stat().st_mtime_ns}")
         # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
         side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
-        tag = f"-{_digest(edit[0])[:16]}" if edit else ""
-        target = self.folder / f"{key}-{side}{tag}.jpg"
+        drawn = f"-{_digest(edit[0])[:16]}" if edit else _box_key(box)
+        target = self.folder / f"{key}-{side}{drawn}.jpg"
         if target.is_file():
             return Served(target)
         try:
             image = load_image(source, max_pixels=self.max_pixels, max_side=side)
+            if drawn and not edit:
+                image = _drawn(image, box)
         except InputError as exc:
             log.warning("photo %s cannot be shown: %s", photo.id, exc.message)
             return Served(self.placeholder(size), f"photo {photo.id} cannot be shown: its file is damaged or "

@@ -73,7 +73,8 @@ def _comparison_queries(obs) -> list[dict]:
 def _behaviour_queries(obs, rng: random.Random) -> list[dict]:
     out = []
     for text, supercat, category, cond in BEHAVIOUR_QUERIES:
-        rel = _paths(obs, lambda o: cond(o.scene))
+        rel_all = _paths(obs, lambda o, cond=cond: cond(o.scene))
+        rel = rel_all
         if len(rel) < 2:
             continue
         rel = sorted(rng.sample(rel, 50)) if len(rel) > 50 else rel
@@ -85,7 +86,7 @@ def _behaviour_queries(obs, rng: random.Random) -> list[dict]:
         pool = rel + neg
         rng.shuffle(pool)
         out.append({"kind": "behaviour", "text": text, "supercategory": supercat, "category": category,
-                    "iconic_group": plan, "relevant": rel, "all_relevant_in_world": len(_paths(obs, lambda o: cond(o.scene))),
+                    "iconic_group": plan, "relevant": rel, "all_relevant_in_world": len(rel_all),
                     "pool": pool})
     return out
 

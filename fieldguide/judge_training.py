@@ -129,19 +129,6 @@ def fit_temperatures(logits: dict[str, torch.Tensor], labels: dict[str, torch.Te
     return out
 
 
-def recalibrate(out_dir: Path, cfg: JudgeTrainConfig | None = None) -> dict[str, float]:
-    """Fit the temperatures of saved weights again on the calibration pictures (same draw as training) and
-    write them into the sidecar; returns them."""
-    cfg = cfg or JudgeTrainConfig()
-    side = json.loads((Path(out_dir) / CONFIG_NAME).read_text())
-    model = JudgeNet(cfg.width, cfg.hidden, cfg.dropout)
-    model.load_state_dict(torch.load(Path(out_dir) / WEIGHTS_NAME, map_location="cpu", weights_only=True))
-    items = draw(f"fieldguide-judge-calibration:{cfg.seed}", cfg.calibration_per_species)
-    side["temperatures"] = fit_temperatures(predict_logits(model, pictures(items)), _labels(items))
-    (Path(out_dir) / CONFIG_NAME).write_text(json.dumps(side, indent=1) + "\n")
-    return side["temperatures"]
-
-
 def train_judge(out_dir: Path, cfg: JudgeTrainConfig | None = None, log=None) -> dict:
     """Draw, train, calibrate, test; save judge.pt + judge.json into out_dir and return the JSON written."""
     from fieldguide.judge import FieldGuideJudge

@@ -133,15 +133,3 @@ PART_WORDS = {"crest": "crest", "back": "back", "wings": "wings", "wing": "wings
               "elytra": "elytra", "legs": "legs", "petals": "petals", "centre": "centre", "center": "centre",
               "leaves": "leaves", "underwing": "underside",
               "underwings": "underside"}
-
-
-def find_species(text: str) -> list[Species]:
-    """Species named in `text` by common or scientific name (in order of first mention)."""
-    low = " " + " ".join(tokens(text)) + " "
-    found = []
-    for sp in SPECIES:
-        spots = [low.find(" " + " ".join(tokens(n)) + " ") for n in (sp.common_name, sp.scientific_name)]
-        spots = [p for p in spots if p >= 0]
-        if spots:
-            found.append((min(spots), sp))
-    return [sp for _, sp in sorted(found, key=lambda t: t[0])]

@@ -77,7 +77,7 @@ def read_text(text: str) -> Reading:
             slots[i] = WORD_CUES[t]
         elif t not in STOPWORDS:
             r.unknown.append(t)
-    for i, s in enumerate(slots):
+    for s in slots:
         if s is None or s[0] in ("species", "cue", "colour"):
             continue
         if s[0] == "part":

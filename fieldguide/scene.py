@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, field
 
-from fieldguide.species import PART_PHRASE, PLAN_NOUN, PLAN_PARTS, Species
+from fieldguide.species import PART_PHRASE, PLAN_NOUN, Species
 
 VIEWS = ("side", "top", "underside")
 HABITATS = ("water", "grass", "sky", "bark", "sand")
@@ -172,11 +172,3 @@ def caption(s: Scene, sp: Species | None, number: int) -> str:
     if parts:
         note += " Visible: " + ", ".join(parts) + "."
     return note
-
-
-def part_vocabulary() -> set[str]:
-    words = set()
-    for parts in PLAN_PARTS.values():
-        for p in parts:
-            words.update(PART_PHRASE[p].split())
-    return words

@@ -6,10 +6,9 @@ docs/reference/settings.md between its markers; tests/unit/test_readme.py checks
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.contracts.settings import markdown_table
 
-from core.contracts.settings import markdown_table  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PAGE = ROOT / "docs" / "reference" / "settings.md"
 START, END = "<!-- settings:start -->", "<!-- settings:end -->"

@@ -3,7 +3,8 @@
 # requirements are unchanged. Safe to run again; prints what it does. Used by ./run.sh, ./test.sh, .ci/run
 # and the Dockerfile.
 #
-#   bash scripts/setup.sh            the runtime (requirements.txt): the web app and CLI, no compiler needed
+#   bash scripts/setup.sh            the runtime (requirements.txt) and EcoLens itself, editable (pyproject.toml):
+#                                    the web app and CLI, no compiler needed
 #   bash scripts/setup.sh --llama    also llama-cpp-python (built from source once, about 8 minutes, cached)
 #                                    and the SmolLM2-135M model file, for llm='llama_cpp' or a llama.cpp server
 #   bash scripts/setup.sh --dev      runtime + llama + test tools (requirements-dev.txt): what ./test.sh runs
@@ -64,6 +65,24 @@ else
   "$VENV/bin/pip" install -q -r requirements.txt
   part_done runtime requirements.txt
   rm -f "$VENV/.ecolens-gpu"  # the runtime brought faiss-cpu back: the GPU build is installed again below
+fi
+
+# EcoLens itself, editable (pyproject.toml), after the requirements files that are its dependencies (hence
+# --no-deps): app.py, bench/*.py and scripts/*.py then import this checkout's packages from any folder, with no
+# file editing sys.path. Installed again when pyproject.toml changes or another checkout runs this. Skipped where
+# only the requirements were copied (the Dockerfile's build stage: the image runs app.py from its own folder).
+if [ -f pyproject.toml ]; then
+  pwd > "$VENV/.ecolens-package-root"
+  if part_is_current package pyproject.toml "$VENV/.ecolens-package-root" \
+      && ls "$VENV"/lib/python*/site-packages/__editable__.ecolens-*.pth >/dev/null 2>&1; then
+    echo "setup: EcoLens is installed (editable) from $PWD"
+  else
+    echo "setup: installing EcoLens editable from $PWD (pip install --no-deps -e .)"
+    "$VENV/bin/pip" install -q --no-deps -e .
+    part_done package pyproject.toml "$VENV/.ecolens-package-root"
+  fi
+else
+  echo "setup: no pyproject.toml here: EcoLens itself is not installed (python app.py runs from its own folder)"
 fi
 
 if [ "$WANT_GPU" = 1 ]; then

@@ -3,12 +3,9 @@
 run.sh calls it with the app's own arguments (for --config) so that llama-cpp-python is built only for the
 people who chose it. Bad settings exit 1 too: the app itself then explains them."""
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.contracts.errors import EcoLensError  # noqa: E402
-from core.contracts.settings import load_settings  # noqa: E402
+from core.contracts.errors import EcoLensError
+from core.contracts.settings import load_settings
 
 
 def config_argument(argv: list[str]) -> str | None:

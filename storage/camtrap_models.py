@@ -136,3 +136,12 @@ class ObservationRow(Base):
     comments: Mapped[str | None] = mapped_column(Text, nullable=True)
     extra: Mapped[dict | None] = mapped_column(JSON(none_as_null=True), nullable=True)
     annotator: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class CamtrapPackageRow(Base):
+    """An imported Camtrap DP package's metadata (datapackage.json without its resources; migration 0011)."""
+
+    __tablename__ = "camtrap_packages"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(Text, unique=True)
+    metadata_: Mapped[dict] = mapped_column("metadata", JSON)

@@ -3,20 +3,30 @@ shares the catalog's engine (the same database file); the rest of the code sees 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import fields
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, and_, bindparam, delete, exists, func, insert, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from core.contracts.camtrap import Capture, CamtrapFilters, Deployment, Detection, Event, Observation
-from storage.camtrap_models import CaptureRow, CropVectorRow, DeploymentRow, DetectionRow, EventRow, ObservationRow
+from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event, Observation
+from storage.camtrap_models import (
+    CamtrapPackageRow,
+    CaptureRow,
+    CropVectorRow,
+    DeploymentRow,
+    DetectionRow,
+    EventRow,
+    ObservationRow,
+)
 from storage.db import chunks
 from storage.filter_sql import id_array
 
 DEPLOYMENTS, EVENTS, CAPTURES = DeploymentRow.__table__, EventRow.__table__, CaptureRow.__table__
 DETECTIONS, CROPS, OBSERVATIONS = DetectionRow.__table__, CropVectorRow.__table__, ObservationRow.__table__
+PACKAGES = CamtrapPackageRow.__table__
 READ_ONLY = {"deployment_key", "event_key", "media_key"}  # dataclass fields that are not columns (resolved)
 
 
@@ -275,6 +285,16 @@ class SqlCamtrapStore:
         for r in rows:
             found[r.id] = _make(Observation, r)
         return [found[i] for i in sorted(found)]
+
+    # ---- packages ---------------------------------------------------------------------------------
+    def save_package(self, key: str, metadata: dict[str, Any]) -> None:
+        with self._write, self.engine.begin() as conn:
+            stmt = sqlite_insert(PACKAGES).values(key=key, metadata=dict(metadata))
+            conn.execute(stmt.on_conflict_do_update(index_elements=["key"], set_={"metadata": stmt.excluded.metadata}))
+
+    def packages(self) -> dict[str, dict[str, Any]]:
+        with self.engine.connect() as conn:
+            return {k: dict(m) for k, m in conn.execute(select(PACKAGES.c.key, PACKAGES.c.metadata).order_by(PACKAGES.c.id))}
 
     # ---- filters ----------------------------------------------------------------------------------
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import Connection, Engine, delete, func, select, update
+from sqlalchemy import Connection, Engine, LargeBinary, delete, func, literal, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -26,6 +26,7 @@ from storage.photo_rows import (GET_PHOTOS, HASH_LOOKUP, INSERT_PHOTO, INSERT_TA
 MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
 SQLITE_DEFAULT_CACHE = -2000  # SQLite's own default page cache (2 MB)
 MAX_STORED_TAXA = 200_000  # taxa whose stored names are remembered (then forgotten all at once)
+FILELESS = b"\0media:"  # how HashBytes stores the placeholder hash of a medium kept without its file
 MIN_PREFIX_BATCH = 32  # a new prefix is made for a batch of at least this many photos (else only reused)
 
 
@@ -379,9 +380,12 @@ class SqlCatalog:
                                                        PhotoVectorRow.photo_id.in_(chunk)))
 
     def unindexed_ids(self, vector_set_id: int) -> list[int]:
+        """Photos without a vector in this set, except the media kept without their file (a Camtrap DP medium whose
+        file could not be had: content hash 'media:...', core.camtrap.camtrapdp_source): nothing to embed."""
         done = select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)
+        fileless = func.substr(PhotoRow.sha256, 1, len(FILELESS)) == literal(FILELESS, LargeBinary)
         with Session(self.engine) as s:
-            return list(s.scalars(select(PhotoRow.id).where(PhotoRow.id.not_in(done)).order_by(PhotoRow.id)))
+            return list(s.scalars(select(PhotoRow.id).where(PhotoRow.id.not_in(done), ~fileless).order_by(PhotoRow.id)))
 
     # ---- ingest runs ------------------------------------------------------------------------------
     def start_ingest(self, source: str) -> int:

@@ -38,8 +38,6 @@ def caption_tail(hit: dict[str, Any], by_event: bool = False) -> str:
     if by_event or hit.get("event_frames") not in (None, 0) and "event_frame_ids" in hit:
         n = hit.get("event_frames") or len(hit.get("event_frame_ids") or []) or 1
         parts.append(frames_text(n))
-    if hit.get("matched_detection"):
-        parts.append(S.CT_BOXED)
     return " · " + " · ".join(parts)
 
 
@@ -105,15 +103,9 @@ def box_label(d: dict[str, Any]) -> str:
     return S.CT_BOX_LABEL.format(category=d.get("category") or "animal", conf=float(d.get("conf") or 0))
 
 
-def matched_line(matched: dict[str, Any] | None) -> str:
-    if not matched:
-        return ""
-    category = S.CT_CATEGORY_NAMES.get(matched.get("category"), str(matched.get("category") or "?"))
-    return S.CT_MATCHED.format(category=category, conf=float(matched.get("conf") or 0))
-
-
-def facts_html(facts: dict[str, Any] | None, matched: dict[str, Any] | None = None) -> str:
-    """The photo view's camera-trap table (all escaped); '' for a plain photo."""
+def facts_html(facts: dict[str, Any] | None) -> str:
+    """The photo view's camera-trap table (all escaped); '' for a plain photo. (The box a match went through
+    is said by ui.present.in_box, in the explanation.)"""
     if not facts:
         return ""
     rows: list[tuple[str, str]] = []
@@ -138,9 +130,7 @@ def facts_html(facts: dict[str, Any] | None, matched: dict[str, Any] | None = No
     rows += [(S.CT_OBSERVATIONS if i == 0 else "", observation_text(o))
              for i, o in enumerate(facts.get("observations") or [])]
     body = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
-    line = matched_line(matched)
-    head = f"<p class='ecolens-ct-matched'>{escape(line)}</p>" if line else ""
-    return f"{head}<table class='ecolens-meta ecolens-ct'><caption>{escape(S.CT_HEAD)}</caption>{body}</table>"
+    return f"<table class='ecolens-meta ecolens-ct'><caption>{escape(S.CT_HEAD)}</caption>{body}</table>"
 
 
 def strip_items(frame_ids: Sequence[int], paths: Sequence[str], times: dict[int, str | None]) -> list[tuple[str, str]]:

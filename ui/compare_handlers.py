@@ -15,7 +15,7 @@ from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, ra
 from core.contracts.settings import masked
 from ui import present
 from ui import strings as S
-from ui.forms import shows_errors, web_notices
+from ui.forms import not_recorded, shows_errors, web_notices
 from ui.photos import PhotoFiles
 
 MAX_COLUMNS = 4
@@ -62,7 +62,7 @@ class CompareHandlers:
                                                                        {"similarity": similarity})]))
             except EcoLensError as exc:  # the comparison is still shown, with a notice
                 log.error("compare %r was not logged: %s", query, exc)
-                note = S.NOT_RECORDED.format(reason=exc.message)
+                note = not_recorded(exc)
                 notes += [note] if note not in notes else []
             hits = [h.to_json() for h in result.hits]
             scale = present.scale_of(result.stages)

@@ -14,7 +14,7 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
 from core.contracts.settings import masked
 from ui import strings as S
-from ui.forms import note, shows_errors, warn
+from ui.forms import not_recorded, note, shows_errors, warn
 from ui.photos import PhotoFiles
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ class DialogueHandlers:
             self._write_record(st, session, question, answer)
         except EcoLensError as exc:
             log.error("dialogue turn was not logged: %s", exc)
-            warn([S.NOT_RECORDED.format(reason=exc.message)])
+            warn([not_recorded(exc)])
 
     def _write_record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
         if st["id"] < 0:  # the log could not open this conversation at its start: try again now

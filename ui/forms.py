@@ -1,7 +1,8 @@
 """Reading the web forms: filter fields into core Filters, uploaded photos checked for size and type, and
-EcoLensError turned into what Gradio shows (the only place errors become gr.Error / gr.Warning), in the web
-app's words: every message, hint and notice passes through `web_words` (ui.strings.WEB_WORDS), so a message
-core wrote for the command line never shows a CLI flag or a developer's term on the page."""
+EcoLensError turned into what Gradio shows (the only module that raises gr.Error or shows gr.Warning / gr.Info:
+tests/unit/test_ui_popups.py holds it), in the web app's words: every message, hint and notice passes through
+`web_words` (ui.strings.WEB_WORDS), so a message core wrote for the command line never shows a CLI flag or a
+developer's term on the page."""
 from __future__ import annotations
 
 import functools
@@ -308,6 +309,13 @@ def note(message: str) -> None:
     """Information about how a step went (not a failure) as a non-blocking note, in the web app's words."""
     for m in web_notices([message]):
         gr.Info(m, title=S.NOTE_TITLE)
+
+
+def not_recorded(exc: EcoLensError) -> str:
+    """What the page says when a search, export or turn worked but the history could not record it: the
+    error in the web app's words, with its fix (the error's own hint, else where to look)."""
+    reason = user_message(exc)
+    return S.NOT_RECORDED.format(reason=reason if exc.hint else f"{reason} {S.NOT_RECORDED_FIX}")
 
 
 def warn(messages: Sequence[str]) -> None:

@@ -10,14 +10,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import gradio as gr
-
 from core.contracts import bounds
 from core.contracts.errors import InputError
 from ui import camtrap_present
 from ui import strings as S
 from ui.forms import photo_id as read_photo_id
-from ui.forms import shows_errors
+from ui.forms import note, shows_errors
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +51,7 @@ class IdentifyHandlers:
         return S.CT_ID_SAVED.format(target=where, what=what, count=count_text, who=obs.classified_by)
 
     def _redrawn(self, message: str, view: dict[str, Any] | None, marks: Any):
-        gr.Info(message, title=S.NOTE_TITLE)
+        note(message)
         return self.lightbox.outputs(dict(view or {}), marks)
 
     @shows_errors

@@ -31,7 +31,7 @@ from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from core.workers.right_of_way import ROAD
 from ui import label_board, present
 from ui import strings as S
-from ui.forms import shows_errors, user_message
+from ui.forms import not_recorded, shows_errors, user_message, warn
 from ui.photos import PhotoFiles
 
 EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "keypresses": "keypresses.csv",
@@ -163,7 +163,7 @@ class LabelHandlers:
                 return self.outputs(st, S.LABEL_NONE_LEFT if st["pos"] is None else "")
             return self.outputs(st)
         except EcoLensError as exc:
-            gr.Warning(user_message(exc))
+            warn([user_message(exc)])
             return self.outputs(st, user_message(exc))
 
     def _judge(self, st: dict[str, Any], annotator: str, at: int | None, value: int):
@@ -284,7 +284,7 @@ class LabelHandlers:
         try:
             self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
         except EcoLensError as exc:  # the file is written and offered; only its record is missing
-            gr.Warning(S.NOT_RECORDED.format(reason=exc.message))
+            warn([not_recorded(exc)])
         # the download is a copy in a fresh temporary folder: the data directory itself is never served
         download = Path(tempfile.mkdtemp(prefix="ecolens-export-")) / path.name
         shutil.copyfile(path, download)

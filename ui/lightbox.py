@@ -100,7 +100,7 @@ class LightboxHandlers:
         view["index"] = index = max(0, min(int(view.get("index") or 0), len(items) - 1))
         hit = self._frame_hit(items[index], view.get("frame"))
         facts, edit, strip, identify, confirm, event = self._camtrap(hit, view)
-        path, gone = self.photos.photo_file(hit["id"], "view", edit)
+        path, gone = self.photos.photo_file(hit["id"], "view", hit.get("matched_detection"), edit)
         warn(gone)
         stages = view.get("stages") or {}
         title = (f"<h2 class='lightbox-name'>{escape(present.name_of(hit))}"
@@ -111,7 +111,7 @@ class LightboxHandlers:
         info = present.explanation_html(hit, stages, scale=view.get("scale"), picture_url=self.photos.picture_url)
         if facts:
             people = self.camtrap.keeps_people_from(facts, bool(view.get("logged_in")))
-            info = (camtrap_present.facts_html(facts, hit.get("matched_detection"))
+            info = (camtrap_present.facts_html(facts)
                     + (f"<p class='ecolens-ct-people'>{escape(S.CT_PEOPLE_HIDDEN)}</p>" if people else "") + info)
         return (gr.update(visible=True), title, path, info, gr.update(value=mark), int(hit["id"]), view, strip,
                 identify, confirm, event)

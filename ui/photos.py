@@ -26,24 +26,28 @@ class PhotoFiles:
         self.corpus = engine.corpus
         self.served = served_files(engine.settings)
 
-    def files(self, ids: Sequence[int], size: str = "thumb",
+    def files(self, ids: Sequence[int], size: str = "thumb", boxes: dict[int, dict] | None = None,
               edits: dict[int, Any] | None = None) -> tuple[list[str], list[str]]:
         """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
-        placeholder; the notices say which photos could not be shown and why. `edits`: photo id -> what is
-        drawn on its copy (a camera-trap frame's box, its people blurred: ui.camtrap_form.CamtrapPage)."""
+        placeholder; the notices say which photos could not be shown and why. `boxes`: photo id -> the detection
+        its match went through (a hit's matched_detection), drawn on that photo's copy; `edits`: photo id ->
+        what is drawn on its copy instead (a camera-trap frame's boxes, its people blurred: the camera-trap
+        page, ui.camtrap_form.CamtrapPage.edits)."""
         ids = [int(i) for i in ids]
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
         paths, missing = [], []
         for i in ids:
-            got = self.served.photo(photos.get(i), size, (edits or {}).get(i))
+            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), (edits or {}).get(i))
             paths.append(str(got.path))
             if got.missing:
                 missing.append((i, got.missing))
         return paths, summarise(missing)
 
-    def photo_file(self, photo_id: int, size: str = "view", edit: Any = None) -> tuple[str, list[str]]:
-        """(file, notices) for one catalog photo."""
-        paths, notices = self.files([photo_id], size, {int(photo_id): edit} if edit else None)
+    def photo_file(self, photo_id: int, size: str = "view", box: dict | None = None,
+                   edit: Any = None) -> tuple[str, list[str]]:
+        """(file, notices) for one catalog photo (with `box` drawn on it, or `edit` applied, when given)."""
+        paths, notices = self.files([photo_id], size, {int(photo_id): box} if box else None,
+                                    {int(photo_id): edit} if edit else None)
         return paths[0], notices
 
     def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
@@ -51,7 +55,8 @@ class PhotoFiles:
                 ) -> tuple[list[tuple[str, str]], list[str]]:
         """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
         score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
-        paths, notices = self.files([h["id"] for h in hits], edits=edits)
+        boxes = {int(h["id"]): h["matched_detection"] for h in hits if h.get("matched_detection")}
+        paths, notices = self.files([h["id"] for h in hits], boxes=boxes, edits=edits)
         return present.gallery_items(hits, stages, paths, scale), notices
 
     def example(self, upload: str | None) -> str | None:

@@ -93,8 +93,21 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
             parts = ", ".join(short.get(t, t) for t in h["covers"])
             out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
         else:
-            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}"))
+            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"))
     return out
+
+
+def in_box(hit: dict[str, Any], short: bool = False) -> str:
+    """What the page says of a photo matched through a detection's box ('' for a whole-frame match): a few
+    words for a gallery caption, a sentence for the photo view."""
+    item = hit.get("matched_detection")
+    if not item:
+        return ""
+    category = str(item.get("category") or "animal")
+    if short:
+        return " · " + S.IN_BOX_SHORT.format(category=category)
+    return S.IN_BOX.format(article="an" if category[:1] in "aeiou" else "a", category=category,
+                           conf=round(100 * float(item.get("conf") or 0)))
 
 
 PART_CHARS = 24  # the longest short form of a part in a caption
@@ -261,6 +274,8 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
                     f"{escape(score_text(hit, scale, checked))}</b><br><span class='ecolens-scale'>"
                     f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
         html.append(_closest_html(hit, stages, picture_url))
+        if hit.get("matched_detection"):
+            html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
         inner = badges_html(answers_of(stages, hit["id"]))
         html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])

@@ -258,7 +258,7 @@ class SearchHandlers:
                 self.record.unfinished(state, req, f"failed: {message}", knobs)
                 # a failed later stage keeps the results on screen and says why
                 outcome["ended"] = True
-                gr.Warning(message)
+                warn([message])
                 yield self.outputs(state, status.ended(S.STOPPED_EARLY), key, status.details())
                 return
             elif isinstance(event, Cancelled):
@@ -328,7 +328,7 @@ class SearchHandlers:
         seeds = list(state.get("seeds") or [])
         sel = state.get("selected_vis")
         if sel is None or not 0 <= sel < len(seeds) or len(seeds) < 2:
-            gr.Warning(S.SELECT_VIS_HINT)
+            warn([S.SELECT_VIS_HINT])
             yield self.outputs(state, S.SELECT_VIS_HINT, session_key(request))
             return
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
@@ -383,7 +383,7 @@ class SearchHandlers:
         pid = read_photo_id(photo)
         key = session_key(request)
         if pid is None:
-            gr.Warning(S.SELECT_HINT)
+            warn([S.SELECT_HINT])
             return self.outputs(state, S.SELECT_HINT, key)
         req = request_for("Fast", "", k=state.get("k", 20), filters=state.get("filters"), example_ids=[pid])
         return self._show(state, req, "baseline+more-like-this", key, like=self._like_text(pid, state))

@@ -73,6 +73,10 @@ ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
+# a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
+IN_BOX_SHORT = "matched in the {category}'s box"
+IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
+          "the search looked at the animal, not only the whole frame.")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
 COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
@@ -348,7 +352,8 @@ REASON_WORDS = (
 )
 SURE = "{p:.0%} sure"
 NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
-NOT_RECORDED = "Not saved in the history: {reason}"
+NOT_RECORDED = "This worked, but it was not saved in the history: {reason}"  # forms.not_recorded
+NOT_RECORDED_FIX = "Check that the data directory can be written (free space, permissions), then try again."
 INTERNAL_ERROR = ("Something went wrong on the server and this action was not completed. It has been written to "
                   "the log; try again, and if it keeps happening, tell whoever runs EcoLens.")
 INTERNAL_ERROR_TITLE = "Server error"
@@ -375,7 +380,6 @@ CT_EMPTY_ONE, CT_EMPTY_MANY = "1 empty frame", "{n} empty frames"
 CT_FRAMES = "{n} frames"
 CT_ONE_FRAME = "1 frame"
 CT_NO_TIME = "time unknown"
-CT_BOXED = "found inside the box"
 # the photo view's camera-trap lines
 CT_HEAD = "Camera trap"
 CT_DEPLOYMENT = "Deployment"
@@ -392,8 +396,6 @@ CT_DETECTION = "{category} ({conf:.0%} sure{where}), by {model}"
 CT_DETECTION_LABEL = ", classified as {label}"
 CT_NO_DETECTIONS = "looked at this frame and found nothing"
 CT_NOT_LOOKED = "no detector has looked at this frame"
-CT_MATCHED = ("This photo was found through what is inside the yellow box ({category}, {conf:.0%} sure), not "
-              "through the whole frame.")
 CT_OBSERVATIONS = "Identified"
 CT_OBSERVATION = "{what}{count} · {level}, by {who}{when}"
 CT_OBS_COUNT = ", {n} seen"

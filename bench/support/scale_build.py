@@ -19,7 +19,7 @@ SPECIES_PER_GENUS = 25
 PQ_M, PQ_BITS = 16, 12  # 16 x 12 bits = 24 bytes of code + 8 of id per photo in the IVF lists
 REFINE = 64  # the short list re-scored from the float16 store: k x this
 # (PQ16 with 8-bit codes, 24 bytes a photo, reached recall@10 0.78 with 16 x k re-scored and 0.88 with 64 x k
-# at 100k photos; 12-bit codes 0.90 and 0.94: docs/benchmarks.md, millions of photos)
+# at 100k photos; 12-bit codes 0.90 and 0.94: docs/benchmarks-log.md, millions of photos)
 ROWS_PER_GROUP = 20_000
 LICENCES = ("cc-by-nc", "cc-by", "cc0", "cc-by-sa")
 URL = "https://inaturalist-open-data.s3.amazonaws.com/photos/{}/medium.jpg"

@@ -118,18 +118,6 @@ class ReferenceImage:
 
 
 @runtime_checkable
-class ReferenceGenerator(Protocol):
-    """An ImageGenerator that can also compose from reference pictures (an optional capability: callers check
-    for it and fall back to text-only generation with a notice)."""
-
-    model_id: str
-    is_standin: bool
-
-    def generate_from_references(self, prompt: str, references: Sequence[ReferenceImage], *, seed: int,
-                                 size: int = 224) -> GeneratedImage: ...
-
-
-@runtime_checkable
 class PhotoReader(Protocol):
     """A vision-language model that answers a question from several photos, citing them by id as [id]."""
 

@@ -102,16 +102,6 @@ def cached_snapshot(repo_id: str) -> Path | None:
         return None
 
 
-def cached_file(repo_id: str, filename: str) -> Path | None:
-    """The cached copy of one file of `repo_id`, or None."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return None
-    found = try_to_load_from_cache(repo_id, filename)
-    return Path(found) if isinstance(found, str) else None
-
-
 def why_offline() -> str:
     """Why nothing can be downloaded: the probe failed (this process then set HF_HUB_OFFLINE itself), or the
     user set HF_HUB_OFFLINE."""

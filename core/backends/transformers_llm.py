@@ -6,7 +6,7 @@ Prompts go through the model's own chat template (the tokenizer's). A JSON task'
 generating by xgrammar: its logits processor masks every token that would leave the schema's grammar, so the
 reply parses (callers still validate it, core/methods/llm_checks.py, like any LLM's). xgrammar was chosen by
 measurement over lm-format-enforcer, whose transformers integration does not import with transformers 5, and
-over outlines, which pulls a much larger dependency set (docs/benchmarks.md has the figures). A schema xgrammar
+over outlines, which pulls a much larger dependency set (docs/benchmarks-log.md has the figures). A schema xgrammar
 cannot compile is logged and the reply is generated unconstrained (and then validated). xgrammar 0.2's
 length-bounded strings (maxLength) admit raw control characters, which JSON forbids: a JSON reply has them
 turned into spaces.

@@ -1,1 +1,2 @@
-"""Camera-trap code (issue 34): deployments, captures, events, detections, observations and their formats."""
+"""Camera traps (issue 34): Camtrap DP packages, deployments, captures, events, detections, observations
+and their formats."""

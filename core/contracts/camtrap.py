@@ -9,8 +9,9 @@ observationID). On a write, a row that names a deployment or an event by key onl
 by the store; on a read, both are filled."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -226,6 +227,13 @@ class CamtrapStore(Protocol):
     def observations(self, photo_ids: Sequence[int] | None = None, event_ids: Sequence[int] | None = None
                      ) -> list[Observation]:
         """Observations of these photos and/or these events (both None: every observation), by id."""
+
+    # ---- imported packages --------------------------------------------------------------------------
+    def save_package(self, key: str, metadata: dict[str, Any]) -> None:
+        """Keep (or replace) a Camtrap DP package's metadata: datapackage.json without its resources."""
+
+    def packages(self) -> dict[str, dict[str, Any]]:
+        """package key (its id, else its name) -> its metadata, in import order."""
 
     # ---- filters ------------------------------------------------------------------------------------
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:

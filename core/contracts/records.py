@@ -116,10 +116,13 @@ class Hit:
     # cosine of the photo with the query's words (feedback applied), or with the example photo when there are
     # no words: one scale for every search, whatever its ranking score is (RRF, judge %)
     similarity: float | None = None
+    # the detection the match went through ({"bbox", "category", "conf", "model"}); None: the whole frame matched
+    matched_detection: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
-        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6)}
+        out: dict[str, Any] = {"rank": self.rank, "id": self.photo_id, "score": round(float(self.score), 6),
+                               "matched_detection": self.matched_detection}
         if self.similarity is not None:
             out["similarity"] = round(float(self.similarity), 6)
         if self.covers is not None:

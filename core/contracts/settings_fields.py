@@ -1,5 +1,5 @@
 """Every setting EcoLens has, as data: its name, type, default, allowed range or choices, and the help text that
-the reference page (docs/reference/settings.md), the error messages and `python app.py settings` show. The
+the reference page (docs/reference/settings.md), the error messages and `python app.py config` show. The
 behaviour (loading, strict checks, the model profile, messages) is core.contracts.settings's, whose Settings
 model takes these fields."""
 from __future__ import annotations
@@ -94,6 +94,12 @@ class SettingFields(BaseSettings):
     ingest_engine: Literal["local", "ray"] = Field("local", description="Ingest engine: 'local' (one process; "
         "decoding threads overlap the embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, "
         "on this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.")
+    detection_threshold: float = Field(0.2, ge=0, le=1, description="Detector confidence at or above which a box "
+        "counts (camera traps): its crop is embedded and searched, and a frame a detector looked at without such a "
+        "box is empty. MegaDetector's typical threshold is 0.1-0.2.")
+    crop_margin: float = Field(0.1, ge=0, le=1, description="Margin added around a detection's box before its crop "
+        "is embedded or shown to the judge, as a share of the box's width and height on each side (clipped to the "
+        "frame).")
     ingest_workers: int = Field(0, ge=0, le=1024, description="Ingest parallelism: decoding threads for the local "
         "engine, embedding actors for the ray engine; 0 picks from the machine (CPU cores, GPUs).")
     download_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Total seconds one photo URL may take to "

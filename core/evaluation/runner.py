@@ -14,7 +14,7 @@ from typing import Any
 from core.contracts.errors import EcoLensError, InputError
 from core.evaluation.dialogue import dialogue_summary
 from core.evaluation.items import EvalItem
-from core.evaluation.metrics import parse_metric, parse_metrics, score_rankings
+from core.evaluation.metrics import parse_metrics, score_rankings
 
 COST_KEYS = ("llm_calls", "judge_calls", "generator_calls", "cache_hits")
 
@@ -181,8 +181,3 @@ def evaluate_dialogue(items: Sequence[EvalItem], systems: Mapping[str, Callable[
         res.ranks[name], res.item_costs[name], res.failures[name] = ranks, costs, fails
         res.summaries[name] = dialogue_summary(ranks, ks) if ranks else {}
     return res
-
-
-def metric_k(name: str) -> int | None:
-    """The cut-off of a metric name (None for mrr); for callers sizing how many results to fetch."""
-    return parse_metric(name)[1]

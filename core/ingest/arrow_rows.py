@@ -59,7 +59,7 @@ class ArrowRows:
             extra = dict(extras[i]) if extras is not None else {}
             remote = ref.startswith(("http://", "https://"))
             where = None
-            day = self._date(observed[i], extra, notes, lambda: f"{self.path.name}:{ref or 'row'}")
+            day = self._date(observed[i], extra, notes, lambda ref=ref: f"{self.path.name}:{ref or 'row'}")
             la, lo = lat[i], lon[i]
             if la is None or la == "":
                 la = None

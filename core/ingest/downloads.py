@@ -33,7 +33,13 @@ PRIVATE_HINT = "set allow_private_urls = true to fetch photos from a server on t
 
 
 class DownloadError(OSError):
-    """A photo URL that was refused or could not be fetched in time; str() is the whole reason."""
+    """A photo URL that was refused or could not be fetched in time; str() is the whole reason. `unreachable`:
+    the host itself failed (its name did not resolve, its address was refused, nothing answered), so its other
+    URLs would fail alike (core.camtrap.host_gate stops trying them)."""
+
+    def __init__(self, message: str, unreachable: bool = False):
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -106,18 +112,18 @@ def _resolve(host: str, port: int, url: str, policy: DownloadPolicy, left: float
 
     threading.Thread(target=look_up, daemon=True, name="photo-dns").start()
     if not done.wait(max(0.0, left)):
-        raise DownloadError(f"{url}: the name {host} could not be resolved within {policy.timeout_s:g} s")
+        raise DownloadError(f"{url}: the name {host} could not be resolved within {policy.timeout_s:g} s", True)
     if "error" in box:
-        raise DownloadError(f"{url}: the name {host} could not be resolved ({box['error']})")
+        raise DownloadError(f"{url}: the name {host} could not be resolved ({box['error']})", True)
     addresses = list(dict.fromkeys(info[4][0] for info in box["infos"]))
     if not addresses:
-        raise DownloadError(f"{url}: the name {host} has no address")
+        raise DownloadError(f"{url}: the name {host} has no address", True)
     if not policy.allow_private:
         for address in addresses:
             why = refusal(address)
             if why:
                 raise DownloadError(f"{url} was refused: {host} resolves to {address}, {why} "
-                                    f"({PRIVATE_HINT})")
+                                    f"({PRIVATE_HINT})", True)
     return addresses[0]
 
 
@@ -231,8 +237,8 @@ def _get(current: str, url: str, policy: DownloadPolicy, end: float) -> tuple[in
             if received[0]:
                 raise DownloadError(f"{url}: the photo was still arriving after {policy.timeout_s:g} s "
                                     "(download_timeout_s)") from None
-            raise DownloadError(f"{url}: no answer within {policy.timeout_s:g} s (download_timeout_s)") from None
-        raise DownloadError(f"{url} cannot be read ({exc})") from None
+            raise DownloadError(f"{url}: no answer within {policy.timeout_s:g} s (download_timeout_s)", True) from None
+        raise DownloadError(f"{url} cannot be read ({exc})", not received[0]) from None
     finally:
         watchdog.cancel()
         conn.close()

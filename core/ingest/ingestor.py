@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.backends.base import Embedder
+from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
 from core.vectors.gpu import choose as choose_gpu
@@ -34,24 +35,46 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
 RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
-METADATA_SOURCES = ("inat-csv", "inquire-parquet")  # source kinds that say what their photos show (not folders)
+METADATA_SOURCES = ("inat-csv", "inquire-parquet", "camtrap-dp")  # source kinds that say what their photos show (not folders)
 FIELD_WORDS = {"scientific_name": "species", "observed_on": "date", "common_name": "common name",
                "class_name": "class", "rights_holder": "rights holder", "license": "licence"}
 
 
 class Ingestor:
-    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings):
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings,
+                 camtrap: CamtrapStore | None = None):
+        """`camtrap`: the camera-trap store (core.contracts.camtrap.CamtrapStore): a Camtrap DP package writes its
+        rows there, and every ingest ends by embedding the detections' crops that have no vector yet
+        (core.camtrap.crops)."""
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+        self.camtrap = camtrap
 
     def run(self, path: str | Path, progress: Progress | None = None, *, engine: str | None = None,
-            workers: int | None = None, model: str | None = None) -> IngestReport:
-        """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, or a parquet of precomputed vectors);
+            workers: int | None = None, model: str | None = None, detections: str | Path | None = None
+            ) -> IngestReport:
+        """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, a Camtrap DP package, or a parquet of
+        precomputed vectors);
         raises InputError only if `path` itself is unusable or another ingest is writing to the same data
         directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
-        ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors."""
+        ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors; `detections`:
+        a MegaDetector / SpeciesNet results file for the folder `path` (read and checked before anything is
+        written; core.camtrap.detections_file)."""
+        results = self._results(path, detections) if detections is not None else None
         with self._locked():
             return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
-                             self.settings.ingest_workers if workers is None else workers, model)
+                             self.settings.ingest_workers if workers is None else workers, model,
+                             results=results)
+
+    def _results(self, path: str | Path, detections: str | Path):
+        from core.camtrap.megadetector import read_results
+
+        if self.camtrap is None:
+            raise InputError("This catalog has no camera-trap store, so detections cannot be kept",
+                             "upgrade the catalog (any `python app.py` command does) and ingest again")
+        if not Path(str(path)).is_dir():
+            raise InputError(f"--detections goes with a folder of photos; {path} is not a folder",
+                             "give the folder the results file's paths are relative to")
+        return Path(str(detections)), read_results(detections)
 
     def reembed(self, progress: Progress | None = None, *, retrain: bool = False) -> IngestReport:
         """Embed the catalog photos that have no vector in the current embedder's set (after a repair);
@@ -80,7 +103,7 @@ class Ingestor:
         return _Lock()
 
     def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
-             model: str | None, retrain: bool = False) -> IngestReport:
+             model: str | None, retrain: bool = False, results=None) -> IngestReport:
         started = time.perf_counter()
         from core.ingest.precomputed import is_precomputed, precomputed_batches
 
@@ -90,9 +113,13 @@ class Ingestor:
 
         precomputed = path is not None and is_precomputed(path)
         # a source that cannot be read is refused here, before anything is written
-        source = scan(path, self.settings.path("media", path.stem)) if path is not None and not precomputed else None
+        source = self._scan(path) if path is not None and not precomputed else None
         if source is not None:  # photo URLs are fetched within the settings' time limit and address rule
-            downloads.bind(source.items, downloads.DownloadPolicy.from_settings(self.settings))
+            policy = downloads.DownloadPolicy.from_settings(self.settings)
+            if source.hooks:
+                source.hooks.bind(policy)
+            else:
+                downloads.bind(source.items, policy)
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
         index.gpu, gpu_notice = choose_gpu(self.settings.device)
@@ -148,11 +175,52 @@ class Ingestor:
             report.vector_notes.append(note)
         if known:
             self._update_metadata(known, report)
+        if source is not None and source.hooks:
+            source.hooks.finish(self.catalog, self.camtrap, run_id, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
+        if self.camtrap is not None:
+            self._detections(path, vs, report, results)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _scan(self, path: Path):
+        """The source at `path`: a Camtrap DP package (core.camtrap), else a folder, CSV or parquet."""
+        from core.camtrap import camtrapdp_source, package_files
+
+        media = self.settings.path("media", path.stem)
+        if package_files.is_package(path.expanduser()):
+            if not path.expanduser().exists():
+                raise InputError(f"{path} does not exist", "give a Camtrap DP folder, its datapackage.json or a .zip")
+            return camtrapdp_source.scan(path.expanduser(), media / "package")
+        return scan(path, media)
+
+    def _detections(self, path: Path | None, vs: VectorSet, report: IngestReport, results) -> None:
+        """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
+        from core.camtrap.crop_index import CropIndex
+        from core.camtrap.crops import embed_crops
+        from core.camtrap.detections_file import apply_results
+        from core.ingest.decode import decode_workers
+
+        s = self.settings
+        crops = CropIndex(self.store.root, vs.id, vs.dim).load()
+        if crops.damage:
+            report.notices.append(f"crop index: {crops.damage}; it starts again empty")
+        if results is not None:
+            file, parsed = results
+            report.ignored = [n for n in report.ignored if Path(n).resolve() != file.resolve()]
+            applied = apply_results(parsed, path, self.catalog, self.camtrap, s.detection_threshold)
+            report.notices += applied.summary(file.name, s.detection_threshold)
+            if crops.remove(applied.removed_ids):
+                crops.save()
+        done = embed_crops(self.camtrap, crops, self.embedder, vs.id,
+                           lambda ids: {p.id: p.path for p in self.catalog.get_photos(ids)},
+                           threshold=s.detection_threshold, margin=s.crop_margin, batch_size=s.batch_size,
+                           max_pixels=s.max_image_pixels, workers=decode_workers(s.ingest_workers),
+                           checkpoint_s=s.checkpoint_s)
+        report.crops = done.embedded
+        report.notices += done.notices()
 
     def _companion(self, path: Path | None, kind: str, vs: VectorSet, report: IngestReport):
         """The precomputed vectors downloaded beside a hub dataset's parquet, when their model is the embedder's
@@ -201,7 +269,7 @@ class Ingestor:
         for names in changed.values():
             for name in names:
                 report.updated_fields[name] = report.updated_fields.get(name, 0) + 1
-        what = "the CSV" if report.kind == "inat-csv" else "the parquet file"
+        what = {"inat-csv": "the CSV", "camtrap-dp": "the package"}.get(report.kind, "the parquet file")
         if changed:
             fields = ", ".join(f"{FIELD_WORDS.get(n, n)} {c}" for n, c in sorted(report.updated_fields.items(),
                                                                                    key=lambda kv: -kv[1]))

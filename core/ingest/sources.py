@@ -62,6 +62,9 @@ class SourceScan:
     kind: str
     ignored: list[str] = field(default_factory=list)  # files that are not images by their suffix
     notices: list[str] = field(default_factory=list)  # values that were left out (a longitude of 999)
+    # a source with more to do than its items (core.camtrap.camtrapdp_source.PackageHooks): bind(policy) instead
+    # of downloads.bind, and finish(catalog, camtrap store, run id, report) once its photos are in the catalog
+    hooks: object | None = None
 
 
 def parse_date(text: str | None) -> date | None:

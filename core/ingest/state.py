@@ -35,6 +35,7 @@ class IngestReport:
     engine: str = "local"
     workers: int = 0
     seconds: float = 0.0
+    crops: int = 0  # detection crops embedded (core.camtrap.crops)
 
     def to_json(self) -> dict:
         return {"source": self.source, "kind": self.kind, "seen": self.seen, "added": self.added,
@@ -42,7 +43,8 @@ class IngestReport:
                 "duplicates": self.duplicates, "reembedded": self.reembedded,
                 "skipped": [{"path": n, "reason": r} for n, r in self.skipped], "ignored": self.ignored,
                 "notices": self.notices, "precomputed_vectors": self.vector_notes, "index": self.index_kind,
-                "engine": self.engine, "workers": self.workers, "seconds": round(self.seconds, 2)}
+                "engine": self.engine, "workers": self.workers, "seconds": round(self.seconds, 2),
+                "crops_embedded": self.crops}
 
 
 @dataclass

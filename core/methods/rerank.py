@@ -104,7 +104,7 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
     """Answers for one photo. Chained (`chain`): each question sees this photo's earlier (question, answer)
     pairs; else every question is asked on its own. With `evidence`, a question the photo's catalog fields
     answer is not sent to the judge; one whose field the photo lacks is, and its reason says so."""
-    load = _Loader(run, photo)
+    photo, load = run.judged_view(photo, _Loader(run, photo))  # the animal's crop when matched through it
     history: list[tuple[str, str]] = []
     answers = []
     for i, q in enumerate(questions):

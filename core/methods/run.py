@@ -32,6 +32,8 @@ class Run:
     timings: dict[str, float] = field(default_factory=dict)
     deadline: SearchDeadline = field(default_factory=SearchDeadline)  # no limit unless the engine sets one
     _running: dict[str, float] = field(default_factory=dict, repr=False)  # steps started, not finished
+    # photos the first stage reached through a detection's crop: photo id -> detection id (core.search.corpus)
+    matched: dict[int, int] = field(default_factory=dict)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -94,7 +96,29 @@ class Run:
         from core.contracts.records import Hit
 
         by_id = {p.id: p for p in self.photos([i for i, _ in ranked])}
-        return [Hit(rank=r, photo_id=i, score=s, photo=by_id.get(i)) for r, (i, s) in enumerate(ranked, start=1)]
+        hits = [Hit(rank=r, photo_id=i, score=s, photo=by_id.get(i)) for r, (i, s) in enumerate(ranked, start=1)]
+        through = {h.photo_id: self.matched[h.photo_id] for h in hits if h.photo_id in self.matched}
+        if through:
+            items = self.corpus.matched_items(through)
+            for h in hits:
+                h.matched_detection = items.get(h.photo_id)
+        return hits
+
+    def judged_view(self, photo, load: Callable[[], Any]) -> tuple[Any, Callable[[], Any]]:
+        """What the judge looks at for `photo`: the animal's crop (with the crop_margin setting's margin) when
+        the first stage reached the photo through a detection, else the frame. The crop's photo carries its
+        own cache identity (the frame's hash and the box)."""
+        det = self.matched.get(photo.id)
+        box = self.corpus.crop_box(det) if det is not None else None
+        if box is None:
+            return photo, load
+        from dataclasses import replace
+
+        from core.camtrap.boxes import crop
+
+        margin = float(self.settings.crop_margin)
+        view = replace(photo, sha256=f"{photo.sha256 or photo.path}#box:" + ",".join(f"{v:.4f}" for v in box))
+        return view, lambda: crop(load(), box, margin)
 
     def embed_text(self, text: str) -> np.ndarray:
         emb = self.backends.embedder
@@ -108,10 +132,14 @@ class Run:
         """Several query vectors ranked in one index call when the corpus's index allows it."""
         vectors = np.asarray(vectors, dtype=np.float32)
         index = getattr(self.corpus, "index", None)
-        if len(vectors) > 1 and hasattr(index, "search") and len(index) > 0:
+        crops = getattr(self.corpus, "searches_crops", False)  # frames and crops together: one vector at a time
+        if len(vectors) > 1 and hasattr(index, "search") and len(index) > 0 and not crops:
             scores, ids = index.search(vectors, depth, pool)
             return [[(int(i), float(s)) for i, s in zip(ir, sr) if i >= 0] for ir, sr in zip(ids, scores)]
         return [self.rank(v, depth, pool) for v in vectors]
 
     def rank(self, vector: np.ndarray, depth: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
-        return self.corpus.rank_vector(np.asarray(vector, dtype=np.float32), depth, pool)
+        vector = np.asarray(vector, dtype=np.float32)
+        if getattr(self.corpus, "searches_crops", False):
+            return self.corpus.rank_vector(vector, depth, pool, matched=self.matched)
+        return self.corpus.rank_vector(vector, depth, pool)

@@ -115,7 +115,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     continue
                 try:
                     out, path = call_with_deadline(
-                        lambda: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
+                        lambda prompt=prompt, seed=seed: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
                         run.deadline.bound(s.backend_timeout_s), "the image generator", cancel=run.cancel)
                 except Exception as exc:  # the backend failed, hung or the budget is spent: drop this picture
                     run.check()  # a cancelled search stops here rather than reporting a failed picture
@@ -155,7 +155,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                             "path": vis["path"], "model": vis["model"], "ignored_words": vis["ignored_words"],
                             "vector": [float(x) for x in vec]})
                 all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
-                for (vis, _, vec, _), got in zip(images, all_ranked):
+                for (vis, _, _vec, _), got in zip(images, all_ranked):
                     _keep_best(closest, got, nearest, {"organism": o, "drawing": vis["index"]})
                     ranked = [i for i, _ in got]
                     lists.append(ranked)

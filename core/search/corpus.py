@@ -12,6 +12,8 @@ from typing import Sequence
 import numpy as np
 from PIL import Image
 
+from core.camtrap.boxes import box_json
+from core.camtrap.crop_index import CropIndex, merge
 from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
@@ -29,9 +31,12 @@ log = logging.getLogger(__name__)
 
 
 class Corpus:
-    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder, settings: Settings):
-        """`embedder` (model_id, dim) decides which vector set and index are searched."""
+    def __init__(self, catalog: Catalog, index_store: IndexStore, embedder, settings: Settings, camtrap=None):
+        """`embedder` (model_id, dim) decides which vector set and index are searched; `camtrap`: the camera-trap
+        store (core.contracts.camtrap.CamtrapStore), whose detections' crops are searched beside the frames."""
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
+        self.camtrap = camtrap
+        self._crops: CropIndex | None = None
         self._index: VectorIndex | None = None
         self._vs: VectorSet | None = None
         self._generation: tuple | None = None  # what the index files on disk looked like when loaded
@@ -196,12 +201,54 @@ class Corpus:
     def load_image(self, photo: Photo) -> Image.Image:
         return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
 
-    def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None) -> list[tuple[int, float]]:
-        """(photo id, cosine) best first."""
+    def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None,
+                    matched: dict[int, int] | None = None) -> list[tuple[int, float]]:
+        """(photo id, cosine) best first: a photo's cosine is the better of its frame's and its best detection
+        crop's; the photos a crop won for go into `matched` (photo id -> detection id)."""
         if len(self.index) == 0:
             return []
         scores, ids = self.index.search(vector[None, :], k, pool)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+        frames = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+        crops = self.crops
+        return frames if crops is None else merge(frames, crops.best(vector, k, pool), k, matched)
+
+    # ---- detection crops (core.camtrap.crop_index) ------------------------------------------------
+    @property
+    def crops(self) -> CropIndex | None:
+        """The crop index of the current vector set, read again when an ingest wrote it; None when it has no
+        crop (a catalog without detections searches frames alone, as before)."""
+        if self.camtrap is None:
+            return None
+        self.index  # noqa: B018 (opens the vector set)
+        crops = self._crops
+        if crops is None or crops.changed_on_disk():
+            crops = CropIndex(self.store.root, self._vs.id, self._vs.dim)
+            if crops.stamp() is not None:
+                crops.load()
+            self._crops = crops
+        return crops if len(crops) else None
+
+    @property
+    def searches_crops(self) -> bool:
+        return self.crops is not None
+
+    def crop_box(self, detection_id: int) -> tuple[float, float, float, float] | None:
+        """The box of a detection that has a crop vector (for the judge's view of the animal)."""
+        crops = self.crops
+        found = crops.box(detection_id) if crops is not None else None
+        return found[1] if found else None
+
+    def matched_items(self, matched: dict[int, int]) -> dict[int, dict]:
+        """photo id -> the search JSON item of the detection its match went through (core.camtrap.boxes.box_json)."""
+        if not matched or self.camtrap is None:
+            return {}
+        stored = self.camtrap.detections(list(matched))
+        out = {}
+        for photo, det in matched.items():
+            found = next((d for d in stored.get(photo, []) if d.id == det), None)
+            if found is not None:
+                out[photo] = box_json(found)
+        return out
 
     def hits(self, ranked: Sequence[tuple[int, float]]) -> list[Hit]:
         """Ranked (id, score) pairs as Hits with their photos attached."""

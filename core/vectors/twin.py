@@ -123,11 +123,6 @@ class ApproximateTwin:
         return ivf is not None and isinstance(ivf.invlists, faiss.OnDiskInvertedLists) or (
             ivf is not None and "OnDisk" in type(faiss.downcast_InvertedLists(ivf.invlists)).__name__)
 
-    def rebuild_approximate(self) -> None:
-        """Empty the twin (keeping its training) and add every flat vector again."""
-        self.approx.reset()
-        self._add_all_to_approx()
-
     def start_compressed(self, sample: np.ndarray, expected: int, store_path: Path, *, nlist: int = 0, pq_m: int = 16,
                          nprobe: int = 64, seed: int = 0, pq_bits: int = 8) -> bool:
         """Begin an empty index as an IVF-PQ index trained on `sample` (vectors drawn from a source of about

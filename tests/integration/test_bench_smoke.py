@@ -27,6 +27,8 @@ EXTRA_ARGS = {"llm_tasks.py": ["--stand-in-server"]}
 EXPECTED = {
     "cache.py": (r"ratio \d+(\.\d+)?x \(goal >= 20x\), same ranking: True", 300),
     "clip_like.py": (r"random-pair cosine -?\d\.\d\d \(CLIP: 0\.1-0\.3\)", 120),
+    "crops_ingest.py": (r"ratio ingest with crops / bare decode\+crop\+forward \(throughput\): median \d", 300),
+    "crops_search.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
     "ingest.py": (r"ratio ingest \(local\) / bare decode\+forward: median \d", 300),
     "isolation.py": (r"ratio \(loaded / alone\): +p50 +\d+\.\d+ +p95 +\d+\.\d+", 300),
     "load.py": (r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", 300),
@@ -40,10 +42,12 @@ EXPECTED = {
 
 
 def bench_env() -> dict[str, str]:
-    """The caller's environment without EcoLens settings, offline, and no proxy for local servers."""
+    """The caller's environment without EcoLens settings, offline, and no proxy for local servers; this
+    checkout first on the import path (the environment's editable install may be another checkout's:
+    tests/unit/test_package.py checks that install)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_") or k.startswith("ECOLENS_SETUP_")}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False",
-               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", PYTHONPATH=str(ROOT))
     return env
 
 

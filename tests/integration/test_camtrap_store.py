@@ -10,9 +10,10 @@ from dataclasses import replace
 import pytest
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 
-from core.contracts.camtrap import Capture, CamtrapFilters, Deployment, Detection, Event, Observation
+from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event, Observation
 from core.contracts.records import Filters, Photo
 from storage.camtrap_store import SqlCamtrapStore
 from storage.catalog import SqlCatalog
@@ -54,7 +55,7 @@ def test_a_0009_catalog_with_photos_upgrades_in_place_and_its_photos_stay_plain(
     cat = SqlCatalog(open_engine(db))  # opening migrates to head
     assert TABLES <= _tables(db)
     with cat.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0010_camera_traps"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == ScriptDirectory.from_config(cfg).get_current_head()
     assert [p.scientific_name for p in cat.get_photos(ids)] == ["Vulpes vulpes"] * 3
     assert cat.filter_ids(Filters(taxon="vulpes vulpes")).tolist() == ids
     store = SqlCamtrapStore(cat.engine)
@@ -261,3 +262,11 @@ def test_deleting_a_photo_takes_its_camera_trap_rows_with_it(tmp_path):
     with cat.engine.begin() as conn:
         conn.execute(text("DELETE FROM photos WHERE id = :i"), {"i": ids[0]})
     assert store.captures([ids[0]]) == {} and store.detections([ids[0]]) == {} and store.observations() == []
+
+
+def test_a_package_s_metadata_is_kept_and_replaced_by_key(tmp_path):
+    _, store, _ = _stores(tmp_path)
+    store.save_package("pkg-1", {"title": "first", "project": {"acronym": "MICA"}})
+    store.save_package("pkg-2", {"title": "second"})
+    store.save_package("pkg-1", {"title": "again"})
+    assert store.packages() == {"pkg-1": {"title": "again"}, "pkg-2": {"title": "second"}}

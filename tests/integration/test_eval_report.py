@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from core.contracts.errors import BackendError
+from core.contracts.errors import BackendError, InputError
 from core.evaluation.benchmarks import load_benchmark, prepare_items
 from core.evaluation.report import write_report
 from core.evaluation.runner import MethodOutput, evaluate, evaluate_dialogue, expand_metrics
@@ -99,5 +99,5 @@ def test_inquire_rerank_references_and_ap_scale(tmp_path):
     result = evaluate(species, {"rerank-full": lambda it: ["b", "a"]}, ["ap@100"])
     md = write_report(tmp_path / "all", result, benchmark="inquire-rerank")["report"].read_text(encoding="utf-8")
     assert "66.9" not in md and "includes queries of kind species" in md
-    with pytest.raises(Exception):
+    with pytest.raises(InputError, match="no evaluation items"):
         evaluate([], {"x": lambda it: []}, ["mrr"])

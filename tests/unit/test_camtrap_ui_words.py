@@ -29,7 +29,8 @@ def test_a_frames_caption_names_its_deployment_and_time_and_an_event_card_its_fr
     one = {**FRAME, "event_frames": 1, "event_frame_ids": [7]}
     assert P.caption_tail(one).endswith("· 1 frame")
     boxed = {**FRAME, "matched_detection": FRAME["detections"][0]}
-    assert P.caption_tail(boxed).endswith("found inside the box")
+    (_, caption), = present.gallery_items([boxed], {}, ["t.jpg"])
+    assert caption.endswith("· siteA · 2024-06-01 03:12 · matched in the animal's box")
     assert P.caption_tail({**FRAME, "timestamp": None}) == " · siteA · time unknown"
 
 
@@ -60,13 +61,12 @@ def test_the_photo_views_lines_are_plain_words_and_escaped():
                                "method": "human", "classified_by": "Renée", "classified_at": "2026-11-28T05:30:00+00:00"},
                               {"level": "media", "type": "animal", "scientific_name": "Canis lupus",
                                "method": "machine", "classified_by": "SpeciesNet 4", "probability": 0.61}]}
-    html = P.facts_html(facts, FRAME["detections"][0])
+    html = P.facts_html(facts)
     assert "Oak &lt;ridge&gt;" in html and "<ridge>" not in html
     assert "siteA#4: 3 frames, most animals in one frame: 2" in html
     assert "an animal (93% sure), by MDV5a" in html
     assert "Vulpes vulpes, 2 seen · the whole event, by Renée (a person), 2026-11-28 05:30" in html
     assert "Canis lupus · this frame, by SpeciesNet 4 (a machine, 61% sure)" in html
-    assert "found through what is inside the yellow box (an animal, 93% sure)" in html
     assert P.facts_html(None) == ""
     nothing = P.facts_html({"deployment_id": "siteB", "detections": [], "detector_looked": False})
     assert "no detector has looked at this frame" in nothing

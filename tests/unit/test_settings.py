@@ -1,4 +1,5 @@
 import pytest
+from pydantic import ValidationError
 
 from core.contracts.errors import ConfigError
 from core.contracts.settings import Settings, field_help, load_settings, masked
@@ -136,7 +137,7 @@ def test_settings_alone_are_the_defaults_and_are_frozen_and_hashable(monkeypatch
     assert Settings().k == 20 and load_settings(environ=None).k == 77  # only load_settings reads the environment
     a, b = Settings(k=5), Settings(k=5)
     assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1  # the backend registry keys on settings
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         a.k = 6
     assert "sk-secret" not in repr(Settings(openai_api_key="sk-secret"))
 
