@@ -14,8 +14,8 @@ from core.contracts import bounds
 from core.contracts.errors import InputError
 from ui import camtrap_present
 from ui import strings as S
-from ui.forms import photo_id as read_photo_id
 from ui.forms import note, shows_errors
+from ui.forms import photo_id as read_photo_id
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,8 @@
 """How a camera-trap frame is drawn for a page: boxes outlined on it (core.camtrap.boxes: in a gallery the box
-a match went through, in the photo view every detection at or above the threshold), and people kept from visitors who are not logged in (setting hide_people: 'blur' the
-person's box, 'hide' the whole frame, 'show' it as it is). Returns the edit core.served applies to its copy
-(a tag naming the edit, and the function), so each kind of copy is made once and cached."""
+a match went through, in the photo view every detection at or above the threshold), and people kept from
+visitors who are not logged in (setting hide_people: 'blur' the person's box, 'hide' the whole frame, 'show'
+it as it is). Returns the edit core.served applies to its copy (a tag naming the edit, and the function), so
+each kind of copy is made once and cached."""
 from __future__ import annotations
 
 import json

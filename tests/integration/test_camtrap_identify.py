@@ -12,7 +12,7 @@ from PIL import Image
 
 from core.camtrap import frame_pictures
 from core.camtrap.desk import CamtrapDesk
-from core.contracts.camtrap import Capture, CamtrapFilters, Deployment, Detection, Event, Observation
+from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.records import Photo
 from storage.camtrap_store import SqlCamtrapStore

@@ -58,7 +58,8 @@ def test_the_capture_time_says_whether_its_offset_is_known():
 def test_the_photo_views_lines_are_plain_words_and_escaped():
     facts = {**FRAME, "place": "Oak <ridge>", "event_frames": 3, "max_n": 2, "detector_looked": True,
              "observations": [{"level": "event", "type": "animal", "scientific_name": "Vulpes vulpes", "count": 2,
-                               "method": "human", "classified_by": "Renée", "classified_at": "2026-11-28T05:30:00+00:00"},
+                               "method": "human", "classified_by": "Renée",
+                               "classified_at": "2026-11-28T05:30:00+00:00"},
                               {"level": "media", "type": "animal", "scientific_name": "Canis lupus",
                                "method": "machine", "classified_by": "SpeciesNet 4", "probability": 0.61}]}
     html = P.facts_html(facts)
