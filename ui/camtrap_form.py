@@ -43,18 +43,19 @@ def logged_in(request: Any) -> bool:
     return bool(getattr(request, "username", None))
 
 
-def parse_camtrap(deployments: Any = (), times_of_day: Any = (), include_empty: Any = False, by_event: Any = False,
-                  categories: Any = (), species: Any = "", classified: Any = "") -> CamtrapFilters | None:
-    """The camera-trap fields of the form as CamtrapFilters; None when every field is at its default (a plain
-    search, the same as before camera traps). InputError names a bad field."""
+def parse_camtrap(deployment: Any = (), time_of_day: Any = (), include_empty: Any = False, by_event: Any = False,
+                  category: Any = (), species: Any = "", classified: Any = "") -> CamtrapFilters | None:
+    """The camera-trap fields of the form (lists, or text with commas as the API and the command line take
+    them) as CamtrapFilters; None when every field is at its default (a plain search, the same as before
+    camera traps). InputError names a bad field."""
     who = str(classified or "").strip().lower()
     if who not in CLASSIFIED:
         raise InputError(f"Identified by {classified!r} is not one of: a person, a machine, no one",
                          "choose human, machine or none (empty: anyone)")
-    found = CamtrapFilters(deployments=_texts("deployment", deployments),
-                           times_of_day=_texts("time of day", times_of_day, TIMES_OF_DAY),
+    found = CamtrapFilters(deployments=_texts("deployment", deployment),
+                           times_of_day=_texts("time of day", time_of_day, TIMES_OF_DAY),
                            include_empty=bool(include_empty), by_event=bool(by_event),
-                           categories=_texts("detection category", categories, CATEGORIES),
+                           categories=_texts("detection category", category, CATEGORIES),
                            species=bounds.name(bounds.text("species", species or "", 200)), classified=who)
     return None if found == CamtrapFilters() else found
 
@@ -142,16 +143,24 @@ class CamtrapPage:
             return ""
 
 
+# a visible choice writes its values into the API's text parameter in the browser (no round trip, so a search
+# pressed at once already sends them)
+JOIN_JS = "(v) => Array.isArray(v) ? v.join(',') : (v || '')"
+
+
 def build() -> SimpleNamespace:
     """The camera-trap filter fields (inside the Filters box; hidden until page load finds deployments).
-    Returns the box and the fields in the order the search takes them."""
+    Returns the box, the deployments menu (filled on page load) and the search's inputs in the API's order:
+    deployment, time_of_day, include_empty, by_event, category, species, classified. The lists and the
+    "identified by" choice reach the API as text (comma-separated, as the command line takes them): hidden
+    text boxes that the visible choices fill."""
     with gr.Group(visible=False, elem_id="filter-camtrap") as box:
         gr.Markdown(f"**{S.CT_FILTERS}**", elem_id="filter-camtrap-title")
         with gr.Row():
             deployments = gr.Dropdown([], value=[], multiselect=True, label=S.CT_DEPLOYMENTS,
                                       elem_id="filter-deployments", scale=2)
             times = gr.CheckboxGroup([(S.CT_TIME_NAMES[t], t) for t in TIMES_OF_DAY], label=S.CT_TIMES,
-                                     elem_id="filter-time-of-day", scale=2)
+                                     elem_id="filter-times", scale=2)
         with gr.Row():
             categories = gr.CheckboxGroup([(S.CT_CATEGORY_NAMES[c], c) for c in CATEGORIES], label=S.CT_CATEGORIES,
                                           elem_id="filter-categories")
@@ -161,5 +170,12 @@ def build() -> SimpleNamespace:
         with gr.Row():
             include_empty = gr.Checkbox(False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty")
             by_event = gr.Checkbox(False, label=S.CT_BY_EVENT, elem_id="filter-by-event")
-    fields = [deployments, times, include_empty, by_event, categories, species, classified]
+    texts = {name: gr.Textbox("", visible=False, label=label, elem_id=f"filter-{name}-text")
+             for name, label in (("deployment", S.CT_DEPLOYMENTS), ("time-of-day", S.CT_TIMES),
+                                 ("category", S.CT_CATEGORIES), ("classified", S.CT_CLASSIFIED))}
+    for shown, text in ((deployments, "deployment"), (times, "time-of-day"), (categories, "category"),
+                        (classified, "classified")):
+        shown.change(None, shown, texts[text], js=JOIN_JS, api_visibility="private", queue=False)
+    fields = [texts["deployment"], texts["time-of-day"], include_empty, by_event, texts["category"], species,
+              texts["classified"]]
     return SimpleNamespace(box=box, deployments=deployments, fields=fields)

@@ -144,14 +144,15 @@ class SearchHandlers:
                rerank_k: float | None = None, rerank_mode: str | None = None, want_answer: bool = False,
                taxon: str | None = None, date_from: str | None = None, date_to: str | None = None,
                months: list[str] | None = None, bbox: str | None = None, license: str | None = None,
-               example: str | None = None, state: dict[str, Any] | None = None, request: gr.Request = None,
-               deployments: list[str] | None = None, times_of_day: list[str] | None = None,
-               include_empty: bool = False, by_event: bool = False, categories: list[str] | None = None,
-               species: str | None = None, classified: str | None = None) -> Iterator[tuple]:
+               example: str | None = None, state: dict[str, Any] | None = None,
+               deployment: str | None = None, time_of_day: str | None = None,
+               include_empty: bool = False, by_event: bool = False, category: str | None = None,
+               species: str | None = None, classified: str | None = None,
+               request: gr.Request = None) -> Iterator[tuple]:
         """Run the preset's search and stream what it does; the final ranking replaces the first results.
         Every argument but the query may be left out (scripts): the settings' defaults apply. The camera-trap
-        filters (deployments ... classified) come after the others (the page's state and the request are not
-        the API's), so calls written before them still work."""
+        filters (deployment .. classified: comma-separated lists as the command line takes them) come after the
+        others, so older calls work."""
         self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb)
@@ -160,7 +161,7 @@ class SearchHandlers:
         else:
             query = ""
         filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
-        camtrap = parse_camtrap(deployments, times_of_day, include_empty, by_event, categories, species, classified)
+        camtrap = parse_camtrap(deployment, time_of_day, include_empty, by_event, category, species, classified)
         if camtrap is not None:
             filters = replace(filters, camtrap=camtrap)
         state.update(camtrap=bool(camtrap is not None or self.camtrap.deployment_keys()),
@@ -301,29 +302,28 @@ class SearchHandlers:
     @shows_errors
     def regenerate(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                    want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str], bbox: str,
-                   license: str, example: str | None, state: dict[str, Any] | None, request: gr.Request = None,
-                   deployments: list[str] | None = None, times_of_day: list[str] | None = None,
-                   include_empty: bool = False, by_event: bool = False, categories: list[str] | None = None,
-                   species: str | None = None, classified: str | None = None):
+                   license: str, example: str | None, state: dict[str, Any] | None,
+                   deployment: str | None = None, time_of_day: str | None = None,
+                   include_empty: bool = False, by_event: bool = False, category: str | None = None,
+                   species: str | None = None, classified: str | None = None, request: gr.Request = None):
         """Search again with new VisRet seeds (fresh pictures)."""
-        camtrap = (deployments, times_of_day, include_empty, by_event, categories, species, classified)
         state = dict(state or new_state())
         seeds = state.get("seeds") or list(range(int(m or 1)))
         state["seeds"] = [max(seeds) + 1 + i for i in range(int(m or 1))]
         state["query"] = clean_query(query)  # the same query keeps the seeds just chosen
         yield from self.search(query, preset, k, m, rerank_k, rerank_mode, want_answer, taxon, date_from, date_to,
-                               months, bbox, license, example, state, request, *camtrap)
+                               months, bbox, license, example, state, deployment, time_of_day, include_empty,
+                               by_event, category, species, classified, request=request)
 
     @shows_errors
     def drop_visualization(self, query: str, preset: str, k: float, m: float, rerank_k: float, rerank_mode: str,
                            want_answer: bool, taxon: str, date_from: str, date_to: str, months: list[str],
                            bbox: str, license: str, example: str | None, state: dict[str, Any] | None,
-                           request: gr.Request = None, deployments: list[str] | None = None,
-                           times_of_day: list[str] | None = None, include_empty: bool = False,
-                           by_event: bool = False, categories: list[str] | None = None, species: str | None = None,
-                           classified: str | None = None):
+                           deployment: str | None = None, time_of_day: str | None = None,
+                           include_empty: bool = False, by_event: bool = False, category: str | None = None,
+                           species: str | None = None, classified: str | None = None,
+                           request: gr.Request = None):
         """Search again without the selected generated picture."""
-        camtrap = (deployments, times_of_day, include_empty, by_event, categories, species, classified)
         state = dict(state or new_state())
         seeds = list(state.get("seeds") or [])
         sel = state.get("selected_vis")
@@ -334,8 +334,8 @@ class SearchHandlers:
         state["seeds"] = seeds[:sel] + seeds[sel + 1:]
         state["query"] = clean_query(query)
         yield from self.search(query, preset, k, len(state["seeds"]), rerank_k, rerank_mode, want_answer, taxon,
-                               date_from, date_to, months, bbox, license, example, state, request,
-                               *camtrap)
+                               date_from, date_to, months, bbox, license, example, state, deployment, time_of_day,
+                               include_empty, by_event, category, species, classified, request=request)
 
     def select_visualization(self, state: dict[str, Any], evt: gr.SelectData) -> dict[str, Any]:
         state = dict(state or new_state())

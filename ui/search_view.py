@@ -144,7 +144,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
     outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
-              license_, example, state, *camtrap.fields]  # the handlers take gr.Request after the state
+              license_, example, state, *camtrap.fields]
     # every search may run while another one from this page is still running: the handler cancels the older
     # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
     run = dict(concurrency_id="search", concurrency_limit=search_limit(s), trigger_mode="multiple",

@@ -95,12 +95,13 @@ def test_form_fields_become_camtrap_filters():
     got = parse_camtrap(["siteA", "siteB"], ["night", "Dawn"], True, True, ["animal"], " Vulpes  vulpes ", "human")
     assert got == CamtrapFilters(deployments=("siteA", "siteB"), times_of_day=("night", "dawn"), include_empty=True,
                                  by_event=True, categories=("animal",), species="Vulpes vulpes", classified="human")
-    assert parse_camtrap("siteA, siteB").deployments == ("siteA", "siteB")  # a script's comma list
+    assert parse_camtrap("siteA, siteB", "night,dawn").times_of_day == ("night", "dawn")  # a script's comma lists
+    assert parse_camtrap("siteA, siteB").deployments == ("siteA", "siteB")
 
 
 @pytest.mark.parametrize("kwargs, words", [
-    (dict(times_of_day=["midnight"]), "midnight"),
-    (dict(categories=["bird"]), "bird"),
+    (dict(time_of_day=["midnight"]), "midnight"),
+    (dict(category="animal,bird"), "bird"),
     (dict(classified="robot"), "robot"),
     (dict(species="x" * 201), "species"),
 ])
