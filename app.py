@@ -36,11 +36,12 @@ for _plugin in WORLD_PLUGINS:
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
-            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair"}
+            "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair",
+            "export": "cli.export"}
 
 
 # commands that run without the models and photos a profile or a hub corpus needs (they report on them)
-NO_PREFLIGHT = {"config", "doctor"}
+NO_PREFLIGHT = {"config", "doctor", "export"}
 
 
 @dataclass
@@ -60,6 +61,14 @@ class Services:
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, camtrap=self.camtrap)
+
+    def session_log(self):
+        """The session log (searches, labels, exports) in the catalog's database, on a connection of its own."""
+        from storage.db import open_engine
+        from storage.sessionlog import SqlSessionLog
+
+        return SqlSessionLog(open_engine(self.settings.path("ecolens.sqlite"), self.settings.sqlite_mmap_mb << 20),
+                             self.settings.path("artefacts"))
 
     def corpus_kind(self) -> str:
         """What is (or, on first start, will be) searched: core.search.banner SYNTHETIC, OWN or EMPTY."""
@@ -138,7 +147,7 @@ class Services:
         fetched = model_fetch.fetch(self.settings, progress)
         emb = self.backends.embedder
         notices = fetched + prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
-                                 lambda path, step: self.ingestor().run(path, step), progress)
+                                 lambda path, step, **card: self.ingestor().run(path, step, **card), progress)
         self.choose_world()
         banner = self.banner()
         return ([banner] if banner else []) + notices
@@ -221,19 +230,15 @@ def make_parser() -> argparse.ArgumentParser:
 def serve(ctx: Context) -> int:
     """Build the web app on the engine and its session log, and serve it until interrupted. The photo
     collection is prepared in the background; the page shows its progress."""
-    from storage.db import open_engine
-    from storage.sessionlog import SqlSessionLog
     from ui.server import launch
 
     ctx.serving = True
     services = ctx.services()
-    session_log = SqlSessionLog(open_engine(services.settings.path("ecolens.sqlite"),
-                                            services.settings.sqlite_mmap_mb << 20),
-                                services.settings.path("artefacts"))
     from core.camtrap.desk import CamtrapDesk
 
-    return launch(services.engine, session_log, services.banner, lambda progress: _prepare(services, progress),
-                  services.example_queries, CamtrapDesk(services.camtrap, services.settings))
+    return launch(services.engine, services.session_log(), services.banner,
+                  lambda progress: _prepare(services, progress), services.example_queries,
+                  CamtrapDesk(services.camtrap, services.settings))
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:

@@ -6,6 +6,7 @@ import os
 import sys
 
 from core.contracts.errors import InputError
+from core.camtrap.filters import camtrap_filters
 from core.contracts.records import Filters, parse_bbox
 from core.ingest.sources import parse_date
 
@@ -100,6 +101,18 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bbox", help="WEST,SOUTH,EAST,NORTH in degrees")
     p.add_argument("--license", help="licence code, e.g. cc-by (exactly: not cc-by-nc), cc-by-4.0 (that version), "
                                      "cc-by* (the family), nc (every non-commercial licence)")
+    # camera traps (issue 34)
+    p.add_argument("--deployment", metavar="ID[,ID...]", help="camera traps: only these deployments' frames")
+    p.add_argument("--time-of-day", metavar="day|night|dawn|dusk[,...]",
+                   help="camera traps: by the sun at the frame's place and time (dawn and dusk: civil twilight)")
+    p.add_argument("--include-empty", action="store_true",
+                   help="camera traps: also frames a detector looked at and found nothing in (hidden by default)")
+    p.add_argument("--by-event", action="store_true", help="camera traps: one result per event (its best frame)")
+    p.add_argument("--category", metavar="animal|person|vehicle[,...]",
+                   help="camera traps: frames with a detection of this category (at or above detection_threshold)")
+    p.add_argument("--species", help="camera traps: frames (or their events) observed to show this scientific name")
+    p.add_argument("--classified", choices=("human", "machine", "none"),
+                   help="camera traps: frames identified by a person, by a machine, or not at all")
 
 
 def parse_ids(text: str | None, flag: str = "--ids") -> tuple[int, ...]:
@@ -122,7 +135,11 @@ def filters_from_args(args, ids: tuple[int, ...] | None = None) -> Filters:
         if any(not 1 <= m <= 12 for m in months):
             raise InputError(f"--months {args.months!r} is not a list of months 1-12", "e.g. --months 4,5,6")
     return Filters(taxon=args.taxon or "", date_from=parse_date(args.date_from), date_to=parse_date(args.date_to),
-                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "", ids=ids)
+                   months=months, bbox=parse_bbox(args.bbox), license=args.license or "", ids=ids,
+                   camtrap=camtrap_filters(getattr(args, "deployment", None), getattr(args, "time_of_day", None),
+                                           getattr(args, "include_empty", False), getattr(args, "by_event", False),
+                                           getattr(args, "category", None), getattr(args, "species", None),
+                                           getattr(args, "classified", None)))
 
 
 def print_hits(result) -> None:

@@ -29,6 +29,9 @@ def add_parser(sub) -> None:
                    help="a MegaDetector / SpeciesNet results file (format 1.x) for the folder PATH: its boxes are "
                         "stored, their crops embedded and searched; photos already in the catalog are not embedded "
                         "again")
+    p.add_argument("--deployments", metavar="FILE.csv",
+                   help="camera traps: a deployments CSV (Camtrap DP's deployment columns plus clock_offset_s and "
+                        "utc_offset) giving the card's deployments their places, times and clock corrections")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -55,7 +58,8 @@ def _ingest_one(ctx, services, args) -> int:
     update, bar = progress_bar("ingest")
     try:
         report = services.ingestor().run(args.path, update, engine=args.engine, workers=args.workers,
-                                         model=args.model, detections=getattr(args, "detections", None))
+                                         model=args.model, detections=args.detections,
+                                         deployments=args.deployments)
     finally:
         bar.close()
     if args.json:  # the stand-in note goes into the JSON's notices (stdout stays one JSON object)

@@ -6,7 +6,8 @@ What each term is filled from (docs/reference/formats.md, "Darwin Core"):
 - occurrenceID: the source's own identifier (a column `occurrenceID`, iNaturalist's observation URL, INQUIRE's
   iNat24 image id), else `urn:sha256:<the photo's content hash>`, which stays the same across catalogs;
 - basisOfRecord: a column `basisOfRecord` (or `basis_of_record`; `camera_trap` = true means
-  MachineObservation), else the `dwc_basis_of_record` setting (HumanObservation by default);
+  MachineObservation); MachineObservation for a camera-trap frame of the data model (a photo with a capture
+  in a deployment); else the `dwc_basis_of_record` setting (HumanObservation by default);
 - license: the licence's URL (core.licences.licence_url); rightsHolder as the source wrote it;
 - associatedMedia / the multimedia identifier: the photo's URL when it came from the web, else its file name
   relative to the collection (a local file has no public address: publish the photos and rewrite it);
@@ -19,7 +20,7 @@ import mimetypes
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 from xml.etree import ElementTree as ET
 
 from core.contracts import world as worlds
@@ -67,14 +68,15 @@ def occurrence_id(photo: Photo) -> str:
     return f"urn:ecolens:photo:{photo.id}"
 
 
-def basis_of_record(photo: Photo, default: str = "HumanObservation") -> str:
+def basis_of_record(photo: Photo, default: str = "HumanObservation", camera_trap: bool = False) -> str:
+    """The source's own basisOfRecord; MachineObservation for a camera-trap frame; else `default`."""
     extra = photo.extra or {}
     for key in ("basisOfRecord", "basis_of_record"):
         given = str(extra.get(key) or "").strip().lower()
         match = next((b for b in BASES if b.lower() == given), None)
         if match:
             return match
-    if str(extra.get("camera_trap") or "").strip().lower() in _TRUE:
+    if camera_trap or str(extra.get("camera_trap") or "").strip().lower() in _TRUE:
         return "MachineObservation"
     return default
 
@@ -103,7 +105,7 @@ def _cell(value: object) -> object:
 
 
 def occurrence_row(item: Occurrence, roots: Sequence[Path | str], synthetic: str = "",
-                   default_basis: str = "HumanObservation") -> dict[str, object]:
+                   default_basis: str = "HumanObservation", camera_trap: bool = False) -> dict[str, object]:
     p, extra = item.photo, item.photo.extra or {}
     lic = parse_licence(p.license)
     when = p.observed_on
@@ -115,7 +117,7 @@ def occurrence_row(item: Occurrence, roots: Sequence[Path | str], synthetic: str
         remarks.append(f"licence written as {p.license!r} without a version: "
                        f"{licence_url(lic)} assumed")
     uncertainty = extra.get("location_uncertainty", extra.get("positional_accuracy", ""))
-    return {"occurrenceID": occurrence_id(p), "basisOfRecord": basis_of_record(p, default_basis),
+    return {"occurrenceID": occurrence_id(p), "basisOfRecord": basis_of_record(p, default_basis, camera_trap),
             "scientificName": p.scientific_name, "taxonRank": taxon_rank(p), "vernacularName": p.common_name,
             "kingdom": p.kingdom, "phylum": p.phylum, "class": p.class_name, "order": p.order, "family": p.family,
             "genus": p.genus, "eventDate": when.isoformat() if when else "", "year": when.year if when else "",
@@ -182,10 +184,11 @@ def _eml_xml(title: str, abstract: str) -> bytes:
 
 def write_archive(path: Path | str, items: Sequence[Occurrence], roots: Sequence[Path | str] = (),
                   synthetic: Callable[[Photo], str] = lambda p: "", default_basis: str = "HumanObservation",
-                  title: str = "Photos exported from EcoLens") -> int:
+                  title: str = "Photos exported from EcoLens", camera_traps: Collection[int] = ()) -> int:
     """Write a Darwin Core Archive of `items` (one occurrence and one multimedia row per photo; a photo listed
     twice is written once, its reasons joined) to `path`; returns the number of occurrences.
-    `synthetic(photo)`: the note for a photo that is not a real observation ('' for a real one)."""
+    `synthetic(photo)`: the note for a photo that is not a real observation ('' for a real one);
+    `camera_traps`: the ids of camera-trap frames (MachineObservation)."""
     if default_basis not in BASES:
         raise InputError(f"Unknown basisOfRecord {default_basis!r}", "use one of: " + ", ".join(BASES))
     if not items:
@@ -201,7 +204,7 @@ def write_archive(path: Path | str, items: Sequence[Occurrence], roots: Sequence
     for item in merged.values():
         note = synthetic(item.photo)
         synthetic_count += bool(note)
-        row = occurrence_row(item, roots, note, default_basis)
+        row = occurrence_row(item, roots, note, default_basis, item.photo.id in camera_traps)
         occurrences.append(row)
         media.append(multimedia_row(row, item.photo))
     abstract = f"{len(occurrences)} photos exported from EcoLens as occurrences, each with its photo."

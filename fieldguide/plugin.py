@@ -1,5 +1,5 @@
 """The field-guide world as a plug-in: `register()` makes its rule book, backends (encoder, judge, painter,
-captioner, answer reader), demo builder and benchmark known to core by the name "fieldguide". Only the
+captioner, answer reader), demo builder (with its camera-trap card) and benchmark known to core by the name "fieldguide". Only the
 composition root (app.py), tests and benchmarks call it; core, ui, storage and cli never import this package."""
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ def _build_demo(folder, seed: int = 0, progress=None):
     from fieldguide.world import build_world
 
     return build_world(folder, seed=seed, progress=progress)
+
+
+def _build_card(folder, seed: int = 0, progress=None):
+    from fieldguide.camtrap_card import build_camtrap_demo
+
+    return build_camtrap_demo(folder, seed=seed, progress=progress)
 
 
 def _load_benchmark(data, limit=None):
@@ -64,6 +70,7 @@ def register() -> World:
     register_reader(NAME, READER)
     register_benchmark(NAME, _load_benchmark, METRICS, own_catalog=True)
     world = World(name=NAME, title="field-guide", rule_book=FieldGuideRules(), backends=dict(BACKENDS),
-                  build_demo=_build_demo, demo_folder=NAME, reader=NAME, recognises=recognises)
+                  build_demo=_build_demo, demo_folder=NAME, reader=NAME, recognises=recognises,
+                  build_card=_build_card)
     register_world(world)
     return world

@@ -281,6 +281,12 @@ def render_with_item_mask(s: Scene) -> tuple[Image.Image, np.ndarray]:
     return img, np.asarray(marks).any(axis=-1)
 
 
+def draw_organism(draw: ImageDraw.ImageDraw, s: Scene, cx: float, cy: float, scale: float) -> None:
+    """Draw scene `s`'s organism once (its count and background ignored) centred at (cx, cy) at `scale` on
+    `draw`, for pictures other than the world's own 224 px ones (the camera-trap frames)."""
+    _DRAW[s.plan](_Pen(draw, cx, cy, scale), s)
+
+
 def _render(s: Scene, marks: ImageDraw.ImageDraw | None) -> Image.Image:
     rng = np.random.default_rng(s.seed)
     img = background(s.habitat, rng, SIZE)

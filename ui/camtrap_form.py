@@ -1,9 +1,10 @@
 """The search form's camera-trap filters (deployment, time of day, empty frames, one result per event,
 detection category, species identified, identified by whom), shown only when the catalog has camera-trap
-data, and read into core's CamtrapFilters (Filters.camtrap) as the API's /search receives them too.
+data; they reach the search as the API's /search parameters (comma-separated text, read by
+core.camtrap.filters as the command line's flags are).
 
 CamtrapPage wraps the page's one door to camera-trap data (core.camtrap.desk.CamtrapDesk, handed in by
-app.py): which deployments there are, a frame's facts, how many empty frames a search hid. A catalog
+app.py): which deployments there are, a frame's facts, what is drawn on its copy. A catalog
 without camera-trap data (or no store) answers with nothing, so its page stays as it was."""
 from __future__ import annotations
 
@@ -13,51 +14,16 @@ from typing import Any, Sequence
 
 import gradio as gr
 
-from core.contracts import bounds
-from core.contracts.camtrap import CATEGORIES, CLASSIFIED, TIMES_OF_DAY, CamtrapFilters
-from core.contracts.errors import InputError
+from core.contracts.camtrap import CATEGORIES, CLASSIFIED, TIMES_OF_DAY
 from ui import camtrap_present
 from ui import strings as S
 
 log = logging.getLogger(__name__)
 
 
-def _texts(name: str, values: Any, allowed: Sequence[str] | None = None) -> tuple[str, ...]:
-    """A multi-select's values (a list, or text with commas from a script) as a tuple of text."""
-    if values in (None, ""):
-        return ()
-    if isinstance(values, str):
-        values = [v for v in values.split(",")]
-    out = tuple(dict.fromkeys(bounds.name(bounds.text(name, v, 200)) for v in values if str(v).strip()))
-    if allowed is not None:
-        wrong = [v for v in out if v.lower() not in allowed]
-        if wrong:
-            raise InputError(f"{name.capitalize()} {wrong[0]!r} is not one of {', '.join(allowed)}",
-                             f"choose from: {', '.join(allowed)}")
-        out = tuple(v.lower() for v in out)
-    return out
-
-
 def logged_in(request: Any) -> bool:
     """Whether the person on the page is logged in (the app's password, or Hugging Face on a Space)."""
     return bool(getattr(request, "username", None))
-
-
-def parse_camtrap(deployment: Any = (), time_of_day: Any = (), include_empty: Any = False, by_event: Any = False,
-                  category: Any = (), species: Any = "", classified: Any = "") -> CamtrapFilters | None:
-    """The camera-trap fields of the form (lists, or text with commas as the API and the command line take
-    them) as CamtrapFilters; None when every field is at its default (a plain search, the same as before
-    camera traps). InputError names a bad field."""
-    who = str(classified or "").strip().lower()
-    if who not in CLASSIFIED:
-        raise InputError(f"Identified by {classified!r} is not one of: a person, a machine, no one",
-                         "choose human, machine or none (empty: anyone)")
-    found = CamtrapFilters(deployments=_texts("deployment", deployment),
-                           times_of_day=_texts("time of day", time_of_day, TIMES_OF_DAY),
-                           include_empty=bool(include_empty), by_event=bool(by_event),
-                           categories=_texts("detection category", category, CATEGORIES),
-                           species=bounds.name(bounds.text("species", species or "", 200)), classified=who)
-    return None if found == CamtrapFilters() else found
 
 
 class CamtrapPage:
@@ -131,16 +97,6 @@ class CamtrapPage:
 
     def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
         return self.desk.keeps_people_from(facts, logged_in) if self.desk is not None and facts else ""
-
-    def empty_notice(self, filters: CamtrapFilters | None) -> str:
-        """'4,210 empty frames hidden (...)' for a search of a catalog with camera-trap data; '' otherwise."""
-        if self.desk is None:
-            return ""
-        try:
-            return camtrap_present.empty_notice(self.desk.empty_hidden(filters))
-        except Exception:
-            log.exception("empty frames could not be counted")
-            return ""
 
 
 # a visible choice writes its values into the API's text parameter in the browser (no round trip, so a search

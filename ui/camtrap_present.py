@@ -1,6 +1,6 @@
 """Camera-trap facts as the page words them: the gallery caption of a frame or an event card (deployment,
 time, "N frames"), the photo view's lines (deployment, place, time with its offset, event, detections,
-identifications, the box a match went through), and the empty-frames notice. Pure functions of plain data
+identifications). Pure functions of plain data
 (the dicts of core.camtrap.frame_facts and the search JSON), no gradio."""
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ CAMTRAP_KEYS = ("deployment_id", "event_id", "timestamp", "detections", "matched
 
 
 def is_camtrap(hit: dict[str, Any]) -> bool:
-    return bool(hit.get("deployment_id") or hit.get("event_id") or hit.get("timestamp"))
+    """A camera-trap frame: it has a deployment or an event, or a detector looked at it (a plain photo may
+    have a capture time from its EXIF, and is still a plain photo)."""
+    return bool(hit.get("deployment_id") or hit.get("event_id") or hit.get("detections")
+                or hit.get("detector_looked"))
 
 
 def frames_text(n: int) -> str:
@@ -39,14 +42,6 @@ def caption_tail(hit: dict[str, Any], by_event: bool = False) -> str:
         n = hit.get("event_frames") or len(hit.get("event_frame_ids") or []) or 1
         parts.append(frames_text(n))
     return " · " + " · ".join(parts)
-
-
-def empty_notice(hidden: int) -> str:
-    """'4,210 empty frames hidden: ...' ('' when none was hidden)."""
-    if hidden <= 0:
-        return ""
-    frames = S.CT_EMPTY_ONE if hidden == 1 else S.CT_EMPTY_MANY.format(n=f"{hidden:,}")
-    return S.CT_EMPTY_HIDDEN.format(frames=frames)
 
 
 def taken_text(timestamp: str | None) -> str:
@@ -106,7 +101,7 @@ def box_label(d: dict[str, Any]) -> str:
 def facts_html(facts: dict[str, Any] | None) -> str:
     """The photo view's camera-trap table (all escaped); '' for a plain photo. (The box a match went through
     is said by ui.present.in_box, in the explanation.)"""
-    if not facts:
+    if not facts or not is_camtrap(facts):
         return ""
     rows: list[tuple[str, str]] = []
     if facts.get("deployment_id"):

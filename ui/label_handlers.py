@@ -22,9 +22,9 @@ import gradio as gr
 
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError, NotFoundError
-from core.exports import collection_roots
-from core import darwincore
-from core.labels import ADJUDICATED, agreement, disagreements, export_labels, same_annotator
+from core import exporting
+from core.exporting import ExportSources
+from core.labels import ADJUDICATED, agreement, disagreements, same_annotator
 from core.search.presets import request_for
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import ExportRecord, Label, SessionLog
@@ -34,8 +34,8 @@ from ui import strings as S
 from ui.forms import not_recorded, shows_errors, user_message, warn
 from ui.photos import PhotoFiles
 
-EXPORT_SUFFIX = {"csv": "csv", "jsonl": "jsonl", "keypresses": "keypresses.csv",
-                 "inquire-rerank": "inquire-rerank.csv", "dwc": "dwc.zip"}
+# the label formats of core.exporting (the camera-trap ones are the command line's: `python app.py export`)
+EXPORT_SUFFIX = {fmt: exporting.SUFFIX[fmt] for fmt in exporting.LABEL_FORMATS}
 KEY_VALUES = {"1": 1, "0": 0, "s": -1}
 
 
@@ -268,19 +268,12 @@ class LabelHandlers:
         fmt = (fmt or "csv").strip().lower()
         if fmt not in EXPORT_SUFFIX:
             raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_SUFFIX))
-        labels = self.log.labels(query=query)
-        if _name(annotator):
-            labels = [lb for lb in labels if same_annotator(lb.annotator, _name(annotator))]
-        if not labels:
-            raise InputError(f"No labels for “{query}”" + (f" by {_name(annotator)}" if _name(annotator) else ""),
-                             "judge some photos of this query first")
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         path = self.engine.settings.path("exports", f"labels-{stamp}.{EXPORT_SUFFIX[fmt]}")
-        photos = {p.id: p for p in self.engine.corpus.photos(sorted({lb.photo_id for lb in labels}))}
         scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
-        rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
-                             roots=collection_roots(self.engine.settings),
-                             dwc=darwincore.options(self.engine.settings))
+        sources = ExportSources(self.engine.settings, self.log, self.engine.corpus.photos,
+                                getattr(self.engine.corpus, "camtrap", None))
+        rows = exporting.export(sources, fmt, path, query, annotator or "", scores).rows
         try:
             self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
         except EcoLensError as exc:  # the file is written and offered; only its record is missing

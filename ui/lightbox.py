@@ -70,7 +70,7 @@ class LightboxHandlers:
     def _camtrap(self, shown: dict[str, Any], view: dict[str, Any]):
         """(facts, photo edit, strip update, identify box update, confirm button update) of the photo shown."""
         facts = self.camtrap.facts([int(shown["id"])]).get(int(shown["id"])) if self.camtrap.desk else None
-        if not facts:
+        if not facts or not camtrap_present.is_camtrap(facts):
             hide = gr.update(visible=False)
             return None, None, gr.update(value=[], visible=False), hide, gr.update(), gr.update()
         matched = shown.get("matched_detection")

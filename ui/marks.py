@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import gradio as gr
 
 from core import darwincore
+from core.exporting import ExportSources, dwc_options
 from core.exports import MARK_FORMATS, collection_roots, export_marks
 from core.contracts.sessionlog import ExportRecord, SessionLog
 from ui import present
@@ -70,8 +71,10 @@ class MarkHandlers:
         path = settings.path("exports", f"marked-{stamp}.{FORMATS.get(fmt, 'txt')}")
         photos = {p.id: p for p in self.engine.corpus.photos([int(m["id"]) for m in marks])}
         if fmt == "dwc" and marks:
+            camtrap = getattr(self.engine.corpus, "camtrap", None)  # camera-trap frames: MachineObservation
+            sources = ExportSources(settings, None, self.engine.corpus.photos, camtrap)
             rows = darwincore.write_archive(path, darwincore.marked_occurrences(marks, photos),
-                                            collection_roots(settings), **darwincore.options(settings))
+                                            collection_roots(settings), **dwc_options(sources, list(photos)))
         else:
             rows = export_marks(marks, photos, fmt, path, collection_roots(settings))
         self.log.log_export(ExportRecord(session_id=None, format=f"marked-{fmt}", path=str(path), rows=rows))

@@ -23,7 +23,8 @@ from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog
 from ui import present
 from ui import strings as S
-from ui.camtrap_form import CamtrapPage, logged_in, parse_camtrap
+from core.camtrap.filters import camtrap_filters
+from ui.camtrap_form import CamtrapPage, logged_in
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
@@ -151,8 +152,7 @@ class SearchHandlers:
                request: gr.Request = None) -> Iterator[tuple]:
         """Run the preset's search and stream what it does; the final ranking replaces the first results.
         Every argument but the query may be left out (scripts): the settings' defaults apply. The camera-trap
-        filters (deployment .. classified: comma-separated lists as the command line takes them) come after the
-        others, so older calls work."""
+        filters (deployment .. classified, core.camtrap.filters) come after the others, so older calls work."""
         self.ready()
         state = dict(state or new_state())
         image = read_upload(example, self.settings.max_upload_mb)
@@ -161,7 +161,7 @@ class SearchHandlers:
         else:
             query = ""
         filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
-        camtrap = parse_camtrap(deployment, time_of_day, include_empty, by_event, category, species, classified)
+        camtrap = camtrap_filters(deployment, time_of_day, include_empty, by_event, category, species, classified)
         if camtrap is not None:
             filters = replace(filters, camtrap=camtrap)
         state.update(camtrap=bool(camtrap is not None or self.camtrap.deployment_keys()),
@@ -273,20 +273,13 @@ class SearchHandlers:
                 result = event.result
                 previous = [n for n in state.get("notices", []) if n == S.PREVIOUS_CANCELLED]
                 self._take(state, result)
-                state["notices"] = previous + state["notices"] + self._camtrap_notices(state)
+                state["notices"] = previous + state["notices"]
                 state["seeds"] = [v["seed"] for v in (result.stages.get("visret") or {}).get("visualizations", [])
                                   if v.get("organism", 0) == 0] or None
                 self.record.finished(state, result, knobs)
                 outcome["ended"] = True
                 yield self.outputs(state, status.finished(result), key,
                                    status.details(result.timings_ms.get("total", 0.0) / 1000))
-
-    def _camtrap_notices(self, state: dict[str, Any]) -> list[str]:
-        """The empty frames a camera-trap search hid ('4,210 empty frames hidden ...'), unless the engine said."""
-        if not state.get("camtrap") or any("empty frame" in str(n) for n in state.get("notices") or []):
-            return []
-        said = self.camtrap.empty_notice((state.get("filters") or Filters()).camtrap)
-        return [said] if said else []
 
     def stop(self, request: gr.Request = None) -> str:
         """Stop this page's running search."""

@@ -337,7 +337,10 @@ WEB_WORDS = (
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
               "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
               "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
-              "--preset": "How to search"}
+              "--preset": "How to search", "--include-empty": "“Show empty frames”",
+              "--by-event": "“One result per event”", "--deployment": "the deployments filter",
+              "--time-of-day": "the time-of-day filter", "--category": "“The detector found”",
+              "--species": "the species filter", "--classified": "“Identified by”"}
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
@@ -374,9 +377,6 @@ CT_SPECIES = "Species someone identified (scientific name)"
 CT_CLASSIFIED = "Identified by"
 CT_CLASSIFIED_NAMES = {"": "anyone, or no one", "human": "a person", "machine": "a machine (classifier)",
                        "none": "no one yet"}
-CT_EMPTY_HIDDEN = ("{frames} hidden (a detector looked at them and found nothing); tick “Show empty frames” "
-                   "to see them.")
-CT_EMPTY_ONE, CT_EMPTY_MANY = "1 empty frame", "{n} empty frames"
 CT_FRAMES = "{n} frames"
 CT_ONE_FRAME = "1 frame"
 CT_NO_TIME = "time unknown"

@@ -1,2 +1,2 @@
-"""Camera traps (issue 34): Camtrap DP packages, deployments, captures, events, detections, observations
-and their formats."""
+"""Camera traps (issue 34): Camtrap DP packages, camera cards (EXIF, deployments), events, detections,
+observations, their formats and their search filters."""

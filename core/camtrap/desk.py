@@ -1,12 +1,12 @@
 """The web app's and the API's one door to camera-trap data (handed to the ui by app.py, so the ui never
 imports core.camtrap or storage): the catalog's deployments, a frame's facts, an event's frames (how a label
-given to an event reaches them), how many empty frames a search hides, and a person's identification."""
+given to an event reaches them), what is drawn on a frame's copy, and a person's identification."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from core.camtrap import event_labels, frame_facts, frame_pictures, identifications
-from core.contracts.camtrap import CamtrapFilters, CamtrapStore, Observation
+from core.contracts.camtrap import CamtrapStore, Observation
 from core.contracts.sessionlog import Label
 
 DEFAULT_THRESHOLD = 0.2  # setting detection_threshold's default
@@ -35,18 +35,6 @@ class CamtrapDesk:
     def event_labels(self, label: Label) -> list[Label]:
         """A label given to an event, for each of its frames (core.camtrap.event_labels.expand)."""
         return event_labels.expand(self.store, label)
-
-    def empty_hidden(self, filters: CamtrapFilters | None) -> int:
-        """How many empty frames (a detector looked and found nothing at or above detection_threshold) a
-        search with these filters leaves out, within its deployments; 0 when it shows them."""
-        if self.store is None or (filters is not None and filters.include_empty):
-            return 0
-        empty = self.store.empty_ids(self.threshold)
-        if filters is not None and filters.deployments and len(empty):
-            pool = self.store.camtrap_ids(CamtrapFilters(deployments=filters.deployments), self.threshold)
-            if pool is not None:
-                return len(set(map(int, empty)) & set(map(int, pool)))
-        return int(len(empty))
 
     def identify(self, species: Any, annotator: Any, *, photo_id: int | None = None, event: str | None = None,
                  count: Any = None) -> Observation:

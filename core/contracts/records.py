@@ -9,6 +9,9 @@ from core.contracts.camtrap import CamtrapFilters
 from core.licences import parse_licence, url_of
 
 RANKS = ("kingdom", "phylum", "class_name", "order", "family", "genus")
+# what every search result says about its camera-trap facts when it has none (a plain photo)
+CAMTRAP_FACTS_NONE: dict[str, Any] = {"deployment_id": None, "event_id": None, "timestamp": None, "detections": [],
+                                      "matched_detection": None}
 
 
 @dataclass
@@ -118,6 +121,9 @@ class Hit:
     similarity: float | None = None
     # the detection the match went through ({"bbox", "category", "conf", "model"}); None: the whole frame matched
     matched_detection: dict[str, Any] | None = None
+    # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections, and with
+    # by_event event_frames, event_frame_ids; None: the photo has none
+    camtrap: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
@@ -133,4 +139,7 @@ class Hit:
                        latitude=p.latitude, longitude=p.longitude, license=p.license,
                        license_code=parse_licence(p.license).code, license_url=url_of(p.license),
                        rights_holder=p.rights_holder, caption=p.caption)
+        out.update(CAMTRAP_FACTS_NONE)
+        out.update({k: (list(v) if isinstance(v, list) else v) for k, v in (self.camtrap or {}).items()})
+        out["matched_detection"] = self.matched_detection  # set by the crop search only (core.methods.run)
         return out

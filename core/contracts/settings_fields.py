@@ -143,6 +143,30 @@ class SettingFields(BaseSettings):
         "memory-mapped columns beside the index (index/filter-columns: 38 bytes a photo on disk), made from the "
         "catalog on first use and kept in step with it; numpy names a pool of 100k+ photos in a few ms where the "
         "catalog's indexes take 20-100 ms at a million photos. Off: the catalog answers every filter (same photos).")
+    # --- camera-trap export and privacy (Camtrap DP; issue 34) --------------------------------------
+    camtrap_project_title: str = Field("", max_length=500, description="Title of the package and its project in "
+        "a Camtrap DP export (`export camtrap-dp`) of deployments that did not all come from one imported package "
+        "(whose own metadata is used otherwise). Empty: 'Camera-trap data exported from EcoLens'.")
+    camtrap_contributor: str = Field("", max_length=500, description="The contact person or organisation a "
+        "Camtrap DP export names (role contact). Empty: 'unknown', with a notice.")
+    camtrap_contributor_email: str = Field("", max_length=500, description="The contact's e-mail in a Camtrap DP "
+        "export; empty: none.")
+    camtrap_sampling_design: Literal["simpleRandom", "systematicRandom", "clusteredRandom", "experimental",
+                                     "targeted", "opportunistic"] = Field("opportunistic", description="The "
+        "project's sampling design in a Camtrap DP export (Camtrap DP's words, after Wearn & Glover-Kapfer 2017).")
+    camtrap_license: str = Field("", max_length=500, description="Licence of the data in a Camtrap DP export: a "
+        "name such as CC0-1.0 or CC-BY-4.0, or its URL. With camtrap_media_license (both needed) the package "
+        "states its licences; empty: none is stated, with a notice.")
+    camtrap_media_license: str = Field("", max_length=500, description="Licence of the media files in a Camtrap "
+        "DP export (a name such as CC-BY-4.0, or its URL); see camtrap_license.")
+    camtrap_default_place: str = Field("", max_length=100, pattern=r"^$|^\s*-?\d+(\.\d+)?\s*,\s*-?\d+(\.\d+)?\s*$",
+        description="'LATITUDE,LONGITUDE' (decimal degrees) a Camtrap DP export writes for a deployment without "
+        "coordinates. Empty: such a deployment is refused, naming the fix (a deployments CSV: ingest FOLDER "
+        "--deployments FILE.csv).")
+    hide_people: Literal["blur", "hide", "show"] = Field("blur", description="What people who are not logged in "
+        "see of a photo with a person detected on it (a 'person' box at or above detection_threshold): 'blur' "
+        "the person's box blurred, 'hide' the photo withheld, 'show' as it is. Such photos are also "
+        "filePublic=false in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = Field(20, ge=1, le=1000, description="Results returned per search.")
     visret_m: int = Field(3, ge=1, le=16, description="Visualizations generated per query (VisRet m).")
@@ -253,3 +277,18 @@ class SettingFields(BaseSettings):
         "and load its model; past it the load counts as failed.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="Level of the log file "
         "data_dir/logs/ecolens.log: DEBUG, INFO, WARNING or ERROR.")
+    # --- camera traps (issue 34) ----------------------------------------------------------------------
+    event_gap_s: float = Field(60.0, ge=0, le=86_400, description="Frames of one camera-trap deployment closer "
+        "in time than this many seconds form one event (a sequence); a source's own event ids win. Peers use 60 s "
+        "(Wildlife Insights) to 30 min (an independence interval).")
+    detection_threshold: float = Field(0.2, ge=0, le=1, description="A detector's box counts (for the category "
+        "filter, MaxN, crops) at or above this confidence; a frame a detector looked at with no box at or above it "
+        "is empty (hidden from searches unless --include-empty).")
+    deployment_pattern: str = Field("{deployment}/{anything}", min_length=1, max_length=200, description="Which "
+        "folder of a card (relative to the folder given to ingest) is the deployment: {deployment} one folder name "
+        "(fixed text around it allowed: cam-{deployment}), * any one folder, {anything} the rest (sub-folders "
+        "and the file; last part only), other text a folder of exactly that name. The default gives card/siteA/"
+        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none.")
+    default_utc_offset: str = Field("+00:00", pattern=r"^[+-]\d{2}:\d{2}$", description="The UTC offset assumed "
+        "for a camera-trap frame whose own EXIF and deployment give none (for events and the sun; the result's "
+        "timestamp then shows no offset).")

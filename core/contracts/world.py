@@ -152,6 +152,18 @@ class RuleBook:
         return None
 
 
+@dataclass(frozen=True)
+class DemoCard:
+    """A world's camera-trap demo as it would come off the traps: the card's folder (a folder per deployment),
+    the detector's results (MegaDetector 1.x format) and the deployments CSV (Camtrap DP's deployment columns
+    plus clock_offset_s) that an ingest of the folder takes."""
+
+    folder: str
+    detections: str | None = None
+    deployments: str | None = None
+    frames: int = 0
+
+
 @dataclass
 class World:
     """A world plug-in: its rule book, the backend names it registers, where its demo photos go and how they
@@ -169,6 +181,9 @@ class World:
     # recognises(catalog, demo_folder) -> True when the catalog holds nothing but this world's photos, wherever
     # they lie (None: only photos inside demo_folder count as the world's)
     recognises: Callable[[Any, str], bool] | None = None
+    # build_card(folder, seed, progress) -> DemoCard: the camera-trap side drawn inside demo_folder after the demo
+    # (None: the world has none)
+    build_card: Callable[..., Any] | None = None
 
 
 GENERIC = RuleBook()

@@ -38,7 +38,10 @@ def read_and_hash(item: SourceItem) -> ReadItem:
         return ReadItem(item, error=f"cannot be read ({exc.strerror or exc}); check the path and permissions")
     if not data:
         return ReadItem(item, error="is empty (0 bytes); re-download or re-export the file")
-    return ReadItem(item, data, content_hash(data), nbytes=len(data))
+    digest = content_hash(data)
+    if item.on_read is not None:  # EXIF capture facts (core.camtrap.card), from the bytes already in memory
+        item.on_read(item, data, digest)
+    return ReadItem(item, data, digest, nbytes=len(data))
 
 
 def decode_for_embedding(data: bytes, *, name: str, max_pixels: int) -> tuple[Image.Image, tuple[int, int]]:

@@ -28,6 +28,7 @@ from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.contracts.settings import Settings
 from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
+from core.camtrap import card as camtrap_card
 
 __all__ = ["Ingestor", "IngestReport"]
 
@@ -44,26 +45,27 @@ class Ingestor:
     def __init__(self, catalog: Catalog, index_store: IndexStore, embedder: Embedder, settings: Settings,
                  camtrap: CamtrapStore | None = None):
         """`camtrap`: the camera-trap store (core.contracts.camtrap.CamtrapStore): a Camtrap DP package writes its
-        rows there, and every ingest ends by embedding the detections' crops that have no vector yet
-        (core.camtrap.crops)."""
+        rows there, a card its capture facts, and every ingest ends by embedding the detections' crops that have
+        no vector yet (core.camtrap.crops); None keeps none."""
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
         self.camtrap = camtrap
 
     def run(self, path: str | Path, progress: Progress | None = None, *, engine: str | None = None,
-            workers: int | None = None, model: str | None = None, detections: str | Path | None = None
-            ) -> IngestReport:
+            workers: int | None = None, model: str | None = None, detections: str | Path | None = None,
+            deployments: str | None = None) -> IngestReport:
         """Ingest every photo of `path` (folder, CSV, INQUIRE parquet, a Camtrap DP package, or a parquet of
         precomputed vectors);
         raises InputError only if `path` itself is unusable or another ingest is writing to the same data
         directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
         ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors; `detections`:
         a MegaDetector / SpeciesNet results file for the folder `path` (read and checked before anything is
-        written; core.camtrap.detections_file)."""
+        written; core.camtrap.detections_file); `deployments`: a camera-trap
+        deployments CSV (core.camtrap.deployments)."""
         results = self._results(path, detections) if detections is not None else None
         with self._locked():
             return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
                              self.settings.ingest_workers if workers is None else workers, model,
-                             results=results)
+                             results=results, deployments=deployments)
 
     def _results(self, path: str | Path, detections: str | Path):
         from core.camtrap.megadetector import read_results
@@ -103,7 +105,8 @@ class Ingestor:
         return _Lock()
 
     def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
-             model: str | None, retrain: bool = False, results=None) -> IngestReport:
+             model: str | None, retrain: bool = False, results=None,
+             deployments: str | None = None) -> IngestReport:
         started = time.perf_counter()
         from core.ingest.precomputed import is_precomputed, precomputed_batches
 
@@ -120,6 +123,11 @@ class Ingestor:
                 source.hooks.bind(policy)
             else:
                 downloads.bind(source.items, policy)
+        # every photo's EXIF capture facts, a card's deployments and events (refuses a bad deployments CSV here); a
+        # Camtrap DP package says all this itself (its hooks)
+        plain = source if source is not None and not source.hooks else None
+        card = camtrap_card.begin(self.camtrap, self.settings, plain, path, deployments) \
+            if plain is not None or deployments else None
         vs = self.catalog.vector_set(self.embedder.model_id, self.embedder.dim)
         index, rec = self.store.open(vs, self.catalog, writer=True)
         index.gpu, gpu_notice = choose_gpu(self.settings.device)
@@ -177,6 +185,8 @@ class Ingestor:
             self._update_metadata(known, report)
         if source is not None and source.hooks:
             source.hooks.finish(self.catalog, self.camtrap, run_id, report)
+        if card is not None:
+            card.finish(self.catalog, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
         if self.camtrap is not None:

@@ -54,6 +54,8 @@ class SourceItem:
     read: Callable[[], bytes]
     photo: Photo  # metadata template (path, names, date, ...); sha256 and size are filled at ingest
     save_to: Path | None = None  # bytes without a file of their own are written here (parquet images)
+    # told each item's bytes and content hash once they are read (the camera-trap card step: core.camtrap.card)
+    on_read: Callable[["SourceItem", bytes, str], None] | None = None
 
 
 @dataclass

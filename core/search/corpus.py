@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -14,6 +15,7 @@ from PIL import Image
 
 from core.camtrap.boxes import box_json
 from core.camtrap.crop_index import CropIndex, merge
+from core.camtrap.pool import CamtrapPool
 from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
@@ -37,6 +39,7 @@ class Corpus:
         self.catalog, self.store, self.embedder, self.settings = catalog, index_store, embedder, settings
         self.camtrap = camtrap
         self._crops: CropIndex | None = None
+        self.camtrap_pool = CamtrapPool(camtrap, settings.detection_threshold) if camtrap is not None else None
         self._index: VectorIndex | None = None
         self._vs: VectorSet | None = None
         self._generation: tuple | None = None  # what the index files on disk looked like when loaded
@@ -146,8 +149,20 @@ class Corpus:
         return notices
 
     # ---- the corpus view --------------------------------------------------------------------------
-    def pool(self, filters: Filters | None) -> np.ndarray | None:
-        """Photo ids a search may return, or None for the whole indexed corpus."""
+    def pool(self, filters: Filters | None, notices: list[str] | None = None) -> np.ndarray | None:
+        """Photo ids a search may return, or None for the whole indexed corpus. The camera-trap filters
+        (filters.camtrap; empty frames are hidden even without them) narrow the other filters' pool; what they
+        leave out is said in `notices`, when given."""
+        camtrap = filters.camtrap if filters is not None else None
+        pool = self._plain_pool(replace(filters, camtrap=None) if camtrap is not None else filters)
+        if self.camtrap_pool is None:
+            return pool
+        pool, said = self.camtrap_pool.narrow(pool, camtrap, lambda: self.index.ids())
+        if notices is not None:
+            notices += said
+        return pool
+
+    def _plain_pool(self, filters: Filters | None) -> np.ndarray | None:
         if filters is None or filters.is_empty():
             return None
         bounds.text("taxon", filters.taxon, 200)

@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from core.camtrap import hit_facts as camtrap_hits
+from core.camtrap.pool import search_pool
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
@@ -110,7 +112,7 @@ class SearchEngine:
             run.notice(text)
         k = request.k or s.k
         with run.timed("filter"):
-            pool = self.corpus.pool(request.filters)
+            pool = search_pool(self.corpus, request.filters, run)
         if pool is not None and len(pool) == 0:
             run.notice("no photo passes the filters")
         stages: dict[str, Any] = {}
@@ -143,7 +145,9 @@ class SearchEngine:
                 stages["coverage"] = run_coverage(run, request.query, pool, request.reference)
             ranked, covers = final_ranking(ranked, stages.get("coverage"),
                                            lambda ids: self._text_scores(run, request, ids, adjust))
+            ranked = camtrap_hits.by_event(self.corpus, request.filters, ranked)  # one result per event, if asked
             hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            camtrap_hits.attach(self.corpus, hits, request.filters)
             for h in hits:
                 h.covers = covers.get(h.photo_id)
             run.check()

@@ -19,8 +19,9 @@ ADDING = "adding your photos"  # the ingest phase of a configured corpus: the ph
 
 def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest: Callable,
                    progress: Progress | None = None) -> list[str]:
-    """Build the catalog on first use and return notices for the user. `ingest(path, progress)` runs an
-    ingest (core.ingest.ingestor.Ingestor.run); `progress(what, done, total)` follows both building and embedding."""
+    """Build the catalog on first use and return notices for the user. `ingest(path, progress, **card)` runs an
+    ingest (core.ingest.ingestor.Ingestor.run; `card`: the files beside a camera card, e.g. detections=FILE);
+    `progress(what, done, total)` follows both building and embedding."""
     step = progress or (lambda what, done, total: None)
     notices: list[str] = []
     if catalog.count() == 0:
@@ -35,8 +36,19 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
             csv_path = world.build_demo(folder, seed=0, progress=lambda d, t: step("drawing the demo world", d, t))
             report = ingest(csv_path, lambda d, t: step("indexing the demo world", d, t))
             notices.append(f"built the synthetic {world.title or world.name} world into {folder}: {report.added} photos")
+            if world.build_card is not None:
+                notices.append(_prepare_card(world, folder, ingest, step))
         corpus.reload()
     return notices
+
+
+def _prepare_card(world, folder, ingest: Callable, step: Progress) -> str:
+    """Draw the world's camera-trap side (a camera card inside its demo folder) and ingest it as a card."""
+    card = world.build_card(folder, seed=0, progress=lambda d, t: step("drawing the camera-trap demo", d, t))
+    beside = {"detections": card.detections}
+    report = ingest(card.folder, lambda d, t: step("indexing the camera-trap demo", d, t),
+                    **{k: v for k, v in beside.items() if v})
+    return f"built its synthetic camera-trap card into {card.folder}: {report.added} frames"
 
 
 def corpus_files(settings, progress: Progress | None = None, corpus: str | None = None) -> list[str]:

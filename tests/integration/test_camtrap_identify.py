@@ -1,5 +1,5 @@
 """The page's door to camera-trap data (core.camtrap.desk) on a real SQLite store: a frame's facts, an event's
-frames, the empty frames a search hides, a person's identification of a frame or an event (a human
+frames, a person's identification of a frame or an event (a human
 observation, one per annotator and target, refused with a fix for bad input), and the pictures the page
 serves: the matched box drawn inside the box only, people blurred or hidden for visitors not logged in."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from PIL import Image
 
 from core.camtrap import frame_pictures
 from core.camtrap.desk import CamtrapDesk
-from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event
+from core.contracts.camtrap import Capture, Deployment, Detection, Event
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.records import Photo
 from storage.camtrap_store import SqlCamtrapStore
@@ -64,13 +64,6 @@ def test_an_events_frames_reach_every_frame_and_a_lone_photo_is_its_own(world):
     frames = world.desk.event_frames([ids[2], ids[3], ids[5]])
     assert frames[ids[2]] == ids[:3]
     assert frames[ids[3]] == [ids[3]] and frames[ids[5]] == [ids[5]]
-
-
-def test_the_empty_frames_a_search_hides_are_counted_within_its_deployments(world):
-    assert world.desk.empty_hidden(None) == 1
-    assert world.desk.empty_hidden(CamtrapFilters(deployments=("siteB",))) == 0
-    assert world.desk.empty_hidden(CamtrapFilters(deployments=("siteA",))) == 1
-    assert world.desk.empty_hidden(CamtrapFilters(include_empty=True)) == 0
 
 
 def test_an_identification_of_an_event_is_a_human_observation_and_a_second_one_replaces_it(world):

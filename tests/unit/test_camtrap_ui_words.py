@@ -1,15 +1,11 @@
-"""The page's camera-trap words and form (ui.camtrap_present, ui.camtrap_form.parse_camtrap): captions of frames
-and event cards, the photo view's lines in plain words (escaped), the empty-frames notice, and the filter
-fields read into CamtrapFilters (defaults: no camera-trap filter at all, so a plain search is unchanged)."""
+"""The page's camera-trap words (ui.camtrap_present): captions of frames and event cards, the photo view's lines
+in plain words (escaped), and a plain photo left as it was (even with a capture time
+from its EXIF)."""
 from __future__ import annotations
 
-import pytest
 
-from core.contracts.camtrap import CamtrapFilters
-from core.contracts.errors import InputError
 from ui import camtrap_present as P
 from ui import present
-from ui.camtrap_form import parse_camtrap
 
 FRAME = {"id": 7, "rank": 1, "score": 0.3, "similarity": 0.31, "path": "/cards/siteA/IMG_0007.JPG",
          "deployment_id": "siteA", "event_id": "siteA#4", "timestamp": "2024-06-01T03:12:45+02:00",
@@ -19,6 +15,11 @@ FRAME = {"id": 7, "rank": 1, "score": 0.3, "similarity": 0.31, "path": "/cards/s
 def test_a_plain_photos_caption_is_as_before():
     plain = {"id": 3, "rank": 2, "score": 0.5, "similarity": 0.5, "common_name": "Red fox"}
     assert present.gallery_items([plain], {}, ["t.jpg"]) == [("t.jpg", "Red fox · #2 · 0.50")]
+    # the search JSON's camera-trap fields of a plain photo (null, []), even with a capture time from its EXIF
+    dated = {**plain, "deployment_id": None, "event_id": None, "timestamp": "2024-05-01T10:00:00",
+             "detections": [], "matched_detection": None}
+    assert present.gallery_items([dated], {}, ["t.jpg"]) == [("t.jpg", "Red fox · #2 · 0.50")]
+    assert P.facts_html({"timestamp": "2024-05-01T10:00:00", "detections": [], "detector_looked": False}) == ""
 
 
 def test_a_frames_caption_names_its_deployment_and_time_and_an_event_card_its_frames():
@@ -39,13 +40,7 @@ def test_the_search_json_carries_the_camera_trap_fields_only_for_frames():
     rows = present.results_json(state, [], "")["results"]
     assert rows[0]["deployment_id"] == "siteA" and rows[0]["timestamp"] == "2024-06-01T03:12:45+02:00"
     assert rows[0]["detections"] == FRAME["detections"]
-    assert "deployment_id" not in rows[1]
-
-
-@pytest.mark.parametrize("hidden, text", [(0, ""), (1, "1 empty frame hidden"), (4210, "4,210 empty frames hidden")])
-def test_the_empty_frames_notice_counts_them(hidden, text):
-    said = P.empty_notice(hidden)
-    assert said.startswith(text) and (said == "" or "Show empty frames" in said)
+    assert rows[1].get("deployment_id") is None
 
 
 def test_the_capture_time_says_whether_its_offset_is_known():
@@ -84,28 +79,3 @@ def test_the_species_to_confirm_is_a_persons_newest_then_the_classifiers():
 def test_the_strip_captions_each_frame_with_its_place_in_the_event():
     items = P.strip_items([4, 5], ["a.jpg", "b.jpg"], {4: "2024-06-01T03:12:00+02:00", 5: None})
     assert items == [("a.jpg", "frame 1 of 2 · 03:12:00"), ("b.jpg", "frame 2 of 2 · time unknown")]
-
-
-def test_form_fields_at_their_defaults_are_no_camera_trap_filter():
-    assert parse_camtrap([], [], False, False, [], "", "") is None
-    assert parse_camtrap(None, None, None, None, None, None, None) is None
-
-
-def test_form_fields_become_camtrap_filters():
-    got = parse_camtrap(["siteA", "siteB"], ["night", "Dawn"], True, True, ["animal"], " Vulpes  vulpes ", "human")
-    assert got == CamtrapFilters(deployments=("siteA", "siteB"), times_of_day=("night", "dawn"), include_empty=True,
-                                 by_event=True, categories=("animal",), species="Vulpes vulpes", classified="human")
-    assert parse_camtrap("siteA, siteB", "night,dawn").times_of_day == ("night", "dawn")  # a script's comma lists
-    assert parse_camtrap("siteA, siteB").deployments == ("siteA", "siteB")
-
-
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(time_of_day=["midnight"]), "midnight"),
-    (dict(category="animal,bird"), "bird"),
-    (dict(classified="robot"), "robot"),
-    (dict(species="x" * 201), "species"),
-])
-def test_bad_form_fields_are_refused_with_a_fix(kwargs, words):
-    with pytest.raises(InputError) as caught:
-        parse_camtrap(**kwargs)
-    assert words in caught.value.message and caught.value.hint

@@ -1,0 +1,197 @@
+"""The one way out for every export format that the API's `/export` and `python app.py export` write: a query's
+relevance labels (csv, jsonl, keypresses, inquire-rerank, dwc: core.labels), the camera-trap data as a Camtrap
+DP package (camtrap-dp: core.camtrap.camtrapdp_write) and the detections as MegaDetector results
+(megadetector). The web app's label view and the command line both call `export`, so one format means the
+same file wherever it is asked for.
+
+What each caller hands in is an `ExportSources`: the settings, the session log (labels), a photo lookup and,
+for the camera-trap formats, the camera-trap store. Nothing here opens a database."""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from core import darwincore
+from core.contracts import bounds
+from core.contracts.errors import EcoLensError, InputError
+from core.contracts.records import Photo
+from core.contracts.sessionlog import Label, SessionLog
+from core.exports import collection_roots
+from core.labels import EXPORT_FORMATS, export_labels, same_annotator
+
+log = logging.getLogger(__name__)
+
+LABEL_FORMATS = EXPORT_FORMATS  # a query's labels: --query needed
+FOLDER_FORMATS = ("camtrap-dp",)  # written as a new folder, not one file
+FORMATS = LABEL_FORMATS + FOLDER_FORMATS + ("megadetector",)
+# the file name ending a download or a default name takes ('' for a folder)
+SUFFIX = {"csv": "csv", "jsonl": "jsonl", "keypresses": "keypresses.csv", "inquire-rerank": "inquire-rerank.csv",
+          "dwc": "dwc.zip", "camtrap-dp": "", "megadetector": "megadetector.json"}
+
+
+@dataclass
+class ExportSources:
+    """What an export reads: settings (roots, Darwin Core options, package metadata), the session log (labels),
+    photos by id, and the camera-trap store (None where the catalog has none)."""
+
+    settings: Any
+    log: SessionLog | None
+    photos: Callable[[Sequence[int]], list[Photo]]
+    camtrap: Any = None
+    all_ids: Callable[[], Sequence[int]] | None = None  # every photo id of the catalog (megadetector)
+
+
+@dataclass(frozen=True)
+class Exported:
+    path: Path
+    rows: int  # rows written (labels, occurrences, media of a package, images of a detections file)
+    format: str
+    notices: tuple[str, ...] = ()
+
+
+def check_format(fmt: str) -> str:
+    fmt = (fmt or "").strip().lower()
+    if fmt not in FORMATS:
+        raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(FORMATS))
+    return fmt
+
+
+def query_labels(source: SessionLog, query: str, annotator: str = "") -> list[Label]:
+    """The labels of `query`, everyone's or one annotator's (names matched as core.labels does); InputError
+    when there are none."""
+    if not (query or "").strip():
+        raise InputError("No query to export", "type the query whose labels you want, or load its photos")
+    who = bounds.name(annotator or "")
+    labels = source.labels(query=query)
+    if who:
+        labels = [lb for lb in labels if same_annotator(lb.annotator, who)]
+    if not labels:
+        raise InputError(f"No labels for “{query}”" + (f" by {who}" if who else ""),
+                         "judge some photos of this query first")
+    return labels
+
+
+def check_target(fmt: str, out: Path | str) -> Path:
+    """The path to write `fmt` to, refused before any work when it cannot be: a file format's path that is a
+    folder, a package folder that exists and is not empty, or a place that cannot be written."""
+    path = Path(out).expanduser()
+    if fmt in FOLDER_FORMATS:
+        if path.exists() and not path.is_dir():
+            raise InputError(f"{path} is a file; a {fmt} package is written as a new folder",
+                             "give --out the name of a new (or empty) folder")
+        if path.is_dir() and any(path.iterdir()):
+            raise InputError(f"The folder {path} exists and is not empty; a {fmt} package is written into a new "
+                             "folder", "give --out a new folder name, or empty that folder first")
+    elif path.is_dir():
+        raise InputError(f"{path} is a folder; {fmt} is written as one file",
+                         f"give --out a file name, e.g. {path / ('export.' + SUFFIX[fmt])}")
+    parent = next((p for p in [path, *path.parents] if p.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"{path} cannot be written: {parent or path} is not a folder this user may write to",
+                         "choose an --out path inside a folder you can write to")
+    return path
+
+
+def export(sources: ExportSources, fmt: str, out: Path | str, query: str = "", annotator: str = "",
+           scores: dict[int, float] | None = None) -> Exported:
+    """Write `fmt` to `out`. Label formats need `query` (and take `annotator`); camtrap-dp without a query
+    writes every camera-trap photo with its observations, with one the photos its labels judged relevant."""
+    fmt = check_format(fmt)
+    path = check_target(fmt, out)
+    if fmt in LABEL_FORMATS and not (query or "").strip():
+        raise InputError(f"The {fmt} export writes a query's labels: no query was given",
+                         "name the query whose labels you want (--query \"...\")")
+    try:
+        if fmt in LABEL_FORMATS:
+            return _labels(sources, fmt, path, query, annotator, scores or {})
+        return _camtrap(sources, fmt, path, query, annotator)
+    except EcoLensError:
+        raise
+    except OSError as exc:  # a disk or permission failure while writing: the path and the reason
+        log.warning("export to %s failed: %s", path, exc)
+        raise InputError(f"{path} could not be written ({exc.strerror or exc})",
+                         "choose an --out path on a disk with room, in a folder you can write to") from exc
+
+
+def _labels(sources: ExportSources, fmt: str, path: Path, query: str, annotator: str,
+            scores: dict[int, float]) -> Exported:
+    if sources.log is None:
+        raise InputError("No labels can be read here", "label photos in the web app's Label view first")
+    labels = query_labels(sources.log, query, annotator)
+    photos = {p.id: p for p in sources.photos(sorted({lb.photo_id for lb in labels}))}
+    dwc = dwc_options(sources, list(photos)) if fmt == "dwc" else {}
+    rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
+                         roots=collection_roots(sources.settings), dwc=dwc)
+    return Exported(path, rows, fmt)
+
+
+def camera_trap_ids(store: Any, photo_ids: Sequence[int]) -> frozenset[int]:
+    """Which of `photo_ids` are camera-trap frames of the data model (a capture in a deployment)."""
+    if store is None or not photo_ids:
+        return frozenset()
+    return frozenset(pid for pid, c in store.captures(list(photo_ids)).items() if c.deployment_id is not None)
+
+
+def dwc_options(sources: ExportSources, photo_ids: Sequence[int]) -> dict:
+    """darwincore.write_archive's options: the settings' (core.darwincore.options) and which photos are
+    camera-trap frames (basisOfRecord MachineObservation)."""
+    return {**darwincore.options(sources.settings), "camera_traps": camera_trap_ids(sources.camtrap, photo_ids)}
+
+
+def relevant_ids(sources: ExportSources, query: str, annotator: str = "") -> list[int]:
+    """The photos `query`'s labels judged relevant (an adjudicator's word deciding), in first-labelled order."""
+    labels = query_labels(sources.log, query, annotator) if sources.log is not None else []
+    from core.labels import relevant_occurrences
+
+    found = relevant_occurrences(labels, {lb.photo_id: Photo(path="", id=lb.photo_id) for lb in labels})
+    return list(dict.fromkeys(int(o.photo.id) for o in found))
+
+
+def _camtrap(sources: ExportSources, fmt: str, path: Path, query: str, annotator: str) -> Exported:
+    if sources.camtrap is None:
+        raise InputError(f"This catalog has no camera-trap data to write as {fmt}",
+                         "ingest a Camtrap DP package, a camera card or a MegaDetector results file first")
+    ids = relevant_ids(sources, query, annotator) if (query or "").strip() else None
+    if ids is not None and not ids:
+        raise InputError(f"No photo of “{query}” is judged relevant",
+                         f"a {fmt} export with --query holds the photos judged relevant: judge some first")
+    if fmt == "camtrap-dp":
+        from core.camtrap import camtrapdp_write
+
+        written = camtrapdp_write.write_package(path, sources.camtrap, sources.photos, sources.settings, ids)
+        return Exported(path, written.media, fmt, tuple(written.notices))
+    return _megadetector(sources, path, ids)
+
+
+def _megadetector(sources: ExportSources, path: Path, ids: list[int] | None) -> Exported:
+    """The detections as a MegaDetector results file (core.camtrap.megadetector), each frame named relative to
+    the folder all of them lie in (the folder to give `ingest FOLDER --detections FILE`); a URL as it is."""
+    try:
+        from core.camtrap.megadetector import write_megadetector
+    except ImportError as exc:
+        raise InputError("The megadetector export is not available in this version of EcoLens",
+                         "export camtrap-dp instead (its observations carry the detector's boxes)") from exc
+    candidates = list(ids) if ids is not None else [int(i) for i in (sources.all_ids() if sources.all_ids else [])]
+    captures = sources.camtrap.captures(candidates)
+    detections = sources.camtrap.detections(candidates)
+    looked = sorted(pid for pid in set(captures) | set(detections)
+                    if pid in detections or captures[pid].detector_looked)
+    if not looked:
+        raise InputError("No photo to export has been looked at by a detector",
+                         "ingest a folder with its results: `python app.py ingest FOLDER --detections FILE.json`")
+    photos = {p.id: p for p in sources.photos(looked)}
+    local = [Path(p.path).resolve().parent for p in photos.values() if p.path and "://" not in p.path]
+    root = Path(os.path.commonpath([str(f) for f in local])) if local else None
+
+    def name(p: Photo) -> str:
+        if root is None or not p.path or "://" in p.path:
+            return p.path
+        return Path(p.path).resolve().relative_to(root).as_posix()
+    frames = [(name(photos[pid]), detections.get(pid, [])) for pid in looked if pid in photos]
+    write_megadetector(frames, path)
+    notices = (f"file names are relative to {root}: `python app.py ingest {root} --detections {path}` reads "
+               "them back",) if root is not None else ()
+    return Exported(path, len(frames), "megadetector", notices)
