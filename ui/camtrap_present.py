@@ -74,10 +74,18 @@ def who_text(o: dict[str, Any]) -> str:
     return str(name)
 
 
+def when_text(stamp: str) -> str:
+    """'2026-11-28 05:33 UTC' from '2026-11-28T05:33:10+00:00' (minutes; the offset as written otherwise)."""
+    text = str(stamp)
+    offset = text[19:]
+    zone = " UTC" if offset in ("Z", "+00:00") else f" UTC{offset}" if offset else ""
+    return text[:16].replace("T", " ") + zone
+
+
 def observation_text(o: dict[str, Any]) -> str:
     what = o.get("scientific_name") or S.CT_OBS_TYPES.get(o.get("type"), str(o.get("type") or "?"))
     count = S.CT_OBS_COUNT.format(n=o["count"]) if o.get("count") not in (None, "") else ""
-    when = f", {str(o['classified_at'])[:16].replace('T', ' ')}" if o.get("classified_at") else ""
+    when = f", {when_text(o['classified_at'])}" if o.get("classified_at") else ""
     return S.CT_OBSERVATION.format(what=what, count=count, level=S.CT_OBS_LEVELS.get(o.get("level"), ""),
                                    who=who_text(o), when=when)
 

@@ -32,6 +32,7 @@ class IdentifyHandlers:
         pid = read_photo_id(photo)
         if pid is None or self.camtrap.desk is None:
             raise InputError(S.CT_ID_NOTHING.rstrip("."), "")
+        count = count if count else None  # the page's empty number box reads 0: no count said
         facts = self.camtrap.facts([pid]).get(pid)
         if not facts:
             raise InputError(S.CT_ID_NOTHING.rstrip("."), "")

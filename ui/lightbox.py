@@ -108,7 +108,11 @@ class LightboxHandlers:
                  + f"</h2><p class='lightbox-where'>{escape(S.LIGHTBOX_TITLE.format(pos=index + 1, n=len(items)))}"
                  f" · {escape(S.LIGHTBOX_KEYS)}</p>")
         mark = S.MARKED_ON if is_marked(marks, hit["id"]) else S.MARK
-        info = present.explanation_html(hit, stages, scale=view.get("scale"), picture_url=self.photos.picture_url)
+        strip_frame = hit is not items[index]  # a frame of the result's event, picked in the strip: no score
+        info = present.explanation_html(hit, stages, badges=not strip_frame, scale=view.get("scale"),
+                                        picture_url=self.photos.picture_url)
+        if strip_frame:
+            info = f"<p class='ecolens-ct-frame'>{escape(S.CT_STRIP_FRAME)}</p>" + info
         if facts:
             people = self.camtrap.keeps_people_from(facts, bool(view.get("logged_in")))
             info = (camtrap_present.facts_html(facts)
@@ -193,7 +197,7 @@ class LightboxView:
                         self.next = gr.Button(S.LIGHTBOX_NEXT, elem_id="lightbox-next", size="sm", min_width=80)
                     # a camera-trap event's frames (shown for events of two or more frames)
                     self.strip = gr.Gallery(label=S.CT_STRIP, visible=False, elem_id="lightbox-strip", columns=8,
-                                            height=150, allow_preview=False, object_fit="contain", buttons=[])
+                                            height=210, allow_preview=False, object_fit="contain", buttons=[])
                     # a person's identification of the frame or its event (ui.identify_handlers)
                     with gr.Group(visible=False, elem_id="lightbox-identify") as self.identify:
                         with gr.Row():

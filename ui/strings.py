@@ -375,8 +375,8 @@ CT_CATEGORIES = "The detector found"
 CT_CATEGORY_NAMES = {"animal": "an animal", "person": "a person", "vehicle": "a vehicle"}
 CT_SPECIES = "Species someone identified (scientific name)"
 CT_CLASSIFIED = "Identified by"
-CT_CLASSIFIED_NAMES = {"": "anyone, or no one", "human": "a person", "machine": "a machine (classifier)",
-                       "none": "no one yet"}
+CT_CLASSIFIED_NAMES = {"": "any (no filter)", "human": "a person", "machine": "a machine (classifier)",
+                       "none": "not identified yet"}
 CT_FRAMES = "{n} frames"
 CT_ONE_FRAME = "1 frame"
 CT_NO_TIME = "time unknown"
@@ -408,6 +408,8 @@ CT_OBS_TYPES = {"blank": "no animal", "human": "a person", "vehicle": "a vehicle
                 "unclassified": "not identified yet"}
 CT_STRIP = "The event's frames, in time order: click one to see it"
 CT_STRIP_CAPTION = "frame {n} of {total} · {time}"
+CT_STRIP_FRAME = ("A frame of this result's event, picked in the strip below (not itself ranked); ◀ ▶ move "
+                  "through the results.")
 CT_PEOPLE_HIDDEN = "A person was detected on this photo; it is blurred for visitors who are not logged in."
 # identifications
 CT_IDENTIFY = "Identify"

@@ -61,7 +61,7 @@ def test_the_photo_views_lines_are_plain_words_and_escaped():
     assert "Oak &lt;ridge&gt;" in html and "<ridge>" not in html
     assert "siteA#4: 3 frames, most animals in one frame: 2" in html
     assert "an animal (93% sure), by MDV5a" in html
-    assert "Vulpes vulpes, 2 seen · the whole event, by Renée (a person), 2026-11-28 05:30" in html
+    assert "Vulpes vulpes, 2 seen · the whole event, by Renée (a person), 2026-11-28 05:30 UTC" in html
     assert "Canis lupus · this frame, by SpeciesNet 4 (a machine, 61% sure)" in html
     assert P.facts_html(None) == ""
     nothing = P.facts_html({"deployment_id": "siteB", "detections": [], "detector_looked": False})
