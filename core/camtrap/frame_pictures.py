@@ -6,14 +6,15 @@ each kind of copy is made once and cached."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
-from PIL import Image, ImageDraw, ImageFilter
+from PIL import Image, ImageDraw
 
 from core.camtrap import boxes
+from core.camtrap.people import blur_people
 
 Edit = tuple[str, Callable[[Image.Image], Image.Image]]
-PEOPLE_MARGIN = 0.15  # the blurred part of a person's box grows by this much of its size on each side
 HIDDEN_TEXT = "hidden: a person was detected"
 
 
@@ -31,14 +32,9 @@ def keeps_people_from(facts: dict[str, Any] | None, threshold: float, mode: str,
 
 
 def blur(image: Image.Image, regions: Sequence[tuple[float, float, float, float]]) -> Image.Image:
-    """A copy with each normalised box (grown by PEOPLE_MARGIN) blurred past recognition."""
-    out = image.convert("RGB")
-    for box in regions:
-        rect = boxes.pixel_rect(boxes.with_margin(box, PEOPLE_MARGIN), out.size)
-        part = out.crop(rect)
-        radius = max(6, max(part.size) // 6)
-        out.paste(part.filter(ImageFilter.GaussianBlur(radius)), rect[:2])
-    return out
+    """A copy with each normalised box blurred past recognition (core.camtrap.people.blur_people, the same
+    blur the exports use)."""
+    return blur_people(image.convert("RGB"), [SimpleNamespace(x=x, y=y, w=w, h=h) for x, y, w, h in regions])
 
 
 def hidden(image: Image.Image) -> Image.Image:

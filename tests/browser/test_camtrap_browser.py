@@ -23,6 +23,8 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, ROOT
 from tests.browser.pages import captions, open_photo, wait_searched
 from tests.live_server import LiveServer, cli
 
+gradio_client = pytest.importorskip("gradio_client")
+
 FIXTURE = ROOT / "tests" / "fixtures" / "megadetector"
 # (file in the card, fixture frame, EXIF time, EXIF offset): a burst of three frames of a mountain lion, the
 # empty snow frame of the same camera later that day, an island fox at another deployment
@@ -168,6 +170,31 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
                            ".some((t) => t.innerText.includes('identified by Ada Lovelace'))")
     assert len(_rows(card_server, "SELECT id FROM observations WHERE method = 'human'")) == 1
     shot(page, "camtrap-identified", full_page=False, toasts=True)
+
+
+def test_a_deployment_chosen_in_the_page_and_an_identification_by_script(card_server, page):
+    page.click("#search-filters button, #search-filters .label-wrap")
+    page.locator("#filter-camtrap").first.wait_for(state="visible")
+    page.click("#filter-deployments input")
+    assert {o.inner_text().strip() for o in page.get_by_role("option").all()} == {"channel", "idaho"}
+    page.get_by_role("option", name="channel", exact=True).click()
+    page.fill("#search-query textarea", "a fox at night")
+    page.click("#search-button")
+    page.wait_for_selector("#search-gallery .thumbnail-item img")
+    wait_searched(page, 1)
+    assert [c.split(" · ")[0] for c in captions(page)] == ["fox.jpg"]
+    # the API's /identify: a photo, then an event by its key; a bad count is refused in words
+    client = gradio_client.Client(card_server.url, verbose=False)
+    (fox,) = _rows(card_server, "SELECT id FROM photos WHERE path LIKE '%fox.jpg'")[0]
+    got = client.predict("Urocyon littoralis", "a script", fox, None, 1, api_name="/identify")
+    assert (got["level"], got["photo"], got["classification_method"], got["classified_by"]) == \
+        ("media", fox, "human", "a script")
+    (event,) = _rows(card_server, "SELECT key FROM events WHERE frames = 3")[0]
+    got = client.predict("Puma concolor", "a script", None, event, 2, api_name="/identify")
+    assert (got["level"], got["event"], got["count"]) == ("event", event, 2)
+    with pytest.raises(Exception) as refused:
+        client.predict("Puma concolor", "a script", fox, None, -3, api_name="/identify")
+    assert "count" in str(refused.value)
 
 
 def _shown_id(page) -> int:
