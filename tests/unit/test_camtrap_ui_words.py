@@ -3,7 +3,6 @@ in plain words (escaped), and a plain photo left as it was (even with a capture 
 from its EXIF)."""
 from __future__ import annotations
 
-
 from ui import camtrap_present as P
 from ui import present
 
