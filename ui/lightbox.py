@@ -51,7 +51,7 @@ def is_marked(marks: Sequence[dict[str, Any]] | None, pid: int) -> bool:
 class LightboxHandlers:
     def __init__(self, engine: Any, camtrap: Any = None):
         """`camtrap`: core.camtrap.desk.CamtrapDesk (None: no camera-trap lines, strip or identifying)."""
-        self.photos = PhotoFiles(engine)
+        self.photos = PhotoFiles(engine, camtrap)
         self.corpus = engine.corpus
         self.camtrap = CamtrapPage(camtrap)
 
@@ -79,8 +79,9 @@ class LightboxHandlers:
         frames = [int(i) for i in facts.get("event_frame_ids") or []]
         strip = gr.update(value=[], visible=False)
         if len(frames) > 1:
-            thumbs, _ = self.photos.files(frames, "thumb", self.camtrap.edits(
-                [{**f, "id": i} for i, f in self.camtrap.facts(frames).items()], bool(view.get("logged_in"))))
+            thumbs, _ = self.photos.files(frames, "thumb", edits=self.camtrap.edits(
+                [{**f, "id": i} for i, f in self.camtrap.facts(frames).items()], bool(view.get("logged_in"))),
+                logged_in=bool(view.get("logged_in")))
             times = {i: f.get("timestamp") for i, f in self.camtrap.facts(frames).items()}
             strip = gr.update(value=camtrap_present.strip_items(frames, thumbs, times), visible=True,
                               selected_index=frames.index(int(shown["id"])) if int(shown["id"]) in frames else None)
@@ -100,7 +101,8 @@ class LightboxHandlers:
         view["index"] = index = max(0, min(int(view.get("index") or 0), len(items) - 1))
         hit = self._frame_hit(items[index], view.get("frame"))
         facts, edit, strip, identify, confirm, event = self._camtrap(hit, view)
-        path, gone = self.photos.photo_file(hit["id"], "view", hit.get("matched_detection"), edit)
+        path, gone = self.photos.photo_file(hit["id"], "view", hit.get("matched_detection"), edit,
+                                            bool(view.get("logged_in")))
         warn(gone)
         stages = view.get("stages") or {}
         title = (f"<h2 class='lightbox-name'>{escape(present.name_of(hit))}"

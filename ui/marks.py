@@ -29,9 +29,9 @@ FORMATS = {**{f: f for f in MARK_FORMATS}, "dwc": "dwc.zip"}
 
 
 class MarkHandlers:
-    def __init__(self, engine: Any, log: SessionLog):
+    def __init__(self, engine: Any, log: SessionLog, camtrap: Any = None):
         self.engine, self.log = engine, log
-        self.photos = PhotoFiles(engine)
+        self.photos = PhotoFiles(engine, camtrap)
 
     def panel(self, marks: Sequence[dict[str, Any]] | None):
         """(panel with its count, gallery of the marked photos, note)."""

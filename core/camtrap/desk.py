@@ -55,6 +55,25 @@ class CamtrapDesk:
         """The detections of a frame at or above detection_threshold (the photo view draws them)."""
         return [d for d in (facts or {}).get("detections") or [] if float(d.get("conf") or 0) >= self.threshold]
 
+    def people_edits(self, photo_ids: Sequence[int]) -> dict[int, Any]:
+        """photo id -> the edit that keeps a frame's people from a visitor who is not logged in (blurred, or the
+        frame withheld: setting hide_people), for the frames with a person detection at or above the threshold
+        (one read of the store)."""
+        if self.store is None or not photo_ids:
+            return {}
+        out = {}
+        for pid, found in self.store.detections([int(i) for i in photo_ids]).items():
+            facts = {"detections": [frame_facts.detection_json(d) for d in found]}
+            edit = self.picture_edit(facts, [], logged_in=False)
+            if edit is not None:
+                out[int(pid)] = edit
+        return out
+
+    @staticmethod
+    def withheld():
+        """The edit that withholds a frame (when whether it shows people cannot be told)."""
+        return frame_pictures.WITHHELD
+
     def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
         """'blur' or 'hide' when this viewer must not see the people on this frame, else ''."""
         return frame_pictures.keeps_people_from(facts, self.threshold,

@@ -44,6 +44,9 @@ def hidden(image: Image.Image) -> Image.Image:
     return out
 
 
+WITHHELD: Edit = ("withheld", hidden)
+
+
 def edit(facts: dict[str, Any] | None, shown: Sequence[dict[str, Any]], *, threshold: float, mode: str,
          logged_in: bool, labels: Sequence[str] = ()) -> Edit | None:
     """The edit of a frame for this viewer: people blurred or the frame hidden (keeps_people_from), and the

@@ -15,9 +15,12 @@ from core.camtrap.desk import CamtrapDesk
 from core.contracts.camtrap import Capture, Deployment, Detection, Event
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.records import Photo
+from core.search.presets import request_for
 from storage.camtrap_store import SqlCamtrapStore
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
+from tests.unit.test_ui_fakes import FakeEngine
+from ui.photos import PhotoFiles
 
 
 @pytest.fixture()
@@ -146,3 +149,25 @@ def test_people_are_blurred_for_visitors_and_shown_to_those_logged_in(world):
     world.settings.hide_people = "show"
     assert world.desk.picture_edit(facts, [], logged_in=False) is None
     assert frame_pictures.keeps_people_from(facts, 0.9, "blur", False) == ""  # below the threshold: no person
+
+
+def test_every_view_keeps_the_people_from_visitors(world, tmp_path):
+    """The desk names the frames with people (one read); PhotoFiles, which every gallery and the photo view go
+    through, serves them edited to a visitor and as they are to someone logged in."""
+    ids = world.ids
+    assert set(world.desk.people_edits(ids)) == {ids[4]}
+    world.settings.hide_people = "hide"  # the fake's photos are plain colours, which a blur leaves as they are
+    edits = world.desk.people_edits(ids)
+    engine = FakeEngine(tmp_path)
+    shown = [int(h.photo_id) for h in engine.search(request_for("Fast", "a frog", k=2)).hits]
+
+    class Desk:
+        def people_edits(self, photo_ids):
+            return {shown[0]: edits[ids[4]]} if shown[0] in photo_ids else {}
+
+    files = PhotoFiles(engine, Desk())
+    visitor, _ = files.files(shown, "thumb")
+    member, _ = files.files(shown, "thumb", logged_in=True)
+    assert visitor[0] != member[0] and visitor[1] == member[1]
+    assert np.abs(np.asarray(Image.open(visitor[0])).astype(int) - 200).mean() < 20  # the grey "hidden" frame
+    assert np.abs(np.asarray(Image.open(member[0])).astype(int) - 200).mean() > 20
