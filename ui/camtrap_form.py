@@ -57,8 +57,9 @@ class CamtrapPage:
     def enrich(self, hits: list[dict[str, Any]], by_event: bool = False) -> list[dict[str, Any]]:
         """The hits with the camera-trap fields the search JSON names (deployment_id, event_id, timestamp,
         detections, and with `by_event` event_frames / event_frame_ids) where the engine did not give them."""
-        if self.desk is None or not hits:
-            return hits
+        wanted = ("deployment_id", "event_frames") if by_event else ("deployment_id",)
+        if self.desk is None or not hits or all(k in h for h in hits for k in wanted):
+            return hits  # the engine gave them (core.camtrap.hit_facts): nothing to read
         known = self.facts([int(h["id"]) for h in hits])
         if not known:
             return hits

@@ -79,10 +79,11 @@ class LightboxHandlers:
         frames = [int(i) for i in facts.get("event_frame_ids") or []]
         strip = gr.update(value=[], visible=False)
         if len(frames) > 1:
+            known = self.camtrap.facts(frames)
             thumbs, _ = self.photos.files(frames, "thumb", edits=self.camtrap.edits(
-                [{**f, "id": i} for i, f in self.camtrap.facts(frames).items()], bool(view.get("logged_in"))),
+                [{**f, "id": i} for i, f in known.items()], bool(view.get("logged_in"))),
                 logged_in=bool(view.get("logged_in")))
-            times = {i: f.get("timestamp") for i, f in self.camtrap.facts(frames).items()}
+            times = {i: f.get("timestamp") for i, f in known.items()}
             strip = gr.update(value=camtrap_present.strip_items(frames, thumbs, times), visible=True,
                               selected_index=frames.index(int(shown["id"])) if int(shown["id"]) in frames else None)
         species = camtrap_present.species_shown(facts)

@@ -16,7 +16,8 @@ from ui.label_handlers import LabelHandlers
 
 
 class FramesStore:
-    """The two reads an event's frames need: photo -> its event, event -> its frames in time order."""
+    """The reads an event's frames need: photo -> its event, event -> its frames in time order (and the
+    detections every view asks for: none here)."""
 
     def __init__(self, events: dict[int, list[int]]):
         self.events = events
@@ -24,6 +25,9 @@ class FramesStore:
     def captures(self, photo_ids):
         return {p: Capture(photo_id=p, event_id=e) for e, frames in self.events.items() for p in frames
                 if p in photo_ids}
+
+    def detections(self, photo_ids):  # no boxes: nobody to keep from view
+        return {}
 
     def event_photos(self, event_ids):
         return {e: list(self.events[e]) for e in event_ids if e in self.events}
@@ -47,7 +51,8 @@ def _cards(ids):
 
 def test_a_label_on_an_event_card_is_given_to_every_frame_and_undone_together(setup):
     _, log, ids, h = setup
-    *_, st, _, _ = h.from_search({"query": "a frog calling", "hits": _cards(ids)}, "ada")
+    _, _, _, board, _, st, _, _ = h.from_search({"query": "a frog calling", "hits": _cards(ids)}, "ada")
+    assert "· 3 frames</div>" in board  # the event card's caption on the board
     *_, message, st = h.act("ada", st, SimpleNamespace(index=ids[0], value={"action": "1", "seq": 1}))
     labels = log.labels(query="a frog calling")
     assert [(lb.photo_id, lb.label) for lb in labels] == [(ids[0], 1), (901, 1), (902, 1)]
