@@ -281,12 +281,23 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
             raise gr.Error(sentence(problem, capital=False), title=InputError.title, print_exception=False)
 
 
+def with_defaults(block_fn: Any, inputs: Sequence[Any]) -> list[Any]:
+    """The call's values, with the parameters an older call does not send (those added after it was written,
+    such as /search's camera-trap filters) at their components' defaults, as gradio_client fills them."""
+    inputs = list(inputs)
+    blocks = list(getattr(block_fn, "inputs", None) or [])
+    for block in blocks[len(inputs):]:
+        inputs.append(None if getattr(block, "stateful", False) else getattr(block, "value", None))
+    return inputs
+
+
 def typed_api(app: gr.Blocks) -> gr.Blocks:
     """Check the type of every value an API call sends before Gradio reads it (check_api_types); a value a
     component still cannot read is refused naming the endpoint, never as an error without a message."""
     read = app.preprocess_data
 
     async def preprocess_data(block_fn, inputs, state, explicit_call=False):
+        inputs = with_defaults(block_fn, inputs)
         check_api_types(block_fn, inputs)
         try:
             return await read(block_fn, inputs, state, explicit_call)

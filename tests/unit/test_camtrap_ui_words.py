@@ -101,3 +101,18 @@ def test_the_page_keeps_people_from_visitors_and_draws_the_matched_box():
     assert set(page.edits([matched], logged_in=False, every_box=False)) == {7}
     assert logged_in(SimpleNamespace(username="ada")) and not logged_in(SimpleNamespace(username=None))
     assert not logged_in(None)
+
+
+def test_an_older_call_is_read_with_the_newer_parameters_at_their_defaults():
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from ui.forms import with_defaults
+
+    with gr.Blocks():
+        blocks = [gr.Textbox(), gr.State({"x": 1}), gr.Textbox(""), gr.Checkbox(False),
+                  gr.Radio(["", "human"], value="")]
+    fn = SimpleNamespace(inputs=blocks)
+    assert with_defaults(fn, ["a heron"]) == ["a heron", None, "", False, ""]
+    assert with_defaults(fn, ["a", None, "siteA", True, "human"]) == ["a", None, "siteA", True, "human"]
