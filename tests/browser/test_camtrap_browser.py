@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, ROOT
-from tests.browser.pages import captions, open_photo, wait_searched
+from tests.browser.pages import CONTRAST_JS, captions, open_photo, wait_searched
 from tests.live_server import LiveServer, cli
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -121,6 +121,7 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     notices = page.locator("#search-notices").inner_text()
     assert "1 empty frame hidden" in notices and "“Show empty frames” shows them" in notices, notices
     shot(page, "camtrap-event-card")
+    assert page.evaluate(CONTRAST_JS, "#search-filters") == []
 
     # the photo view: the detector's box drawn, the facts in words, the event's frames as a strip
     open_photo(page, "#search-gallery", lion)
@@ -145,6 +146,7 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     far = diff[int(0.05 * height):int(0.25 * height), :int(0.3 * width)]  # sky far from the box
     assert edge.mean() > 60 and far.mean() < 15, (edge.mean(), far.mean())
     shot(page, "camtrap-photo-view", full_page=False)
+    assert page.evaluate(CONTRAST_JS, "#lightbox") == []  # every text of the photo view meets WCAG AA
 
     # a frame of the strip, then the event identified with the keyboard (Enter in the species box)
     strip.nth(2).click()
