@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-from PIL import Image  # noqa: E402
+import numpy as np
+from PIL import Image
 
-from bench.ingest import _camera_like  # noqa: E402
+from bench.ingest import _camera_like
 
 
 def make_card(root: Path, n: int, side: int) -> tuple[list[Path], Path, int]:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from bench.clip_like import ClipLike  # noqa: E402
-from bench.support.measure import memory_now, pct  # noqa: E402
+from bench.clip_like import ClipLike
+from bench.support.measure import memory_now, pct
 
 
 def crops_of(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

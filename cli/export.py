@@ -15,12 +15,12 @@ def add_parser(sub) -> None:
     p = sub.add_parser("export", help="write a query's labels (csv, jsonl, keypresses, inquire-rerank, dwc), a "
                                       "Camtrap DP package (camtrap-dp) or the detections (megadetector)")
     # a plain string, checked by core.exporting, so that a wrong format gets the list of formats as its fix
-    p.add_argument("format", help="one of: " + ", ".join(exporting.FORMATS))
-    p.add_argument("--out", required=True, help="the file to write (camtrap-dp: a new or empty folder)")
-    p.add_argument("--query", default="", help="the query whose labels are exported (needed by the label "
+    p.add_argument("format", metavar="FORMAT", help="one of: " + ", ".join(exporting.FORMATS))
+    p.add_argument("--out", required=True, metavar="PATH", help="the file to write (camtrap-dp: a new or empty folder)")
+    p.add_argument("--query", default="", metavar="Q", help="the query whose labels are exported (needed by the label "
                                                "formats; camtrap-dp and megadetector: only the photos it judged "
                                                "relevant)")
-    p.add_argument("--annotator", default="", help="only this annotator's labels (default: everyone's)")
+    p.add_argument("--annotator", default="", metavar="NAME", help="only this annotator's labels (default: everyone's)")
 
 
 def run(ctx, args) -> int:
@@ -32,8 +32,8 @@ def run(ctx, args) -> int:
                                       services.corpus.photos, getattr(services, "camtrap", None),
                                       lambda: services.catalog.filter_ids(Filters()))
     done = exporting.export(sources, fmt, args.out, args.query, args.annotator)
-    what = {"camtrap-dp": "media", "megadetector": "images", "dwc": "occurrences"}.get(fmt, "rows")
-    print(f"wrote {done.rows} {what} as {fmt}", file=sys.stderr)
+    what = done.summary or f"{done.rows} " + {"megadetector": "images", "dwc": "occurrences"}.get(fmt, "rows")
+    print(f"wrote {what} as {fmt}", file=sys.stderr)
     for notice in done.notices:
         print(f"note: {notice}", file=sys.stderr)
     print(done.path)

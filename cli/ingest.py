@@ -1,5 +1,5 @@
-"""`python app.py ingest PATH`: add a folder, an iNaturalist-style CSV, an INQUIRE parquet or a parquet of
-precomputed vectors to the catalog."""
+"""`python app.py ingest PATH`: add a folder, an iNaturalist-style CSV, an INQUIRE parquet, a Camtrap DP package
+or a parquet of precomputed vectors to the catalog."""
 import argparse
 import json
 
@@ -17,8 +17,9 @@ def _count(text: str) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("ingest", help="add a folder of images, an iNaturalist-style CSV, an INQUIRE parquet or a "
-                                      "parquet of precomputed vectors")
+    p = sub.add_parser("ingest", help="add a folder of images, an iNaturalist-style CSV, an INQUIRE parquet, a "
+                                      "Camtrap DP package (folder, datapackage.json or .zip) or a parquet of "
+                                      "precomputed vectors")
     p.add_argument("path")
     p.add_argument("--engine", choices=("local", "ray"),
                    help="local: one process (default, the ingest_engine setting); ray: Ray Data actors embed in parallel")

@@ -50,6 +50,7 @@ class Exported:
     rows: int  # rows written (labels, occurrences, media of a package, images of a detections file)
     format: str
     notices: tuple[str, ...] = ()
+    summary: str = ""  # what was written, in words ('' : `rows` says it)
 
 
 def check_format(fmt: str) -> str:
@@ -104,6 +105,9 @@ def export(sources: ExportSources, fmt: str, out: Path | str, query: str = "", a
     if fmt in LABEL_FORMATS and not (query or "").strip():
         raise InputError(f"The {fmt} export writes a query's labels: no query was given",
                          "name the query whose labels you want (--query \"...\")")
+    if (annotator or "").strip() and not (query or "").strip():
+        raise InputError("An annotator was named without a query: an annotator's labels belong to a query",
+                         "add --query \"...\" (the photos that annotator judged relevant), or leave out --annotator")
     try:
         if fmt in LABEL_FORMATS:
             return _labels(sources, fmt, path, query, annotator, scores or {})
@@ -162,18 +166,17 @@ def _camtrap(sources: ExportSources, fmt: str, path: Path, query: str, annotator
         from core.camtrap import camtrapdp_write
 
         written = camtrapdp_write.write_package(path, sources.camtrap, sources.photos, sources.settings, ids)
-        return Exported(path, written.media, fmt, tuple(written.notices))
+        summary = (f"{written.deployments} deployments, {written.media} media ({written.copied} files copied), "
+                   f"{written.observations} observations")
+        return Exported(path, written.media, fmt, tuple(written.notices), summary)
     return _megadetector(sources, path, ids)
 
 
 def _megadetector(sources: ExportSources, path: Path, ids: list[int] | None) -> Exported:
     """The detections as a MegaDetector results file (core.camtrap.megadetector), each frame named relative to
     the folder all of them lie in (the folder to give `ingest FOLDER --detections FILE`); a URL as it is."""
-    try:
-        from core.camtrap.megadetector import write_megadetector
-    except ImportError as exc:
-        raise InputError("The megadetector export is not available in this version of EcoLens",
-                         "export camtrap-dp instead (its observations carry the detector's boxes)") from exc
+    from core.camtrap.megadetector import write_megadetector
+
     candidates = list(ids) if ids is not None else [int(i) for i in (sources.all_ids() if sources.all_ids else [])]
     captures = sources.camtrap.captures(candidates)
     detections = sources.camtrap.detections(candidates)

@@ -51,6 +51,14 @@ def _box_key(box: dict | None) -> str:
     return "-box" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+def _blur_key(boxes: Sequence) -> str:
+    """The part of a served copy's name that tells a copy with people blurred from the bare one ('' without)."""
+    if not boxes:
+        return ""
+    text = ";".join(",".join(f"{float(v):.4f}" for v in (b.x, b.y, b.w, b.h)) for b in boxes)
+    return "-blur" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _drawn(image: Image.Image, box: dict) -> Image.Image:
     from core.camtrap.boxes import draw
 
@@ -69,11 +77,12 @@ class ServedFiles:
 
     # ---- catalog photos ----------------------------------------------------------------------------
     def photo(self, photo: Photo | None, size: str = "thumb", box: dict | None = None,
-              edit: tuple[str, Callable[[Image.Image], Image.Image]] | None = None) -> Served:
+              blur: Sequence = (), edit: tuple[str, Callable[[Image.Image], Image.Image]] | None = None) -> Served:
         """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not. `box`: a
-        detection ({"bbox": [x, y, w, h], "category", "conf"}: a search hit's matched_detection) drawn on it.
-        `edit`: (tag, function) applied to the copy instead (the camera-trap page's boxes, people blurred:
-        core.camtrap.frame_pictures): a copy of its own, named by the tag, so the plain copy stays as it is."""
+        detection ({"bbox": [x, y, w, h], "category", "conf"}: a search hit's matched_detection) drawn on it;
+        `blur`: boxes (normalised x, y, w, h: people, core.camtrap.people) blurred on the copy first; `edit`:
+        (tag, function) drawn instead of `box` (the photo view's boxes: core.camtrap.frame_pictures), a copy
+        of its own named by the tag."""
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
@@ -86,12 +95,19 @@ class ServedFiles:
         # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
         side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
         drawn = f"-{_digest(edit[0])[:16]}" if edit else _box_key(box)
-        target = self.folder / f"{key}-{side}{drawn}.jpg"
+        blurred = _blur_key(blur)
+        target = self.folder / f"{key}-{side}{blurred}{drawn}.jpg"
         if target.is_file():
             return Served(target)
         try:
             image = load_image(source, max_pixels=self.max_pixels, max_side=side)
-            if drawn and not edit:
+            if blurred:
+                from core.camtrap.people import blur_people
+
+                image = blur_people(image, blur)
+            if edit:
+                image = edit[1](image)
+            elif drawn:
                 image = _drawn(image, box)
         except InputError as exc:
             log.warning("photo %s cannot be shown: %s", photo.id, exc.message)
@@ -100,8 +116,6 @@ class ServedFiles:
         except OSError as exc:
             log.warning("photo %s cannot be read: %s", photo.id, exc)
             return Served(self.placeholder(size), f"photo {photo.id} cannot be read ({exc.strerror or 'error'})")
-        if edit:
-            image = edit[1](image)
         try:
             self._write(target, lambda tmp: Path(tmp).write_bytes(_encoded(image, "JPEG", quality=85)))
         except StorageError as exc:  # the disk is full: a placeholder (if there is room for one) and the fix

@@ -1,6 +1,7 @@
 """The field-guide world as a plug-in: `register()` makes its rule book, backends (encoder, judge, painter,
-captioner, answer reader), demo builder (with its camera-trap card) and benchmark known to core by the name "fieldguide". Only the
-composition root (app.py), tests and benchmarks call it; core, ui, storage and cli never import this package."""
+captioner, answer reader), demo builder (with its camera-trap card) and benchmark known to core by the name
+"fieldguide". Only the composition root (app.py), tests and benchmarks call it; core, ui, storage and cli never
+import this package."""
 from __future__ import annotations
 
 from core.backends.readers import register_reader

@@ -8,10 +8,11 @@ from dataclasses import fields
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, exists, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, and_, bindparam, case, delete, insert, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event, Observation
+from storage import camtrap_filter_sql
 from storage.camtrap_models import (
     CamtrapPackageRow,
     CaptureRow,
@@ -21,12 +22,14 @@ from storage.camtrap_models import (
     EventRow,
     ObservationRow,
 )
+from storage.catalog import FILELESS
 from storage.db import chunks
-from storage.filter_sql import id_array
+from storage.models import PhotoRow
 
 DEPLOYMENTS, EVENTS, CAPTURES = DeploymentRow.__table__, EventRow.__table__, CaptureRow.__table__
 DETECTIONS, CROPS, OBSERVATIONS = DetectionRow.__table__, CropVectorRow.__table__, ObservationRow.__table__
 PACKAGES = CamtrapPackageRow.__table__
+PHOTOS = PhotoRow.__table__
 READ_ONLY = {"deployment_key", "event_key", "media_key"}  # dataclass fields that are not columns (resolved)
 
 
@@ -61,7 +64,8 @@ class SqlCamtrapStore:
     def _ids_for(conn: Connection, table, keys: set[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for chunk in chunks(sorted(k for k in keys if k is not None)):
-            out.update({k: int(i) for k, i in conn.execute(select(table.c.key, table.c.id).where(table.c.key.in_(chunk)))})
+            rows = conn.execute(select(table.c.key, table.c.id).where(table.c.key.in_(chunk)))
+            out.update({k: int(i) for k, i in rows})
         return out
 
     def _resolve(self, conn: Connection, items: Sequence, *, deployment=True, event=True) -> None:
@@ -141,6 +145,18 @@ class SqlCamtrapStore:
                     select(CAPTURES.c.media_key, CAPTURES.c.photo_id).where(CAPTURES.c.media_key.in_(chunk)))})
         return out
 
+    def remove_stand_ins(self, photo_ids: Sequence[int]) -> int:
+        """Delete those of these photos that stand in for a medium kept without its file (content hash
+        'media:...'), their camera-trap rows with them (their file was had since); other photos are never
+        touched. Returns how many went."""
+        gone = 0
+        with self._write, self.engine.begin() as conn:
+            for chunk in chunks(sorted({int(i) for i in photo_ids})):
+                gone += conn.exec_driver_sql(
+                    f"DELETE FROM photos WHERE id IN ({', '.join('?' * len(chunk))}) AND substr(sha256, 1, "
+                    f"{len(FILELESS)}) = ?", (*chunk, FILELESS)).rowcount
+        return gone
+
     def mark_looked(self, photo_ids: Sequence[int]) -> None:
         if not len(photo_ids):
             return
@@ -150,10 +166,15 @@ class SqlCamtrapStore:
             conn.execute(stmt, [{"photo_id": int(i), "detector_looked": True} for i in photo_ids])
 
     def timed_places(self, photo_ids: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
-        q = (select(CAPTURES.c.photo_id, CAPTURES.c.utc_epoch, DEPLOYMENTS.c.latitude, DEPLOYMENTS.c.longitude)
-             .join(DEPLOYMENTS, DEPLOYMENTS.c.id == CAPTURES.c.deployment_id)
-             .where(CAPTURES.c.utc_epoch.is_not(None), CAPTURES.c.time_issue.is_(None),
-                    DEPLOYMENTS.c.latitude.is_not(None), DEPLOYMENTS.c.longitude.is_not(None)))
+        # the deployment's place, else the photo's own (EXIF GPS, the source's coordinates)
+        placed = and_(DEPLOYMENTS.c.latitude.is_not(None), DEPLOYMENTS.c.longitude.is_not(None))
+        lat = case((placed, DEPLOYMENTS.c.latitude), else_=PHOTOS.c.latitude)
+        lon = case((placed, DEPLOYMENTS.c.longitude), else_=PHOTOS.c.longitude)
+        q = (select(CAPTURES.c.photo_id, CAPTURES.c.utc_epoch, lat, lon)
+             .outerjoin(DEPLOYMENTS, DEPLOYMENTS.c.id == CAPTURES.c.deployment_id)
+             .join(PHOTOS, PHOTOS.c.id == CAPTURES.c.photo_id)
+             .where(CAPTURES.c.utc_epoch.is_not(None), CAPTURES.c.time_issue.is_(None), lat.is_not(None),
+                    lon.is_not(None)))
         with self.engine.connect() as conn:
             if photo_ids is None:
                 return [tuple(r) for r in conn.execute(q.order_by(CAPTURES.c.photo_id))]
@@ -221,16 +242,21 @@ class SqlCamtrapStore:
                     out.setdefault(r.photo_id, []).append(_make(Detection, r))
         return out
 
-    def empty_ids(self, threshold: float) -> np.ndarray:
-        found = exists().where(DETECTIONS.c.photo_id == CAPTURES.c.photo_id, DETECTIONS.c.conf >= threshold)
-        with self.engine.connect() as conn:
-            return id_array(conn, select(CAPTURES.c.photo_id).where(CAPTURES.c.detector_looked.is_(True), ~found))
-
     def mark_crops_indexed(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
         if len(detection_ids):
             with self._write, self.engine.begin() as conn:
                 conn.execute(sqlite_insert(CROPS).on_conflict_do_nothing(),
                              [{"vector_set_id": vector_set_id, "detection_id": int(i)} for i in detection_ids])
+
+    def crop_ids(self, vector_set_id: int) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return id_array(conn, select(CROPS.c.detection_id).where(CROPS.c.vector_set_id == vector_set_id))
+
+    def unmark_crops(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
+        with self._write, self.engine.begin() as conn:
+            for chunk in chunks(sorted({int(i) for i in detection_ids})):
+                conn.execute(delete(CROPS).where(CROPS.c.vector_set_id == vector_set_id,
+                                                 CROPS.c.detection_id.in_(chunk)))
 
     def unindexed_detections(self, vector_set_id: int, threshold: float) -> list[Detection]:
         done = select(CROPS.c.detection_id).where(CROPS.c.vector_set_id == vector_set_id)
@@ -294,32 +320,14 @@ class SqlCamtrapStore:
 
     def packages(self) -> dict[str, dict[str, Any]]:
         with self.engine.connect() as conn:
-            return {k: dict(m) for k, m in conn.execute(select(PACKAGES.c.key, PACKAGES.c.metadata).order_by(PACKAGES.c.id))}
+            rows = conn.execute(select(PACKAGES.c.key, PACKAGES.c.metadata).order_by(PACKAGES.c.id))
+            return {k: dict(m) for k, m in rows}
 
-    # ---- filters ----------------------------------------------------------------------------------
+    # ---- filters ---------------------------------------------------------------------------------
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:
-        clauses = []
-        if filters.deployments:
-            clauses.append(CAPTURES.c.deployment_id.in_(
-                select(DEPLOYMENTS.c.id).where(DEPLOYMENTS.c.key.in_(list(filters.deployments)))))
-        if filters.categories:
-            clauses.append(exists().where(DETECTIONS.c.photo_id == CAPTURES.c.photo_id,
-                                          DETECTIONS.c.category.in_(list(filters.categories)),
-                                          DETECTIONS.c.conf >= threshold))
-        if filters.species:
-            clauses.append(_observed(func.lower(OBSERVATIONS.c.scientific_name) == filters.species.strip().lower()))
-        if filters.classified in ("human", "machine"):
-            clauses.append(_observed(OBSERVATIONS.c.method == filters.classified))
-        elif filters.classified == "none":
-            clauses.append(~_observed(OBSERVATIONS.c.method.in_(["human", "machine"])))
-        if not clauses:
-            return None
         with self.engine.connect() as conn:
-            return id_array(conn, select(CAPTURES.c.photo_id).where(*clauses))
+            return camtrap_filter_sql.camtrap_ids(conn, filters, threshold)
 
-
-def _observed(condition):
-    """An observation meeting `condition` of the capture's photo (media-level) or of its event."""
-    return exists().where(condition, or_(OBSERVATIONS.c.photo_id == CAPTURES.c.photo_id,
-                                         and_(OBSERVATIONS.c.event_id.is_not(None),
-                                              OBSERVATIONS.c.event_id == CAPTURES.c.event_id)))
+    def empty_ids(self, threshold: float) -> np.ndarray:
+        with self.engine.connect() as conn:
+            return camtrap_filter_sql.empty_ids(conn, threshold)

@@ -4,7 +4,7 @@ data; they reach the search as the API's /search parameters (comma-separated tex
 core.camtrap.filters as the command line's flags are).
 
 CamtrapPage wraps the page's one door to camera-trap data (core.camtrap.desk.CamtrapDesk, handed in by
-app.py): which deployments there are, a frame's facts, what is drawn on its copy. A catalog
+app.py): which deployments there are, a frame's facts, the boxes the photo view draws. A catalog
 without camera-trap data (or no store) answers with nothing, so its page stays as it was."""
 from __future__ import annotations
 
@@ -75,29 +75,17 @@ class CamtrapPage:
             out.append({**h, **more})
         return out
 
-    def edits(self, hits: Sequence[dict[str, Any]], logged_in: bool, every_box: bool = False) -> dict[int, Any]:
-        """photo id -> what is drawn on its served copy: the box a match went through (`every_box`: every
-        detection at or above the threshold, as the photo view shows them), people blurred or the frame hidden
-        for a visitor not logged in (setting hide_people); hits needing neither are left out."""
-        if self.desk is None:
-            return {}
-        out = {}
-        for h in hits:
-            if not camtrap_present.is_camtrap(h):
-                continue
-            matched = h.get("matched_detection")
-            shown = self.desk.boxes_worth_showing(h) if every_box else [matched] if matched else []
-            try:
-                found = self.desk.picture_edit(h, shown, logged_in, [camtrap_present.box_label(d) for d in shown])
-            except Exception:
-                log.exception("the camera-trap drawing of photo %s could not be made", h.get("id"))
-                found = None
-            if found is not None:
-                out[int(h["id"])] = found
-        return out
-
-    def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
-        return self.desk.keeps_people_from(facts, logged_in) if self.desk is not None and facts else ""
+    def view_edit(self, facts: dict[str, Any] | None) -> Any:
+        """What the photo view draws on a frame: every detection at or above the threshold, labelled
+        ('animal 98%'); None for a plain photo or a frame without boxes."""
+        if self.desk is None or not facts or not camtrap_present.is_camtrap(facts):
+            return None
+        shown = self.desk.boxes_worth_showing(facts)
+        try:
+            return self.desk.picture_edit(shown, [camtrap_present.box_label(d) for d in shown])
+        except Exception:
+            log.exception("the boxes of a camera-trap frame could not be drawn")
+            return None
 
 
 # a visible choice writes its values into the API's text parameter in the browser (no round trip, so a search

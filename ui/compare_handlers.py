@@ -27,9 +27,9 @@ def new_compare_state() -> dict[str, Any]:
 
 
 class CompareHandlers:
-    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None, camtrap: Any = None):
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
         self.engine, self.log, self.ready = engine, log, ready
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
 
     def _run(self, preset: str, query: str, k: int) -> tuple[Any, list[str]]:
         result = self.engine.search(request_for(preset, query, k=k))

@@ -26,11 +26,11 @@ def new_dialogue_state() -> dict[str, Any]:
 
 
 class DialogueHandlers:
-    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None, camtrap: Any = None):
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
         self.engine, self.log, self.ready = engine, log, ready
         self._live: OrderedDict[int, Any] = OrderedDict()
         self._unlogged = itertools.count(1)  # keys of conversations the log could not open yet (negative)
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
 
     def _session(self, st: dict[str, Any]):
         session = self._live.get(st.get("id")) if st.get("id") is not None else None

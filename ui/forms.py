@@ -282,10 +282,10 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
 
 
 def with_defaults(block_fn: Any, inputs: Sequence[Any]) -> list[Any]:
-    """The call's values, with the parameters an older call does not send (those added after it was written,
-    such as /search's camera-trap filters) at their components' defaults, as gradio_client fills them."""
-    inputs = list(inputs)
-    blocks = list(getattr(block_fn, "inputs", None) or [])
+    """A call's values, those it left out at the end given the components' own defaults: an older call, made
+    before parameters were added after the others (the camera-trap filters of /search), keeps working."""
+    inputs = list(inputs or [])
+    blocks = list(getattr(block_fn, "inputs", []) or [])
     for block in blocks[len(inputs):]:
         inputs.append(None if getattr(block, "stateful", False) else getattr(block, "value", None))
     return inputs

@@ -37,9 +37,9 @@ def session_number(value: Any) -> int | None:
 
 
 class HistoryHandlers:
-    def __init__(self, engine: Any, log: SessionLog, camtrap: Any = None):
+    def __init__(self, engine: Any, log: SessionLog):
         self.engine, self.log = engine, log
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
 
     def choices(self) -> list[tuple[str, int]]:
         """Sessions that hold something (searches or labels), most recent first."""

@@ -59,7 +59,7 @@ class LabelHandlers:
         self.camtrap = camtrap
         self._api_sessions: dict[str, int] = {}
         self._api_lock = threading.Lock()
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
 
     # ---- what the view shows ----------------------------------------------------------------------
     def progress(self, st: dict[str, Any]) -> str:

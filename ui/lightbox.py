@@ -51,7 +51,7 @@ def is_marked(marks: Sequence[dict[str, Any]] | None, pid: int) -> bool:
 class LightboxHandlers:
     def __init__(self, engine: Any, camtrap: Any = None):
         """`camtrap`: core.camtrap.desk.CamtrapDesk (None: no camera-trap lines, strip or identifying)."""
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
         self.corpus = engine.corpus
         self.camtrap = CamtrapPage(camtrap)
 
@@ -73,17 +73,12 @@ class LightboxHandlers:
         if not facts or not camtrap_present.is_camtrap(facts):
             hide = gr.update(visible=False)
             return None, None, gr.update(value=[], visible=False), hide, gr.update(), gr.update()
-        matched = shown.get("matched_detection")
-        edit = self.camtrap.edits([{**facts, "id": shown["id"], "matched_detection": matched}],
-                                  bool(view.get("logged_in")), every_box=True).get(int(shown["id"]))
+        edit = self.camtrap.view_edit(facts)
         frames = [int(i) for i in facts.get("event_frame_ids") or []]
         strip = gr.update(value=[], visible=False)
         if len(frames) > 1:
-            known = self.camtrap.facts(frames)
-            thumbs, _ = self.photos.files(frames, "thumb", edits=self.camtrap.edits(
-                [{**f, "id": i} for i, f in known.items()], bool(view.get("logged_in"))),
-                logged_in=bool(view.get("logged_in")))
-            times = {i: f.get("timestamp") for i, f in known.items()}
+            thumbs, _ = self.photos.files(frames, "thumb", logged_in=bool(view.get("logged_in")))
+            times = {i: f.get("timestamp") for i, f in self.camtrap.facts(frames).items()}
             strip = gr.update(value=camtrap_present.strip_items(frames, thumbs, times), visible=True,
                               selected_index=frames.index(int(shown["id"])) if int(shown["id"]) in frames else None)
         species = camtrap_present.species_shown(facts)
@@ -117,7 +112,7 @@ class LightboxHandlers:
         if strip_frame:
             info = f"<p class='ecolens-ct-frame'>{escape(S.CT_STRIP_FRAME)}</p>" + info
         if facts:
-            people = self.camtrap.keeps_people_from(facts, bool(view.get("logged_in")))
+            people = not view.get("logged_in") and self.photos.people([int(hit["id"])])
             info = (camtrap_present.facts_html(facts)
                     + (f"<p class='ecolens-ct-people'>{escape(S.CT_PEOPLE_HIDDEN)}</p>" if people else "") + info)
         return (gr.update(visible=True), title, path, info, gr.update(value=mark), int(hit["id"]), view, strip,

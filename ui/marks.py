@@ -29,9 +29,9 @@ FORMATS = {**{f: f for f in MARK_FORMATS}, "dwc": "dwc.zip"}
 
 
 class MarkHandlers:
-    def __init__(self, engine: Any, log: SessionLog, camtrap: Any = None):
+    def __init__(self, engine: Any, log: SessionLog):
         self.engine, self.log = engine, log
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
 
     def panel(self, marks: Sequence[dict[str, Any]] | None):
         """(panel with its count, gallery of the marked photos, note)."""

@@ -5,16 +5,14 @@ engine reported (`pictures`); both come back as copies in the served folder (cor
 original file. Photos whose file is gone show a placeholder, and the views say so with a notice."""
 from __future__ import annotations
 
-import logging
 from typing import Any, Sequence
 from urllib.parse import quote
 
+from core.camtrap.people import person_boxes
 from core.contracts.records import Photo
 from core.served import ServedFiles
 from ui import present
 from ui import strings as S
-
-log = logging.getLogger(__name__)
 
 
 def served_files(settings: Any) -> ServedFiles:
@@ -24,58 +22,61 @@ def served_files(settings: Any) -> ServedFiles:
 
 
 class PhotoFiles:
-    def __init__(self, engine: Any, camtrap: Any = None):
-        """`engine`: core.search.engine.SearchEngine (its corpus answers which photo an id is); `camtrap`:
-        core.camtrap.desk.CamtrapDesk, which keeps the people on camera-trap frames from visitors who are not
-        logged in (setting hide_people) in every view, unless a view says its viewer is logged in."""
+    def __init__(self, engine: Any):
+        """`engine`: core.search.engine.SearchEngine (its corpus answers which photo an id is)."""
         self.corpus = engine.corpus
+        self.settings = engine.settings
         self.served = served_files(engine.settings)
-        self.camtrap = camtrap
+
+    def people(self, ids: Sequence[int]) -> dict[int, list]:
+        """photo id -> the person boxes to keep from a viewer who is not logged in (setting hide_people). A web
+        app with a password has only logged-in viewers: nothing is kept from them; without one every viewer
+        counts as not logged in (a Hugging Face login on a Space is not told apart yet: people stay blurred)."""
+        store = getattr(self.corpus, "camtrap", None)
+        mode = getattr(self.settings, "hide_people", "show")
+        if store is None or mode == "show" or getattr(self.settings, "password", "") or not ids:
+            return {}
+        threshold = float(getattr(self.settings, "detection_threshold", 0.2))
+        found = {pid: person_boxes(dets, threshold) for pid, dets in store.detections(list(ids)).items()}
+        return {pid: boxes for pid, boxes in found.items() if boxes}
 
     def files(self, ids: Sequence[int], size: str = "thumb", boxes: dict[int, dict] | None = None,
               edits: dict[int, Any] | None = None, logged_in: bool = False) -> tuple[list[str], list[str]]:
         """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
         placeholder; the notices say which photos could not be shown and why. `boxes`: photo id -> the detection
         its match went through (a hit's matched_detection), drawn on that photo's copy; `edits`: photo id ->
-        what is drawn on its copy instead (a camera-trap frame's boxes, its people blurred: the camera-trap
-        page, ui.camtrap_form.CamtrapPage.edits). Frames with people are blurred or hidden unless `logged_in`
-        (or an edit of theirs is given)."""
+        what is drawn instead (the photo view's boxes: ui.camtrap_form.CamtrapPage.edits); `logged_in`: the
+        view knows its viewer is logged in (a Hugging Face login on a Space): people are not kept from them."""
         ids = [int(i) for i in ids]
-        edits = {**self._people(ids, logged_in, edits or {}), **(edits or {})}
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
+        people = {} if logged_in else self.people(ids)
         paths, missing = [], []
         for i in ids:
-            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), (edits or {}).get(i))
+            if people.get(i) and self.settings.hide_people == "hide":
+                paths.append(str(self.served.placeholder(size)))
+                missing.append((i, S.PERSON_WITHHELD.format(photo=i)))
+                continue
+            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), people.get(i, ()),
+                                    (edits or {}).get(i))
             paths.append(str(got.path))
             if got.missing:
                 missing.append((i, got.missing))
         return paths, summarise(missing)
 
-    def photo_file(self, photo_id: int, size: str = "view", box: dict | None = None,
-                   edit: Any = None, logged_in: bool = False) -> tuple[str, list[str]]:
+    def photo_file(self, photo_id: int, size: str = "view", box: dict | None = None, edit: Any = None,
+                   logged_in: bool = False) -> tuple[str, list[str]]:
         """(file, notices) for one catalog photo (with `box` drawn on it, or `edit` applied, when given)."""
         paths, notices = self.files([photo_id], size, {int(photo_id): box} if box else None,
                                     {int(photo_id): edit} if edit else None, logged_in)
         return paths[0], notices
 
     def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
-                scale: str | None = None, edits: dict[int, Any] | None = None, logged_in: bool = False
-                ) -> tuple[list[tuple[str, str]], list[str]]:
+                scale: str | None = None, logged_in: bool = False) -> tuple[list[tuple[str, str]], list[str]]:
         """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
         score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
         boxes = {int(h["id"]): h["matched_detection"] for h in hits if h.get("matched_detection")}
-        paths, notices = self.files([h["id"] for h in hits], boxes=boxes, edits=edits, logged_in=logged_in)
+        paths, notices = self.files([h["id"] for h in hits], boxes=boxes, logged_in=logged_in)
         return present.gallery_items(hits, stages, paths, scale), notices
-
-    def _people(self, ids: list[int], logged_in: bool, done: dict[int, Any]) -> dict[int, Any]:
-        """photo id -> the edit that keeps its people from a visitor, for the frames with a person detection."""
-        if self.camtrap is None or logged_in or not ids:
-            return {}
-        try:
-            return self.camtrap.people_edits([i for i in ids if i not in done])
-        except Exception:  # the catalog is busy: the frames are shown as placeholders rather than unblurred
-            log.exception("the people on camera-trap frames could not be looked up")
-            return {i: self.camtrap.withheld() for i in ids if i not in done}
 
     def example(self, upload: str | None) -> str | None:
         """A served thumbnail of the user's own example photo (an upload already checked by ui.forms), so the

@@ -55,7 +55,7 @@ class SearchHandlers:
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
         self.camtrap = CamtrapPage(camtrap)
         self.running = LatestSearches()
-        self.photos = PhotoFiles(engine, camtrap)
+        self.photos = PhotoFiles(engine)
         # the photo each page has selected (its hit as clicked): kept while a search streams in
         self.selected: dict[str, dict[str, Any]] = {}
         # the pages whose gallery shows a photo highlighted (the browser keeps a highlight on its place in the
@@ -94,8 +94,7 @@ class SearchHandlers:
         scale = state.get("scale") or present.scale_of(stages)
         if state.get("camtrap"):  # the camera-trap fields the engine did not give (place, time, event, boxes)
             state["hits"] = self.camtrap.enrich(state["hits"], bool(state.get("by_event")))
-        edits = self.camtrap.edits(state["hits"], bool(state.get("logged_in"))) if state.get("camtrap") else None
-        gallery, missing = self.photos.gallery(state["hits"], stages, scale, edits, bool(state.get("logged_in")))
+        gallery, missing = self.photos.gallery(state["hits"], stages, scale, bool(state.get("logged_in")))
         notices = web_notices(list(state.get("notices") or []) + list(missing))
         pictures = self.photos.pictures(present.visualization_items(stages))
         if state.get("example"):

@@ -140,20 +140,20 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         lightbox = LightboxView(LightboxHandlers(engine, camtrap), marked)
         identify = IdentifyHandlers(lightbox.h)
         identify_handlers.wire(lightbox, identify)
-        marks.build(marks.MarkHandlers(engine, session_log, camtrap), marked, lightbox)
+        marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
         search = SearchHandlers(engine, session_log, ready, camtrap)
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
                 search_ui = search_view.build(search, lightbox)
             with gr.Tab(S.TAB_DIALOGUE, id="dialogue", elem_id="tab-dialogue"):
-                dialogue_view.build(DialogueHandlers(engine, session_log, ready, camtrap), lightbox)
+                dialogue_view.build(DialogueHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
-                compare_view.build(CompareHandlers(engine, session_log, ready, camtrap), lightbox)
+                compare_view.build(CompareHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
                 labels = LabelHandlers(engine, session_log, ready=ready, camtrap=camtrap)
                 annotator = label_view.build(labels, search_ui.state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
-                history = HistoryHandlers(engine, session_log, camtrap)
+                history = HistoryHandlers(engine, session_log)
                 history_ui = history_view.build(history, lightbox)
         history_tab.select(history.refresh, None, history_ui.sessions, api_visibility="private")
         # "More like this" in the photo view searches in the Search tab, whichever gallery the photo came from

@@ -287,6 +287,7 @@ MARKED_GONE = "{n} photo{s} you marked earlier {verb} no longer among the candid
 MARKED_SAID = "these look right: {ranks}"
 PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
+PERSON_WITHHELD = "photo {photo} is withheld: a person was detected on it (log in to see it)"
 
 # ---- the web app's words for messages written for the command line or for developers ------------------
 # (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
@@ -337,10 +338,10 @@ WEB_WORDS = (
 WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
               "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
               "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
-              "--preset": "How to search", "--include-empty": "“Show empty frames”",
-              "--by-event": "“One result per event”", "--deployment": "the deployments filter",
-              "--time-of-day": "the time-of-day filter", "--category": "“The detector found”",
-              "--species": "the species filter", "--classified": "“Identified by”"}
+              "--preset": "How to search", "--deployment": "the deployments filter",
+              "--time-of-day": "“Time of day”", "--include-empty": "“Show empty frames”",
+              "--by-event": "“One result per event”", "--category": "“The detector found”",
+              "--classified": "“Identified by”", "--species": "the species filter"}
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
@@ -410,7 +411,8 @@ CT_STRIP = "The event's frames, in time order: click one to see it"
 CT_STRIP_CAPTION = "frame {n} of {total} · {time}"
 CT_STRIP_FRAME = ("A frame of this result's event, picked in the strip below (not itself ranked); ◀ ▶ move "
                   "through the results.")
-CT_PEOPLE_HIDDEN = "A person was detected on this photo; it is blurred for visitors who are not logged in."
+CT_PEOPLE_HIDDEN = ("A person was detected on this photo: the person is blurred (or the photo withheld) for "
+                    "whoever is not logged in.")
 # identifications
 CT_IDENTIFY = "Identify"
 CT_ID_SPECIES = "Species (scientific name; 'blank' for no animal)"

@@ -83,14 +83,15 @@ def _font(size: int):
 
 
 def _text_size(pen: ImageDraw.ImageDraw, text: str, font) -> tuple[int, int]:
-    l, t, r, b = pen.textbbox((0, 0), text, font=font)
-    return r - l, b - t
+    left, top, right, bottom = pen.textbbox((0, 0), text, font=font)
+    return right - left, bottom - top
 
 
 def box_json(d: Any) -> dict[str, Any]:
-    """A detection (core.contracts.camtrap.Detection) as the search result's JSON item."""
-    return {"bbox": [round(float(v), 4) for v in (d.x, d.y, d.w, d.h)], "category": d.category,
-            "conf": round(float(d.conf), 4), "model": d.model}
+    """A detection (core.contracts.camtrap.Detection) as the search result's JSON item (the same as the items of
+    the result's `detections`, so that matched_detection is one of them)."""
+    return {"bbox": [round(float(v), 6) for v in (d.x, d.y, d.w, d.h)], "category": d.category,
+            "conf": round(float(d.conf), 6), "model": d.model}
 
 
 def matched_words(item: dict[str, Any] | None) -> str:

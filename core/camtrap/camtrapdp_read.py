@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import logging
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -101,6 +102,7 @@ def _fill(obj, row: dict[str, str], columns: dict[str, tuple[str, str]], skip=()
 
 
 def read(folder: Path, descriptor: dict, checked: Checked, key: str) -> PackageContent:
+    folder = folder.resolve()
     out = PackageContent(key, {k: v for k, v in descriptor.items() if k != "resources"})
     bad = checked.bad_rows
     licence = next((lic.get("path") or lic.get("name") or "" for lic in descriptor.get("licenses") or []
@@ -171,7 +173,7 @@ def _medium(folder: Path, row: dict[str, str], where: str, deployments: dict[str
     else:
         f = (folder / ref).resolve()
         source = str(f)
-        if not f.is_relative_to(folder.resolve()):
+        if not f.is_relative_to(folder):  # (folder: resolved by read)
             missing = f"its filePath {ref!r} lies outside the package folder"
         elif not f.is_file():
             missing = f"its file {ref} is not in the package"
@@ -197,12 +199,16 @@ def _events(out: PackageContent, media: dict[str, Medium]) -> None:
         events.setdefault(o.event_key, Event(key=o.event_key, deployment_key=o.deployment_key))
         if o.level == "media" and o.media_key:
             _join(media[o.media_key], o.event_key, frames)
+    timed = {d: sorted((m for m in items if m.capture.utc_epoch is not None), key=lambda m: m.capture.utc_epoch)
+             for d, items in by_deployment.items()}
+    epochs = {d: [m.capture.utc_epoch for m in items] for d, items in timed.items()}
     for o in out.observations:  # event-level: the deployment's frames within the event's time
         start, end = _epoch(o.event_start), _epoch(o.event_end)
-        if o.level != "event" or not o.event_key or start is None or end is None:
+        if o.level != "event" or not o.event_key or start is None or end is None or o.deployment_key not in timed:
             continue
-        for m in by_deployment.get(o.deployment_key, []):
-            if m.capture.event_key is None and m.capture.utc_epoch is not None and start <= m.capture.utc_epoch <= end:
+        line = epochs[o.deployment_key]
+        for m in timed[o.deployment_key][bisect_left(line, start):bisect_right(line, end)]:
+            if m.capture.event_key is None:
                 _join(m, o.event_key, frames)
     for deployment, items in by_deployment.items():
         alone = sorted((m for m in items if m.capture.event_key is None),
@@ -217,21 +223,18 @@ def _events(out: PackageContent, media: dict[str, Medium]) -> None:
                 events[f"{deployment}#{n}"] = Event(key=f"{deployment}#{n}", deployment_key=deployment)
             _join(m, f"{deployment}#{n}", frames)
             last = t
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {}  # individuals seen on a frame (media-level), or in an event (event-level)
     for o in out.observations:
-        if o.level == "media" and o.media_key and o.count:
-            counts[o.media_key] = counts.get(o.media_key, 0) + o.count
+        where = o.media_key if o.level == "media" else f"event:{o.event_key}"
+        if o.count and where:
+            counts[where] = counts.get(where, 0) + o.count
     for key, event in events.items():
         members = frames.get(key, [])
         times = sorted(m.capture.captured_at for m in members if m.capture.captured_at)
         event.start, event.end = (times[0], times[-1]) if times else (None, None)
         event.frames = len(members)
         per_frame = [counts[m.capture.media_key] for m in members if m.capture.media_key in counts]
-        if per_frame:
-            event.max_n = max(per_frame)
-        else:
-            said = [o.count for o in out.observations if o.event_key == key and o.level == "event" and o.count]
-            event.max_n = sum(said) if said else None
+        event.max_n = max(per_frame) if per_frame else counts.get(f"event:{key}")
     out.events = list(events.values())
 
 
@@ -247,7 +250,8 @@ def _names(out: PackageContent, media: dict[str, Medium]) -> None:
     names: dict[str, set[str]] = {}
     for o in out.observations:
         if o.scientific_name and o.type == "animal":
-            names.setdefault(o.media_key if o.level == "media" else f"event:{o.event_key}", set()).add(o.scientific_name)
+            where = o.media_key if o.level == "media" else f"event:{o.event_key}"
+            names.setdefault(where, set()).add(o.scientific_name)
     for m in media.values():
         found = names.get(m.capture.media_key) or names.get(f"event:{m.capture.event_key}") or set()
         if len(found) == 1:

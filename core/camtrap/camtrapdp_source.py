@@ -91,17 +91,19 @@ class PackageHooks:
         c = self.content
         found = catalog.ids_for_hashes(sorted(set(self._digests.values())))
         ids = {k: found[h] for k, h in self._digests.items() if h in found}
+        stand_ins = self._stand_ins(catalog, store)  # from an earlier ingest of this package
+        # media kept without their file by an earlier ingest that have it now: their stand-ins go
+        replaced = store.remove_stand_ins([stand_ins[k] for k in ids if k in stand_ins])
         without = [m for m in c.media if m.capture.media_key not in ids]
-        placeholders = {placeholder_hash(c.key, m.capture.media_key): m for m in without}
-        known = catalog.ids_for_hashes(sorted(placeholders))
         new = []
-        for h, m in placeholders.items():
-            m.photo.extra["file_missing"] = m.missing or self._failed.get(m.capture.media_key) or \
-                "its file could not be read as a picture"
-            if h in known:
-                ids[m.capture.media_key] = known[h]
+        for m in without:
+            key = m.capture.media_key
+            m.photo.extra["file_missing"] = (m.missing or self._failed.get(key)
+                                             or "its file could not be read as a picture")
+            if key in stand_ins:
+                ids[key] = stand_ins[key]
             else:
-                m.photo.sha256 = h
+                m.photo.sha256 = placeholder_hash(c.key, key)
                 new.append(m)
         if new:
             catalog.add_photos([m.photo for m in new], run_id)
@@ -119,6 +121,23 @@ class PackageHooks:
         store.add_observations(c.observations)
         store.save_package(c.key, c.metadata)
         self._report(report, without, len(new))
+        if replaced:
+            report.notices.append(f"{replaced} media kept earlier without their file have it now: they are "
+                                  "searchable by picture (their stand-ins were replaced)")
+
+    def _stand_ins(self, catalog: Catalog, store: CamtrapStore) -> dict[str, int]:
+        """mediaID -> the photo standing in for it since an earlier ingest of this package: found through the
+        captures first (why not by content hash: every stand-in's hash starts alike, and the catalog's hash index
+        holds only the first bytes), then by hash for the media without a capture (an ingest cut short between
+        adding the stand-ins and writing their captures; none at all the first time)."""
+        c = self.content
+        keys = [m.capture.media_key for m in c.media]
+        prior = store.photo_ids_for_media(keys)
+        photos = {p.id: p.sha256 for p in catalog.get_photos(sorted(set(prior.values())))} if prior else {}
+        found = {k: pid for k, pid in prior.items() if photos.get(pid) == placeholder_hash(c.key, k)}
+        hashes = {placeholder_hash(c.key, k): k for k in keys if k not in prior}
+        found.update({hashes[h]: pid for h, pid in catalog.ids_for_hashes(sorted(hashes)).items()})
+        return found
 
     def _report(self, report: IngestReport, without: list, new: int) -> None:
         c = self.content

@@ -31,6 +31,7 @@ _URL = re.compile(r"https?://raw\.githubusercontent\.com/tdwg/camtrap-dp/(1\.0(?
 DATA_PACKAGE_URL = "https://specs.frictionlessdata.io/schemas/data-package.json"
 GEOJSON_URL = "http://json.schemastore.org/geojson.json"
 MAX_DESCRIPTOR_PROBLEMS = 10
+MAX_ROW_PROBLEMS = 100_000  # past this the check stops: the package is refused rather than read unchecked
 FIX_VERSION = ("Camtrap DP 1.0.x packages are read (the profile URL "
                "https://raw.githubusercontent.com/tdwg/camtrap-dp/1.0.2/camtrap-dp-profile.json); convert an older "
                "package with camtrapdp (R) or re-export it from its platform")
@@ -56,7 +57,8 @@ def version_of(descriptor: dict) -> str:
     profile = str(descriptor.get("profile") or descriptor.get("$schema") or "")
     m = _URL.fullmatch(profile)
     if not m or m.group(2) != "camtrap-dp-profile":
-        raise InputError(f"This data package is not a Camtrap DP 1.0 package (its profile is {profile or 'not given'!r})",
+        raise InputError("This data package is not a Camtrap DP 1.0 package "
+                         f"(its profile is {profile or 'not given'!r})",
                          FIX_VERSION)
     return m.group(1)
 
@@ -92,14 +94,39 @@ def profile_problems(descriptor: dict) -> list[str]:
         raise NoSuchResource(ref=uri)  # never fetched: only the shipped schemas are used
 
     profile = shipped("camtrap-dp-profile")
-    validator = jsonschema.Draft4Validator(profile, registry=Registry(retrieve=retrieve))
+    validator = jsonschema.Draft4Validator(profile, registry=Registry(retrieve=retrieve),
+                                           format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
     problems = []
-    for error in sorted(validator.iter_errors(descriptor), key=lambda e: list(e.absolute_path)):
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        problems.append(f"{where}: {error.message[:300]}")
+    for error in sorted(validator.iter_errors(_as_shipped_version(descriptor)), key=lambda e: list(e.absolute_path)):
+        problems.append(_describe(error))
         if len(problems) >= MAX_DESCRIPTOR_PROBLEMS:
             break
     return problems
+
+
+def _as_shipped_version(descriptor: dict) -> dict:
+    """A copy whose Camtrap DP URLs name the shipped version (the 1.0.2 profile asks for 1.0.2 URLs; a 1.0 or
+    1.0.1 package is checked against 1.0.2, as its notice says)."""
+    def swap(text):
+        m = _URL.fullmatch(text) if isinstance(text, str) else None
+        return text.replace(f"/{m.group(1)}/", f"/{SHIPPED_VERSION}/") if m else text
+    d = copy.deepcopy(descriptor)
+    d["profile"] = swap(d.get("profile"))
+    for res in d.get("resources") or []:
+        if isinstance(res, dict) and "schema" in res:
+            res["schema"] = swap(res["schema"])
+    return d
+
+
+def _where(error) -> str:
+    return "/".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def _describe(error) -> str:
+    """Where and what: for a value that meets none of several allowed forms, what each form found wrong."""
+    if error.context:
+        return " or ".join(sorted({f"{_where(c)}: {c.message[:200]}" for c in error.context})[:3])
+    return f"{_where(error)}: {error.message[:300]}"
 
 
 def _offline_descriptor(descriptor: dict) -> dict:
@@ -122,12 +149,11 @@ def _offline_descriptor(descriptor: dict) -> dict:
                                  f"{name} table schema", FIX_VERSION)
             res["schema"] = shipped(f"{name}-table-schema")
             res.pop("profile", None)
-        elif isinstance(schema, str) or isinstance(res.get("path"), str) and "://" in res.get("path", ""):
-            res["schema"] = {"fields": []} if isinstance(schema, str) else schema  # other tables: never fetched
     missing = [t for t in TABLES if t not in names]
     if missing:
         raise InputError(f"datapackage.json has no {', '.join(missing)} resource", FIX_VERSION)
-    # tables other than the three are kept out of the check (they are not read either)
+    # other resources (a package may add its own) are kept out of the check: they are not read, and their
+    # schemas or data may be URLs
     d["resources"] = [r for r in d.get("resources") or [] if isinstance(r, dict) and r.get("name") in TABLES]
     return d
 
@@ -141,7 +167,7 @@ def _check_tables(descriptor: dict, folder: Path, out: Checked) -> None:
             raise InputError(f"the {res['name']} table {path!r} is not a file in {folder}",
                              "keep deployments.csv, media.csv and observations.csv beside datapackage.json")
     try:
-        report = Package(descriptor, basepath=str(folder)).validate()
+        report = Package(descriptor, basepath=str(folder)).validate(limit_errors=MAX_ROW_PROBLEMS)
     except (FrictionlessException, OSError, ValueError) as exc:  # a descriptor frictionless cannot read
         raise InputError(f"the package's tables cannot be read ({type(exc).__name__}: {exc})",
                          "check datapackage.json's resources (name, path, format csv)") from None
@@ -154,10 +180,15 @@ def _check_tables(descriptor: dict, folder: Path, out: Checked) -> None:
                 continue
             fields = getattr(error, "field_names", None) or [getattr(error, "field_name", "")]
             what = ", ".join(f for f in fields if f) or "the row"
-            out.bad_rows.setdefault((task.name, int(row)), []).append(f"{what}: {error.note}")
+            cell = getattr(error, "cell", None)
+            value = f" {cell!r}" if isinstance(cell, str) and cell else ""
+            out.bad_rows.setdefault((task.name, int(row)), []).append(f"{what}{value}: {error.note}")
         if fatal:
             raise InputError(f"{task.name}.csv cannot be read: " + "; ".join(fatal[:5]),
                              "give the table the Camtrap DP columns (https://camtrap-dp.tdwg.org/data/)")
-    if len(report.tasks) and report.stats.get("errors", 0) >= 1000:
-        out.notices.append("the check stopped at 1000 problems; rows after them were read unchecked")
+    if sum(len(t.errors) for t in report.tasks) >= MAX_ROW_PROBLEMS:
+        raise InputError(f"the package's tables have more than {MAX_ROW_PROBLEMS} problems (the first: "
+                         + "; ".join(f"{t} row {r}: {', '.join(w)}"
+                                     for (t, r), w in list(out.bad_rows.items())[:3]) + ")",
+                         "correct the tables (or re-export the package from its platform) and ingest it again")
     log.info("camtrap-dp check of %s: %d bad rows", folder, len(out.bad_rows))

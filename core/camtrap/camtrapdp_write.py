@@ -26,10 +26,19 @@ from typing import Any, Callable, Sequence
 
 from core.camtrap import camtrapdp_media, package_meta
 from core.camtrap.camtrapdp_media import MediaFiles
-from core.camtrap.camtrapdp_rows import (DEPLOYMENT_COLUMNS, MEDIA_COLUMNS, OBSERVATION_COLUMNS, cell,
-                                         deployment_row, has_offset, machine_rows, media_row, observation_row,
-                                         with_offset)
-from core.contracts.camtrap import Capture, CamtrapFilters, Deployment, Observation
+from core.camtrap.camtrapdp_rows import (
+    DEPLOYMENT_COLUMNS,
+    MEDIA_COLUMNS,
+    OBSERVATION_COLUMNS,
+    cell,
+    deployment_row,
+    has_offset,
+    machine_rows,
+    media_row,
+    observation_row,
+    with_offset,
+)
+from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Observation
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
 
@@ -75,7 +84,8 @@ class _Package:
         self.default_offset = str(getattr(settings, "default_utc_offset", "+00:00") or "+00:00")
         self.out = Written()
         self.assumed: set[str] = set()  # deployments for which an offset was assumed
-        self.span: dict[str, list[str]] = {}  # deployment key -> media timestamps
+        # deployment key -> (the time is doubtful, seconds since 1970, timestamp) of its media
+        self.span: dict[str, list[tuple[bool, float, str]]] = {}
 
     # ---- what is written ----------------------------------------------------------------------------
     def select(self, ids: Sequence[int] | None) -> tuple[dict[int, Deployment], dict[int, Capture]]:
@@ -158,12 +168,14 @@ class _Package:
                 continue
             path, name = files.place(photo, c, media_id)
             people = any(x.category == "person" and x.conf >= self.threshold for x in detections.get(pid, []))
-            comments = "; ".join(t for t in (c.comments, note) if t) or None
+            doubt = f"the camera's time is doubtful ({c.time_issue})" if c.time_issue else None
+            comments = "; ".join(t for t in (c.comments, note, doubt) if t) or None
             kind = c.media_type or mimetypes.guess_type(name)[0] or "image/jpeg"
             rows.append(media_row(media_id, d.key, c, stamp, path, bool(c.file_public) and not people, name, kind,
                                   comments))
             ids[pid], times[pid] = media_id, stamp
-            self.span.setdefault(d.key, []).append(stamp)
+            self.span.setdefault(d.key, []).append((bool(c.time_issue), datetime.fromisoformat(stamp).timestamp(),
+                                                    stamp))
         if untimed:
             self.out.notices.append(f"{len(untimed)} frame(s) without any capture or file time left out "
                                     f"(e.g. {', '.join(untimed[:3])})")
@@ -221,7 +233,8 @@ class _Package:
     def deployment_rows(self, deployments: Sequence[Deployment]) -> list[dict]:
         rows = []
         for d in deployments:
-            times = sorted(self.span.get(d.key, []))
+            span = sorted(self.span.get(d.key, []), key=lambda t: t[1])  # by the moment, whatever the offsets
+            times = [t for doubtful, _, t in span if not doubtful] or [t for _, _, t in span]  # a 1970 clock: not
             start = self.stamp(d, d.start) if d.start else (times[0] if times else None)
             end = self.stamp(d, d.end) if d.end else (times[-1] if times else None)
             if not start or not end:

@@ -10,7 +10,7 @@ but gets no utc_epoch and gives its photo no date."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 from core.camtrap.exif import ExifFacts, parse_offset
 
@@ -20,7 +20,7 @@ ZONE_MINUTES = (0, 30, 45)
 STAMP_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaptureTime:
     captured_at: str | None = None  # 'YYYY-MM-DDTHH:MM:SS', local wall time after the clock correction
     utc_offset: str | None = None  # '+02:00' when known (the photo's own, else its deployment's)
@@ -78,7 +78,7 @@ def _date_problem(local: datetime, offset: str, now: datetime | None) -> str | N
     if local.year < EARLIEST_YEAR:
         return f"year {local.year}" if local.year == 1970 else f"year {local.year} (before {EARLIEST_YEAR})"
     moment = local.replace(tzinfo=timezone(timedelta(seconds=offset_seconds(offset))))
-    if moment > (now or datetime.now(timezone.utc)) + FUTURE_SLACK:
+    if moment > (now or datetime.now(UTC)) + FUTURE_SLACK:
         return f"date in the future ({local.strftime(STAMP_FORMAT)})"
     return None
 

@@ -19,7 +19,11 @@ from typing import Any
 
 from core.camtrap import events as event_grouping
 from core.camtrap.capture_time import CaptureTime, resolve
-from core.camtrap.deployments import DeploymentPattern, deployment_keys, read_deployments_csv
+from core.camtrap.deployments import (
+    DeploymentPattern,
+    deployment_keys,
+    read_deployments_csv,
+)
 from core.camtrap.exif import ExifFacts, read_exif
 from core.contracts.camtrap import Capture, Deployment
 
@@ -29,10 +33,11 @@ VIDEO_SUFFIXES = {".mp4", ".avi", ".mov", ".mkv", ".m4v", ".wmv", ".3gp", ".mts"
 VIDEO_REASON = "is a video: videos are not read yet (only its photos are ingested)"
 NAMED = 5  # files named in a notice; the count says the rest
 CHUNK = 5000
+NO_DEPLOYMENTS = "none"  # deployment_pattern value: no folder is a deployment (EXIF facts are still read)
 OWN_TIME_SOURCES = (None, "exif", "file-time")  # times a card may replace (a Camtrap DP timestamp stays)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Seen:
     name: str
     path: str
@@ -116,10 +121,10 @@ class CardIngest:
         for digest, pid in ids.items():
             s = self.seen[digest]
             old = existing.get(pid)
-            mine = dict(file_name=Path(s.path).name if s.path else None,
-                        media_type=mimetypes.guess_type(s.path)[0] if s.path else None,
-                        camera_make=s.facts.make or None, camera_model=s.facts.model or None,
-                        camera_serial=s.facts.serial or None)
+            mine: dict[str, Any] = {"file_name": Path(s.path).name if s.path else None,
+                                    "media_type": mimetypes.guess_type(s.path)[0] if s.path else None,
+                                    "camera_make": s.facts.make or None, "camera_model": s.facts.model or None,
+                                    "camera_serial": s.facts.serial or None}
             if old is None or old.time_source in OWN_TIME_SOURCES:
                 mine.update(captured_at=s.time.captured_at, utc_offset=s.time.utc_offset, utc_epoch=s.time.utc_epoch,
                             time_issue=s.time.time_issue, time_source="exif" if s.time.captured_at else None)
@@ -127,7 +132,7 @@ class CardIngest:
                 out.append(Capture(photo_id=pid, deployment_key=s.deployment, **mine))
             else:
                 keep = {k: v for k, v in mine.items() if v is not None or k in ("utc_offset", "utc_epoch", "time_issue")}
-                dep = dict(deployment_id=None, deployment_key=s.deployment) if s.deployment else {}
+                dep = {"deployment_id": None, "deployment_key": s.deployment} if s.deployment else {}
                 out.append(replace(old, event_key=None, **dep, **keep))
         return out
 
@@ -136,9 +141,10 @@ def begin(store, settings, source, root: Path | None, deployments_csv: str | Non
     """The card step of one ingest, bound to the source's items; raises InputError for a bad deployments CSV or
     deployment_pattern (before anything is written)."""
     rows = read_deployments_csv(deployments_csv) if deployments_csv else []
-    pattern = DeploymentPattern(settings.deployment_pattern)
+    off = settings.deployment_pattern.strip().lower() == NO_DEPLOYMENTS
+    pattern = None if off else DeploymentPattern(settings.deployment_pattern)
     keys: dict[str, str] = {}
-    if source is not None and source.kind == "folder" and root is not None:
+    if pattern is not None and source is not None and source.kind == "folder" and root is not None:
         keys = deployment_keys(root, [str(i.photo.path) for i in source.items], pattern)
     card = CardIngest(store, settings, rows, keys)
     if source is not None:

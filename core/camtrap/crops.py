@@ -66,6 +66,28 @@ def load_frame(path: str, boxes: Sequence[tuple[float, float, float, float]], ma
     return decode_sized(data, name=str(path), max_pixels=max_pixels, min_side=min_side_for(smallest))[0]
 
 
+def reconcile(store, crops: CropIndex, vector_set_id: int) -> list[str]:
+    """Make the store's record of crop vectors follow the crop index files (the truth, as for photo vectors):
+    recorded crops missing from the files (a damaged or lost file) are forgotten, so they are embedded again;
+    crops in the files whose detection is gone (replaced boxes) are removed from the index. Notices."""
+    recorded = np.asarray(store.crop_ids(vector_set_id), dtype=np.int64)
+    held = np.unique(crops.detection_ids())
+    lost = np.setdiff1d(recorded, held, assume_unique=True)
+    stray = np.setdiff1d(held, recorded, assume_unique=True)
+    out = []
+    if len(lost):
+        store.unmark_crops(vector_set_id, lost.tolist())
+        out.append(f"crop index: {len(lost)} crop vector(s) recorded in the catalog were missing from the crop "
+                   "index; they are embedded again now")
+    if len(stray):
+        crops.remove(stray.tolist())
+        crops.save()
+    if len(lost) or len(stray):
+        log.warning("crop index of vector set %d: %d recorded crops missing (re-embedded), %d strays removed",
+                    vector_set_id, len(lost), len(stray))
+    return out
+
+
 def embed_crops(store, crops: CropIndex, embedder, vector_set_id: int, photo_paths: Callable[[list[int]], dict],
                 *, threshold: float, margin: float, batch_size: int, max_pixels: int, workers: int = 2,
                 checkpoint_s: float = 60.0) -> CropReport:

@@ -6,7 +6,7 @@ setting: dusk), `night` below -6 degrees. Night is where the sun is, never how d
 Frames without a place or a trusted time have no time of day; the filter leaves them out and says how many."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from astral import Observer
 from astral.sun import elevation
@@ -20,7 +20,7 @@ RISING_STEP_S = 300  # the sun is rising when it is higher this many seconds lat
 
 def sun_elevation(latitude: float, longitude: float, utc_epoch: float) -> float:
     """The geometric elevation of the sun's centre in degrees, seen from the place at that instant."""
-    when = datetime.fromtimestamp(utc_epoch, tz=timezone.utc)
+    when = datetime.fromtimestamp(utc_epoch, tz=UTC)
     return float(elevation(Observer(latitude, longitude), when, with_refraction=False))
 
 

@@ -8,7 +8,8 @@ photo's path relative to the folder given to `ingest`, one '/'-separated name at
   *             any one folder name
   {anything}    one or more names (sub-folders, then the file); only as the last part
   other text    a folder name that must be exactly that
-A photo whose path does not match has no deployment and stays a plain photo. So with the default,
+A photo whose path does not match has no deployment and stays a plain photo; the value `none` makes no folder a
+deployment (core.camtrap.card). So with the default,
 `card/siteA/x.jpg` and `card/siteA/100RECNX/y.jpg` are deployment `siteA`, and `card/z.jpg` has none;
 `*/{deployment}/{anything}` takes the second folder (`card/2024/siteA/x.jpg` -> siteA).
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -159,7 +161,7 @@ def _row(name: str, line: int, row: dict[str, str]) -> dict[str, Any]:
             except ValueError:
                 raise InputError(f"{where}: {value!r} is not a number", "write a plain number, e.g. 45.52") from None
             low, high = LIMITS.get(field, (float("-inf"), float("inf")))
-            if number != number or not low <= number <= high:
+            if math.isnan(number) or not low <= number <= high:
                 raise InputError(f"{where}: {value} is outside {low:g} to {high:g}", f"give {column} in range")
             out[field] = round(number) if field in INTS else number
         elif field in BOOLS:

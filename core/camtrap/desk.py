@@ -1,6 +1,7 @@
 """The web app's and the API's one door to camera-trap data (handed to the ui by app.py, so the ui never
 imports core.camtrap or storage): the catalog's deployments, a frame's facts, an event's frames (how a label
-given to an event reaches them), what is drawn on a frame's copy, and a person's identification."""
+given to an event reaches them), the boxes drawn on a frame in the photo view, and a person's
+identification."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -44,37 +45,11 @@ class CamtrapDesk:
             raise InputError("This catalog has no camera-trap data", "ingest a camera-trap folder or package first")
         return identifications.identify(self.store, species, annotator, photo_id=photo_id, event=event, count=count)
 
-    def picture_edit(self, facts: dict[str, Any] | None, shown: Sequence[dict[str, Any]], logged_in: bool,
-                     labels: Sequence[str] = ()):
-        """What core.served draws on this frame's copy for this viewer (core.camtrap.frame_pictures.edit): the
-        boxes of the detections `shown`, people blurred or hidden for visitors not logged in (hide_people)."""
-        return frame_pictures.edit(facts, shown, threshold=self.threshold, logged_in=logged_in, labels=labels,
-                                   mode=str(getattr(self.settings, "hide_people", "blur")))
+    def picture_edit(self, shown: Sequence[dict[str, Any]], labels: Sequence[str] = ()):
+        """What core.served draws on a frame's copy for the photo view: the boxes of the detections `shown`
+        with their labels (core.camtrap.frame_pictures.boxes_edit); None when there are none."""
+        return frame_pictures.boxes_edit(shown, labels)
 
     def boxes_worth_showing(self, facts: dict[str, Any] | None) -> list[dict[str, Any]]:
         """The detections of a frame at or above detection_threshold (the photo view draws them)."""
         return [d for d in (facts or {}).get("detections") or [] if float(d.get("conf") or 0) >= self.threshold]
-
-    def people_edits(self, photo_ids: Sequence[int]) -> dict[int, Any]:
-        """photo id -> the edit that keeps a frame's people from a visitor who is not logged in (blurred, or the
-        frame withheld: setting hide_people), for the frames with a person detection at or above the threshold
-        (one read of the store)."""
-        if self.store is None or not photo_ids:
-            return {}
-        out = {}
-        for pid, found in self.store.detections([int(i) for i in photo_ids]).items():
-            facts = {"detections": [frame_facts.detection_json(d) for d in found]}
-            edit = self.picture_edit(facts, [], logged_in=False)
-            if edit is not None:
-                out[int(pid)] = edit
-        return out
-
-    @staticmethod
-    def withheld():
-        """The edit that withholds a frame (when whether it shows people cannot be told)."""
-        return frame_pictures.WITHHELD
-
-    def keeps_people_from(self, facts: dict[str, Any] | None, logged_in: bool) -> str:
-        """'blur' or 'hide' when this viewer must not see the people on this frame, else ''."""
-        return frame_pictures.keeps_people_from(facts, self.threshold,
-                                                str(getattr(self.settings, "hide_people", "blur")), logged_in)

@@ -40,8 +40,9 @@ class Applied:
                + f"; {self.empty} frame(s) have no box at or above {threshold:g} (empty)"]
         if self.unmatched:
             one = len(self.unmatched) == 1
-            out.append(f"{len(self.unmatched)} entr{'y' if one else 'ies'} of the detections file match{'es' if one else ''}"
-                       f" no photo of the folder: {_names(self.unmatched)} (paths in the file must be "
+            out.append(f"{len(self.unmatched)} entr{'y' if one else 'ies'} of the detections file "
+                       f"match{'es' if one else ''} no photo of the folder: {_names(self.unmatched)} (paths in "
+                       "the file must be "
                        "relative to the folder given to ingest, or absolute paths inside it)")
         if self.failures:
             out.append(f"the detector failed on {len(self.failures)} frame(s), which are not called empty: "

@@ -83,7 +83,7 @@ def regroup(store, deployment_keys: list[str], gap_s: float, threshold: float) -
     """Group every frame of these deployments again (through the camera-trap store) and write the events and
     each frame's event; returns how many events they have now. The source's events stay as they are named;
     made events are keyed '<deployment>#<n>' afresh (a made event a regrouping no longer needs is kept with 0
-    frames, so nothing that names it breaks)."""
+    frames, so nothing that names it breaks). The source's events (and their rows) are left as they are."""
     total = 0
     for key in deployment_keys:
         ids = store.camtrap_ids(CamtrapFilters(deployments=(key,)), threshold)
@@ -105,10 +105,11 @@ def regroup(store, deployment_keys: list[str], gap_s: float, threshold: float) -
         stale = {c.event_key for c in captures.values() if c.event_key and made.fullmatch(c.event_key)}
         stale -= {g.key for g in groups}
         dep_id = next((c.deployment_id for c in captures.values() if c.deployment_id is not None), None)
+        mine = [g for g in groups if not g.from_source]  # a source's events stay as the source wrote them
         rows = [Event(key=g.key, deployment_id=dep_id, start=g.start, end=g.end, frames=g.frames, max_n=g.max_n)
-                for g in groups] + [Event(key=k, deployment_id=dep_id, frames=0, max_n=0) for k in sorted(stale)]
+                for g in mine] + [Event(key=k, deployment_id=dep_id, frames=0, max_n=0) for k in sorted(stale)]
         event_ids = store.upsert_events(rows)
-        store.assign_events({pid: event_ids[g.key] for g in groups for pid in g.photo_ids})
+        store.assign_events({pid: event_ids[g.key] for g in mine for pid in g.photo_ids})
         total += len(groups)
         log.info("events of deployment %s: %d frames in %d events (gap %g s)", key, len(frames), len(groups), gap_s)
     return total

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +29,7 @@ _STAMP = re.compile(r"\s*(\d{4})[:\-](\d{2})[:\-](\d{2})[ T](\d{2}):(\d{2}):(\d{
 _OFFSET = re.compile(r"\s*([+-])(\d{2}):(\d{2})\s*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExifFacts:
     """The capture facts of one photo's EXIF; empty values where it said nothing (or nothing readable).
     `taken` is the wall time the camera recorded (naive); `offset` its OffsetTimeOriginal as written
@@ -80,7 +81,7 @@ def _degrees(dms, ref) -> float | None:
     except (TypeError, ValueError, ZeroDivisionError):
         return None
     value = d + m / 60 + s / 3600
-    if value != value:  # NaN: a rational with a zero denominator
+    if math.isnan(value):  # a rational with a zero denominator
         return None
     return -value if _text(ref).upper() in ("S", "W") else value
 
@@ -106,8 +107,10 @@ def read_exif(data: bytes, name: str = "") -> ExifFacts:
     raw = next((t for t in (_text(sub.get(ORIGINAL)), _text(sub.get(DIGITIZED)), _text(exif.get(DATETIME))) if t), "")
     taken = parse_stamp(raw)
     offset = _text(sub.get(OFFSET_ORIGINAL)) or (_text(sub.get(OFFSET_DIGITIZED)) if not sub.get(ORIGINAL) else "")
+    offset = offset if any(c.isdigit() for c in offset) else ""  # '   :  ': the camera did not know it
+    unknown = not any(c in "123456789" for c in raw)  # EXIF's blanks ('    :  :  ') or zeros: no date at all
     lat, lon = _place(gps) if gps else (None, None)
     return ExifFacts(taken=taken, offset=offset if taken else "", make=_text(exif.get(MAKE)),
                      model=_text(exif.get(MODEL)),
                      serial=_text(sub.get(BODY_SERIAL)) or _text(exif.get(CAMERA_SERIAL)),
-                     latitude=lat, longitude=lon, unreadable=raw if raw and taken is None else "")
+                     latitude=lat, longitude=lon, unreadable=raw if taken is None and not unknown else "")

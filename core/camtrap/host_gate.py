@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 class HostGate:
-    def __init__(self, policy: DownloadPolicy, fetch: Callable[[str, DownloadPolicy], bytes] = downloads.fetch):
-        self.policy, self._fetch = policy, fetch
+    def __init__(self, policy: DownloadPolicy, fetch: Callable[[str, DownloadPolicy], bytes] | None = None):
+        self.policy, self._fetch = policy, fetch or downloads.fetch
         self._lock = threading.Lock()
         self._first: dict[str, threading.Lock] = {}  # host -> held while its first URL is tried
         self._up: set[str] = set()
@@ -61,4 +61,5 @@ class HostGate:
     def notices(self) -> list[str]:
         """One line per host that failed, with the count of its URLs not tried."""
         return [f"{host} could not be reached ({why}); {self.not_tried[host]} more of its URLs were not tried in "
-                "this ingest (run the ingest again when the host can be reached)" for host, why in sorted(self.down.items())]
+                "this ingest (run the ingest again when the host can be reached)"
+                for host, why in sorted(self.down.items())]

@@ -184,12 +184,16 @@ class CamtrapStore(Protocol):
     def photo_ids_for_media(self, media_keys: Sequence[str]) -> dict[str, int]:
         """mediaID -> photo id, for the media keys already in the catalog."""
 
+    def remove_stand_ins(self, photo_ids: Sequence[int]) -> int:
+        """Delete those of these photos that stand in for a medium kept without its file (sha256 'media:...'),
+        with their camera-trap rows; other photos are never touched. Returns how many went."""
+
     def mark_looked(self, photo_ids: Sequence[int]) -> None:
         """A detector's results covered these frames (a capture row is made where there is none)."""
 
     def timed_places(self, photo_ids: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
         """(photo id, utc_epoch, latitude, longitude) of the frames whose time (without a time_issue) and
-        deployment place are known (the time-of-day filter computes the sun from these); None: every frame."""
+        place (the deployment's, else the photo's own) are known (the time-of-day filter computes the sun from these); None: every frame."""
 
     # ---- events -------------------------------------------------------------------------------------
     def upsert_events(self, events: Sequence[Event]) -> dict[str, int]:
@@ -216,6 +220,12 @@ class CamtrapStore(Protocol):
         """Frames a detector looked at with no box at or above `threshold` (sorted int64)."""
 
     def mark_crops_indexed(self, vector_set_id: int, detection_ids: Sequence[int]) -> None: ...
+
+    def crop_ids(self, vector_set_id: int) -> np.ndarray:
+        """Sorted ids of the detections recorded as having a crop vector in this set."""
+
+    def unmark_crops(self, vector_set_id: int, detection_ids: Sequence[int]) -> None:
+        """Forget these crop vectors (their file lost them): the next ingest embeds them again."""
 
     def unindexed_detections(self, vector_set_id: int, threshold: float) -> list[Detection]:
         """Boxes at or above `threshold` without a crop vector in this set, by id."""

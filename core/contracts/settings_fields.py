@@ -94,9 +94,6 @@ class SettingFields(BaseSettings):
     ingest_engine: Literal["local", "ray"] = Field("local", description="Ingest engine: 'local' (one process; "
         "decoding threads overlap the embedding) or 'ray' (Ray Data actors embed in parallel, one model load each, "
         "on this machine's CPUs or GPUs; the driver commits). Needs the ray[data] package.")
-    detection_threshold: float = Field(0.2, ge=0, le=1, description="Detector confidence at or above which a box "
-        "counts (camera traps): its crop is embedded and searched, and a frame a detector looked at without such a "
-        "box is empty. MegaDetector's typical threshold is 0.1-0.2.")
     crop_margin: float = Field(0.1, ge=0, le=1, description="Margin added around a detection's box before its crop "
         "is embedded or shown to the judge, as a share of the box's width and height on each side (clipped to the "
         "frame).")
@@ -165,8 +162,10 @@ class SettingFields(BaseSettings):
         "--deployments FILE.csv).")
     hide_people: Literal["blur", "hide", "show"] = Field("blur", description="What people who are not logged in "
         "see of a photo with a person detected on it (a 'person' box at or above detection_threshold): 'blur' "
-        "the person's box blurred, 'hide' the photo withheld, 'show' as it is. Such photos are also "
-        "filePublic=false in a Camtrap DP export.")
+        "the person's box pixelated and blurred, 'hide' the photo withheld (a placeholder and a notice), 'show' as "
+        "it is. A web app with a password has only logged-in viewers; without one every viewer counts as not "
+        "logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
+        "in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = Field(20, ge=1, le=1000, description="Results returned per search.")
     visret_m: int = Field(3, ge=1, le=16, description="Visualizations generated per query (VisRet m).")
@@ -288,7 +287,8 @@ class SettingFields(BaseSettings):
         "folder of a card (relative to the folder given to ingest) is the deployment: {deployment} one folder name "
         "(fixed text around it allowed: cam-{deployment}), * any one folder, {anything} the rest (sub-folders "
         "and the file; last part only), other text a folder of exactly that name. The default gives card/siteA/"
-        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none.")
+        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none. 'none': no folder is "
+        "a deployment (the photos' EXIF is still read).")
     default_utc_offset: str = Field("+00:00", pattern=r"^[+-]\d{2}:\d{2}$", description="The UTC offset assumed "
         "for a camera-trap frame whose own EXIF and deployment give none (for events and the sun; the result's "
         "timestamp then shows no offset).")

@@ -209,7 +209,7 @@ class Ingestor:
     def _detections(self, path: Path | None, vs: VectorSet, report: IngestReport, results) -> None:
         """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
         from core.camtrap.crop_index import CropIndex
-        from core.camtrap.crops import embed_crops
+        from core.camtrap.crops import embed_crops, reconcile as reconcile_crops
         from core.camtrap.detections_file import apply_results
         from core.ingest.decode import decode_workers
 
@@ -217,6 +217,7 @@ class Ingestor:
         crops = CropIndex(self.store.root, vs.id, vs.dim).load()
         if crops.damage:
             report.notices.append(f"crop index: {crops.damage}; it starts again empty")
+        report.notices += reconcile_crops(self.camtrap, crops, vs.id)
         if results is not None:
             file, parsed = results
             report.ignored = [n for n in report.ignored if Path(n).resolve() != file.resolve()]

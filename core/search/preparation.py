@@ -35,7 +35,8 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
             folder = settings.path(world.demo_folder)
             csv_path = world.build_demo(folder, seed=0, progress=lambda d, t: step("drawing the demo world", d, t))
             report = ingest(csv_path, lambda d, t: step("indexing the demo world", d, t))
-            notices.append(f"built the synthetic {world.title or world.name} world into {folder}: {report.added} photos")
+            notices.append(f"built the synthetic {world.title or world.name} world into {folder}: "
+                           f"{report.added} photos")
             if world.build_card is not None:
                 notices.append(_prepare_card(world, folder, ingest, step))
         corpus.reload()
@@ -45,7 +46,7 @@ def prepare_corpus(settings, catalog, corpus, embedder_is_standin: bool, ingest:
 def _prepare_card(world, folder, ingest: Callable, step: Progress) -> str:
     """Draw the world's camera-trap side (a camera card inside its demo folder) and ingest it as a card."""
     card = world.build_card(folder, seed=0, progress=lambda d, t: step("drawing the camera-trap demo", d, t))
-    beside = {"detections": card.detections}
+    beside = {"detections": card.detections, "deployments": card.deployments}
     report = ingest(card.folder, lambda d, t: step("indexing the camera-trap demo", d, t),
                     **{k: v for k, v in beside.items() if v})
     return f"built its synthetic camera-trap card into {card.folder}: {report.added} frames"

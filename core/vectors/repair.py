@@ -63,6 +63,8 @@ def check_indexes(catalog: Catalog, store: IndexStore, current_model: str = "") 
                                    f"{health.recorded} as indexed")
         missing = health.photos - health.recorded
         if vs.model_id == current_model and missing > 0 and not health.problems:
+            missing = len(catalog.unindexed_ids(vs.id))  # not the media kept without a file (nothing to embed)
+        if vs.model_id == current_model and missing > 0 and not health.problems:
             health.problems.append(f"{missing} catalog photo(s) have no vector from the current embedder "
                                    "(searches miss them until they are embedded)")
         out.append(health)

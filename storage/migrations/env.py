@@ -1,6 +1,7 @@
 """Alembic environment: runs migrations on the connection that storage.db.migrate hands over."""
 from alembic import context
 
+from storage import camtrap_models  # noqa: F401  (its tables join Base.metadata)
 from storage.models import Base
 
 connection = context.config.attributes.get("connection")

@@ -147,6 +147,14 @@ CASES = [
                                                                 "config"], '"k": 7', rc=0),
     Case("TOML saved as UTF-16", lambda r: ["--config", _write(r, "utf16.toml", "k = 7\n".encode("utf-16")), "config"],
          "starts with a UTF-16 byte-order mark"),
+    # camera traps (issue 34): a results file that cannot be trusted is refused before anything is written
+    Case("--detections with pixel boxes", lambda r: ["ingest", str(r / "inputs"), "--detections", _write(
+        r, "md-pixels.json", b'{"info": {"format_version": "1.4"}, "detection_categories": {"1": "animal"}, '
+        b'"images": [{"file": "a.jpg", "detections": [{"category": "1", "conf": 0.9, "bbox": [10, 20, 300, 200]}]}]}')],
+         "holds pixel values"),
+    Case("--detections given SpeciesNet's predictions", lambda r: ["ingest", str(r / "inputs"), "--detections", _write(
+        r, "predictions.json", b'{"predictions": [{"filepath": "a.jpg", "prediction": "x"}]}')],
+         "speciesnet.scripts.speciesnet_to_md"),
     Case("--config names a folder", lambda r: ["--config", str(r / "inputs"), "config"], "is a folder, not a file"),
     Case("ECOLENS_CONFIG names a folder", lambda r: ["config"], "is a folder, not a file",
          env={"ECOLENS_CONFIG": "{root}/inputs"}),

@@ -2,6 +2,8 @@
 real web app over a camera card ingested here: every result carries the camera-trap facts."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.camtrap_photos import exif_jpeg, write
@@ -23,7 +25,9 @@ def site(tmp_path_factory):
     done = cli(data, "ingest", str(card))
     assert done.returncode == 0, done.stderr
     server = LiveServer(data)
-    yield gradio_client.Client(server.url, verbose=False)
+    site = gradio_client.Client(server.url, verbose=False)
+    site.server = server
+    yield site
     server.stop()
 
 
@@ -47,3 +51,13 @@ def test_a_bad_time_of_day_is_refused_in_words(site):
     with pytest.raises(Exception) as err:
         site.predict(*OLD, "", "teatime", False, False, "", "", "", api_name="/search")
     assert "teatime" in str(err.value)
+
+
+def test_a_raw_call_with_only_the_older_values_still_works(site):
+    """A script posting the 14 older values as JSON (no client filling in the rest) gets its results."""
+    status, reply = site.server.get("/gradio_api/call/search", "POST", json.dumps({"data": list(OLD)}).encode(),
+                                    {"Content-Type": "application/json"})
+    assert status == 200, reply
+    _, stream = site.server.get(f"/gradio_api/call/search/{json.loads(reply)['event_id']}")
+    text = stream.decode("utf-8", "replace")
+    assert "event: complete" in text and "deployment_id" in text, text[-500:]

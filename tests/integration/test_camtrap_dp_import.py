@@ -21,6 +21,7 @@ from app import build_services
 from core.camtrap import camtrapdp_validate
 from core.camtrap.package_files import read_descriptor
 from core.contracts.settings import load_settings
+from tests.camtrap_roundtrip import package_tables, store_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "camtrap-dp-example"
@@ -208,7 +209,8 @@ def test_ingest_on_the_command_line_exits_0_offline_within_2_minutes(tmp_path):
     config = tmp_path / "ecolens.toml"
     config.write_text(f'data_dir = "{tmp_path / "data"}"\nembedder = "hash"\ndownload_timeout_s = 5\n')
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(config), "ingest", str(tmp_path / "pkg")],
+    command = [sys.executable, str(ROOT / "app.py"), "--config", str(config), "ingest", str(tmp_path / "pkg")]
+    done = subprocess.run(command,
                           capture_output=True, text=True, timeout=240, cwd=tmp_path, check=False,
                           env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                                "HOME": str(tmp_path)})
@@ -216,3 +218,65 @@ def test_ingest_on_the_command_line_exits_0_offline_within_2_minutes(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert took < 120
     assert "camtrap-dp" in done.stdout and "423 media" in done.stdout
+
+
+def test_the_store_holds_every_value_of_the_package_s_three_tables(tmp_path, offline):
+    """The round-trip helper's Camtrap DP side: what the store holds, written as the three tables, is the
+    package (4 deployments, 423 media, 549 observations, every non-empty cell)."""
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    got, want = store_tables(services.camtrap), package_tables(EXAMPLE)
+    assert {t: len(r) for t, r in want.items()} == {"deployments": 4, "media": 423, "observations": 549}
+    for table in want:
+        assert got[table] == want[table], table
+
+
+def test_the_media_kept_without_a_file_are_not_reported_as_missing_vectors(tmp_path, offline):
+    from core.vectors.repair import check_indexes
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    health = check_indexes(services.catalog, services.index_store, services.backends.embedder.model_id)
+    assert [h.problems for h in health] == [[]] and health[0].recorded == 10 and health[0].photos == 423
+
+
+def test_media_kept_without_a_file_are_replaced_once_their_host_answers(tmp_path, offline, monkeypatch):
+    """Offline first (413 stand-ins), then the host answers (each URL a picture of its own): the stand-ins are
+    replaced by the real photos, embedded, and every row of the package is as before."""
+    import io
+
+    from core.ingest import downloads
+    from tests.photos import colour_image
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+
+    urls = [m["filePath"] for m in _csv("media.csv") if m["filePath"].startswith("https://")]
+
+    def fetch(url, policy):
+        out = io.BytesIO()
+        colour_image(1000 + urls.index(url), 48).save(out, format="JPEG")
+        return out.getvalue()
+    monkeypatch.setattr(downloads, "fetch", fetch)
+    report = services.ingestor().run(EXAMPLE)
+    assert report.added == 413 and report.already == 10
+    assert any(n.startswith("413 media kept earlier without their file have it now") for n in report.notices)
+    catalog = services.catalog
+    assert catalog.count() == 423 and len(catalog.indexed_ids(catalog.vector_sets()[0].id)) == 423
+    assert store_tables(services.camtrap) == package_tables(EXAMPLE)
+    photos = catalog.get_photos(list(services.camtrap.photo_ids_for_media(["07840dcc"]).values()))
+    assert len(photos) == 1 and photos[0].extra["image_url"].startswith("https://multimedia.agouti.eu/")
+
+
+def test_stand_ins_left_by_an_ingest_cut_short_are_not_added_twice(tmp_path, offline):
+    """An ingest stopped after it added the stand-ins and before it wrote their captures: the next one finds
+    them by their content hash."""
+    from core.contracts.records import Photo
+
+    services = _services(tmp_path)
+    left = [m["mediaID"] for m in _csv("media.csv") if m["filePath"].startswith("https://")][:5]
+    ids = services.catalog.add_photos([Photo(path="x", sha256=f"media:7cca70f5-ef8c-4f86-85fb-8f070937d7ab:{k}")
+                                       for k in left])
+    services.ingestor().run(EXAMPLE)
+    assert services.catalog.count() == 423
+    assert services.camtrap.photo_ids_for_media(left) == dict(zip(left, ids))

@@ -1,7 +1,6 @@
 """The page's door to camera-trap data (core.camtrap.desk) on a real SQLite store: a frame's facts, an event's
-frames, a person's identification of a frame or an event (a human
-observation, one per annotator and target, refused with a fix for bad input), and the pictures the page
-serves: the matched box drawn inside the box only, people blurred or hidden for visitors not logged in."""
+frames, a person's identification of a frame or an event (a human observation, one per annotator and target,
+refused with a fix for bad input), and the photo view's boxes drawn on their outline only."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -10,17 +9,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core.camtrap import frame_pictures
 from core.camtrap.desk import CamtrapDesk
 from core.contracts.camtrap import Capture, Deployment, Detection, Event
 from core.contracts.errors import InputError, NotFoundError
 from core.contracts.records import Photo
-from core.search.presets import request_for
 from storage.camtrap_store import SqlCamtrapStore
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
-from tests.unit.test_ui_fakes import FakeEngine
-from ui.photos import PhotoFiles
 
 
 @pytest.fixture()
@@ -44,7 +39,7 @@ def world(tmp_path):
                                   detector_looked=True)])
     store.add_detections([Detection(0.25, 0.25, 0.5, 0.5, "animal", 0.93, "MDV5a", photo_id=ids[i]) for i in range(3)]
                          + [Detection(0.1, 0.1, 0.3, 0.6, "person", 0.88, "MDV5a", photo_id=ids[4])])
-    settings = SimpleNamespace(detection_threshold=0.2, hide_people="blur")
+    settings = SimpleNamespace(detection_threshold=0.2)
     return SimpleNamespace(ids=ids, store=store, desk=CamtrapDesk(store, settings), settings=settings)
 
 
@@ -115,10 +110,11 @@ def _frame() -> Image.Image:
     return Image.fromarray(rng.integers(0, 255, (200, 300, 3), dtype=np.uint8))
 
 
-def test_the_matched_box_is_drawn_on_its_outline_and_nothing_outside_it_changes(world):
+def test_the_boxes_are_drawn_on_their_outline_and_nothing_far_from_them_changes(world):
     facts = world.desk.facts([world.ids[0]])[world.ids[0]]
-    matched = facts["detections"][0]
-    edit = world.desk.picture_edit(facts, [matched], logged_in=False, labels=["animal 93%"])
+    shown = world.desk.boxes_worth_showing(facts)
+    assert shown == facts["detections"]
+    edit = world.desk.picture_edit(shown, ["animal 93%"])
     assert edit is not None
     plain = _frame()
     drawn = np.asarray(edit[1](plain)).astype(int)
@@ -127,47 +123,6 @@ def test_the_matched_box_is_drawn_on_its_outline_and_nothing_outside_it_changes(
     # the box spans x 75-225, y 50-150: its outline changed, the frame's corners far from it did not
     assert changed[50:150, 75:225].any()
     assert not changed[170:, :60].any() and not changed[:20, 250:].any()
-    assert world.desk.picture_edit(facts, [], logged_in=False) is None  # a plain match: the plain copy
-    assert world.desk.boxes_worth_showing(facts) == [matched]
+    assert world.desk.picture_edit([]) is None
     world.settings.detection_threshold = 0.95
     assert world.desk.boxes_worth_showing(facts) == []  # under the threshold: not drawn in the photo view
-
-
-def test_people_are_blurred_for_visitors_and_shown_to_those_logged_in(world):
-    facts = world.desk.facts([world.ids[4]])[world.ids[4]]
-    assert world.desk.picture_edit(facts, [], logged_in=True) is None
-    tag, apply = world.desk.picture_edit(facts, [], logged_in=False)
-    plain = _frame()
-    out = np.asarray(apply(plain)).astype(int)
-    before = np.asarray(plain).astype(int)
-    inside = np.abs(out[20:140, 30:120] - before[20:140, 30:120]).mean()
-    outside = np.abs(out[:, 200:] - before[:, 200:]).mean()
-    assert inside > 20 and outside == 0
-    world.settings.hide_people = "hide"
-    _, hide = world.desk.picture_edit(facts, [], logged_in=False)
-    assert np.asarray(hide(plain)).std() < 30  # a grey frame with one line of text
-    world.settings.hide_people = "show"
-    assert world.desk.picture_edit(facts, [], logged_in=False) is None
-    assert frame_pictures.keeps_people_from(facts, 0.9, "blur", False) == ""  # below the threshold: no person
-
-
-def test_every_view_keeps_the_people_from_visitors(world, tmp_path):
-    """The desk names the frames with people (one read); PhotoFiles, which every gallery and the photo view go
-    through, serves them edited to a visitor and as they are to someone logged in."""
-    ids = world.ids
-    assert set(world.desk.people_edits(ids)) == {ids[4]}
-    world.settings.hide_people = "hide"  # the fake's photos are plain colours, which a blur leaves as they are
-    edits = world.desk.people_edits(ids)
-    engine = FakeEngine(tmp_path)
-    shown = [int(h.photo_id) for h in engine.search(request_for("Fast", "a frog", k=2)).hits]
-
-    class Desk:
-        def people_edits(self, photo_ids):
-            return {shown[0]: edits[ids[4]]} if shown[0] in photo_ids else {}
-
-    files = PhotoFiles(engine, Desk())
-    visitor, _ = files.files(shown, "thumb")
-    member, _ = files.files(shown, "thumb", logged_in=True)
-    assert visitor[0] != member[0] and visitor[1] == member[1]
-    assert np.abs(np.asarray(Image.open(visitor[0])).astype(int) - 200).mean() < 20  # the grey "hidden" frame
-    assert np.abs(np.asarray(Image.open(member[0])).astype(int) - 200).mean() > 20

@@ -55,7 +55,8 @@ def test_a_0009_catalog_with_photos_upgrades_in_place_and_its_photos_stay_plain(
     cat = SqlCatalog(open_engine(db))  # opening migrates to head
     assert TABLES <= _tables(db)
     with cat.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == ScriptDirectory.from_config(cfg).get_current_head()
+        version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert version == ScriptDirectory.from_config(cfg).get_current_head()
     assert [p.scientific_name for p in cat.get_photos(ids)] == ["Vulpes vulpes"] * 3
     assert cat.filter_ids(Filters(taxon="vulpes vulpes")).tolist() == ids
     store = SqlCamtrapStore(cat.engine)
@@ -111,7 +112,8 @@ def test_captures_resolve_keys_replace_whole_rows_and_find_their_media(tmp_path)
     store.upsert_deployments([Deployment(key="A", latitude=51.0, longitude=4.0, utc_offset="+01:00")])
     store.upsert_events([Event(key="A#1", deployment_key="A", start="2021-03-01T10:00:00", frames=2, max_n=3)])
     first = Capture(photo_id=ids[0], deployment_key="A", media_key="m-1", captured_at="2021-03-01T10:00:00",
-                    utc_offset="+01:00", utc_epoch=1614589200.0, time_source="camtrap-dp", capture_method="activityDetection",
+                    utc_offset="+01:00", utc_epoch=1614589200.0, time_source="camtrap-dp",
+                    capture_method="activityDetection",
                     event_key="A#1", file_public=False, file_name="IMG_1.JPG", media_type="image/jpeg",
                     camera_make="RECONYX", camera_model="HC500", camera_serial="H500-1", comments="fog",
                     extra={"favorite": True}, detector_looked=True)
@@ -226,7 +228,8 @@ def test_the_camera_trap_filters_select_what_a_plain_reading_of_the_rows_selects
                           Detection(0, 0, 1, 1, "animal", 0.1, "m", photo_id=ids[3])])
     store.add_observations([
         Observation(level="event", type="animal", event_id=e["eA"], scientific_name="Vulpes vulpes", method="human"),
-        Observation(level="media", type="animal", photo_id=ids[3], scientific_name="Meles meles", method="machine")])
+        Observation(level="media", type="animal", photo_id=ids[3], scientific_name="Meles meles", method="machine"),
+        Observation(level="media", type="animal", photo_id=ids[0], event_id=e["eA"], scientific_name="Martes foina")])
 
     def ids_of(**kw):
         got = store.camtrap_ids(CamtrapFilters(**kw), 0.2)
@@ -237,10 +240,13 @@ def test_the_camera_trap_filters_select_what_a_plain_reading_of_the_rows_selects
     assert ids_of(deployments=("A", "B")) == ids[:4]
     assert ids_of(categories=("person", "animal")) == [ids[2]]  # the animal box is under the threshold
     assert ids_of(species="VULPES vulpes ") == [ids[0], ids[1]]  # through their event
+    assert ids_of(species="martes foina") == [ids[0]]  # a frame's own observation is about that frame only
     assert ids_of(classified="machine") == [ids[3]]
     assert ids_of(classified="human") == [ids[0], ids[1]]
     assert ids_of(classified="none") == [ids[2]]
     assert ids_of(classified="none", deployments=("A",)) == []
+    store.set_captures([Capture(photo_id=ids[5], deployment_key="B")])  # no event at all
+    assert ids_of(classified="none") == [ids[2], ids[5]]
     store.set_captures([Capture(photo_id=ids[4], utc_epoch=5.0, deployment_key="A")])
     store.upsert_deployments([Deployment(key="A", latitude=10.0, longitude=20.0)])
     assert store.timed_places() == [(ids[4], 5.0, 10.0, 20.0)]
@@ -270,3 +276,13 @@ def test_a_package_s_metadata_is_kept_and_replaced_by_key(tmp_path):
     store.save_package("pkg-2", {"title": "second"})
     store.save_package("pkg-1", {"title": "again"})
     assert store.packages() == {"pkg-1": {"title": "again"}, "pkg-2": {"title": "second"}}
+
+
+def test_only_stand_ins_of_media_without_a_file_are_removed(tmp_path):
+    cat, store, ids = _stores(tmp_path)
+    stand_in = cat.add_photos([Photo(path="https://host/x", sha256="media:pkg:m1")])[0]
+    store.set_captures([Capture(photo_id=stand_in, media_key="m1"), Capture(photo_id=ids[0], media_key="m0")])
+    store.add_observations([Observation(level="media", type="blank", photo_id=stand_in)])
+    assert store.remove_stand_ins([stand_in, ids[0], ids[1]]) == 1
+    assert cat.count() == len(ids) and store.captures([stand_in, ids[0]]).keys() == {ids[0]}
+    assert store.observations() == []

@@ -215,7 +215,7 @@ def test_darwin_core_calls_camera_trap_frames_machine_observations(catalog, tmp_
 
 
 def test_the_detections_go_out_as_megadetector_results_that_read_back(catalog, tmp_path):
-    megadetector = pytest.importorskip("core.camtrap.megadetector")  # ct-detect's reader and writer
+    from core.camtrap import megadetector
     cat, store, (a, b, c, d, url, plain) = catalog
     sources = exporting.ExportSources(_settings(tmp_path), None, cat.get_photos, store,
                                       lambda: [a, b, c, d, url, plain])
@@ -227,3 +227,35 @@ def test_the_detections_go_out_as_megadetector_results_that_read_back(catalog, t
     assert boxes == {"IMG_0000.JPG": [("animal", 0.91, "Vulpes vulpes")], "IMG_0001.JPG": [("person", 0.7, None)],
                      "IMG_0002.JPG": [("animal", 0.05, None)]}
     assert done.rows == 3 and str(tmp_path / "cards") in done.notices[0]
+
+
+def test_the_demo_worlds_camera_card_goes_out_valid_with_its_detections(tmp_path):
+    """The field-guide world's card (deployments CSV, MegaDetector results with a person, empty frames) through
+    the generic ingest, then out: valid, the person's frame not public, every box at or above the threshold a
+    machine observation, every empty frame a machine blank."""
+    import json as _json
+
+    from app import build_services
+    from core.contracts.settings import load_settings
+    from fieldguide.camtrap_card import build_camtrap_demo
+
+    card = build_camtrap_demo(tmp_path / "world", seed=0)
+    services = build_services(load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash"))
+    services.ingestor().run(card.folder, detections=card.detections, deployments=card.deployments)
+    sources = exporting.ExportSources(services.settings, None, services.catalog.get_photos, services.camtrap)
+    done = exporting.export(sources, "camtrap-dp", tmp_path / "pkg")
+    _valid(done.path)
+    assert done.rows == card.frames
+    results = _json.loads(Path(card.detections).read_text())
+    names = {v: k for k, v in results["detection_categories"].items()}
+    threshold = services.settings.detection_threshold
+    boxes = sum(1 for im in results["images"] for d in im.get("detections") or [] if d["conf"] >= threshold)
+    empty = sum(1 for im in results["images"] if not any(d["conf"] >= threshold for d in im.get("detections") or []))
+    people = {Path(im["file"]).name for im in results["images"]
+              if any(d["category"] == names["person"] and d["conf"] >= threshold for d in im.get("detections") or [])}
+    rows = _read(done.path, "observations")
+    machine = [r for r in rows if r["classificationMethod"] == "machine"]
+    assert len([r for r in machine if r["observationType"] != "blank"]) == boxes
+    assert len([r for r in machine if r["observationType"] == "blank"]) == empty
+    media = _read(done.path, "media")
+    assert people and {r["fileName"] for r in media if r["filePublic"] == "false"} == people

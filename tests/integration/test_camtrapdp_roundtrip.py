@@ -2,7 +2,8 @@
 export offline against the shipped Camtrap DP profile and table schemas, ingest the export into a fresh
 catalog, and find the same deployments, media and observations, field by field (every field Camtrap DP
 carries), the same events and the same package metadata. Then a person's identification and a detector's box
-added in EcoLens come out told apart: human with classifiedBy, machine with its probability."""
+added in EcoLens come out told apart: human with classifiedBy, machine with its probability. And the real
+camera-trap fixture's MegaDetector results round-trip through `export megadetector` and `ingest --detections`."""
 from __future__ import annotations
 
 import csv
@@ -25,7 +26,7 @@ PACKAGE_ID = "7cca70f5-ef8c-4f86-85fb-8f070937d7ab"
 
 
 @pytest.fixture
-def tried(offline):  # noqa: F811 (the import's fixture)
+def tried(offline):
     """The hosts something tried to reach (none may be reached: the network is off)."""
     return offline
 
@@ -35,7 +36,8 @@ def _services(data: Path):
                                             batch_size=16, max_image_pixels=4_000_000))
 
 
-def _export(data: Path, out: Path, monkeypatch, capsys) -> Path:
+def _export(data: Path, out: Path, monkeypatch, capsys, expect: str = "4 deployments, 423 media (10 files copied)"
+            ) -> Path:
     """The real command line's export (app.main) of the catalog in `data`."""
     for key, value in {**STANDIN_ENV, "ECOLENS_DATA_DIR": str(data), "HF_HUB_OFFLINE": "1"}.items():
         monkeypatch.setenv(key, value)
@@ -43,6 +45,7 @@ def _export(data: Path, out: Path, monkeypatch, capsys) -> Path:
     printed, err = capsys.readouterr()
     assert code == 0, err
     assert printed.strip() == str(out)
+    assert f"wrote {expect}" in err
     return out
 
 
@@ -137,3 +140,71 @@ def test_identifications_and_detections_made_in_ecolens_go_out_told_apart(tmp_pa
         written = {r["observationID"]: r["classificationMethod"] for r in csv.DictReader(fh)}
     assert machine_ids and all(written[i] == "machine" for i in machine_ids)
     assert json.loads((out / "datapackage.json").read_text())["id"] == PACKAGE_ID
+
+
+def test_megadetector_results_round_trip_through_an_export(tmp_path, tried, monkeypatch, capsys):
+    import shutil
+
+    fixture = EXAMPLE.parent / "megadetector"
+    card = tmp_path / "card"
+    shutil.copytree(fixture, card)
+    first = _services(tmp_path / "a")
+    first.ingestor().run(card, detections=card / "md_results.json")
+    for key, value in {**STANDIN_ENV, "ECOLENS_DATA_DIR": str(tmp_path / "a"), "HF_HUB_OFFLINE": "1"}.items():
+        monkeypatch.setenv(key, value)
+    assert app.main(["export", "megadetector", "--out", str(tmp_path / "md.json")]) == 0
+    printed, err = capsys.readouterr()
+    assert printed.strip() == str(tmp_path / "md.json") and f"ingest {card} --detections" in err
+
+    again = tmp_path / "card-again"
+    shutil.copytree(fixture, again)
+    (again / "md_results.json").unlink()
+    second = _services(tmp_path / "b")
+    second.ingestor().run(again, detections=tmp_path / "md.json")
+
+    def boxes(services, folder: Path) -> dict:
+        photos = services.catalog.get_photos([int(i) for i in services.catalog.filter_ids(Filters())])
+        found = services.camtrap.detections([p.id for p in photos])
+        return {Path(p.path).relative_to(folder).as_posix():
+                sorted((d.category, d.conf, d.x, d.y, d.w, d.h, d.label) for d in found.get(p.id, []))
+                for p in photos}
+
+    assert boxes(second, again) == boxes(first, card) and any(boxes(first, card).values())
+    def empty(services) -> list[str]:
+        return sorted(Path(p.path).name for p in services.catalog.get_photos(services.camtrap.empty_ids(0.2).tolist()))
+    assert empty(second) == empty(first) != []
+
+
+def test_a_camera_card_goes_out_as_a_valid_package_and_comes_back(tmp_path, tried, monkeypatch, capsys):
+    from tests.camtrap_photos import exif_jpeg, write
+
+    card = tmp_path / "card"
+    write(card / "siteA" / "a1.jpg", exif_jpeg("2024:06:21 13:00:00", colour=(10, 20, 30)))
+    write(card / "siteA" / "100RECNX" / "a2.jpg", exif_jpeg("2024:06:21 13:00:30", colour=(40, 20, 30)))
+    write(card / "siteB" / "b1.jpg", exif_jpeg("2024:06:21 03:20:00", "+03:00", colour=(10, 90, 30)))
+    write(card / "siteB" / "b2.jpg", exif_jpeg("1970:01:01 00:00:00", colour=(10, 120, 30)))
+    write(card / "plain.jpg", exif_jpeg("2024:05:02 10:00:00", colour=(200, 20, 30)))  # no deployment: not exported
+    csv_file = write(tmp_path / "deployments.csv", b"deploymentID,latitude,longitude,deploymentStart,clock_offset_s\n"
+                     b"siteA,51.4779,-0.0015,2024-06-01T12:00:00+01:00,60\nsiteB,50.1,4.2,,\n")
+    first = _services(tmp_path / "a")
+    first.ingestor().run(card, deployments=csv_file)
+    out = _export(tmp_path / "a", tmp_path / "export", monkeypatch, capsys, expect="2 deployments, 4 media")
+    _valid(out)
+    deployments = {r["deploymentID"]: r for r in csv.DictReader((out / "deployments.csv").open(encoding="utf-8"))}
+    media = {r["fileName"]: r for r in csv.DictReader((out / "media.csv").open(encoding="utf-8"))}
+    assert media["a1.jpg"]["timestamp"] == "2024-06-21T13:01:00+01:00"  # clock corrected, the deployment's offset
+    assert media["b1.jpg"]["timestamp"] == "2024-06-21T03:20:00+03:00"  # its own offset
+    assert media["b2.jpg"]["timestamp"] == "1970-01-01T00:00:00+00:00"
+    assert "doubtful (year 1970)" in media["b2.jpg"]["mediaComments"]
+    assert (deployments["siteA"]["deploymentEnd"], deployments["siteA"]["timestampIssues"]) == (
+        "2024-06-21T13:01:30+01:00", "")  # the last frame; every time had an offset
+    assert (deployments["siteB"]["deploymentStart"], deployments["siteB"]["timestampIssues"]) == (
+        "2024-06-21T03:20:00+03:00", "true")  # not the 1970 frame; b2's offset was assumed
+
+    second = _services(tmp_path / "b")
+    assert second.ingestor().run(out).added == 4
+    back = {c.file_name: c for c in second.camtrap.captures([int(i) for i in second.catalog.filter_ids(Filters())]
+                                                             ).values()}
+    assert {n: (c.captured_at, c.utc_offset, c.deployment_key) for n, c in back.items()} == {
+        "a1.jpg": ("2024-06-21T13:01:00", "+01:00", "siteA"), "a2.jpg": ("2024-06-21T13:01:30", "+01:00", "siteA"),
+        "b1.jpg": ("2024-06-21T03:20:00", "+03:00", "siteB"), "b2.jpg": ("1970-01-01T00:00:00", "+00:00", "siteB")}

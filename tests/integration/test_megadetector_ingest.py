@@ -58,7 +58,7 @@ def test_ingest_with_detections_then_search_inside_the_animal(tmp_path, card):
                                         "model": "megadetector (version unknown)"}
     whole = services.engine.search(request_for("Fast", "", examples=[frame]))
     assert whole.hits[0].photo_id == by_name["pheasant_web.jpg"]
-    assert whole.hits[0].matched_detection is None  # the whole frame matched better than any crop
+    assert whole.hits[0].to_json()["matched_detection"] is None  # the whole frame matched better than any crop
 
 
 def test_second_ingest_of_the_same_results_embeds_nothing_again(tmp_path, card):
@@ -105,3 +105,44 @@ def test_a_bad_results_file_is_refused_before_anything_is_written(tmp_path, card
     with pytest.raises(InputError) as err:
         services.ingestor().run(card / "north" / "nacti.jpg", detections=card / "md_results.json")
     assert "goes with a folder" in err.value.message
+
+
+def test_a_lost_or_damaged_crop_index_is_embedded_again(tmp_path, card):
+    build_services(_settings(tmp_path)).ingestor().run(card, detections=card / "md_results.json")
+    services = build_services(_settings(tmp_path))
+    vs = services.catalog.vector_set(services.backends.embedder.model_id, services.backends.embedder.dim)
+    crops = CropIndex(services.index_store.root, vs.id, vs.dim)
+    crops.path.write_bytes(crops.path.read_bytes()[:100])  # a damaged crop index
+    report = services.ingestor().run(card)
+    assert report.crops == 5 and report.added == 0
+    said = " | ".join(report.notices)
+    assert "crop index:" in said and "5 crop vector(s) recorded in the catalog were missing" in said
+    assert len(CropIndex(services.index_store.root, vs.id, vs.dim).load()) == 5
+    assert len(services.camtrap.crop_ids(vs.id)) == 5
+
+
+def test_round_trip_ingest_export_ingest(tmp_path, card):
+    """The fixture's results in, the detections out as MegaDetector results, and into a fresh catalog: the same
+    boxes on the same frames, the same empty frame, the unlisted photo still not called empty."""
+    from core import exporting
+    from core.contracts.records import Filters
+
+    first = build_services(_settings(tmp_path))
+    first.ingestor().run(card, detections=card / "md_results.json")
+    sources = exporting.ExportSources(first.settings, None, first.corpus.photos, first.camtrap,
+                                      lambda: first.catalog.filter_ids(Filters()))
+    out = tmp_path / "exported.json"
+    exporting.export(sources, "megadetector", out)
+
+    def boxes_by_name(services):
+        photos = services.catalog.get_photos(list(range(1, 20)))
+        dets = services.camtrap.detections([p.id for p in photos])
+        empty = set(services.camtrap.empty_ids(0.2).tolist())
+        return ({Path(p.path).name: [(d.x, d.y, d.w, d.h, d.category, d.conf, d.model) for d in dets.get(p.id, [])]
+                 for p in photos}, {Path(p.path).name for p in photos if p.id in empty})
+
+    second = build_services(_settings(tmp_path, data_dir=str(tmp_path / "data2")))
+    report = second.ingestor().run(card, detections=out)
+    assert report.crops == 5
+    assert boxes_by_name(second) == boxes_by_name(first)
+    assert boxes_by_name(second)[1] == {"idaho-camera-traps-left.jpg"}

@@ -59,8 +59,8 @@ def test_draw_outlines_the_box_on_a_copy():
 
 def test_box_json_and_words():
     class D:
-        x, y, w, h, category, conf, model = 0.123456, 0.2, 0.3, 0.4, "animal", 0.93127, "MDV5A"
+        x, y, w, h, category, conf, model = 0.12345678, 0.2, 0.3, 0.4, "animal", 0.93127, "MDV5A"
     item = boxes.box_json(D())
-    assert item == {"bbox": [0.1235, 0.2, 0.3, 0.4], "category": "animal", "conf": 0.9313, "model": "MDV5A"}
+    assert item == {"bbox": [0.123457, 0.2, 0.3, 0.4], "category": "animal", "conf": 0.93127, "model": "MDV5A"}
     assert boxes.matched_words(item) == "matched inside the box of an animal, 93% detector confidence"
     assert boxes.matched_words(None) == ""

@@ -2,17 +2,21 @@
 the deployment_pattern language and the deployments CSV."""
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 
 from core.camtrap.capture_time import offset_problem, resolve, timestamp
-from core.camtrap.deployments import DeploymentPattern, deployment_keys, read_deployments_csv
+from core.camtrap.deployments import (
+    DeploymentPattern,
+    deployment_keys,
+    read_deployments_csv,
+)
 from core.camtrap.exif import ExifFacts, read_exif
 from core.contracts.errors import InputError
 from tests.camtrap_photos import exif_jpeg, write
 
-NOW = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
 
 def test_exif_reads_time_offset_camera_and_place():
@@ -27,8 +31,11 @@ def test_exif_reads_time_offset_camera_and_place():
 def test_exif_without_tags_and_non_images_say_nothing():
     assert read_exif(exif_jpeg()).is_empty()
     assert read_exif(b"not an image at all").is_empty()
-    blank = read_exif(exif_jpeg("0000:00:00 00:00:00"))
-    assert blank.taken is None and blank.unreadable == "0000:00:00 00:00:00"
+    assert read_exif(exif_jpeg("0000:00:00 00:00:00")).is_empty()  # EXIF's way of saying 'unknown'
+    assert read_exif(exif_jpeg("    :  :     :  :  ", "   :  ")).is_empty()
+    wrong = read_exif(exif_jpeg("2024:13:45 99:00:00"))
+    assert wrong.taken is None and wrong.unreadable == "2024:13:45 99:00:00"
+    assert resolve(wrong, now=NOW).time_issue == "unreadable date '2024:13:45 99:00:00'"
 
 
 def test_gps_zeros_are_no_fix():
@@ -38,13 +45,13 @@ def test_gps_zeros_are_no_fix():
 
 def test_capture_time_uses_own_offset_then_deployment_then_default():
     own = resolve(ExifFacts(taken=datetime(2024, 5, 31, 14, 0, 0), offset="+02:00"), now=NOW)
-    assert own.utc_offset == "+02:00" and own.utc_epoch == datetime(2024, 5, 31, 12, tzinfo=timezone.utc).timestamp()
+    assert own.utc_offset == "+02:00" and own.utc_epoch == datetime(2024, 5, 31, 12, tzinfo=UTC).timestamp()
     assert timestamp(own.captured_at, own.utc_offset) == "2024-05-31T14:00:00+02:00"
     dep = resolve(ExifFacts(taken=datetime(2024, 5, 31, 14, 0, 0)), deployment_offset="-05:00", now=NOW)
-    assert dep.utc_offset == "-05:00" and dep.utc_epoch == datetime(2024, 5, 31, 19, tzinfo=timezone.utc).timestamp()
+    assert dep.utc_offset == "-05:00" and dep.utc_epoch == datetime(2024, 5, 31, 19, tzinfo=UTC).timestamp()
     unknown = resolve(ExifFacts(taken=datetime(2024, 5, 31, 14, 0, 0)), default_offset="+01:00", now=NOW)
     assert unknown.utc_offset is None  # not known: the result shows no offset
-    assert unknown.utc_epoch == datetime(2024, 5, 31, 13, tzinfo=timezone.utc).timestamp()
+    assert unknown.utc_epoch == datetime(2024, 5, 31, 13, tzinfo=UTC).timestamp()
     assert timestamp(unknown.captured_at, unknown.utc_offset) == "2024-05-31T14:00:00"
     assert unknown.observed_on == date(2024, 5, 31)
 
@@ -116,3 +123,22 @@ def test_deployments_csv(tmp_path):
                        "end": "2024-06-01T12:00:00+01:00", "camera_model": "HF2X", "clock_offset_s": 90.0,
                        "bait_use": False, "utc_offset": "+01:00"}
     assert rows[1] == {"key": "siteB"}
+
+
+def test_deployment_pattern_none_makes_no_deployments(tmp_path):
+    from types import SimpleNamespace
+
+    from core.camtrap.card import begin
+    from core.contracts.records import Photo
+    from core.ingest.sources import SourceItem
+
+    card = tmp_path / "card"
+    f = write(card / "trip" / "x.jpg", exif_jpeg("2024:05:31 14:02:11", gps=(45.5, -73.6)))
+    item = SourceItem(str(f), f.read_bytes, Photo(path=str(f)))
+    settings = SimpleNamespace(deployment_pattern="none", default_utc_offset="+00:00")
+    step = begin(None, settings, SimpleNamespace(kind="folder", items=[item]), card, None)
+    assert step.keys == {}
+    item.on_read(item, f.read_bytes(), "d1")  # the EXIF still fills the photo's date and place
+    assert item.photo.observed_on == date(2024, 5, 31) and item.photo.latitude == pytest.approx(45.5, abs=1e-4)
+    settings.deployment_pattern = "{deployment}/{anything}"
+    assert begin(None, settings, SimpleNamespace(kind="folder", items=[item]), card, None).keys == {str(f): "trip"}

@@ -2,7 +2,7 @@
 the sun's position (a published sunrise as the reference)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -53,8 +53,8 @@ def test_event_start_and_end_are_local_times():
 # 21:21 BST (20:21 UTC), as published by timeanddate.com's sun table for London and by HM Nautical Almanac
 # Office's rise/set figures for Greenwich (rounded to the minute).
 GREENWICH = (51.4779, -0.0015)
-SUNRISE = datetime(2024, 6, 21, 3, 43, tzinfo=timezone.utc).timestamp()
-SUNSET = datetime(2024, 6, 21, 20, 21, tzinfo=timezone.utc).timestamp()
+SUNRISE = datetime(2024, 6, 21, 3, 43, tzinfo=UTC).timestamp()
+SUNSET = datetime(2024, 6, 21, 20, 21, tzinfo=UTC).timestamp()
 
 
 def test_a_known_sunrise_and_sunset():
@@ -66,15 +66,15 @@ def test_a_known_sunrise_and_sunset():
     assert time_of_day(*GREENWICH, SUNRISE + 20 * 60) == "day"
     assert time_of_day(*GREENWICH, SUNSET + 20 * 60) == "dusk"
     assert time_of_day(*GREENWICH, SUNSET - 20 * 60) == "day"
-    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 0, 30, tzinfo=timezone.utc).timestamp()) == "night"
-    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 12, 0, tzinfo=timezone.utc).timestamp()) == "day"
+    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 0, 30, tzinfo=UTC).timestamp()) == "night"
+    assert time_of_day(*GREENWICH, datetime(2024, 6, 21, 12, 0, tzinfo=UTC).timestamp()) == "day"
 
 
 def test_the_other_side_of_the_world_and_unknowns():
     # Sydney at 02:00 UTC is noon local time (day); at 12:00 UTC it is 22:00 (night)
     sydney = (-33.86, 151.21)
-    assert time_of_day(*sydney, datetime(2024, 6, 21, 2, tzinfo=timezone.utc).timestamp()) == "day"
-    assert time_of_day(*sydney, datetime(2024, 6, 21, 12, tzinfo=timezone.utc).timestamp()) == "night"
+    assert time_of_day(*sydney, datetime(2024, 6, 21, 2, tzinfo=UTC).timestamp()) == "day"
+    assert time_of_day(*sydney, datetime(2024, 6, 21, 12, tzinfo=UTC).timestamp()) == "night"
     assert time_of_day(None, 1.0, 0.0) is None and time_of_day(1.0, 1.0, None) is None
 
 

@@ -80,25 +80,19 @@ def test_the_strip_captions_each_frame_with_its_place_in_the_event():
     assert items == [("a.jpg", "frame 1 of 2 · 03:12:00"), ("b.jpg", "frame 2 of 2 · time unknown")]
 
 
-def test_the_page_keeps_people_from_visitors_and_draws_the_matched_box():
+def test_the_photo_view_draws_the_boxes_at_or_above_the_threshold():
     from types import SimpleNamespace
 
     from core.camtrap.desk import CamtrapDesk
     from ui.camtrap_form import CamtrapPage, logged_in
 
-    settings = SimpleNamespace(detection_threshold=0.2, hide_people="blur")
-    page = CamtrapPage(CamtrapDesk(None, settings))
-    person = {**FRAME, "id": 8, "detections": [{"bbox": [0.1, 0.1, 0.2, 0.5], "category": "person", "conf": 0.9,
-                                                "model": "MDV5a"}]}
-    matched = {**FRAME, "matched_detection": FRAME["detections"][0]}
-    plain = {"id": 3, "rank": 2, "score": 0.1}
-    visitor = page.edits([person, matched, plain, FRAME], logged_in=False)
-    assert set(visitor) == {8, 7}  # the person's frame blurred, the matched box drawn; nothing else edited
-    assert '"keep": "blur"' in visitor[8][0] and '"boxes": [[0.1, 0.2, 0.3, 0.4]]' in visitor[7][0]
-    assert set(page.edits([person], logged_in=True)) == set()
-    settings.hide_people = "hide"
-    assert '"keep": "hide"' in page.edits([person], logged_in=False)[8][0]
-    assert set(page.edits([matched], logged_in=False, every_box=False)) == {7}
+    page = CamtrapPage(CamtrapDesk(None, SimpleNamespace(detection_threshold=0.2)))
+    faint = {"bbox": [0.6, 0.6, 0.1, 0.1], "category": "animal", "conf": 0.05, "model": "MDV5a"}
+    tag, _ = page.view_edit({**FRAME, "detections": FRAME["detections"] + [faint]})
+    assert '"boxes": [[0.1, 0.2, 0.3, 0.4]]' in tag and '"labels": ["animal 93%"]' in tag  # the faint one left out
+    assert page.view_edit({**FRAME, "detections": [faint]}) is None
+    assert page.view_edit({"timestamp": "2024-05-01T10:00:00", "detections": []}) is None  # a plain photo
+    assert CamtrapPage(None).view_edit(FRAME) is None
     assert logged_in(SimpleNamespace(username="ada")) and not logged_in(SimpleNamespace(username=None))
     assert not logged_in(None)
 

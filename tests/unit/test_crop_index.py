@@ -141,3 +141,21 @@ def test_best_of_gives_each_photo_its_best_crop(tmp_path):
     q = unit(1, 0, 0)
     got = ci.best_of(np.array([3, 1, 5]), lambda mat: mat @ q)
     assert got[0] == pytest.approx(0.0, abs=1e-6) and got[1] == pytest.approx(1.0, abs=1e-6) and got[2] == -np.inf
+
+
+class RecordingStore(Store):
+    def crop_ids(self, vs):
+        return np.array(sorted(self.marked), dtype=np.int64)
+
+    def unmark_crops(self, vs, ids):
+        self.marked = [i for i in self.marked if i not in set(ids)]
+
+
+def test_reconcile_follows_the_files(tmp_path):
+    ci = filled(tmp_path)  # crops 10-13 in the index
+    store = RecordingStore([])
+    store.marked = [10, 11, 12, 99]  # 99 recorded but not in the index; 13 in the index but not recorded
+    said = crops_mod.reconcile(store, ci, 1)
+    assert store.marked == [10, 11, 12] and sorted(ci.detection_ids().tolist()) == [10, 11, 12]
+    assert "1 crop vector(s) recorded in the catalog were missing" in said[0]
+    assert crops_mod.reconcile(store, ci, 1) == []  # in agreement now: nothing to say

@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from core.camtrap import megadetector as md
-from core.contracts.errors import InputError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "megadetector"
 

@@ -72,7 +72,8 @@ def test_the_card_is_drawn_inside_the_demo_folder_and_ingested_after_the_demo(tm
     calls, steps, notices, corpus = _prepare(tmp_path, monkeypatch, with_card=True)
     demo = tmp_path / "toy"
     assert calls == [("demo", demo, 0), ("ingest", demo / "observations.csv", {}), ("card", demo, 0),
-                     ("ingest", demo / "camtrap", {"detections": str(demo / "camtrap/d.json")})]
+                     ("ingest", demo / "camtrap", {"detections": str(demo / "camtrap/d.json"),
+                                                   "deployments": str(demo / "camtrap/d.csv")})]
     assert steps == ["drawing the demo world", "indexing the demo world", "drawing the camera-trap demo",
                      "indexing the camera-trap demo"]
     assert any("10 photos" in n for n in notices) and any("camera-trap" in n and "3 frames" in n for n in notices)
