@@ -22,8 +22,8 @@ from typing import Callable, Sequence
 from PIL import Image, ImageDraw
 
 from core.contracts.errors import InputError, StorageError
-from core.imageio import load_image
 from core.contracts.records import Photo
+from core.imageio import load_image
 
 log = logging.getLogger(__name__)
 SIZES = {"thumb": 320, "view": 1280}  # longer side in pixels

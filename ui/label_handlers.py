@@ -20,14 +20,14 @@ from typing import Any
 
 import gradio as gr
 
+from core import exporting
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError, NotFoundError
-from core import exporting
+from core.contracts.search_request import clean_query
+from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from core.exporting import ExportSources
 from core.labels import ADJUDICATED, agreement, disagreements, same_annotator
 from core.search.presets import request_for
-from core.contracts.search_request import clean_query
-from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from core.workers.right_of_way import ROAD
 from ui import label_board, present
 from ui import strings as S

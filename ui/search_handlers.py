@@ -11,19 +11,28 @@ from typing import Any, Iterator
 
 import gradio as gr
 
+from core.camtrap.filters import camtrap_filters
 from core.contracts.cancel import REPLACED, LatestSearches
 from core.contracts.errors import EcoLensError, InputError
-from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
-                                   Visualization, Waiting)
-from core.labels import latest
-from core.workers.right_of_way import ROAD
-from core.search.presets import request_for
+from core.contracts.events import (
+    Cancelled,
+    Done,
+    Failed,
+    FirstResults,
+    Notice,
+    PhotoJudged,
+    StageEvent,
+    Visualization,
+    Waiting,
+)
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog
+from core.labels import latest
+from core.search.presets import request_for
+from core.workers.right_of_way import ROAD
 from ui import present
 from ui import strings as S
-from core.camtrap.filters import camtrap_filters
 from ui.camtrap_form import CamtrapPage, logged_in
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id

@@ -15,7 +15,6 @@ from ui import strings as S
 from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
 
-
 # Gradio's dropdown has no placeholder of its own: the page writes one into the taxon box's input (again
 # whenever Gradio draws the box anew)
 TAXON_PLACEHOLDER_JS = """

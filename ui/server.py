@@ -23,12 +23,11 @@ from starlette.middleware import Middleware
 from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import MemorySessionLog, SessionLog
 from core.search.preparation import Preparation
-from ui import compare_view, dialogue_view, history_view, identify_handlers, label_view, marks, place_map
-from ui import search_view
+from ui import compare_view, dialogue_view, history_view, identify_handlers, label_view, marks, place_map, search_view
 from ui import strings as S
+from ui.api_guard import ApiGuard
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
-from ui.api_guard import ApiGuard
 from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
 from ui.identify_handlers import IdentifyHandlers
@@ -37,12 +36,12 @@ from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
-from ui.search_handlers import SearchHandlers
 from ui.schemas import remember_schemas
-from ui.served_in_place import serve_in_place
+from ui.search_handlers import SearchHandlers
 from ui.search_view import search_limit
-from ui.upload_guard import UploadGuard
+from ui.served_in_place import serve_in_place
 from ui.style import CSS, theme
+from ui.upload_guard import UploadGuard
 
 HEAD = (label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS + search_view.CITE_JS
         + place_map.head())
@@ -238,7 +237,8 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
-                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD,
+                                theme=theme(),
                                 footer_links=["api"],
                                 show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
                                 run_history=False,  # queries stay out of browser storage; no bucket routes
