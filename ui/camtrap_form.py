@@ -22,8 +22,15 @@ log = logging.getLogger(__name__)
 
 
 def logged_in(request: Any) -> bool:
-    """Whether the person on the page is logged in (the app's password, or Hugging Face on a Space)."""
-    return bool(getattr(request, "username", None))
+    """Whether the person on the page is logged in: the app's password (Gradio's username), or Hugging Face on a
+    Space (the OAuth session Gradio keeps; a server without sessions has none)."""
+    if getattr(request, "username", None):
+        return True
+    try:
+        session = getattr(request, "session", None)
+        return bool(session and session.get("oauth_info"))
+    except Exception:  # no session middleware: nobody logged in through Hugging Face
+        return False
 
 
 class CamtrapPage:

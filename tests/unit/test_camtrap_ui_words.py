@@ -95,6 +95,8 @@ def test_the_photo_view_draws_the_boxes_at_or_above_the_threshold():
     assert CamtrapPage(None).view_edit(FRAME) is None
     assert logged_in(SimpleNamespace(username="ada")) and not logged_in(SimpleNamespace(username=None))
     assert not logged_in(None)
+    assert logged_in(SimpleNamespace(username=None, session={"oauth_info": {"userinfo": {"name": "ada"}}}))
+    assert not logged_in(SimpleNamespace(username=None, session={}))
 
 
 def test_an_older_call_is_read_with_the_newer_parameters_at_their_defaults():
