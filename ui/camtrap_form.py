@@ -27,8 +27,8 @@ def logged_in(request: Any) -> bool:
     if getattr(request, "username", None):
         return True
     try:
-        session = getattr(request, "session", None)
-        return bool(session and session.get("oauth_info"))
+        session = getattr(request, "session", None)  # a dict, or Gradio's Obj standing for one
+        return session is not None and "oauth_info" in session and bool(session["oauth_info"])
     except Exception:  # no session middleware: nobody logged in through Hugging Face
         return False
 

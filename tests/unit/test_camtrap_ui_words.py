@@ -97,6 +97,10 @@ def test_the_photo_view_draws_the_boxes_at_or_above_the_threshold():
     assert not logged_in(None)
     assert logged_in(SimpleNamespace(username=None, session={"oauth_info": {"userinfo": {"name": "ada"}}}))
     assert not logged_in(SimpleNamespace(username=None, session={}))
+    from gradio.route_utils import Obj
+
+    assert logged_in(SimpleNamespace(username=None, session=Obj({"oauth_info": {"userinfo": {"name": "ada"}}})))
+    assert not logged_in(SimpleNamespace(username=None, session=Obj({})))
 
 
 def test_an_older_call_is_read_with_the_newer_parameters_at_their_defaults():
