@@ -63,13 +63,17 @@ class CamtrapPage:
 
     def enrich(self, hits: list[dict[str, Any]], by_event: bool = False) -> list[dict[str, Any]]:
         """The hits with the camera-trap fields the search JSON names (deployment_id, event_id, timestamp,
-        detections, and with `by_event` event_frames / event_frame_ids) where the engine did not give them."""
+        detections, and with `by_event` event_frames / event_frame_ids) where the engine did not give them,
+        and, for a frame the catalog names no species for, `identified`: the species someone identified on it
+        or its event (the page's caption leads with it: ui.present.name_of). Read once per search: a hit that
+        has `identified` (even empty) is not read again."""
         wanted = ("deployment_id", "event_frames") if by_event else ("deployment_id",)
-        if self.desk is None or not hits or all(k in h for h in hits for k in wanted):
-            return hits  # the engine gave them (core.camtrap.hit_facts): nothing to read
-        known = self.facts([int(h["id"]) for h in hits])
-        if not known:
-            return hits
+        unnamed = [h for h in hits if "identified" not in h and not (h.get("common_name") or h.get("taxon"))
+                   and camtrap_present.is_camtrap(h)]
+        missing = [h for h in hits if any(k not in h for k in wanted)]
+        if self.desk is None or not (unnamed or missing):
+            return hits  # the engine gave the fields (core.camtrap.hit_facts) and every frame is named
+        known = self.facts(sorted({int(h["id"]) for h in unnamed + missing}))
         out = []
         for h in hits:
             f = known.get(int(h["id"]))
@@ -79,6 +83,8 @@ class CamtrapPage:
             more = {k: f[k] for k in ("deployment_id", "event_id", "timestamp", "detections") if k not in h}
             if by_event:
                 more.update({k: f[k] for k in ("event_frames", "event_frame_ids") if k not in h})
+            if "identified" not in h and not (h.get("common_name") or h.get("taxon")):
+                more["identified"] = camtrap_present.species_shown(f)
             out.append({**h, **more})
         return out
 

@@ -65,9 +65,10 @@ def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None
 
 
 def name_of(hit: dict[str, Any]) -> str:
-    """What a photo is called on the page: its common name, its taxon, or (a photo of your own without a
-    species) its file name; the photo id only when none is known."""
-    named = hit.get("common_name") or hit.get("taxon")
+    """What a photo is called on the page: its common name, its taxon, the species someone identified on it (a
+    camera-trap frame: `identified`, ui.camtrap_form), or (a photo of your own without a species) its file name;
+    the photo id only when none is known."""
+    named = hit.get("common_name") or hit.get("taxon") or hit.get("identified")
     if named:
         return named
     path = str(hit.get("path") or "")

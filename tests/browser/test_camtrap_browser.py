@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, ROOT
-from tests.browser.pages import CONTRAST_JS, captions, open_photo, wait_searched
+from tests.browser.pages import CONTRAST_JS, captions, close_photo, open_photo, wait_searched
 from tests.live_server import LiveServer, cli
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -172,6 +172,11 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
                            ".some((t) => t.innerText.includes('identified by Ada Lovelace'))")
     assert len(_rows(card_server, "SELECT id FROM observations WHERE method = 'human'")) == 1
     shot(page, "camtrap-identified", full_page=False, toasts=True)
+    # the next search names the card by the species identified (the catalog named none)
+    close_photo(page)
+    page.click("#search-button")
+    wait_searched(page, 2)
+    assert any(c.startswith("Puma concolor · #") and "· 3 frames" in c for c in captions(page)), captions(page)
 
 
 def test_a_deployment_chosen_in_the_page_and_an_identification_by_script(card_server, page):

@@ -116,3 +116,21 @@ def test_an_older_call_is_read_with_the_newer_parameters_at_their_defaults():
     fn = SimpleNamespace(inputs=blocks)
     assert with_defaults(fn, ["a heron"]) == ["a heron", None, "", False, ""]
     assert with_defaults(fn, ["a", None, "siteA", True, "human"]) == ["a", None, "siteA", True, "human"]
+
+
+def test_a_frame_without_a_catalog_species_is_named_by_its_identification_read_once():
+    from ui.camtrap_form import CamtrapPage
+
+    class Desk:
+        reads = 0
+
+        def facts(self, ids):
+            Desk.reads += 1
+            return {7: {**FRAME, "observations": [{"scientific_name": "Puma concolor", "method": "human"}]}}
+
+    page = CamtrapPage(Desk())
+    named = {"id": 9, "rank": 2, "score": 0.1, "common_name": "Red fox", "deployment_id": "siteB"}
+    hits = page.enrich([dict(FRAME), named])
+    assert hits[0]["identified"] == "Puma concolor" and "identified" not in hits[1]
+    assert present.gallery_items(hits[:1], {}, ["t.jpg"])[0][1].startswith("Puma concolor · #1")
+    assert page.enrich(hits) == hits and Desk.reads == 1  # read once per search
