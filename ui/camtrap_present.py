@@ -32,15 +32,17 @@ def short_time(timestamp: str | None) -> str:
 
 
 def caption_tail(hit: dict[str, Any], by_event: bool = False) -> str:
-    """What a camera-trap tile's caption adds after the name: ' · siteA · 2024-06-01 03:12' and, for an event
-    card, ' · 5 frames'; '' for a plain photo."""
+    """What a camera-trap tile's caption adds after the name: for an event card ' · 5 frames' first (a narrow
+    tile's two lines keep it), then ' · siteA · 2024-06-01 03:12'; '' for a plain photo."""
     if not is_camtrap(hit):
         return ""
-    parts = [str(hit["deployment_id"])] if hit.get("deployment_id") else []
-    parts.append(short_time(hit.get("timestamp")))
+    parts = []
     if by_event or hit.get("event_frames") not in (None, 0) and "event_frame_ids" in hit:
         n = hit.get("event_frames") or len(hit.get("event_frame_ids") or []) or 1
         parts.append(frames_text(n))
+    if hit.get("deployment_id"):
+        parts.append(str(hit["deployment_id"]))
+    parts.append(short_time(hit.get("timestamp")))
     return " · " + " · ".join(parts)
 
 

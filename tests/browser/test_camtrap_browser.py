@@ -1,7 +1,7 @@
 """Camera traps in Chromium against the real server: a small card of real camera-trap frames (the MegaDetector
 repository's, tests/fixtures/megadetector, MIT) with EXIF times, a deployments CSV and a MegaDetector results
 file, ingested by the command line. The page offers the camera-trap filters; one result per event shows the
-burst as one card captioned with its deployment, time and "3 frames", the empty frame hidden and counted; the
+burst as one card captioned with "3 frames", its deployment and time, the empty frame hidden and counted; the
 photo view draws the detector's box on the frame (its pixels differ from the plain frame's on the box and
 not far from it), says the deployment, time with its offset, event and detection in words, shows the event's
 frames as a strip (a click shows that frame), and takes a person's identification of the event with the
@@ -117,7 +117,7 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     assert len(tiles) == 2, tiles  # the burst as one card, the fox; the empty frame hidden
     lion = next(i for i, c in enumerate(tiles) if c.startswith("lion-"))
     assert tiles[lion].startswith("lion-1.jpg · #"), tiles[lion]  # the event's best frame, named by its file
-    assert "· idaho · 2024-01-15 07:10 · 3 frames" in tiles[lion], tiles[lion]
+    assert "· 3 frames · idaho · 2024-01-15 07:10" in tiles[lion], tiles[lion]
     notices = page.locator("#search-notices").inner_text()
     assert "1 empty frame hidden" in notices and "“Show empty frames” shows them" in notices, notices
     shot(page, "camtrap-event-card")

@@ -25,9 +25,9 @@ def test_a_frames_caption_names_its_deployment_and_time_and_an_event_card_its_fr
     assert P.caption_tail(FRAME) == " · siteA · 2024-06-01 03:12"
     card = {**FRAME, "event_frames": 5, "event_frame_ids": [7, 8, 9, 10, 11]}
     (_, caption), = present.gallery_items([card], {}, ["t.jpg"])
-    assert caption == "IMG_0007.JPG · #1 · 0.31 · siteA · 2024-06-01 03:12 · 5 frames"
+    assert caption == "IMG_0007.JPG · #1 · 0.31 · 5 frames · siteA · 2024-06-01 03:12"
     one = {**FRAME, "event_frames": 1, "event_frame_ids": [7]}
-    assert P.caption_tail(one).endswith("· 1 frame")
+    assert P.caption_tail(one) == " · 1 frame · siteA · 2024-06-01 03:12"
     boxed = {**FRAME, "matched_detection": FRAME["detections"][0]}
     (_, caption), = present.gallery_items([boxed], {}, ["t.jpg"])
     assert caption.endswith("· siteA · 2024-06-01 03:12 · matched in the animal's box")
