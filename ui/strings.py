@@ -76,7 +76,7 @@ COVERS = "covers: {parts}"
 # a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
 IN_BOX_SHORT = "matched in the {category}'s box"
 IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
-          "the search looked at the animal, not only the whole frame.")
+          "the search looked inside the box, not only at the whole frame.")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
 COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
