@@ -119,7 +119,7 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     assert tiles[lion].startswith("lion-1.jpg · #"), tiles[lion]  # the event's best frame, named by its file
     assert "· 3 frames · idaho · 2024-01-15 07:10" in tiles[lion], tiles[lion]
     notices = page.locator("#search-notices").inner_text()
-    assert "1 empty frame hidden" in notices and "“Show empty frames” shows them" in notices, notices
+    assert "1 empty frame hidden (a detector found nothing in it; “Show empty frames” shows them)" in notices, notices
     shot(page, "camtrap-event-card")
     assert page.evaluate(CONTRAST_JS, "#search-filters") == []
 
