@@ -94,7 +94,7 @@ class ServedFiles:
             _digest(f"{source.resolve()}|{source.stat().st_mtime_ns}")
         # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
         side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
-        drawn = f"-{_digest(edit[0])[:16]}" if edit else _box_key(box)
+        drawn = f"-box{_digest(edit[0])[:12]}" if edit else _box_key(box)  # a copy with boxes drawn: "-box..."
         blurred = _blur_key(blur)
         target = self.folder / f"{key}-{side}{blurred}{drawn}.jpg"
         if target.is_file():
