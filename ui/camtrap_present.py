@@ -9,10 +9,6 @@ from typing import Any, Sequence
 
 from ui import strings as S
 
-CAMTRAP_KEYS = ("deployment_id", "event_id", "timestamp", "detections", "matched_detection", "event_frames",
-                "event_frame_ids")
-
-
 def is_camtrap(hit: dict[str, Any]) -> bool:
     """A camera-trap frame: it has a deployment or an event, or a detector looked at it (a plain photo may
     have a capture time from its EXIF, and is still a plain photo)."""

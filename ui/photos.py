@@ -45,7 +45,7 @@ class PhotoFiles:
         """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
         placeholder; the notices say which photos could not be shown and why. `boxes`: photo id -> the detection
         its match went through (a hit's matched_detection), drawn on that photo's copy; `edits`: photo id ->
-        what is drawn instead (the photo view's boxes: ui.camtrap_form.CamtrapPage.edits); `logged_in`: the
+        what is drawn instead (the photo view's boxes: ui.camtrap_form.CamtrapPage.view_edit); `logged_in`: the
         view knows its viewer is logged in (a Hugging Face login on a Space): people are not kept from them."""
         ids = [int(i) for i in ids]
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}

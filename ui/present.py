@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 from core.contracts.settings import Settings
 from core.methods.confidence import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
-from ui.camtrap_present import CAMTRAP_KEYS, caption_tail
+from ui.camtrap_present import caption_tail
 
 
 # ---- scores ---------------------------------------------------------------------------------------
@@ -321,7 +321,6 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
                           "answer": check_verdict(a)} for a in answers_of(stages, h["id"])]
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])
-        row.update({key: h[key] for key in CAMTRAP_KEYS if key in h})  # a camera-trap frame's fields
         results.append(row)
     name, meaning = S.SCALES[scale]
     return {"session_id": state.get("session_id"), "query": state.get("query", ""),
