@@ -21,7 +21,8 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from core.contracts.errors import InputError, NotReady
-from core.contracts.sessionlog import MemorySessionLog, SessionLog
+from core.contracts.sessionlog import SessionLog
+from core.sessions.memory_log import MemorySessionLog
 from core.search.preparation import Preparation
 from ui import compare_view, dialogue_view, history_view, identify_handlers, label_view, marks, place_map, search_view
 from ui import strings as S

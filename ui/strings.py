@@ -49,7 +49,8 @@ MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scr
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
-VISUALIZATIONS = "Pictures searched with: drawings made by EcoLens (not real photos), and your example photo if you gave one"
+VISUALIZATIONS = ("Pictures searched with: drawings made by EcoLens (not real photos), and your example photo if you "
+                  "gave one")
 YOUR_EXAMPLE = "your example photo"
 REGENERATE, DROP_VIS = "Draw new pictures", "Drop the selected picture"
 SELECT_VIS_HINT = "Select one of two or more drawn pictures first."
