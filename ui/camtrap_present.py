@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from ui import strings as S
 
+
 def is_camtrap(hit: dict[str, Any]) -> bool:
     """A camera-trap frame: it has a deployment or an event, or a detector looked at it (a plain photo may
     have a capture time from its EXIF, and is still a plain photo)."""

@@ -9,8 +9,8 @@ import pytest
 
 from core.camtrap.desk import CamtrapDesk
 from core.contracts.camtrap import Capture
-from core.sessions.memory_log import MemorySessionLog
 from core.search.presets import request_for
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
 
