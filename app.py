@@ -267,8 +267,11 @@ def serve(ctx: Context) -> int:
 
     ctx.serving = True
     services = ctx.services()
+    from core.camtrap.desk import CamtrapDesk
+
     return launch(services.engine, services.session_log(), services.banner,
-                  lambda progress: _prepare(services, progress), services.example_queries)
+                  lambda progress: _prepare(services, progress), services.example_queries,
+                  CamtrapDesk(services.camtrap, services.settings))
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:
