@@ -28,6 +28,7 @@ from core.backends.base import Embedder
 from core.contracts.errors import BackendError, InputError
 from core.ingest.decode import ReadItem, decode_for_embedding, read_and_hash
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
+from core.ingest.local_files import FileRefused, read_bounded
 from core.ingest.media_store import is_remote
 from core.contracts.records import Photo
 from core.contracts.settings import Settings
@@ -177,11 +178,13 @@ class EmbedActor:
 
     def _decode(self, path: str):
         try:
-            data = Path(path).read_bytes()
+            data = read_bounded(path)
             image, size = decode_for_embedding(data, name=path, max_pixels=self.settings.max_image_pixels)
             return image, size, hashlib.sha256(data).hexdigest(), ""
         except InputError as exc:
             return None, (0, 0), "", f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+        except FileRefused as exc:
+            return None, (0, 0), "", str(exc)
         except OSError as exc:
             return None, (0, 0), "", f"cannot be read ({exc.strerror or exc}); check the path and permissions"
 

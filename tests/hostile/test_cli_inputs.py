@@ -3,6 +3,7 @@
 database passes its integrity check and its row counts change only for accepted input."""
 from __future__ import annotations
 
+import os
 import resource
 import signal
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import Callable
 import pytest
 from PIL import Image
 
+from core.contracts import limits
 from storage.db import open_engine
 from tests.live_server import app_env, cli, counts, integrity_ok
 from tests.photos import colour_image, make_photo_folder
@@ -62,6 +64,28 @@ def _csv_with(root: Path, name: str, column: str, value: str, seed: int) -> str:
     row[column] = value
     (folder / "obs.csv").write_text(",".join(row) + "\n" + ",".join(row.values()) + "\n")
     return str(folder / "obs.csv")
+
+
+def _csv_naming(root: Path, name: str, target: Callable[[Path], str]) -> str:
+    """A CSV whose one row's path is `target(folder)`: a device, a FIFO, a file of /proc, a huge file."""
+    folder = root / "inputs" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "obs.csv").write_text(f"path,taxon_name\n{target(folder)},Ardea alba\n")
+    return str(folder / "obs.csv")
+
+
+def _fifo(folder: Path, name: str = "pipe.jpg") -> str:
+    path = folder / name
+    if not path.exists():
+        os.mkfifo(path)
+    return str(path)
+
+
+def _sparse(folder: Path) -> str:  # 101 MB on paper, no disk used
+    path = folder / "huge.jpg"
+    with path.open("wb") as fh:
+        fh.truncate(limits.MAX_PHOTO_BYTES + 1_000_000)
+    return str(path)
 
 
 def _many(root: Path) -> str:
@@ -155,6 +179,15 @@ CASES = [
     Case("--detections given SpeciesNet's predictions", lambda r: ["ingest", str(r / "inputs"), "--detections", _write(
         r, "predictions.json", b'{"predictions": [{"filepath": "a.jpg", "prediction": "x"}]}')],
          "speciesnet.scripts.speciesnet_to_md"),
+    # issue 36, item 3: a path that is no photo file is skipped with the reason, read with bounded memory and time
+    Case("CSV naming /dev/zero", lambda r: ["ingest", _csv_naming(r, "zero", lambda f: "/dev/zero")],
+         "skipping /dev/zero: is under /dev", rc=0),
+    Case("CSV naming a FIFO", lambda r: ["ingest", _csv_naming(r, "fifo", _fifo)], "is a FIFO (named pipe)", rc=0),
+    Case("CSV naming /proc/self/environ", lambda r: ["ingest", _csv_naming(r, "proc", lambda f: "/proc/self/environ")],
+         "is under /proc", rc=0),
+    Case("CSV naming a 101 MB file", lambda r: ["ingest", _csv_naming(r, "huge", _sparse)],
+         f"more than the {limits.MAX_PHOTO_BYTES // 1_000_000} MB a photo may be", rc=0),
+    Case("a FIFO named as the CSV", lambda r: ["ingest", _fifo(r / "inputs", "pipe.csv")], "is not a regular file"),
     Case("--config names a folder", lambda r: ["--config", str(r / "inputs"), "config"], "is a folder, not a file"),
     Case("ECOLENS_CONFIG names a folder", lambda r: ["config"], "is a folder, not a file",
          env={"ECOLENS_CONFIG": "{root}/inputs"}),
