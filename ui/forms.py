@@ -51,6 +51,9 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
                   bbox: str = "", license: str = "") -> Filters:
     """The filter fields of a form as Filters (empty fields ignored); InputError names a bad field."""
     month_numbers = tuple(sorted(S.MONTH_NAMES.index(m) + 1 for m in (months or []) if m in S.MONTH_NAMES))
+    if taxon is not None and not isinstance(taxon, str):  # the API lets a number through the dropdown
+        raise InputError(f"taxon = {taxon!r} is a number, not a taxon's name",
+                         "give a scientific or common name as text, e.g. 'Ardea alba' or 'great egret'")
     return Filters(taxon=(taxon or "").strip(), date_from=_date(date_from), date_to=_date(date_to),
                    months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
 
@@ -291,6 +294,44 @@ def with_defaults(block_fn: Any, inputs: Sequence[Any]) -> list[Any]:
     return inputs
 
 
+CHOICES_REFUSAL = "is not in the list of choices"  # Gradio's refusal of a value outside a choice component's list
+MAX_CHOICES_SHOWN = 20
+
+
+def _choice_values(block: Any) -> list[Any]:
+    return [c[1] if isinstance(c, (tuple, list)) else c for c in (getattr(block, "choices", None) or [])]
+
+
+def not_a_choice(block_fn: Any, inputs: Sequence[Any], state: Any = None) -> str | None:
+    """The EcoLens message for the first value outside its dropdown's, radio's or checkbox group's choices (as
+    the page holds them for this session): the parameter, the value and the choices it takes."""
+    names, _ = _parameters(block_fn)
+    for i, (block, value) in enumerate(zip(block_fn.inputs, inputs)):
+        if type(block).__name__ not in ("Dropdown", "Radio", "CheckboxGroup") or value is None:
+            continue
+        try:
+            if state is not None and block._id in state:
+                block = state[block._id]  # the choices this session's page was given
+        except (AttributeError, KeyError, TypeError):
+            pass
+        if getattr(block, "allow_custom_value", False):
+            continue
+        allowed = _choice_values(block)
+        wrong = next((v for v in (value if isinstance(value, list) else [value]) if v not in allowed), None)
+        if wrong is None:
+            continue
+        name = names[i] if i < len(names) and names[i] else f"parameter {i + 1}"
+        shown = ", ".join(str(v) for v in allowed[:MAX_CHOICES_SHOWN]) + (", ..." if len(allowed) > MAX_CHOICES_SHOWN
+                                                                          else "")
+        return f"{name} = {_shown_value(wrong)} is not one of its choices ({shown or 'none yet'})"
+    return None
+
+
+def _shown_value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def typed_api(app: gr.Blocks) -> gr.Blocks:
     """Check the type of every value an API call sends before Gradio reads it (check_api_types); a value a
     component still cannot read is refused naming the endpoint, never as an error without a message."""
@@ -301,8 +342,13 @@ def typed_api(app: gr.Blocks) -> gr.Blocks:
         check_api_types(block_fn, inputs)
         try:
             return await read(block_fn, inputs, state, explicit_call)
-        except gr.Error:
-            raise
+        except gr.Error as exc:
+            if CHOICES_REFUSAL not in str(exc.message):
+                raise
+            problem = not_a_choice(block_fn, inputs, state) or S.UNREADABLE_VALUE.format(
+                api=getattr(block_fn, "api_name", "?"))  # Gradio's own words never reach the caller
+            log.info("/%s refused: %s", getattr(block_fn, "api_name", "?"), problem)
+            raise gr.Error(sentence(problem, capital=False), title=InputError.title, print_exception=False) from None
         except OSError:  # the server's disk or files, not the caller's value: a real fault
             log.exception("/%s: reading the call's values failed", getattr(block_fn, "api_name", "?"))
             raise gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE) from None
