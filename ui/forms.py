@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import gradio as gr
 
 from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
-from core.contracts import bounds
+from core.contracts import bounds, limits
 from core.contracts.records import Filters, parse_bbox
 from core.ingest.sources import parse_date
 from ui import strings as S
@@ -126,11 +126,13 @@ def photo_id(value: Any) -> int | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(S.BAD_PHOTO_ID.format(value=value), S.BAD_PHOTO_ID_HINT) from None
-    if number != int(number) or number < 1:
+    if number != number or number in (float("inf"), float("-inf")) or number != int(number) or number < 1:
         raise InputError(S.BAD_PHOTO_ID.format(value=value), S.BAD_PHOTO_ID_HINT)
-    return int(number)
+    # within the catalog's ids (signed 64-bit): 10**30 or 2**63 is no photo, never a database overflow
+    return bounds.whole_number("photo id", value if isinstance(value, int) else int(number), 1, limits.MAX_ID,
+                               S.BAD_PHOTO_ID_HINT)
 
 
 def shows_errors(fn: Callable) -> Callable:
@@ -260,6 +262,11 @@ def typing_hints(fn: Callable) -> dict[str, Any]:
         return {}
 
 
+def _whole_number_box(block: Any) -> bool:
+    """A gr.Number with precision 0: a photo id."""
+    return type(block).__name__ == "Number" and getattr(block, "precision", None) == 0
+
+
 def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
     """Refuse a call whose values have the wrong type (a number or a list as the query, text as k), naming the
     parameter and the type it takes; a slider's value outside its range is named with the range. Raises a
@@ -273,6 +280,11 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
         problem = None
         if wanted is not None and not wanted[1](value):
             problem = f"{name} must be {wanted[0]}, not {_kind(value)}"
+        elif _whole_number_box(block) and value not in (None, "") and value == value:
+            try:  # before Gradio rounds it: 1.5 is no photo id (it searched photo 2), 10**30 is outside the ids
+                bounds.whole_number(name, value, 1, limits.MAX_ID)
+            except InputError as exc:
+                problem = f"{exc.message} ({exc.hint})"
         elif type(block).__name__ == "Slider" and _number(value) and value == value:
             lo, hi = block.minimum, block.maximum
             if value > hi:

@@ -200,6 +200,9 @@ class SettingFields(BaseSettings):
         "that was slow. A small vision-language model on a CPU needs more than a hosted one.")
     deadline_cover_s: float = Field(60.0, ge=0.5, le=86_400, description="Total seconds a Cover search may take; "
         "past it the search returns what it has, with a notice.")
+    deadline_dialogue_s: float = Field(30.0, ge=0.5, le=86_400, description="Total seconds one Dialogue turn (the "
+        "answer read, the next question written) may take; past it the question is the offline rules' own, with a "
+        "notice that the model was late.")
     max_judge_calls: int = Field(1000, ge=1, le=1_000_000, description="Per-query budget of judge calls; rerank_k x "
         "sub-questions x votes must fit (100 x 3 x 3 = 900).")
     plugir_clusters: int = Field(10, ge=1, le=100, description="PlugIR k-means clusters over the retrieval "
