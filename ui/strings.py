@@ -252,6 +252,8 @@ STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "
               "answer": "writing the answer", "group": "putting the group your words name first"}
 STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
+STAGE_FAILED_WHY = ("A later step failed ({error}, an error inside EcoLens; its details are in ecolens.log); the "
+                    "results so far are shown.")
 CANCELLED = "stopped ({reason})"
 PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."
 STOP = "Stop"
