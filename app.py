@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.backends.registry import Backends
+from core.backends.registry import Backends, load_plugins
 from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for
 from core.search.corpus import Corpus
 from core.search.engine import SearchEngine
@@ -31,8 +31,7 @@ ROOT = Path(__file__).resolve().parent
 
 # world plug-ins (core.contracts.world): each module's register() adds its rule book, backends, demo and benchmark
 WORLD_PLUGINS = ("fieldguide.plugin",)
-for _plugin in WORLD_PLUGINS:
-    importlib.import_module(_plugin).register()
+load_plugins(WORLD_PLUGINS)  # remembered: worker processes and Ray actors register the same ones
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",

@@ -70,6 +70,24 @@ def register_backend(kind: str, name: str, target: str, *, reads_embedder: bool 
         MODEL_BACKENDS.add((kind, name))
 
 
+_PLUGINS: list[str] = []  # plug-in modules registered in this process, in order (their names, for other processes)
+
+
+def load_plugins(modules: tuple[str, ...] | list[str]) -> None:
+    """Import each plug-in module and call its register() (idempotent), remembering its name so that processes
+    started later (worker processes, Ray actors) register the same ones: `loaded_plugins()`."""
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module).register()
+        if module not in _PLUGINS:
+            _PLUGINS.append(module)
+
+
+def loaded_plugins() -> tuple[str, ...]:
+    return tuple(_PLUGINS)
+
+
 def runs_model(kind: str, value: str) -> bool:
     """Whether backend `value` of `kind` runs a model in the process (an exact name or a 'prefix:' entry)."""
     if (kind, value) in MODEL_BACKENDS:

@@ -99,6 +99,13 @@ class SettingFields(BaseSettings):
         "frame).")
     ingest_workers: int = Field(0, ge=0, le=1024, description="Ingest parallelism: decoding threads for the local "
         "engine, embedding actors for the ray engine; 0 picks from the machine (CPU cores, GPUs).")
+    ray_address: str = Field("", max_length=300, description="The Ray cluster the ray ingest engine joins "
+        "(host:port of a running `ray start --head`, e.g. 127.0.0.1:6379, or ray://host:10001); empty starts a "
+        "private Ray instance on this machine for each ingest. The cluster's workers must run the same Python and "
+        "packages and reach this EcoLens folder.")
+    ray_start_timeout_s: float = Field(300.0, ge=1, le=86_400, description="Seconds the ray ingest engine waits for "
+        "a Ray worker to start (its check task) and for the actors' first embeddings (loading the model); past it "
+        "the ingest stops with a message instead of waiting without a word.")
     download_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Total seconds one photo URL may take to "
         "download at ingest (a slower one is skipped with a note).")
     hub_max_gb: float = Field(20.0, ge=0.001, le=10_000, description="Largest download from the Hugging Face hub, "
