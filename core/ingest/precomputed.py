@@ -24,7 +24,7 @@ from core.ingest import local_files
 from core.ingest.decode import read_and_hash
 from core.ingest.state import EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest.arrow_rows import ArrowRows
 from core.ingest.sources import SourceItem, ValueNotes
 

@@ -9,7 +9,7 @@ checkpoints, so a killed run resumes exactly once like the local engine.
 
 Where Ray runs (a private instance on this machine, or the cluster named by `ray_address`), the check that
 its workers can start, and the translation of Ray's failures into EcoLens's errors: core/ingest/ray_session.py.
-The actors register the same plug-ins as this process (core.backends.registry.loaded_plugins)."""
+The actors register the same plug-ins as this process (core.plugins.registry.loaded_modules)."""
 from __future__ import annotations
 
 import hashlib
@@ -24,7 +24,7 @@ from typing import Iterator
 import numpy as np
 
 from core.backends.base import Embedder
-from core.backends.registry import loaded_plugins
+from core.plugins.registry import loaded_modules
 from core.contracts.errors import InputError
 from core.ingest.decode import ReadItem, decode_for_embedding, read_and_hash
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
@@ -32,7 +32,7 @@ from core.ingest.local_files import FileRefused, read_bounded
 from core.ingest.media_store import is_remote
 from core.ingest.ray_session import bounded, check_workers, ray_session
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest.sources import SourceItem
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class RayEngine:
         self.gpus = _gpus(settings)
         self.workers = workers if workers > 0 else (self.gpus or max(1, self.cores // 2))
         self.spool = settings.path("ingest-spool")
-        self.plugins = loaded_plugins()  # registered in the actors too
+        self.plugins = loaded_modules()  # registered in the actors too
 
     def batches(self, resume: list[Photo], items: list[SourceItem], dedupe: Deduper,
                 report: IngestReport) -> Iterator[EmbeddedBatch]:
@@ -168,9 +168,10 @@ class EmbedActor:
     def __init__(self):
         settings, threads, device, plugins = self.bound
 
-        from core.backends.registry import create_embedder, load_plugins
+        from core.backends.registry import create_embedder
+        from core.plugins.registry import load_modules
 
-        load_plugins(plugins)  # the same plug-ins as the main process (the demo world's embedder)
+        load_modules(plugins)  # the same plug-ins as the main process (the demo world's embedder)
 
         try:
             import torch

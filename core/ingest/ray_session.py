@@ -99,11 +99,12 @@ def _fitted(ray: Any, workers: int) -> int:
 
 def worker_check(plugins: tuple[str, ...], embedder: str) -> str:
     """Run on a Ray worker: register the plug-ins and resolve the embedder's name (no model is loaded)."""
-    from core.backends import registry
+    from core.backends.registry import table
     from core.backends.resolution import resolve
+    from core.plugins.registry import load_modules
 
-    registry.load_plugins(plugins)
-    resolve(registry.EMBEDDERS, "embedder", embedder)
+    load_modules(plugins)
+    resolve(table("embedder"), "embedder", embedder)
     return "ok"
 
 

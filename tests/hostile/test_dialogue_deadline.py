@@ -9,8 +9,8 @@ import time
 import pytest
 
 from core.backends.openai_llm import OpenAILLM
-from core.contracts.sessionlog import MemorySessionLog
-from core.contracts.settings import load_settings
+from core.sessions.memory_log import MemorySessionLog
+from core.config import load_settings
 from core.search.engine import SearchEngine
 from tests.faultservers import FaultServer
 from tests.fakes import FakeBackends, FakeEmbedder

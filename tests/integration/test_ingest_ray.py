@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from app import build_services
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import colour_image, make_photo_folder
 
 pytest.importorskip("ray")
@@ -145,10 +145,10 @@ def test_ray_ingest_works_on_the_default_settings(tmp_path):
 def test_a_failure_inside_ray_is_ecolens_error_with_its_fix(tmp_path, monkeypatch):
     """A plug-in the Ray workers cannot import (as on a cluster whose workers lack this EcoLens): the check task
     says so at once as EcoLens's error and fix, never Ray's traceback; nothing is added."""
-    from core.backends import registry
     from core.contracts.errors import BackendError
+    from core.plugins import registry
 
-    monkeypatch.setattr(registry, "_PLUGINS", [*registry.loaded_plugins(), "tests.no_such_plugin"])
+    monkeypatch.setattr(registry, "_MODULES", [*registry.loaded_modules(), "tests.no_such_plugin"])
     services = build_services(_settings(tmp_path / "data", ingest_engine="ray", ingest_workers=1,
                                         ray_start_timeout_s=120))
     t0 = time.monotonic()
