@@ -9,10 +9,10 @@ from typing import Any
 
 import gradio as gr
 
+from core.config import masked
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
-from core.config import masked
 from ui import strings as S
 from ui.forms import not_recorded, note, shows_errors, warn, web_notices
 from ui.photos import PhotoFiles

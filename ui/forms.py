@@ -15,10 +15,10 @@ from typing import Any, Callable, Sequence
 
 import gradio as gr
 
-from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
 from core.contracts import bounds, limits
-from core.imageio import example_photo
+from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
 from core.contracts.records import Filters, parse_bbox, parse_date
+from core.imageio import example_photo
 from ui import strings as S
 
 log = logging.getLogger(__name__)

@@ -24,16 +24,16 @@ from typing import Iterator
 import numpy as np
 
 from core.backends.base import Embedder
-from core.plugins.registry import loaded_modules
+from core.config import Settings
 from core.contracts.errors import InputError
+from core.contracts.records import Photo
 from core.ingest.decode import ReadItem, decode_for_embedding, read_and_hash
-from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.ingest.local_files import FileRefused, read_bounded
 from core.ingest.media_store import is_remote
 from core.ingest.ray_session import bounded, check_workers, ray_session
-from core.contracts.records import Photo
-from core.config import Settings
 from core.ingest.sources import SourceItem
+from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
+from core.plugins.registry import loaded_modules
 
 log = logging.getLogger(__name__)
 

@@ -25,17 +25,17 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from core.contracts.records import Filters, Hit
 from core.contracts.world import RuleBooks, answer_word
-from core.methods.anatomy import impossible as impossible_for, named_taxa
+from core.methods.anatomy import impossible as impossible_for
+from core.methods.anatomy import named_taxa
 from core.methods.cached_backends import CachedBackends
-from core.methods.deadline import SearchDeadline, backend_where
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
+from core.methods.deadline import SearchDeadline, backend_where
 from core.methods.feedback import check_photo_ids, rocchio
 from core.methods.llm_call import short_error
 from core.methods.llm_tasks import FILTER_FALLBACK, filter_questions, propose_questions, reformulate
-from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
-                                            representatives)
-from core.contracts.records import Filters, Hit
+from core.methods.retrieval_context import candidate_count, caption_entropies, cluster, kl_select, representatives
 
 log = logging.getLogger(__name__)
 SKIP_TOP = 10  # the KL choice looks at candidates ranked 11..n_t

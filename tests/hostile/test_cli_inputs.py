@@ -18,6 +18,7 @@ from storage.db import open_engine
 from tests.live_server import app_env, cli, counts, integrity_ok
 from tests.photos import colour_image, make_photo_folder
 
+
 @dataclass
 class Case:
     name: str

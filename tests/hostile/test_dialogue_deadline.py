@@ -9,11 +9,11 @@ import time
 import pytest
 
 from core.backends.openai_llm import OpenAILLM
-from core.sessions.memory_log import MemorySessionLog
 from core.config import load_settings
 from core.search.engine import SearchEngine
-from tests.faultservers import FaultServer
+from core.sessions.memory_log import MemorySessionLog
 from tests.fakes import FakeBackends, FakeEmbedder
+from tests.faultservers import FaultServer
 from tests.unit.test_ui_fakes import DIM, FakeEngine
 from ui.dialogue_handlers import DialogueHandlers
 
