@@ -253,9 +253,14 @@ class SearchHandlers:
                 exc = event.error
                 if isinstance(exc, EcoLensError) and not shown:  # bad input found by the engine (an unknown
                     raise exc                                     # taxon): nothing is on screen, say it plainly
-                message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
+                message = (user_message(exc) if isinstance(exc, EcoLensError)
+                           else S.STAGE_FAILED_WHY.format(error=type(exc).__name__))
+                # a failed later stage keeps the results on screen and says why: in the notices (the page's and
+                # the API's), the session log and ecolens.log
+                state["notices"] = state.get("notices", []) + [message]
+                log.warning("search %r (%s) stopped after its first results: %s", (req.query or "")[:80], req.name,
+                            message if isinstance(exc, EcoLensError) else f"{type(exc).__name__}: {exc}"[:300])
                 self.record.unfinished(state, req, f"failed: {message}", knobs)
-                # a failed later stage keeps the results on screen and says why
                 outcome["ended"] = True
                 warn([message])
                 yield self.outputs(state, status.ended(S.STOPPED_EARLY), key, status.details())

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from core.contracts import limits
 from core.search.presets import PRESET_NAMES
 from ui import camtrap_form
 from ui import strings as S
@@ -92,9 +93,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                                visible=False, interactive=True, scale=2)
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
-            k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
-            m = gr.Slider(1, 8, value=s.visret_m, step=1, label=S.VISRET_M, elem_id="search-m")
-            rerank_k = gr.Slider(5, 200, value=s.rerank_k, step=5, label=S.RERANK_K, elem_id="search-rerank-k")
+            k = gr.Slider(1, limits.MAX_K, value=s.k, step=1, label=S.K, elem_id="search-k")
+            m = gr.Slider(1, limits.MAX_M, value=s.visret_m, step=1, label=S.VISRET_M, elem_id="search-m")
+            rerank_k = gr.Slider(limits.MIN_RERANK_K, limits.MAX_RERANK_K, value=s.rerank_k, step=1, label=S.RERANK_K,
+                                 elem_id="search-rerank-k")
             rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode",
                                       scale=2)
         # the upload reaches the handler unopened; core.contracts.bounds checks it

@@ -137,6 +137,7 @@ DIALOGUE_SUGGESTIONS = ["yes", "no", "partly", "I cannot tell from the photos"]
 DIALOGUE_CANDIDATES = "Candidates (select photos that match, then Answer)"
 DIALOGUE_DESCRIPTION = "What EcoLens now searches for"
 NOTE_TITLE = "Note"
+NOTICE_TITLE = "Notice"
 DIALOGUE_OWN_QUESTION = ("None of the questions written for this turn was new and told the photos shown apart, so "
                          "EcoLens asks its own question about these photos.")
 DIALOGUE_UNAVAILABLE = ("The dialogue engine is not installed in this build; only plain search is available. "
@@ -245,6 +246,8 @@ STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "
               "answer": "writing the answer", "group": "putting the group your words name first"}
 STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
+STAGE_FAILED_WHY = ("A later step failed ({error}, an error inside EcoLens; its details are in ecolens.log); the "
+                    "results so far are shown.")
 CANCELLED = "stopped ({reason})"
 PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."
 STOP = "Stop"

@@ -11,6 +11,7 @@ import gradio as gr
 import pytest
 from PIL import Image
 
+from core.contracts.errors import BackendError
 from core.search.presets import request_for
 from core.contracts.sessionlog import Label
 from core.sessions.memory_log import MemorySessionLog
@@ -101,16 +102,29 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert log.session(log.sessions()[0].id).requests[-1].method == "visret+rerank:full"
 
 
-def test_a_failing_stage_keeps_the_first_results_and_warns(tmp_path):
+@pytest.mark.parametrize("error,reason", [
+    (RuntimeError("image encoder crashed"), "A later step failed (RuntimeError, an error inside EcoLens"),
+    (BackendError("the picture maker failed: out of memory", "use a smaller model"),
+     "picture maker failed: out of memory")])
+def test_a_failing_stage_keeps_the_first_results_and_says_why(tmp_path, caplog, error, reason):
+    """Issue 36, item 4: the reason is in the notices (the page's and the API's), the session log and
+    ecolens.log, not only in a toast."""
     class BrokenImages(FakeEmbedder):
         def embed_images(self, images):
-            raise RuntimeError("image encoder crashed")
+            raise error
 
     engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=BrokenImages(DIM)))
-    h = SearchHandlers(engine, MemorySessionLog())
-    with pytest.warns(UserWarning, match="later step failed"):
+    log = MemorySessionLog()
+    h = SearchHandlers(engine, log)
+    with pytest.warns(UserWarning, match=re.escape(reason[:30])), caplog.at_level("WARNING", "ui.search_handlers"):
         outs = run(h, preset="Visualize")
     assert len(items(outs[-1])) == 5 and outs[-1][1].endswith(S.STOPPED_EARLY)
+    assert reason in outs[-1][2]  # the page's notices
+    assert any(reason in n for n in outs[-1][8]["notices"]), outs[-1][8]["notices"]  # the API's
+    assert any("stopped after its first results" in r.message and reason.split(" (")[0][:20] in r.message
+               or "RuntimeError" in r.message for r in caplog.records), caplog.text  # ecolens.log
+    recorded = log.session(log.sessions()[0].id).requests[-1].stages[-1].artefacts["notices"]
+    assert any(reason in n for n in recorded), recorded  # the session log
 
 
 def test_a_hung_photo_checker_is_waited_for_on_screen_until_the_time_limit_then_said(tmp_path):
