@@ -58,6 +58,7 @@ class Services:
     _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
     fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
     camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
+    checkup: object | None = None  # core.backends.model_checkup.ModelCheckup: the doctor's checks of real models
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, camtrap=self.camtrap)
@@ -106,14 +107,16 @@ class Services:
         so it (and the rule book in use) follows an ingest by the command line; the catalog is read again only
         when it has grown."""
         described = self.backends.describe()
-        key = (self.catalog.count(), repr(sorted(described.items())))
+        checked = self.checkup.version if self.checkup is not None else 0
+        key = (self.catalog.count(), repr(sorted(described.items())), checked)
         if self._banner is None or self._banner[0] != key:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             self.choose_world()  # the rule book follows the catalog too (own photos added: the generic rules)
             hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
             text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None)
-            text = " ".join(t for t in (hub, text, f"Note: {self.fallback}." if self.fallback else "") if t)
+            failed = self.checkup.banner() if self.checkup is not None else ""  # models that failed their check
+            text = " ".join(t for t in (hub, text, failed, f"Note: {self.fallback}." if self.fallback else "") if t)
             self._banner = (key, text)
         return self._banner[1]
 
@@ -128,7 +131,8 @@ class Services:
         files = hub_dataset.local_files(self.settings, self.settings.corpus)
         return hub_line(hub_dataset.parse(self.settings.corpus).label(), self.catalog.count(),
                         hub_dataset.licences(files) if files else [], self.settings,
-                        hub_dataset.card_licence(self.settings, self.settings.corpus) if files else "")
+                        hub_dataset.card_licence(self.settings, self.settings.corpus) if files else "",
+                        judged="judge" not in self.backends.unusable)
 
     def example_queries(self) -> list[str]:
         """Example searches: a hub corpus's benchmark queries (their labels stay with the evaluation)."""
@@ -168,9 +172,12 @@ class _LazyEmbedder:
         return getattr(self._backends.embedder, name)
 
 
-def build_services(settings: Settings, fallback: str = "", serving: bool = False) -> Services:
+def build_services(settings: Settings, fallback: str = "", serving: bool = False,
+                   checks: bool | None = None) -> Services:
     """Open storage and create backends (lazily), the corpus view and the search engine for `settings`;
-    `serving`: for the web app (workers = 'auto' puts local model work in worker processes there)."""
+    `serving`: for the web app (workers = 'auto' puts local model work in worker processes there). `checks`
+    (default: `serving`): run the doctor's checks on each real model once it loads, in the background
+    (core.backends.model_checkup; the banner names a model that fails them)."""
     from storage.camtrap_store import SqlCamtrapStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
@@ -191,8 +198,14 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
     camtrap = SqlCamtrapStore(catalog.engine)
     corpus = Corpus(catalog, store, embedder, settings, camtrap=camtrap)
+    checkup = None
+    if serving if checks is None else checks:
+        from core.backends.model_checkup import ModelCheckup
+
+        checkup = ModelCheckup(backends)
+        backends.on_load = checkup.loaded
     services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
-                        fallback=fallback, camtrap=camtrap)
+                        fallback=fallback, camtrap=camtrap, checkup=checkup)
     services.choose_world()
     return services
 

@@ -143,6 +143,10 @@ class Backends:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     # core.workers.pool.WorkerPool: backends that run a model are built in its worker processes (None: here)
     workers: object | None = field(default=None, repr=False, compare=False)
+    # called as on_load(kind, backend) after each build (core.backends.model_checkup starts its check there)
+    on_load: Callable[[str, object], None] | None = field(default=None, repr=False, compare=False)
+    # kind -> why its answers are not used (a model that failed its check: core.backends.model_checkup)
+    unusable: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def _remote(self, kind: str, build: Callable[[], object]) -> object:
         """Backend `kind` from `build()`, or, with workers and a backend that runs a model, its stand-in for the
@@ -167,6 +171,8 @@ class Backends:
                                   getattr(self.settings, SETTING_OF.get(name, name)))
                     _remember_failure(name, self.settings, exc)
                     raise
+                if self.on_load is not None:
+                    self.on_load(name, getattr(self, "_" + name))
             return getattr(self, "_" + name)
 
     @property
