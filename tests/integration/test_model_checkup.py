@@ -66,7 +66,7 @@ def test_a_failed_judge_leaves_every_check_not_checked(services):
     from core.contracts.search_request import SearchRequest
     from ui.present import scale_of, score_text
 
-    getattr(services.backends, "judge")
+    assert services.backends.judge is not None  # loaded (its check started, if not already)
     assert services.checkup.done.wait(CHECK_S), "the background check did not finish"
     assert "judge" in services.backends.unusable
     calls = dict(services.engine.backends.calls)
