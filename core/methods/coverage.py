@@ -36,7 +36,7 @@ def _candidates(run: Run, pool, dense_of) -> tuple[np.ndarray, np.ndarray]:
         mat = index.vectors(ids) if len(ids) else np.zeros((0, index.matrix().shape[1] if len(index) else 0))
     dense = dense_of(mat) if len(ids) else np.zeros(0)
     if len(ids) and getattr(run.corpus, "searches_crops", False):  # a photo's best: its frame or an animal's crop
-        dense = np.maximum(dense, run.corpus.crops.best_of(ids, dense_of))
+        dense = np.maximum(dense, run.corpus.crops.best_of(ids, dense_of, s.detection_threshold))
     top = s.pareto_top_m or (MAX_CANDIDATES if len(ids) > MAX_CANDIDATES else 0)
     if top and len(ids) > top:
         if not s.pareto_top_m:

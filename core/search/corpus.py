@@ -225,7 +225,9 @@ class Corpus:
         scores, ids = self.index.search(vector[None, :], k, pool)
         frames = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
         crops = self.crops
-        return frames if crops is None else merge(frames, crops.best(vector, k, pool), k, matched)
+        if crops is None:
+            return frames
+        return merge(frames, crops.best(vector, k, pool, self.settings.detection_threshold), k, matched)
 
     # ---- detection crops (core.camtrap.crop_index) ------------------------------------------------
     @property
