@@ -64,7 +64,7 @@ def test_a_failed_judge_leaves_every_check_not_checked(services):
     import json
 
     from core.contracts.search_request import SearchRequest
-    from ui.present import scale_of, score_text
+    from ui.present import badges_html, scale_of, score_text
 
     assert services.backends.judge is not None  # loaded (its check started, if not already)
     assert services.checkup.done.wait(CHECK_S), "the background check did not finish"
@@ -79,5 +79,8 @@ def test_a_failed_judge_leaves_every_check_not_checked(services):
     assert answers and all(not a["checked"] and a["answer"] == "not checked" for a in answers)
     assert all(a["reason"] == services.backends.unusable["judge"] for a in answers)
     assert services.engine.backends.calls.get("judge", 0) == calls.get("judge", 0)  # the model was not asked
+    badges = badges_html(rr["photos"][0]["answers"])  # the photo view's Verify badges
+    assert badges.count("badge-unchecked") == len(rr["photos"][0]["answers"]) and "badge-yes" not in badges
+    assert ">not checked<" in badges and "answers like random weights: its checks are not used" in badges
     assert scale_of(out["stages"]) == "similarity"  # not the checks-passed scale
     assert all(score_text(h, "similarity") != "not checked" for h in out["results"])

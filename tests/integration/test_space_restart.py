@@ -1,16 +1,18 @@
-"""A Space started twice keeps what it built (issue 37): the real server (python app.py) with SPACE_ID set and no
-data directory given, on the fake hub (tests/fake_hub.py: tiny random models under the hub-cpu profile's ids,
-a tiny INQUIRE-Rerank parquet), its persistent storage (space_storage) a folder of the test's. The first start
-downloads the profile's models and the photos into that folder and embeds them; the second start, on the same
-folder, downloads nothing (the fake hub's log shows no second GET of a file), and an ingest of the same corpus
-then embeds nothing. Both starts serve the Filters map: Leaflet (committed) is inlined into the page and the
-map's element is in the page's layout. The test waits on the preparation's log line, never a fixed sleep."""
+"""A Space started twice keeps what it built (issue 37): the real server (python app.py) with SPACE_ID set and no data
+directory given, on the fake hub (tests/fake_hub.py: tiny random models under the hub-cpu profile's ids, a tiny
+INQUIRE-Rerank parquet), its persistent storage (space_storage) a folder of the test's. The first start downloads
+the profile's models and the photos into that folder and embeds them; the second start, on the same folder,
+downloads nothing (the fake hub's log shows no second GET of a file), and an ingest of the same corpus then embeds
+nothing; `export vectors` writes the collection's vectors keyed by INQUIRE's ids. Both starts serve the Filters map:
+Leaflet (committed) is inlined into the page and the map's element is in the page's layout. The test waits on the
+preparation's log line, never a fixed sleep."""
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("transformers")
@@ -19,7 +21,7 @@ pytest.importorskip("num2words")
 
 from core.search.preparation import PREPARED
 from tests.fake_hub import child_env
-from tests.hub_repos import DATASET, profile_hub
+from tests.hub_repos import DATASET, image_ids, profile_hub
 from tests.live_server import LiveServer, cli, db_rows
 
 pytestmark = pytest.mark.slow
@@ -101,3 +103,11 @@ def test_a_space_started_twice_neither_downloads_nor_embeds_again(hub, tmp_path)
     assert report["seen"] == 12
     assert _downloads(hub) == []
     assert db_rows(storage, "SELECT count(*) FROM photos")[0][0] == 12
+    # the collection's vectors, for the deployer's own dataset repository (vectors_repo)
+    out = tmp_path / "validation.parquet"
+    written = cli(storage, "export", "vectors", "--out", str(out), env=env, timeout=600)
+    assert written.returncode == 0 and written.stdout.strip() == str(out), written.stderr[-3000:]
+    assert "wrote 12 vectors of open_clip:hf-hub:imageomics/bioclip" in written.stderr
+    table = pq.read_table(out)
+    assert table.schema.metadata[b"model_id"].decode().startswith("open_clip:hf-hub:imageomics/bioclip")
+    assert sorted(table.column("inat24_image_id").to_pylist()) == image_ids()
