@@ -59,7 +59,7 @@ class Unavailable:
 
 
 class UnusedJudge:
-    """The judge of a model that failed its check (core.backends.model_checkup): every question is answered
+    """The judge of a model that failed its check (core.search.model_checkup): every question is answered
     "not checked" with the reason, so no photo is scored by it; its own prompt id keeps its answers apart in the
     cache."""
 

@@ -48,7 +48,7 @@ def _candidates(run: Run, pool, dense_of) -> tuple[np.ndarray, np.ndarray]:
 
 def run_coverage(run: Run, query: str, pool, reference: bool = False) -> dict[str, Any]:
     with run.timed("decompose"):
-        subs = decompose(run.backends.llm, query, run.notices)
+        subs = decompose(run.backends.llm, query, run.notices, book=run.book)
     run.notice(DENSE_NOTE)
     with run.timed("coverage"):
         stage = _coverage(run, subs, pool)
@@ -94,7 +94,8 @@ def _compute(run: Run, subs, pool) -> dict[str, Any]:
                 run.notice(f"the captioner failed ({short_error(exc)}); coverage used metadata only")
                 best = set()
         have = caption_terms(text)
-        sat[r] = [satisfies(q.text, have) for q in subs]
+        book = run.rules.for_photo(photo)  # a world's photo is read in its world's terms
+        sat[r] = [satisfies(q.text, have, book) for q in subs]
     front, formulation = _front(run, sat, dense)
     stage: dict[str, Any] = {
         "subqueries": [q.to_json() for q in subs],

@@ -27,7 +27,7 @@ from core.vectors.index_store import IndexStore
 from core.vectors.integrity import checksum_path
 from core.vectors.warm_up import StoreWarmUps, WarmUp
 from core.contracts.records import Filters, Hit, Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The doctor's verdict in the page (core/backends/model_checkup.py): the app's own services with tiny random-weight
+"""The doctor's verdict in the page (core/search/model_checkup.py): the app's own services with tiny random-weight
 models under the hub-cpu profile's real names (a SmolVLM judge and captioner, a SmolLM2 LLM, in folders of those
 names) check each model once, in the background, after it loads; the banner then names each model that failed
 ("SmolVLM-256M-Instruct answers like random weights: its checks are not used"), and a Verify search on the demo
@@ -20,7 +20,7 @@ CHECK_S = 600.0  # the tiny models' checks take seconds; a loaded 2-core machine
 def services(tmp_path_factory):
     from app import build_services
     from core.backends import vlm_loading
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from fieldguide.world import build_world
     from tests.integration.test_methods_end_to_end import BACKENDS
     from tests.tiny_llm import build_tiny_llama

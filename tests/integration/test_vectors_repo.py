@@ -21,7 +21,7 @@ CORPUS = f"hf://datasets/{DATASET}:validation"
 OWN = "me/inquire-vectors"
 FETCH = """
 import json, sys
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest import companion_vectors, hub_dataset
 settings = Settings(data_dir=sys.argv[1], vectors_repo=sys.argv[3])
 files = hub_dataset.fetch(settings, sys.argv[2])

@@ -1,4 +1,4 @@
-"""core/backends/model_checkup.py with fake backends: a real model's check runs once in the background after it
+"""core/search/model_checkup.py with fake backends: a real model's check runs once in the background after it
 loads and a failure is named once per model, with what it means; stand-ins and models behind a server are not
 checked; the completion event is waited on."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from core.backends.base import JudgeAnswer
-from core.backends.model_checkup import ModelCheckup
-from core.contracts.settings import Settings
+from core.config import Settings
+from core.search.model_checkup import ModelCheckup
 
 VLM = "transformers:/models/HuggingFaceTB/SmolVLM-256M-Instruct"
 

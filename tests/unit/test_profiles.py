@@ -8,7 +8,7 @@ import pytest
 from core.backends import model_fetch
 from core.contracts import profiles
 from core.contracts.errors import ConfigError, InputError
-from core.contracts.settings import Settings, load_settings
+from core.config import Settings, load_settings
 from core.ingest import hub_dataset
 from core.search import space
 from core.search.banner import hub_line
@@ -144,7 +144,6 @@ def test_a_space_keeps_its_data_on_its_persistent_storage(monkeypatch, tmp_path)
 
 
 def test_the_data_directory_from_the_environment_beats_the_space_storage(monkeypatch, tmp_path):
-    from core.contracts.settings import load_settings
 
     storage = tmp_path / "persistent"
     storage.mkdir()
