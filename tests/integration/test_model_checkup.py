@@ -82,5 +82,7 @@ def test_a_failed_judge_leaves_every_check_not_checked(services):
     badges = badges_html(rr["photos"][0]["answers"])  # the photo view's Verify badges
     assert badges.count("badge-unchecked") == len(rr["photos"][0]["answers"]) and "badge-yes" not in badges
     assert ">not checked<" in badges and "answers like random weights: its checks are not used" in badges
+    reason = services.backends.unusable["judge"].rstrip(".")
+    assert f"not checked by the photo checker: none of the {len(answers)} answers ({reason})" in out["notices"]
     assert scale_of(out["stages"]) == "similarity"  # not the checks-passed scale
     assert all(score_text(h, "similarity") != "not checked" for h in out["results"])
