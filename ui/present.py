@@ -20,10 +20,11 @@ from ui.camtrap_present import caption_tail
 
 # ---- scores ---------------------------------------------------------------------------------------
 def scale_of(stages: dict[str, Any] | None) -> str:
-    """'checks' when the photos were checked with yes/no questions; 'pictures' when they were found by the
-    pictures searched with (VisRet drew some, or the user gave an example); else 'similarity' (to the words)."""
+    """'checks' when photos were scored by yes/no checks (a rerank where every check was "not checked", as with
+    a judge that failed its check, scores none: its photos keep their similarity); 'pictures' when they were
+    found by the pictures searched with (VisRet drew some, or the user gave an example); else 'similarity'."""
     stages = stages or {}
-    if (stages.get("rerank") or {}).get("photos"):
+    if any(p.get("score") is not None for p in (stages.get("rerank") or {}).get("photos") or []):
         return "checks"
     return "pictures" if searched_by_pictures(stages) else "similarity"
 
