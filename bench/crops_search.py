@@ -13,12 +13,9 @@ the two indexes add (anonymous) and their files on disk, per frame, with what 20
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 

@@ -85,7 +85,8 @@ def main() -> None:
     ap.add_argument("--engine", choices=("local", "ray", "both"), default="local")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; medians are reported")
     ap.add_argument("--smoke", action="store_true",
-                    help="a tiny run (8 photos, batch 4, one round, local engine, ViT-S-32) that checks the bench works")
+                    help="a tiny run (8 photos, batch 4, one round, local engine, ViT-S-32) that checks the bench "
+                         "works")
     args = ap.parse_args()
     if args.smoke:
         args.photos, args.batch, args.repeat, args.engine, args.realistic = 8, 4, 1, "local", False

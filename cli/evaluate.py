@@ -4,7 +4,8 @@ deviations from the papers, and with --answers the answer accuracy).
 
 Real benchmarks are evaluated in a catalog of their own, data_dir/eval/<benchmark>-<hash of the image
 source>, that holds only the benchmark's images (never the synthetic world); a world plug-in's own benchmark
-(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits with 2."""
+(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits
+with 2."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 
 from cli.common import prepare, progress_bar
-from cli.eval_args import add_eval_arguments
+from cli.eval_args import add_eval_arguments, check_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
 from core.plugins.registry import demo_world, get_world
 from core.evaluation.benchmarks import default_images_root, own_catalog
@@ -77,6 +78,7 @@ GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's t
 
 
 def run(ctx, args) -> int:
+    check_eval_arguments(args)  # before any work: numbers in range, --data a file or folder, --out writable
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
     hybrid = bool(getattr(args, "hybrid", False))
@@ -85,7 +87,8 @@ def run(ctx, args) -> int:
                                                                           hybrid_retrieval=hybrid),
                                        _services=None).services()
         notices = prepare(services)
-        if get_world(args.benchmark) is not None:  # a world's own benchmark is read in its terms, wherever its photos lie
+        # a world's own benchmark is read in its terms, wherever its photos lie
+        if get_world(args.benchmark) is not None:
             services.read_as(args.benchmark)
         world = demo_world()
         args.data = args.data or str(services.settings.path(world.demo_folder if world else args.benchmark))

@@ -2,10 +2,10 @@
 beside the whole frames (issue 34, "search inside the animal").
 
 It is the photos' own index class (core.vectors.index.VectorIndex, exact flat) with detection ids as FAISS
-ids, written with the same checksum records (core.vectors.integrity), plus a side table (crops-N.owners.npy:
-detection id, photo id, box x, y, w, h, detector confidence) that turns a crop back into its photo and box,
-and leaves out boxes under a raised detection_threshold, without a database query at search time. Which detections have a vector is recorded in the store (crop_vectors), after the
-files are written, as photo vectors are."""
+ids, written with the same checksum records (core.vectors.integrity), plus a side table (crops-N.owners.npy: detection
+id, photo id, box x, y, w, h, detector confidence) that turns a crop back into its photo and box, and leaves out boxes
+under a raised detection_threshold, without a database query at search time. Which detections have a vector is recorded
+in the store (crop_vectors), after the files are written, as photo vectors are."""
 from __future__ import annotations
 
 import logging

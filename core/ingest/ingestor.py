@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
 RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
-METADATA_SOURCES = ("inat-csv", "inquire-parquet", "camtrap-dp")  # source kinds that say what their photos show (not folders)
+# source kinds that say what their photos show (not folders)
+METADATA_SOURCES = ("inat-csv", "inquire-parquet", "camtrap-dp")
 FIELD_WORDS = {"scientific_name": "species", "observed_on": "date", "common_name": "common name",
                "class_name": "class", "rights_holder": "rights holder", "license": "licence"}
 

@@ -2,12 +2,12 @@
 about a photo (its species or any higher taxon, its date, month or year, its place, its licence) is answered from
 the photo's catalog fields when it has them, and from the picture (the judge) when it does not.
 
-What a question asks comes as structure where a reader can give it: the rule book of the world in use says which
-of its species a question names (`RuleBook.catalog_topics`, by scientific name); otherwise the question is read
-against the catalog's own vocabulary (its taxon and common names, month names, years, ISO dates, Creative Commons
-licence codes, a WEST,SOUTH,EAST,NORTH box, the named places of settings.named_places). Either way a question counts as a catalog question only
-when nothing is left of it once the named things and the words that frame every yes/no question are taken out
-("Is there a Mallard in the photo?" is one; "Is the Mallard feeding?" is not: the catalog cannot say "feeding").
+What a question asks comes as structure where a reader can give it: the rule book of the world in use says which of its
+species a question names (`RuleBook.catalog_topics`, by scientific name); otherwise the question is read against the
+catalog's own vocabulary (its taxon and common names, month names, years, ISO dates, Creative Commons licence codes, a
+WEST,SOUTH,EAST,NORTH box, the named places of settings.named_places). Either way a question counts as a catalog
+question only when nothing is left of it once the named things and the words that frame every yes/no question are taken
+out ("Is there a Mallard in the photo?" is one; "Is the Mallard feeding?" is not: the catalog cannot say "feeding").
 
 A catalog answer is certain: p_yes 1.0 or 0.0, reason "catalog: <field> = <value>". A photo that lacks the field is
 sent to the judge, and its reason says that the catalog records no such field and the answer was read from the

@@ -54,7 +54,8 @@ Ranked = list[tuple[int, float]]
 
 
 def final_ranking(ranked: Ranked, coverage: dict[str, Any] | None,
-                  score_of: Callable[[list[int]], dict[int, float]] | None = None) -> tuple[Ranked, dict[int, list[str]]]:
+                  score_of: Callable[[list[int]], dict[int, float]] | None = None
+                  ) -> tuple[Ranked, dict[int, list[str]]]:
     """The ranking a search returns. Without coverage: `ranked` as it is. With coverage: the Pareto photos
     first (most parts covered, then dense score, then id), then the rest in `ranked` order. Returns the
     ranking and, per covering photo, the texts of the parts it covers. Cover photos outside `ranked` get

@@ -1,5 +1,5 @@
-"""core.contracts.bounds: example photos checked before decoding and decoded reduced, backend replies bounded, numbers and
-free text checked with one message for the CLI and the web app, label ids checked against the catalog."""
+"""core.contracts.bounds: example photos checked before decoding and decoded reduced, backend replies bounded, numbers
+and free text checked with one message for the CLI and the web app, label ids checked against the catalog."""
 from __future__ import annotations
 
 import subprocess

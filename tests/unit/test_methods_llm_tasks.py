@@ -118,7 +118,8 @@ def test_rule_reads_how_does_part_of_a_differ_from_that_of_b():
     ins = instruction("How does the crest of the Ember-crested Tuftling (Tuftilla rubrifrons) differ from that of "
                       "the Gold-crested Tuftling (Tuftilla aurifrons)?", world_book())
     assert ins.kind == "comparison"
-    assert ins.organisms == ["Ember-crested Tuftling (Tuftilla rubrifrons)", "Gold-crested Tuftling (Tuftilla aurifrons)"]
+    assert ins.organisms == ["Ember-crested Tuftling (Tuftilla rubrifrons)",
+                             "Gold-crested Tuftling (Tuftilla aurifrons)"]
     # each description names its own organism, the part and the view that shows it, not the other name
     assert ins.descriptions == ["an Ember-crested Tuftling seen from the side showing its crest",
                                 "a Gold-crested Tuftling seen from the side showing its crest"]

@@ -48,7 +48,8 @@ def engine(tmp_path, judge, n=6):
     vecs = np.eye(DIM)[[i % DIM for i in range(n)]] + 0.01 * rng.standard_normal((n, DIM))
     photos = [Photo(path=f"p{i}.png", id=i + 1, caption=f"a frog {i}") for i in range(n)]
     s = Settings(data_dir=str(tmp_path), k=n, rerank_k=n)
-    search = FakeSearch(photos, vecs.astype(np.float32), s, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge))
+    search = FakeSearch(photos, vecs.astype(np.float32), s,
+                        backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge))
     return SearchEngine(search, search.backends)
 
 
