@@ -272,9 +272,14 @@ class SqlCatalog:
                                                               tuple(chunk)))
         return out
 
-    def text_matches(self, words: Sequence[Sequence[str]], limit: int) -> list[list[tuple[int, float, bool]]]:
-        """Per word (its forms), the photos whose catalog text holds it, best first (storage.catalog_text)."""
+    def text_matches(self, words: Sequence[Sequence[str]], limit: int):
+        """Per word (its forms), the taxa whose names hold it and the photos whose own text holds it, best first
+        (storage.catalog_text)."""
         return catalog_text.text_matches(self.engine, words, limit)
+
+    def taxon_photos(self, taxon_ids: Sequence[int]) -> np.ndarray:
+        """The ids of the photos of these taxa, ascending."""
+        return catalog_text.taxon_photos(self.engine, taxon_ids)
 
     def all_photos(self) -> list[Photo]:
         with Session(self.engine) as s:

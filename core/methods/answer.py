@@ -36,10 +36,23 @@ def run_answer(run: Run, question: str, ids: Sequence[int], limit: int = EVIDENC
                checked: Mapping[int, Sequence[str]] | None = None) -> dict[str, Any]:
     """The answer stage. `checked`: photo id -> the questions the photo checker answered "yes" for it in this
     search (evidence for the organisms they name)."""
+    ids = _evidence_first(ids, checked)
     photos = run.photos(list(ids)[:limit])
     photos = _for_the_reader(run, photos, list(ids)[limit:], limit)
     out = _written(run, question, photos)
     return _kept_to_evidence(run, question, photos, out, checked)
+
+
+def _evidence_first(ids: Sequence[int], checked: Mapping[int, Sequence[str]] | None) -> list[int]:
+    """The photos the answer may read: where the search checked its photos, those the checker said "yes" to at
+    least once, in their order (a photo that failed every check is no evidence, and which of the failed ones
+    fill the last places shifts with unrelated photos added to the collection); all of `ids` when nothing was
+    checked or nothing passed."""
+    if checked:
+        passed = [int(i) for i in ids if checked.get(int(i))]
+        if passed:
+            return passed
+    return [int(i) for i in ids]
 
 
 def _for_the_reader(run: Run, photos: list, more_ids: Sequence[int], limit: int) -> list:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -49,53 +49,106 @@ def query_words(query: str) -> list[str]:
 
 @dataclass
 class CatalogText:
-    """What the catalog's text said about one query: its ranking and, per photo, the query's words it holds."""
+    """What the catalog's text said about one query: its ranking and, per photo ranked, the query's words it
+    holds."""
 
-    words: list[str]  # the query's words searched
+    words: list[str]  # the query's words searched (and a group word's taxa, as 'bird (Aves)')
     ranked: Ranked = field(default_factory=list)  # the catalog's ranking (best first, within the pool)
     matched: dict[int, list[str]] = field(default_factory=dict)  # photo id -> the query's words it holds
     named: dict[int, list[str]] = field(default_factory=dict)  # photo id -> those among its names
+    total: int = 0  # photos of the pool whose catalog text holds some of the words
 
     def matched_words(self) -> list[str]:
-        """The query's words that some photo of the pool matched, in the query's order."""
+        """The query's words that some photo ranked matched, in the query's order."""
         seen = {w for ws in self.matched.values() for w in ws}
         return [w for w in self.words if w in seen]
 
     def to_json(self) -> dict[str, Any]:
-        return {"words": self.words, "matched": self.matched_words(), "photos": len(self.ranked),
-                "by_name": len(self.named)}
+        return {"words": self.words, "matched": self.matched_words(), "photos": self.total,
+                "ranked": len(self.ranked), "by_name": len(self.named)}
 
 
-def search(catalog, query: str, depth: int, pool: np.ndarray | None,
-           taxa: Sequence[tuple[str, str]] = ()) -> CatalogText:
+RankWithin = Callable[[np.ndarray, int], Ranked]
+
+
+def search(catalog, query: str, depth: int, pool: np.ndarray | None, taxa: Sequence[tuple[str, str]] = (),
+           rank_within: RankWithin | None = None) -> CatalogText:
     """The catalog's ranking for `query` within `pool` (None: every photo), up to `depth` photos. `taxa`: (what
     a result says matched, a taxon name) searched as further words: a group word's taxa ('bird' is the class
-    Aves), so the photos catalogued in the group are found by their names too."""
+    Aves). A name of a taxon stands for all its photos (there may be millions): the photos holding more of the
+    words among their names come first, then those holding more of them anywhere, each such tier in the order
+    `rank_within(ids, n)` gives (the vectors' order inside it), else by BM25 of the photo's own text."""
     words = query_words(query)
     labels = words + [label for label, _ in taxa if label not in words]
     found = CatalogText(labels)
     if not labels or depth <= 0 or not hasattr(catalog, "text_matches"):
         return found
-    inside = None if pool is None else set(np.asarray(pool, dtype=np.int64).tolist())
+    inside = None if pool is None else np.unique(np.asarray(pool, dtype=np.int64))
     limit = depth if inside is None else max(depth * 4, 1000)  # a pool leaves some out: ask for more
     # the singular alone: the porter stemmer gives both forms one stem, and searching both would count it twice
     forms = [[singular(w)] for w in words] + [[name] for label, name in taxa if label not in words]
-    per_word = catalog.text_matches(forms, limit)
-    score: dict[int, float] = {}
-    for word, rows in zip(labels, per_word):
-        for pid, s, in_names in rows:
-            if inside is not None and pid not in inside:
-                continue
-            score[pid] = score.get(pid, 0.0) + s
-            found.matched.setdefault(pid, []).append(word)
-            if in_names:
-                found.named.setdefault(pid, []).append(word)
-    order = sorted(score, key=lambda i: (-len(found.named.get(i, ())), -len(found.matched[i]), -score[i], i))
-    found.ranked = [(i, score[i]) for i in order[:depth]]
-    kept = {i for i, _ in found.ranked}
-    found.matched = {i: ws for i, ws in found.matched.items() if i in kept}
-    found.named = {i: ws for i, ws in found.named.items() if i in kept}
+    named: list[np.ndarray] = []  # per label: the photos holding it among their names (a taxon's or their own)
+    anywhere: list[np.ndarray] = []  # per label: the photos holding it anywhere
+    bm25: dict[int, float] = {}
+    for taxon_ids, rows in catalog.text_matches(forms, limit):
+        by_taxon = catalog.taxon_photos(taxon_ids) if taxon_ids else np.empty(0, np.int64)
+        own = [(pid, s, n) for pid, s, n in rows if inside is None or _holds(inside, pid)]
+        for pid, s, _ in own:
+            bm25[pid] = bm25.get(pid, 0.0) + s
+        if inside is not None:
+            by_taxon = np.intersect1d(by_taxon, inside, assume_unique=True)
+        names = np.union1d(by_taxon, np.asarray([p for p, _, n in own if n], dtype=np.int64))
+        named.append(names)
+        anywhere.append(np.union1d(names, np.asarray([p for p, _, _ in own], dtype=np.int64)))
+    found.ranked = _tiers(named, anywhere, bm25, depth, rank_within)
+    found.total = int(len(np.unique(np.concatenate(anywhere)))) if anywhere else 0
+    for label, names, some in zip(labels, named, anywhere):
+        for pid, _ in found.ranked:
+            if _holds(some, pid):
+                found.matched.setdefault(pid, []).append(label)
+            if _holds(names, pid):
+                found.named.setdefault(pid, []).append(label)
     return found
+
+
+def _holds(sorted_ids: np.ndarray, pid: int) -> bool:
+    at = int(np.searchsorted(sorted_ids, pid))
+    return at < len(sorted_ids) and int(sorted_ids[at]) == pid
+
+
+def _counts(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, in how many of `arrays` each is)."""
+    if not arrays:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.unique(np.concatenate(arrays), return_counts=True)
+
+
+def _tiers(named: list[np.ndarray], anywhere: list[np.ndarray], bm25: dict[int, float], depth: int,
+           rank_within: RankWithin | None) -> Ranked:
+    """Up to `depth` photos: more words among the names first, then more words anywhere; inside a tier the
+    vectors' order (rank_within), then BM25, then id."""
+    ids, n_any = _counts(anywhere)
+    if not len(ids):
+        return []
+    named_ids, n_named = _counts(named)
+    n_name = np.zeros(len(ids), np.int64)
+    n_name[np.searchsorted(ids, named_ids)] = n_named
+    out: Ranked = []
+    for a, b in sorted({(int(x), int(y)) for x, y in zip(n_name, n_any)}, reverse=True):
+        need = depth - len(out)
+        if need <= 0:
+            break
+        tier = ids[(n_name == a) & (n_any == b)]
+        order = [int(i) for i, _ in rank_within(tier, need)] if rank_within is not None and len(tier) > 1 else []
+        rest: list[int] = []
+        if len(order) < need:  # photos the vectors did not rank (none there, or not embedded): BM25, then id
+            left = np.setdiff1d(tier, np.asarray(order, dtype=np.int64))
+            rest = sorted((i for i in bm25 if _holds(left, i)), key=lambda i: (-bm25[i], i))
+            scored = set(rest)
+            rest += [int(i) for i in left[:need + len(scored)] if int(i) not in scored]
+        score = float(a * 1000 + b)  # the tier: what the ranking is by (RRF reads the order alone)
+        out += [(int(i), score) for i in (order + rest)[:need]]
+    return out
 
 
 def fuse(ranked: Ranked, text: CatalogText, settings, depth: int) -> Ranked:
@@ -111,7 +164,7 @@ def fuse(ranked: Ranked, text: CatalogText, settings, depth: int) -> Ranked:
 def notice_text(text: CatalogText) -> str:
     """What the page says about the catalog's part in the ranking."""
     words = ", ".join(f"“{w}”" for w in text.matched_words())
-    n = len(text.ranked)
+    n = text.total
     return (f"{words} matched what the catalog records (names, captions, places, tags) for {n} "
             f"photo{'s' if n != 1 else ''}: they are ranked with the pictures' similarity (each says what matched)")
 

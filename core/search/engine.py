@@ -138,7 +138,7 @@ class SearchEngine:
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
             group = self._group(run, request, stages)
-            text = self._catalog_text(run, request, depth, pool, stages, group)
+            text = self._catalog_text(run, request, depth, pool, stages, group, adjust)
             ranked = catalog_text.fuse(ranked, text, s, depth) if text is not None else ranked
             ranked = self._group_first(run, group, request, ranked, depth, adjust)
             first = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
@@ -361,7 +361,8 @@ class SearchEngine:
                            len(request.example_ids)}
         return ranked
 
-    def _catalog_text(self, run: Run, request: SearchRequest, depth: int, pool, stages: dict, group=None):
+    def _catalog_text(self, run: Run, request: SearchRequest, depth: int, pool, stages: dict, group=None,
+                      adjust=lambda v: v):
         """The catalog's full-text ranking of the query's words (core.search.catalog_text), with a group word's
         taxa as further words ('bird' (Aves)), or None: the setting is off, there are no words, or the catalog
         cannot search text."""
@@ -370,13 +371,14 @@ class SearchEngine:
             return None
         taxa = [(f"{group.word} ({t})", t) for t in group.taxa] if group is not None else []
         with run.timed("catalog_text"):
-            text = catalog_text.search(catalog, request.query, depth, pool, taxa)
+            text = catalog_text.search(catalog, request.query, depth, pool, taxa,
+                                       lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids))
         stages["catalog_text"] = {**text.to_json(), "weights": {"vectors": self.settings.hybrid_vector_weight,
                                                                 "catalog": self.settings.hybrid_text_weight},
                                   "lambda": self.settings.hybrid_rrf_lambda}
         if text.ranked:
             run.notice(catalog_text.notice_text(text))
-            log.info("catalog words %s matched %d photos", text.matched_words(), len(text.ranked))
+            log.info("catalog words %s matched %d photos", text.matched_words(), text.total)
         return text
 
     @staticmethod

@@ -1,5 +1,5 @@
 """The catalog's full-text index (migration 0014_catalog_text) on real SQLite: a catalog made before it gets
-every photo's text when it is opened; the triggers keep the index in step with every write (a new photo, a
+every taxon's names and every photo's own text when it is opened; the triggers keep the index in step with every write (a new photo, a
 source's metadata written again, a taxon's names corrected in the sqlite3 shell, a deleted photo, a camera-trap
 observation of a medium and of an event); the porter tokenizer finds a plural and a singular alike; a benchmark's
 ground truth in extra is never searchable; query syntax in a word is searched as text."""
@@ -19,7 +19,9 @@ from storage.db import MIGRATIONS, open_engine
 
 
 def _ids(cat: SqlCatalog, *forms: str) -> set[int]:
-    return {pid for pid, _, _ in cat.text_matches([list(forms)], 100)[0]}
+    """The photos a word finds: those of the taxa whose names hold it, and those whose own text holds it."""
+    taxa, rows = cat.text_matches([list(forms)], 100)[0]
+    return {int(i) for i in cat.taxon_photos(taxa)} | {pid for pid, _, _ in rows}
 
 
 def _photo(i: int, **names) -> Photo:
@@ -42,8 +44,9 @@ def test_a_catalog_made_before_the_index_gets_its_photos_text_when_opened(tmp_pa
     cat = SqlCatalog(open_engine(db))  # opening migrates to head
     assert _ids(cat, "ocelot") == {ids[0]} and _ids(cat, "carnivora") == {ids[0]}
     assert _ids(cat, "camargue") == {ids[1]} and _ids(cat, "heron") == {ids[1]}
-    rows = cat.text_matches([["ocelot"], ["camargue"]], 10)
-    assert rows[0][0][2] is True and rows[1][0][2] is False  # a name, then a place (notes)
+    (taxa, own), (no_taxa, place) = cat.text_matches([["ocelot"], ["camargue"]], 10)
+    assert len(taxa) == 1 and own == []  # a name stands for its taxon's photos; a photo's own text for itself
+    assert no_taxa == [] and [(i, n) for i, _, n in place] == [(ids[1], False)]  # a place is a note
 
 
 def test_the_triggers_keep_the_index_in_step_with_every_write(tmp_path):
@@ -54,6 +57,7 @@ def test_the_triggers_keep_the_index_in_step_with_every_write(tmp_path):
                               _photo(3)])
     assert _ids(cat, "foxes") == {a} and _ids(cat, "fox") == {a}  # porter: one stem
     assert _ids(cat, "trail") == {b} and _ids(cat, "canis") == {b}
+    assert [n for _, _, n in cat.text_matches([["canis"]], 10)[0][1]] == [True]  # a synonym is a name
     assert _ids(cat, "white") == set() and _ids(cat, "belly") == set()  # ground truth is never text
     cat.update_metadata([(c, _photo(3, scientific_name="Ardea cinerea", common_name="Grey Heron"))], "sheet.csv")
     assert _ids(cat, "herons") == {c}
@@ -77,3 +81,15 @@ def test_camera_trap_observations_name_their_photos(tmp_path):
     store.add_observations([Observation(level="event", type="animal", event_id=event,
                                         scientific_name="Capreolus capreolus")])
     assert _ids(cat, "capreolus") == {ids[1], ids[2]}  # an event's observation names each of its frames
+
+
+def test_a_photo_with_no_text_of_its_own_has_no_row(tmp_path):
+    """A catalog of millions stays small: names live once per taxon, and only photos with text of their own
+    (a caption, a place, a tag, a synonym) have a row."""
+    cat = SqlCatalog(open_engine(tmp_path / "c.sqlite"))
+    cat.add_photos([_photo(i, scientific_name="Vulpes vulpes", genus="Vulpes") for i in range(1, 51)]
+                   + [_photo(99, caption="by the river")])
+    with sqlite3.connect(tmp_path / "c.sqlite") as conn:
+        assert conn.execute("SELECT count(*) FROM catalog_text").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM catalog_taxon_text").fetchone()[0] == 1  # one taxon, one row
+    assert len(_ids(cat, "vulpes")) == 50

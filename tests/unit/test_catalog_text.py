@@ -11,14 +11,19 @@ from core.search import catalog_text
 
 
 class _Catalog:
-    """Per word, the photos whose text holds it: {singular form: [(id, bm25, in names)]}."""
+    """Per word, the photos whose own text holds it ({form: [(id, bm25, in names)]}) and the taxa whose names
+    hold it ({form: [taxon id]}), the photos of each taxon ({taxon id: [photo ids]})."""
 
-    def __init__(self, rows):
-        self.rows, self.asked = rows, []
+    def __init__(self, rows, taxa=None, photos=None):
+        self.rows, self.taxa, self.photos, self.asked = rows, taxa or {}, photos or {}, []
 
     def text_matches(self, words, limit):
         self.asked.append([list(w) for w in words])
-        return [self.rows.get(w[0].lower(), [])[:limit] for w in words]  # FTS5 folds case
+        return [(self.taxa.get(w[0].lower(), []), self.rows.get(w[0].lower(), [])[:limit])  # FTS5 folds case
+                for w in words]
+
+    def taxon_photos(self, taxon_ids):
+        return np.unique(np.asarray([p for t in taxon_ids for p in self.photos.get(t, [])], dtype=np.int64))
 
 
 SETTINGS = SimpleNamespace(hybrid_vector_weight=1.0, hybrid_text_weight=2.0, hybrid_rrf_lambda=60.0)
@@ -47,6 +52,24 @@ def test_the_pool_and_depth_bound_the_catalogs_ranking():
     assert [i for i, _ in catalog_text.search(cat, "fox", 1, None).ranked] == [1]
 
 
+def test_a_taxon_name_stands_for_its_photos_in_the_vectors_order():
+    cat = _Catalog({"fox": [(40, 1.0, False)]}, taxa={"fox": [7]}, photos={7: [11, 12, 13]})
+    asked = []
+
+    def rank_within(ids, n):
+        asked.append((sorted(int(i) for i in ids), n))
+        return [(13, 0.9), (11, 0.5)]  # 12 not embedded
+
+    found = catalog_text.search(cat, "red foxes", 10, None, rank_within=rank_within)
+    # the taxon's photos hold "foxes" among their names (one tier, the vectors' order, then the unranked one);
+    # 40 holds it in its notes only
+    assert [i for i, _ in found.ranked] == [13, 11, 12, 40]
+    assert asked == [([11, 12, 13], 10)]
+    assert found.named == {13: ["foxes"], 11: ["foxes"], 12: ["foxes"]} and found.total == 4
+    inside = catalog_text.search(cat, "foxes", 10, np.asarray([12, 40]))
+    assert [i for i, _ in inside.ranked] == [12, 40]
+
+
 def test_a_group_words_taxa_are_searched_as_further_words():
     cat = _Catalog({"aves": [(5, 2.0, True)]})
     found = catalog_text.search(cat, "a bird", 10, None, [("bird (Aves)", "Aves")])
@@ -67,7 +90,7 @@ def test_weighted_fusion_puts_catalog_matches_above_photos_the_vectors_alone_fou
 
 
 def test_the_notice_and_each_photos_words():
-    found = catalog_text.CatalogText(["ocelots", "night"], [(5, 1.0)], {5: ["ocelots"]})
+    found = catalog_text.CatalogText(["ocelots", "night"], [(5, 1.0)], {5: ["ocelots"]}, total=1)
     text = catalog_text.notice_text(found)
     assert "“ocelots”" in text and "night" not in text and "for 1 photo:" in text
     assert catalog_text.matches_of(found, [4, 5]) == {5: ["ocelots"]}

@@ -4,18 +4,23 @@ Why: a name the catalog holds ("ocelot", "Leopardus pardalis", "Carnivora") is t
 photos, and a text query is a weak match for a picture with most embedders (with the stand-in, none). The
 search fuses this index's ranking with the vectors' (core.search.catalog_text, reciprocal rank fusion).
 
-`catalog_text` has one row per photo, its rowid the photo's id, in two columns: `names` (the taxon's scientific and
-common names of every rank, synonyms and other names a source gave, camera-trap observations' scientific names)
-and `notes` (the caption, place names, tags and notes a source gave). Extra columns are read by a fixed list of
-keys, never wholesale: a benchmark's ground truth (`attributes`) must not become searchable text.
+Two tables, so that a catalog of millions stays small (bench/scale.py: a row of text per photo added about 115
+bytes a photo, past the 250 the catalog may take):
+- `catalog_taxon_text`: one row per taxon (rowid = taxa.id), its scientific and common names of every rank. The
+  photos share a few thousand taxa; a name found here stands for the photos of those taxa (photos.taxon_id is
+  indexed).
+- `catalog_text`: one row per photo that records text of its own (rowid = the photo's id), in two columns:
+  `names` (synonyms and other names a source gave, camera-trap observations' scientific names) and `notes` (the
+  caption, place names, tags and notes a source gave). A photo with none has no row. Extra columns are read by a
+  fixed list of keys, never wholesale: a benchmark's ground truth (`attributes`) must not become searchable text.
 
 Tokenizer: `porter unicode61 remove_diacritics 2`. Porter stems index and query alike, so "ocelots" finds
 "ocelot" and "foxes" finds "fox" without a prefix query (a prefix query "ocelot*" cannot find "ocelot" from the
-query "ocelots"); irregular plurals (wolves, mice, geese) are searched in their singular too (the query side).
+query "ocelots"); irregular plurals (wolves, mice, geese) are searched in their singular (the query side).
 Scientific names are stemmed on both sides the same way, so they still match each other exactly.
 
-The view `catalog_text_source` says what each photo's row holds; the triggers insert, refresh or delete rows
-whenever a photo, a taxon, a capture or an observation changes, whatever writes it (an ingest, update_metadata,
+The view `catalog_text_source` says what each photo's own row holds; the triggers insert, refresh or delete rows
+whenever a taxon, a photo, a capture or an observation changes, whatever writes it (an ingest, update_metadata,
 the sqlite3 shell). A later migration that rebuilds one of these tables must create the triggers again.
 
 Revision ID: 0014_catalog_text
@@ -43,29 +48,34 @@ def _extra(keys: tuple[str, ...]) -> str:
 OBSERVED = ("coalesce((SELECT group_concat(o.scientific_name, ' ') FROM observations o WHERE o.photo_id = p.id OR "
             "(o.photo_id IS NULL AND o.event_id IS NOT NULL AND o.event_id = "
             "(SELECT c.event_id FROM captures c WHERE c.photo_id = p.id))), '')")
-VIEW = ("CREATE VIEW IF NOT EXISTS catalog_text_source AS SELECT p.id AS photo_id, "
-        + " || ' ' || ".join(f"coalesce(t.\"{r}\", '')" for r in RANKS) + " || ' ' || " + _extra(NAME_KEYS)
-        + " || ' ' || " + OBSERVED + " AS names, coalesce(p.caption, '') || ' ' || " + _extra(NOTE_KEYS)
-        + " AS notes FROM photos p LEFT JOIN taxa t ON t.id = p.taxon_id")
-FILL = "INSERT INTO catalog_text (rowid, names, notes) SELECT photo_id, names, notes FROM catalog_text_source"
+NAMES = _extra(NAME_KEYS) + " || ' ' || " + OBSERVED
+NOTES = "coalesce(p.caption, '') || ' ' || " + _extra(NOTE_KEYS)
+VIEW = (f"CREATE VIEW IF NOT EXISTS catalog_text_source AS SELECT p.id AS photo_id, {NAMES} AS names, {NOTES} AS notes "
+        "FROM photos p")
+FILL = ("INSERT INTO catalog_text (rowid, names, notes) SELECT photo_id, names, notes FROM catalog_text_source "
+        "WHERE trim(names || notes) != ''")  # a photo with no text of its own has no row
+TAXON_NAMES = " || ' ' || ".join(f"coalesce(\"{r}\", '')" for r in RANKS)
+TAXON_FILL = f"INSERT INTO catalog_taxon_text (rowid, names) SELECT id, {TAXON_NAMES} FROM taxa"
 
 
 def _refresh(ids: str) -> str:
     """Statements that write the rows of the photos `ids` (an SQL expression: a value or a subquery) anew."""
     return (f"DELETE FROM catalog_text WHERE rowid IN ({ids}); "
-            f"{FILL} WHERE photo_id IN ({ids});")
+            f"{FILL} AND photo_id IN ({ids});")
 
 
 OBSERVATION_PHOTOS = ("SELECT {r}.photo_id WHERE {r}.photo_id IS NOT NULL UNION "
                       "SELECT c.photo_id FROM captures c WHERE c.event_id = {r}.event_id")
 TRIGGERS = {
-    "catalog_text_photo_insert": f"AFTER INSERT ON photos BEGIN {FILL} WHERE photo_id = NEW.id; END",
-    "catalog_text_photo_update": "AFTER UPDATE OF id, taxon_id, caption, extra ON photos BEGIN "
+    "catalog_taxon_text_insert": f"AFTER INSERT ON taxa BEGIN {TAXON_FILL} WHERE id = NEW.id; END",
+    "catalog_taxon_text_update": "AFTER UPDATE ON taxa BEGIN DELETE FROM catalog_taxon_text WHERE rowid = OLD.id; "
+                                 f"{TAXON_FILL} WHERE id = NEW.id; END",
+    "catalog_taxon_text_delete": "AFTER DELETE ON taxa BEGIN DELETE FROM catalog_taxon_text WHERE rowid = OLD.id; END",
+    "catalog_text_photo_insert": f"AFTER INSERT ON photos BEGIN {FILL} AND photo_id = NEW.id; END",
+    "catalog_text_photo_update": "AFTER UPDATE OF id, caption, extra ON photos BEGIN "
                                  "DELETE FROM catalog_text WHERE rowid = OLD.id; "
-                                 f"{FILL} WHERE photo_id = NEW.id; END",
+                                 f"{FILL} AND photo_id = NEW.id; END",
     "catalog_text_photo_delete": "AFTER DELETE ON photos BEGIN DELETE FROM catalog_text WHERE rowid = OLD.id; END",
-    "catalog_text_taxon_update": "AFTER UPDATE ON taxa BEGIN "
-                                 + _refresh("SELECT id FROM photos WHERE taxon_id = NEW.id") + " END",
     "catalog_text_capture_insert": "AFTER INSERT ON captures BEGIN " + _refresh("NEW.photo_id") + " END",
     "catalog_text_capture_update": "AFTER UPDATE OF event_id ON captures BEGIN "
                                    + _refresh("NEW.photo_id") + " END",
@@ -77,14 +87,17 @@ TRIGGERS = {
     "catalog_text_observation_delete": "AFTER DELETE ON observations BEGIN "
                                        + _refresh(OBSERVATION_PHOTOS.format(r="OLD")) + " END",
 }
+TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
 
 
 def upgrade() -> None:
-    op.execute("CREATE VIRTUAL TABLE IF NOT EXISTS catalog_text USING fts5(names, notes, "
-               "tokenize = 'porter unicode61 remove_diacritics 2')")
+    op.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS catalog_taxon_text USING fts5(names, {TOKENIZE})")
+    op.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS catalog_text USING fts5(names, notes, {TOKENIZE})")
     op.execute(VIEW)
+    op.execute("DELETE FROM catalog_taxon_text")
     op.execute("DELETE FROM catalog_text")
-    op.execute(FILL)  # the photos catalogued before this migration
+    op.execute(TAXON_FILL)  # the taxa and photos catalogued before this migration
+    op.execute(FILL)
     for name, body in TRIGGERS.items():
         op.execute(f"CREATE TRIGGER IF NOT EXISTS {name} {body}")
 
@@ -94,3 +107,4 @@ def downgrade() -> None:
         op.execute(f"DROP TRIGGER IF EXISTS {name}")
     op.execute("DROP VIEW IF EXISTS catalog_text_source")
     op.execute("DROP TABLE IF EXISTS catalog_text")
+    op.execute("DROP TABLE IF EXISTS catalog_taxon_text")
