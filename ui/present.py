@@ -329,7 +329,8 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
         row = {k: h.get(k) for k in ("rank", "id", "score", "similarity", "taxon", "common_name", "observed_on",
                                      "latitude", "longitude", "license", "license_code", "license_url",
                                      "rights_holder", "deployment_id", "event_id", "timestamp", "detections",
-                                     "matched_detection", "event_frames", "event_frame_ids") if k in h}
+                                     "matched_detection", "event_frames", "event_frame_ids", "catalog_match")
+               if k in h}
         row["checked"] = int(h["id"]) in checked
         row["badges"] = [{**{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a},
                           "answer": check_verdict(a)} for a in answers_of(stages, h["id"])]
