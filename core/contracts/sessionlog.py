@@ -4,6 +4,7 @@ MemorySessionLog here keeps everything in memory (tests, throwaway runs)."""
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -11,6 +12,7 @@ from typing import Any, Protocol, Sequence
 
 from core.contracts import bounds
 from core.contracts.errors import InputError, NotFoundError
+from core.people.session_tokens import looks_like_token, new_token, no_such_session
 
 RELEVANT, NOT_RELEVANT, SKIPPED = 1, 0, -1
 LABEL_VALUES = (RELEVANT, NOT_RELEVANT, SKIPPED)
@@ -34,6 +36,8 @@ class SessionInfo:
     # every distinct query of the session's searches and labels, in the order first used: what the history
     # picker names the session by (the stored title is only its first search)
     queries: tuple[str, ...] = ()
+    token: str = ""  # what the page and the API call the session by (core.people.session_tokens); `id` stays inside
+    owner: str = ""  # the logged-in person's name key; '' when nobody logs in (or one shared password)
 
     def named(self) -> str:
         """The session's queries joined (whole, none cut), or its title when it has none."""
@@ -95,7 +99,7 @@ class Label:
         if self.label not in LABEL_VALUES:
             raise InputError(f"Label {self.label!r} is not 1, 0 or -1", "use 1 relevant, 0 not relevant, -1 skip")
         name = bounds.name(bounds.text("annotator name", self.annotator, 200))  # NFC, one space, trimmed
-        if not name:
+        if not bounds.name_key(name):  # nothing visible: zero-width or bidi characters only
             raise InputError("The annotator name is empty", "type your name before labelling")
         query = bounds.name(bounds.text("query", self.query))  # stored and compared as clean_query leaves it
         if not query:
@@ -124,7 +128,15 @@ class SessionDetail:
 
 
 class SessionLog(Protocol):
-    def start_session(self, kind: str, title: str = "") -> int: ...
+    def start_session(self, kind: str, title: str = "", owner: str = "") -> int:
+        """A new session owned by `owner` ('' nobody); returns its number (its token: `token`)."""
+
+    def token(self, session_id: int) -> str:
+        """The session's token; NotFoundError when the number is unknown."""
+
+    def find(self, token: Any, owner: str | None = None) -> int:
+        """The number of the session with this token, owned by `owner` (None: anyone's); the one
+        core.people.session_tokens.no_such_session answer for anything else."""
 
     def log_request(self, request: RequestRecord) -> int:
         """Store the request and its stages (pictures in artefacts are written as files); returns its id."""
@@ -151,8 +163,8 @@ class SessionLog(Protocol):
 
     def exports(self) -> list[ExportRecord]: ...
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
-        """Most recent first."""
+    def sessions(self, limit: int = 50, owner: str | None = None) -> list[SessionInfo]:
+        """Most recent first; only `owner`'s when given."""
 
     def session(self, session_id: int) -> SessionDetail:
         """NotFoundError when the id is unknown."""
@@ -171,11 +183,24 @@ class MemorySessionLog:
         self._exports: list[ExportRecord] = []
         self._instructions: dict[str, str] = {}
 
-    def start_session(self, kind: str, title: str = "") -> int:
+    def start_session(self, kind: str, title: str = "", owner: str = "") -> int:
         with self._lock:
             sid = next(self._ids)
-            self._sessions[sid] = SessionInfo(id=sid, kind=kind, title=title[:200])
+            self._sessions[sid] = SessionInfo(id=sid, kind=kind, title=title[:200], token=new_token(),
+                                              owner=owner or "")
             return sid
+
+    def token(self, session_id: int) -> str:
+        with self._lock:
+            return self._need(session_id).token
+
+    def find(self, token: Any, owner: str | None = None) -> int:
+        if looks_like_token(token):
+            with self._lock:
+                for info in self._sessions.values():
+                    if secrets.compare_digest(info.token, token.strip()) and (owner is None or info.owner == owner):
+                        return info.id
+        raise no_such_session(token)
 
     def _need(self, session_id: int) -> SessionInfo:
         if session_id not in self._sessions:
@@ -244,9 +269,10 @@ class MemorySessionLog:
         with self._lock:
             return list(self._exports)
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+    def sessions(self, limit: int = 50, owner: str | None = None) -> list[SessionInfo]:
         with self._lock:
-            found = sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+            found = sorted((s for s in self._sessions.values() if owner is None or s.owner == owner),
+                           key=lambda s: s.id, reverse=True)[:limit]
             return [replace(info, queries=self._queries(info.id)) for info in found]
 
     def _queries(self, session_id: int) -> tuple[str, ...]:

@@ -247,6 +247,11 @@ class SettingFields(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
+    users_file: str = Field("", description="A file of the people who may log in to the web app, one a line "
+        "NAME:HASH:ROLE (the password's scrypt hash; role owner or annotator); write lines with `python app.py "
+        "users add NAME --role annotator`. Each person logs in as themselves and labels under their own name; "
+        "their sessions, labels and exports are theirs; an owner also sees everyone's labels and the agreement "
+        "between annotators. Set, it replaces password. Relative paths are under data_dir.")
     map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
         "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
         "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")
