@@ -118,7 +118,7 @@ def parse_line(line: str, where: str) -> tuple[Person, str] | None:
     except (ValueError, TypeError):
         raise ConfigError(f"{where}: the password hash is not scrypt$N$r$p$SALT$KEY", FORMAT_HINT) from None
     if person.role not in ROLES:
-        raise ConfigError(f"{where}: unknown role {role.strip()[:30]!r}", "use owner or annotator")
+        raise ConfigError(f"{where}: unknown role {role.strip()[:30]!r}", "the role is owner or annotator; " + FORMAT_HINT)
     return person, stored.strip()
 
 
@@ -138,7 +138,7 @@ def read_users(path: Path) -> dict[str, tuple[Person, str]]:
             continue
         if entry[0].key in found:
             raise ConfigError(f"{path.name} line {number}: {entry[0].name!r} is listed twice",
-                              "keep one line per person")
+                              "keep one line per person (`python app.py users add NAME` replaces a person's line)")
         found[entry[0].key] = entry
     return found
 

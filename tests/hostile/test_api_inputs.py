@@ -130,9 +130,9 @@ CALLS = [
          raw=True),
     Call("/dialogue_start with a number", "/dialogue_start", lambda r: [42, None], "description must be text",
          raw=True),
-    Call("/history_open with a 31-digit id", "/history_open", lambda r: [10**30], "is outside 1 to", raw=True),
+    Call("/history_open with a 31-digit id", "/history_open", lambda r: [10**30], "There is no session", raw=True),
     Call("/history_open with a 31-digit id as text", "/history_open",
-         lambda r: ["1234567890123456789012345678901"], "1234567890123456789012345678901 is outside", raw=True),
+         lambda r: ["1234567890123456789012345678901"], "There is no session", raw=True),
     Call("/history_open with a list", "/history_open", lambda r: [[1]], "session_id must be text or a number",
          raw=True),
 ]
