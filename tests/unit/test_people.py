@@ -156,3 +156,25 @@ def test_without_logins_the_log_is_everyones_and_names_are_typed(monkeypatch):
     log.add_label(Label(sid, "frogs", 1, 1, "Whoever"))
     assert log.labels()[0].annotator == "Whoever" and log.find(log.token(sid)) == sid
     log.may_compare()
+
+
+class FakeOAuthRequest:
+    """A gr.Request on a Space: no Gradio user name, the Hugging Face login in the session."""
+
+    def __init__(self, name):
+        self.username = None
+        self.request = type("R", (), {"session": {"oauth_info": {"userinfo": {"preferred_username": name}}}})()
+
+
+def test_a_hugging_face_login_is_the_person_and_the_spaces_author_its_owner(tmp_path):
+    from ui.upload_guard import SCRIPT, request_owner
+
+    identity = Identity(oauth=True, space_owner="olga")
+    assert identity.person_of(FakeOAuthRequest("ana")).role == "annotator"
+    assert identity.person_of(FakeOAuthRequest("olga")).is_owner
+    assert identity.person_of(FakeOAuthRequest("")) is None  # a visitor who has not logged in
+    from http.cookies import SimpleCookie
+    scope = {"session": {"oauth_info": {"userinfo": {"preferred_username": "Ａna"}}}}
+    assert request_owner(scope, SimpleCookie()) == "user:ana"  # files go by the same name key
+    assert request_owner({}, SimpleCookie("ecolens-owner=abc")) == "browser:abc"
+    assert request_owner({}, SimpleCookie()) == SCRIPT
