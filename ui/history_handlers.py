@@ -14,7 +14,6 @@ from ui.forms import shows_errors, warn
 from ui.photos import PhotoFiles
 
 
-
 def new_history_state() -> dict[str, Any]:
     return {"session_id": None, "query": "", "preset": "", "method": "", "hits": [], "stages": {}}
 

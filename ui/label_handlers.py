@@ -298,7 +298,8 @@ class LabelHandlers:
         if not st.get("pick"):
             raise InputError(S.ADJUDICATE_PICK.rstrip("."), "")
         if st["session_id"] is None:
-            st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({self.log.annotator(annotator) or '?'})")
+            who = self.log.annotator(annotator) or "?"
+            st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({who})")
         self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(st["pick"]),
                                  label=int(value), annotator=ADJUDICATED))
         table, items, _, st = self.kappa(st)

@@ -160,7 +160,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
                 compare_view.build(CompareHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
-                annotator, agreement = label_view.build(LabelHandlers(engine, session_log, ready=ready), search_ui.state)
+                labels = LabelHandlers(engine, session_log, ready=ready)
+                annotator, agreement = label_view.build(labels, search_ui.state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
                 history_ui = history_view.build(history, lightbox)

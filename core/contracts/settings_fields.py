@@ -163,8 +163,8 @@ class SettingFields(BaseSettings):
     hide_people: Literal["blur", "hide", "show"] = Field("blur", description="What people who are not logged in "
         "see of a photo with a person detected on it (a 'person' box at or above detection_threshold): 'blur' "
         "the person's box pixelated and blurred, 'hide' the photo withheld (a placeholder and a notice), 'show' as "
-        "it is. A web app with a password or a users_file has only logged-in viewers; without one every viewer counts as not "
-        "logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
+        "it is. A web app with a password or a users_file has only logged-in viewers; without one every viewer "
+        "counts as not logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
         "in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = Field(20, ge=1, le=1000, description="Results returned per search.")

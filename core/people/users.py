@@ -118,7 +118,8 @@ def parse_line(line: str, where: str) -> tuple[Person, str] | None:
     except (ValueError, TypeError):
         raise ConfigError(f"{where}: the password hash is not scrypt$N$r$p$SALT$KEY", FORMAT_HINT) from None
     if person.role not in ROLES:
-        raise ConfigError(f"{where}: unknown role {role.strip()[:30]!r}", "the role is owner or annotator; " + FORMAT_HINT)
+        raise ConfigError(f"{where}: unknown role {role.strip()[:30]!r}",
+                          "the role is owner or annotator; " + FORMAT_HINT)
     return person, stored.strip()
 
 

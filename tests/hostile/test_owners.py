@@ -51,7 +51,8 @@ def call(world: World, who: str, api: str, args: list) -> tuple[int, str]:
 
 
 def fetch(world: World, who: str, path: str) -> tuple[int, str]:
-    status, body = world.server.get("/gradio_api/file=" + urllib.parse.quote(path), headers={"Cookie": world.cookies[who]})
+    status, body = world.server.get("/gradio_api/file=" + urllib.parse.quote(path),
+                                    headers={"Cookie": world.cookies[who]})
     return status, body.decode("utf-8", "replace")
 
 
