@@ -52,8 +52,9 @@ class Identity:
         if request is None or not self.personal:
             return None
         name = str(getattr(request, "username", None) or "") if self.users is not None else ""
-        if name:
-            return self.users.person(name) if self.users is not None else None
+        if name:  # logged in through the users file (one taken out of it meanwhile stays an annotator)
+            listed = self.users.person(name) if self.users is not None else None
+            return listed if listed is not None else Person(name, "annotator")
         name = _oauth_name(request) if self.oauth else ""
         if not name:
             return None

@@ -87,8 +87,9 @@ def annotator_box(identity: Identity):
         who = identity.person()
         if not identity.personal:
             return gr.update(), gr.update()
-        return (gr.update(value=who.name if who else "", interactive=False),
-                gr.update(visible=who is None or who.is_owner))
+        if who is None:  # a Space's visitor who has not logged in with Hugging Face: a name to type, as before
+            return gr.update(interactive=True), gr.update(visible=False)
+        return gr.update(value=who.name, interactive=False), gr.update(visible=who.is_owner)
     return fill
 
 

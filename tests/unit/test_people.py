@@ -178,3 +178,12 @@ def test_a_hugging_face_login_is_the_person_and_the_spaces_author_its_owner(tmp_
     assert request_owner(scope, SimpleCookie()) == "user:ana"  # files go by the same name key
     assert request_owner({}, SimpleCookie("ecolens-owner=abc")) == "browser:abc"
     assert request_owner({}, SimpleCookie()) == SCRIPT
+
+
+def test_a_person_taken_out_of_the_users_file_while_logged_in_labels_only_as_themselves(tmp_path):
+    path = tmp_path / "users.txt"
+    add_user(path, "olga", "pw", "owner")
+    identity = Identity(Users(path))
+    assert identity.person_of(FakeRequest("OLGA")).is_owner
+    gone = identity.person_of(FakeRequest("ana"))  # Gradio still knows her login; the file no longer lists her
+    assert gone.name == "ana" and not gone.is_owner
