@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable, Collection, Sequence
 from xml.etree import ElementTree as ET
 
-from core.contracts import world as worlds
+from core.plugins.registry import worlds
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
 from core.exports import public_name, spreadsheet_safe
@@ -227,7 +227,7 @@ def synthetic_note(settings: object) -> Callable[[Photo], str]:
     """The note for photos inside a registered world's demo folder under the data directory (e.g. the
     field-guide world): '' for every other photo."""
     folders = []
-    for w in worlds.worlds().values():
+    for w in worlds().values():
         if w.demo_folder:
             try:
                 folders.append((Path(settings.path(w.demo_folder)).resolve(), w.title or w.name))

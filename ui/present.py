@@ -12,8 +12,8 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
-from core.contracts.settings import Settings
-from core.methods.confidence import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
+from core.contracts.settings_fields import SettingFields
+from core.contracts.verdicts import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
 
 
@@ -188,7 +188,7 @@ def reason_text(reason: str) -> str:
 
 # the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were
 # stored (a history search of an older version) are read with the setting's default band
-LEGACY_BAND = Settings.model_fields["undecided_band"].default
+LEGACY_BAND = SettingFields.model_fields["undecided_band"].default
 
 
 def check_verdict(a: dict[str, Any]) -> str:

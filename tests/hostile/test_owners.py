@@ -6,6 +6,7 @@ may do: ana reopens her session and fetches her export, olga sees both and their
 from __future__ import annotations
 
 import json
+import tempfile
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,8 +138,7 @@ def test_files_are_served_only_to_whom_they_were_handed(world):
     assert fetch(world, "ana", path)[0] == 200
     status, body = fetch(world, "ben", path)
     assert status == 404 and path not in body and "uploads" not in body
-    foreign = Path(path).parent.parent / "put-there-by-another-program" / "secret.txt"
-    foreign.parent.mkdir()
+    foreign = Path(tempfile.mkdtemp(prefix="put-there-by-another-program-", dir=Path(path).parent.parent)) / "secret.txt"
     foreign.write_text("not EcoLens's")
     for who in PEOPLE:
         status, body = fetch(world, who, str(foreign))

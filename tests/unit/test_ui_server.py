@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.contracts.sessionlog import MemorySessionLog
-from core.contracts.settings import Settings
+from core.sessions.memory_log import MemorySessionLog
+from core.config import Settings
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.server import blocked_folders, build_app, launch_options, served_folders
 
@@ -169,6 +169,8 @@ def test_without_logins_one_browsers_export_is_not_served_to_another(tmp_path):
     """Two API clients are two browsers (each keeps its own `ecolens-owner` cookie): the export one made is
     served to it and not to the other, and a file no response handed out is served to neither; neither
     refusal names a path on the server."""
+    import shutil
+    import tempfile
     import urllib.error
     import urllib.request
 
@@ -196,9 +198,9 @@ def test_without_logins_one_browsers_export_is_not_served_to_another(tmp_path):
         assert fetch(one, exported) == (200, Path(exported).read_bytes().decode())
         status, body = fetch(two, exported)
         assert status == 404 and exported not in body and "labels-" not in body
-        foreign = Path(exported).parent.parent / f"foreign-{tmp_path.name}" / "note.txt"
-        foreign.parent.mkdir()
+        foreign = Path(tempfile.mkdtemp(prefix="foreign-", dir=Path(exported).parent.parent)) / "note.txt"
         foreign.write_text("another program's")
         assert [fetch(c, str(foreign))[0] for c in (one, two)] == [404, 404]
+        shutil.rmtree(foreign.parent)
     finally:
         app.close()
