@@ -10,8 +10,15 @@ from typing import Any
 
 from core.contracts import bounds
 from core.contracts.errors import NotFoundError
-from core.contracts.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
-                                       TurnRecord)
+from core.contracts.sessionlog import (
+    ExportRecord,
+    Label,
+    RequestRecord,
+    SessionDetail,
+    SessionInfo,
+    StageRecord,
+    TurnRecord,
+)
 from core.people.session_tokens import looks_like_token, new_token, no_such_session
 
 

@@ -138,7 +138,8 @@ def test_files_are_served_only_to_whom_they_were_handed(world):
     assert fetch(world, "ana", path)[0] == 200
     status, body = fetch(world, "ben", path)
     assert status == 404 and path not in body and "uploads" not in body
-    foreign = Path(tempfile.mkdtemp(prefix="put-there-by-another-program-", dir=Path(path).parent.parent)) / "secret.txt"
+    folder = tempfile.mkdtemp(prefix="put-there-by-another-program-", dir=Path(path).parent.parent)
+    foreign = Path(folder) / "secret.txt"
     foreign.write_text("not EcoLens's")
     for who in PEOPLE:
         status, body = fetch(world, who, str(foreign))

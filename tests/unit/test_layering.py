@@ -112,8 +112,9 @@ CORE_FLOORS = (
     ("core.evaluation",),
 )
 # The one door from ui/ into core: the shapes (core.contracts), the settings it shows, the presets it asks the
-# engine for, the preparation it shows, the files it serves and writes for people, and who is logged in. Everything else the page
-# needs comes through the engine it is handed (core.search.engine.SearchEngine) or through the contracts.
+# engine for, the preparation it shows, the files it serves and writes for people, and who is logged in.
+# Everything else the page needs comes through the engine it is handed (core.search.engine.SearchEngine) or
+# through the contracts.
 UI_DOOR = ("core.contracts", "core.config", "core.search.presets", "core.search.preparation", "core.served",
            "core.imageio", "core.labels", "core.exports", "core.exporting", "core.darwincore", "core.sessions.memory_log",
            "core.camtrap.filters", "core.camtrap.people", "core.people")
