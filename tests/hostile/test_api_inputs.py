@@ -203,7 +203,7 @@ def test_refused_inputs_are_one_log_line_each_and_no_traceback(site):
     assert "Traceback" not in printed and "Traceback" not in logged, (printed + logged)[-3000:]
     refused = [line for line in logged.splitlines() if " refused: " in line]
     assert any("/search refused: query must be text, not a number (5)" in line for line in refused), logged[-3000:]
-    assert any("HistoryHandlers.open refused: session number = 1234567890123456789012345678901 is outside" in line
+    assert any("HistoryHandlers.open refused: There is no session '1234567890123456789012345678901'" in line
                for line in refused), logged[-3000:]
     assert len(refused) >= len(CALLS), "\n".join(refused)  # each refused call of the table: one line
     site.healthy()
