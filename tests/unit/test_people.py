@@ -188,3 +188,18 @@ def test_a_person_taken_out_of_the_users_file_while_logged_in_labels_only_as_the
     assert identity.person_of(FakeRequest("OLGA")).is_owner
     gone = identity.person_of(FakeRequest("ana"))  # Gradio still knows her login; the file no longer lists her
     assert gone.name == "ana" and not gone.is_owner
+
+
+def test_the_login_checks_each_persons_own_password(tmp_path):
+    import asyncio
+
+    from ui.login import auth_function
+
+    path = tmp_path / "users.txt"
+    add_user(path, "ana", "ana-pw", "annotator")
+    check = auth_function("", Users(path))
+    check.guard.clock = lambda: 0.0  # no waiting window in play: the brake counts, the answers are what we test
+    assert asyncio.run(check("ana", "ana-pw")) and asyncio.run(check("ANA", "ana-pw"))
+    assert check.guard.failures == type(check.guard.failures)()
+    assert not asyncio.run(check("ecolens", ""))  # the shared user is no one here
+    assert len(check.guard.failures) == 1
