@@ -209,19 +209,20 @@ class SqlSessionLog:
         return row
 
     @staticmethod
-    def _label(row: LabelRow) -> Label:
+    def _label(row: LabelRow, token: str | None = "") -> Label:
         return Label(session_id=row.session_id, query=row.query, photo_id=row.photo_id, label=row.label,
                      annotator=row.annotator, seconds=row.seconds or 0.0, id=row.id,
-                     created_at=_aware(row.created_at))
+                     created_at=_aware(row.created_at), session_token=token or "")
 
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
-        stmt = select(LabelRow).order_by(LabelRow.id)
+        stmt = select(LabelRow, SessionRow.token).join(SessionRow, SessionRow.id == LabelRow.session_id) \
+            .order_by(LabelRow.id)
         if session_id is not None:
             stmt = stmt.where(LabelRow.session_id == session_id)
         if query is not None:
             stmt = stmt.where(LabelRow.query == bounds.name(query))
         with Session(self.engine) as s:
-            return [self._label(r) for r in s.scalars(stmt)]
+            return [self._label(r, token) for r, token in s.execute(stmt)]
 
     def exports(self) -> list[ExportRecord]:
         with Session(self.engine) as s:

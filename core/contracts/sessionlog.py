@@ -90,6 +90,7 @@ class Label:
     seconds: float = 0.0
     id: int | None = None
     created_at: datetime = field(default_factory=utcnow)
+    session_token: str = ""  # the session's token when read back from a log: what an export names it by
 
     def checked(self) -> "Label":
         if self.label not in LABEL_VALUES:

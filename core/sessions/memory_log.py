@@ -88,8 +88,8 @@ class MemorySessionLog:
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
         wanted = None if query is None else bounds.name(query)
         with self._lock:
-            return [lb for lb in self._labels if (session_id is None or lb.session_id == session_id)
-                    and (wanted is None or lb.query == wanted)]
+            return [replace(lb, session_token=self._sessions[lb.session_id].token) for lb in self._labels
+                    if (session_id is None or lb.session_id == session_id) and (wanted is None or lb.query == wanted)]
 
     def remove_label(self, label_id: int) -> Label:
         with self._lock:

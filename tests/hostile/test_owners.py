@@ -5,6 +5,7 @@ no one was handed) gets its message, says no server path, and changes nothing in
 may do: ana reopens her session and fetches her export, olga sees both and their agreement."""
 from __future__ import annotations
 
+import csv
 import json
 import tempfile
 import urllib.parse
@@ -151,17 +152,25 @@ def test_files_are_served_only_to_whom_they_were_handed(world):
 def test_each_sees_their_own_and_the_owner_sees_both(world):
     status, message = call(world, "ana", "/history_open", [world.tokens["ana"]])
     assert (status, message) == (200, "COMPLETE")
-    rows = Path(world.clients["ana"].predict("csv", QUERY, "", api_name="/export")["path"]).read_text()
-    assert "ana" in rows and "ben" not in rows  # her export holds her labels only
+    rows = _annotators(world.clients["ana"].predict("csv", QUERY, "", api_name="/export")["path"])
+    assert rows == {"ana"}  # her export holds her labels only
     table, *_ = world.clients["olga"].predict(world.tokens["ben"], api_name="/history_open")
     assert QUERY in table
     assert call(world, "olga", "/history_open", [world.tokens["ana"]]) == (200, "COMPLETE")
-    everyone = Path(world.clients["olga"].predict("csv", QUERY, "", api_name="/export")["path"]).read_text()
-    assert "ana" in everyone and "ben" in everyone
+    everyone = world.clients["olga"].predict("csv", QUERY, "", api_name="/export")["path"]
+    assert _annotators(everyone) == {"ana", "ben"}
+    with open(everyone, newline="") as f:
+        tokens = {r["session_id"] for r in csv.DictReader(f)}
+    assert tokens and all(len(t) >= 16 and not t.isdigit() for t in tokens)  # sessions named by their tokens
     annotators = {r[0] for r in _rows(world, "SELECT annotator FROM labels")}
     owners = {r[0] for r in _rows(world, "SELECT owner FROM sessions")}
     assert annotators == {"ana", "ben"} and owners == {"ana", "ben"}
     assert all(len(r[0]) >= 16 for r in _rows(world, "SELECT token FROM sessions"))
+
+
+def _annotators(path: str) -> set[str]:
+    with open(path, newline="") as f:
+        return {r["annotator"] for r in csv.DictReader(f)}
 
 
 def _rows(world: World, sql: str) -> list[tuple]:
