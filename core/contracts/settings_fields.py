@@ -21,6 +21,14 @@ class SettingFields(BaseSettings):
     cache_size_mb: int = Field(1024, ge=1, le=1 << 20, description="Most megabytes the disk cache of backend answers "
         "(data_dir/cache: embeddings, LLM, judge, reader and captioner answers) may hold; past it the least recently "
         "used entries are evicted, and a cache over a lowered bound shrinks when next opened.")
+    space_storage: str = Field("/data", description="On a Hugging Face Space (SPACE_ID set): the Space's persistent "
+        "storage folder, which becomes the data directory when it exists and data_dir was not set (ECOLENS_DATA_DIR "
+        "or the file still wins), so a restart keeps the downloads, the catalog and the index. Without it the page "
+        "says that a restart starts over. Not read elsewhere.")
+    vectors_repo: str = Field("", description="Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION]) "
+        "holding companion vectors for a hub corpus: vectors/SPLIT.parquet written by `python app.py export vectors` "
+        "and uploaded there (docs/deployment.md); downloaded with the corpus and used by the ingest when their "
+        "model is the embedder's. Empty: only vectors inside the corpus's own repository are looked for.")
     corpus: str = Field("", description="Photo collection to build on first use (a folder, CSV or parquet, or a "
         "hub dataset hf://datasets/OWNER/NAME[@REVISION][:SPLIT], downloaded once into data_dir/hub). Empty: the "
         "synthetic field-guide world is built when the offline stand-in models are in use.")

@@ -25,7 +25,7 @@ FORM = dict(k=5, m=2, rerank_k=10, rerank_mode="full", want_answer=False, taxon=
 
 
 def run(h, query="a frog calling", preset="Fast", request=None, **over):
-    return list(h.search(query, preset, *{**FORM, **over}.values(), request))
+    return list(h.search(query, preset, *{**FORM, **over}.values(), request=request))
 
 
 @pytest.fixture()
@@ -226,7 +226,7 @@ def test_a_selection_made_while_a_search_streams_is_kept(tmp_path):
                         judge_concurrency=1)
     h = SearchHandlers(engine, MemorySessionLog())
     page = SimpleNamespace(session_hash="page-9")
-    stream = h.search("a frog calling", "Verify", *{**FORM, "k": 12, "rerank_k": 12}.values(), page)
+    stream = h.search("a frog calling", "Verify", *{**FORM, "k": 12, "rerank_k": 12}.values(), request=page)
     first = next(stream)
     picked = first[-1]["hits"][3]["id"]
     html, _ = h.select(first[-1], SimpleNamespace(index=3), page)  # clicked while the checks still run
@@ -281,7 +281,7 @@ def test_a_newer_search_from_the_same_page_cancels_the_running_one(tmp_path):
     log = MemorySessionLog()
     h = SearchHandlers(engine, log)
     page = SimpleNamespace(session_hash="page-1")
-    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), page)
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), request=page)
     first = next(slow)  # the preview is on screen; judging has started in the background
     assert "still working" in first[1]
     rest: list = []
@@ -302,7 +302,7 @@ def test_stop_cancels_the_running_search(tmp_path):
                         judge_concurrency=1)
     h = SearchHandlers(engine, MemorySessionLog())
     page = SimpleNamespace(session_hash="page-2")
-    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), page)
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), request=page)
     next(slow)
     assert h.stop(page) == "Search stopped."
     outs = list(slow)
@@ -317,7 +317,8 @@ def test_a_search_the_page_stopped_listening_to_is_cancelled_and_recorded(tmp_pa
                         judge_concurrency=1)
     log = MemorySessionLog()
     h = SearchHandlers(engine, log)
-    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), SimpleNamespace(session_hash="p"))
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(),
+                    request=SimpleNamespace(session_hash="p"))
     next(slow)
     slow.close()
     notes = [r.stages[0].artefacts.get("notices") for s in log.sessions() for r in log.session(s.id).requests]
