@@ -19,7 +19,7 @@ from core.search.corpus import Corpus
 from core.search.engine import SearchEngine
 from core.contracts.errors import EcoLensError
 from core.contracts.world import RuleBooks, World
-from core.plugins.registry import demo_world, get_world
+from core.plugins.registry import demo_world, get_world, load_modules
 from core.vectors.index_store import IndexStore
 from core.ingest.ingestor import Ingestor
 from core.logs import configure_logging
@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parent
 
 # world plug-ins (core.contracts.world): each module's register() adds its rule book, backends, demo and benchmark
 WORLD_PLUGINS = ("fieldguide.plugin",)
-for _plugin in WORLD_PLUGINS:
-    importlib.import_module(_plugin).register()
+load_modules(WORLD_PLUGINS)  # remembered: worker processes and Ray actors register the same ones
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
@@ -281,8 +280,11 @@ def serve(ctx: Context) -> int:
 
     ctx.serving = True
     services = ctx.services()
+    from core.camtrap.desk import CamtrapDesk
+
     return launch(services.engine, services.session_log(), services.banner,
-                  lambda progress: _prepare(services, progress), services.example_queries)
+                  lambda progress: _prepare(services, progress), services.example_queries,
+                  CamtrapDesk(services.camtrap, services.settings))
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:
