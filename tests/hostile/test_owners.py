@@ -1,4 +1,4 @@
-"""Each person's sessions, labels and files are theirs (issue 36, items 1 and 2), against the real web app with
+"""Each person's sessions, labels, identifications and files are theirs (issue 36, items 1 and 2), against the real web app with
 a users file: ana and ben (annotators) and olga (the owner). Table-driven: each hostile call by ben (another's
 session token, a session number, SQL text, another's name on a label, the agreement, another's export, a file
 no one was handed) gets its message, says no server path, and changes nothing in the database; then what each
@@ -113,6 +113,8 @@ CASES = [
             lambda w: [QUERY, w.photos[1], 1, "ａｎ\u200bａ", 1.0], "You are logged in as 'ben'"),
     Hostile("another's labels exported", "/export", lambda w: ["csv", QUERY, "ana"], "You are logged in as 'ben'"),
     Hostile("the agreement as an annotator", "/agreement", lambda w: [], "Only the project's owner"),
+    Hostile("an identification under another's name", "/identify",
+            lambda w: ["Ardea cinerea", "ana", w.photos[0], None, None], "You are logged in as 'ben'"),
     Hostile("photos to label under another's name", "/label_load", lambda w: [QUERY, "olga", 5],
             "You are logged in as 'ben'"),
 ]
