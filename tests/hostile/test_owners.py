@@ -1,8 +1,9 @@
 """Each person's sessions, labels, identifications and files are theirs (issue 36, items 1 and 2), against the
 real web app with a users file: ana and ben (annotators) and olga (the owner). Table-driven: each hostile call
 by ben (another's session token, a session number, SQL text, another's name on a label or an identification,
-the agreement, another's export, a file no one was handed) gets its message, says no server path, and changes nothing in the database; then what each
-may do: ana reopens her session and fetches her export, olga sees both and their agreement."""
+the agreement, another's export, a file no one was handed) gets its message, says no server path, and changes
+nothing in the database; then what each may do: ana reopens her session and fetches her export, olga sees
+both and their agreement."""
 from __future__ import annotations
 
 import csv
