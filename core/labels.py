@@ -54,7 +54,8 @@ def latest(labels: Sequence[Label]) -> list[Label]:
 
 
 def _label_row(lb: Label) -> dict:
-    return {"session_id": lb.session_id, "query": lb.query, "photo_id": lb.photo_id, "label": lb.label,
+    return {"session_id": lb.session_token or lb.session_id,  # the token a log gave, else the number given
+            "query": lb.query, "photo_id": lb.photo_id, "label": lb.label,
             "judgement": JUDGEMENTS.get(lb.label, ""), "annotator": lb.annotator, "seconds": round(lb.seconds, 3),
             "created_at": lb.created_at.isoformat()}
 

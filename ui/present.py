@@ -338,7 +338,7 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
             row["covers"] = list(h["covers"])
         results.append(row)
     name, meaning = S.SCALES[scale]
-    return {"session_id": state.get("session_id"), "query": state.get("query", ""),
+    return {"session_id": state.get("session_token") or None, "query": state.get("query", ""),
             "preset": state.get("preset", ""), "method": state.get("method", ""),
             "score": {"scale": name, "meaning": meaning}, "results": results, "notices": list(notices),
             "status": status}

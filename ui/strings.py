@@ -199,7 +199,7 @@ ADJUDICATE_PICK = "Click a photo in the disagreements first."
 ADJUDICATED = "Final word saved: photo {photo} is {label}."
 
 # ---- history view ------------------------------------------------------------------------------------
-HISTORY_SESSIONS = "Past sessions (or type a session number)"
+HISTORY_SESSIONS = "Past sessions"
 HISTORY_REFRESH = "Refresh"
 HISTORY_OPEN = "Reopen"
 HISTORY_EMPTY = "No sessions yet."
@@ -208,9 +208,7 @@ HISTORY_REQUESTS = "Searches"
 HISTORY_REQUEST = "Search shown"
 HISTORY_LABELS = "Labels"
 HISTORY_CHAT = "Dialogue turns"
-HISTORY_SESSION = "Session {id} ({kind}, {when}): {title}"
-HISTORY_BAD_ID = "{value!r} is not a session number"
-HISTORY_BAD_ID_HINT = "pick a session from the list or type its number, e.g. 12"
+HISTORY_SESSION = "Session ({kind}, {when}): {title}"
 KINDS = {"search": "search", "dialogue": "dialogue", "compare": "comparison", "label": "labelling"}
 
 # ---- messages ----------------------------------------------------------------------------------------
