@@ -24,12 +24,12 @@ whenever a taxon, a photo, a capture or an observation changes, whatever writes 
 the sqlite3 shell). A later migration that rebuilds one of these tables must create the triggers again.
 
 Revision ID: 0014_catalog_text
-Revises: 0011_camtrap_packages
+Revises: 0013_owners
 """
 from alembic import op
 
 revision = "0014_catalog_text"
-down_revision = "0011_camtrap_packages"
+down_revision = "0013_owners"
 branch_labels = None
 depends_on = None
 
