@@ -55,7 +55,7 @@ def mixed_items(truth: dict[str, set[int]]) -> list[tuple[str, str, dict[str, in
     from tests.mixed_collection import CATALOGUED
 
     out = []
-    for sci, common, cls, order, family, synonym, _ in CATALOGUED:
+    for sci, common, _cls, _order, _family, synonym, _ in CATALOGUED:
         rel = {str(i): 1 for i in truth[sci]}
         out += [("mixed: common name", common.lower(), rel), ("mixed: plural", common.lower() + "s", rel),
                 ("mixed: scientific name", sci, rel)]

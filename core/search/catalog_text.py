@@ -6,10 +6,11 @@ Why: a text query is a weak match for a picture with most embedders and no match
 while a name the catalog holds ("ocelot", "ocelots", "Leopardus pardalis", "Carnivora") says which photos it
 means. Each word is searched in its English singular (core.methods.rules.singular: 'wolves' -> 'wolf', 'mice'
 -> 'mouse'), which the index's porter stemmer then reduces as it reduced the catalog's words ('ocelots' and
-'ocelot' are one stem there). The catalog ranking puts the photos
-that hold more of the query's words among their names first, then those holding more of its words anywhere,
-then by BM25. Every photo brought by the catalog says which of the query's words matched (Hit.catalog_match),
-and a notice says so. The setting hybrid_retrieval turns it off (`eval` does: its benchmarks rank pictures)."""
+'ocelot' are one stem there). The catalog ranking puts the photos that hold more of the query's words among
+their names first, then those holding more of its words anywhere; inside each such tier the vectors' own order
+decides (a taxon's name may stand for millions of photos), then BM25 of the photo's own text. Every photo
+brought by the catalog says which of the query's words matched (Hit.catalog_match), and a notice says so. The
+setting hybrid_retrieval turns it off (`eval` does: its benchmarks rank pictures)."""
 from __future__ import annotations
 
 import logging

@@ -413,7 +413,7 @@ class SearchEngine:
         k = request.k or self.settings.k
         shown = [i for i, _ in reordered[:k]]
         last = max((n for n, i in enumerate(shown) if i in group.ids), default=-1)
-        if last >= 0:  # said whenever the group's photos head the page, whoever put them there first (the catalog's text)
+        if last >= 0:  # said whenever the group's photos head the page, whoever put them first (the catalog's text)
             text = group_notice(group, sum(1 for i in shown[:last + 1] if i in unplaced))
             run.notices[:] = [n for n in run.notices if not n.startswith(f"“{group.word}” was read as the group")]
             run.notice(text)  # after the judge: what it says of the final order replaces what it said before
