@@ -1,8 +1,9 @@
 """The catalog's full-text index (migration 0014_catalog_text) on real SQLite: a catalog made before it gets
 every taxon's names and every photo's own text when it is opened; the triggers keep the index in step with every
-write (a new photo, a source's metadata written again, a taxon's names corrected in the sqlite3 shell, a deleted photo, a camera-trap
-observation of a medium and of an event); the porter tokenizer finds a plural and a singular alike; a benchmark's
-ground truth in extra is never searchable; query syntax in a word is searched as text."""
+write (a new photo, a source's metadata written again, a taxon's names corrected in the sqlite3 shell, a deleted
+photo, a camera-trap observation of a medium and of an event); the porter tokenizer finds a plural and a
+singular alike; a benchmark's ground truth in extra is never searchable; query syntax in a word is searched as
+text; a photo with no text of its own has no row."""
 from __future__ import annotations
 
 import sqlite3
