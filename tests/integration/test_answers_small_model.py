@@ -55,7 +55,7 @@ def assert_cited_or_refused(out: dict, shown: list[int]) -> None:
 
 
 @pytest.mark.parametrize("path", ["notes", "reader"])
-def test_smollm2_answers_are_cited_or_refused(llama_server, tmp_path, path):  # noqa: F811
+def test_smollm2_answers_are_cited_or_refused(llama_server, tmp_path, path):
     settings = settings_for(llama_server)
     reader = None
     if path == "reader":
