@@ -67,6 +67,7 @@ MARK_EXPORT_NAMES = {"csv": "CSV", "jsonl": "JSON lines", "dwc": "Darwin Core Ar
 LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like this' search: page, marks, history
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
+BANNER_MORE = "(details)"  # the banner's one line opens to its whole text
 EVIDENCE_REFUSED = "No answer"  # the model's answer was refused (core/methods/answer_check.py)
 EVIDENCE_UNVERIFIED = "Unverified answer"  # the offline rule wrote it: no model, nothing checked
 CITED = "photos"
