@@ -15,6 +15,7 @@ import gradio as gr
 from core import darwincore
 from core.exporting import ExportSources, dwc_options
 from core.exports import MARK_FORMATS, collection_roots, export_marks
+from core.contracts.errors import InputError
 from core.contracts.sessionlog import ExportRecord, SessionLog
 from ui import present
 from ui import strings as S
@@ -66,11 +67,15 @@ class MarkHandlers:
         """Write the marked photos to data/exports and return a copy to download (never the data folder)."""
         fmt = (fmt or "csv").strip().lower()
         marks = list(marks or [])
+        if fmt not in FORMATS:
+            raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(FORMATS))
+        if not marks:  # said before any format's writer runs: the same message for csv, jsonl and dwc
+            raise InputError("No photo is marked", "mark photos first (open a photo and press Mark)")
         settings = self.engine.settings
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         path = settings.path("exports", f"marked-{stamp}.{FORMATS.get(fmt, 'txt')}")
         photos = {p.id: p for p in self.engine.corpus.photos([int(m["id"]) for m in marks])}
-        if fmt == "dwc" and marks:
+        if fmt == "dwc":
             camtrap = getattr(self.engine.corpus, "camtrap", None)  # camera-trap frames: MachineObservation
             sources = ExportSources(settings, None, self.engine.corpus.photos, camtrap)
             rows = darwincore.write_archive(path, darwincore.marked_occurrences(marks, photos),
