@@ -13,14 +13,14 @@ from typing import Any, Sequence
 import gradio as gr
 
 from core import darwincore
-from core.exporting import ExportSources, dwc_options
+from core.exporting import ExportSources, dwc_options, few
 from core.exports import MARK_FORMATS, collection_roots, export_marks
 from core.contracts.errors import InputError
 from core.contracts.sessionlog import ExportRecord, SessionLog
 from ui import present
 from ui import strings as S
 from ui.forms import photo_id as read_photo_id
-from ui.forms import shows_errors
+from ui.forms import shows_errors, warn
 from ui.lightbox import is_marked
 from ui.photos import PhotoFiles
 
@@ -78,8 +78,11 @@ class MarkHandlers:
         if fmt == "dwc":
             camtrap = getattr(self.engine.corpus, "camtrap", None)  # camera-trap frames: MachineObservation
             sources = ExportSources(settings, None, self.engine.corpus.photos, camtrap)
+            notices: list[str] = []  # licences GBIF cannot take, a missing contact: said, not refused
             rows = darwincore.write_archive(path, darwincore.marked_occurrences(marks, photos),
-                                            collection_roots(settings), **dwc_options(sources, list(photos)))
+                                            collection_roots(settings), **dwc_options(sources, list(photos)),
+                                            notices=notices)
+            warn(few(notices))
         else:
             rows = export_marks(marks, photos, fmt, path, collection_roots(settings))
         self.log.log_export(ExportRecord(session_id=None, format=f"marked-{fmt}", path=str(path), rows=rows))

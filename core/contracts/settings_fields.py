@@ -109,6 +109,11 @@ class SettingFields(BaseSettings):
         description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
         "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
         "camera-trap collection.")
+    dwc_contact: str = Field("", description="The person named as the contact (and creator) of an exported "
+        "Darwin Core Archive (eml.xml), as GBIF's metadata wants one. Empty: the archive names 'EcoLens export' "
+        "and the export says to set it before publishing.")
+    dwc_contact_email: str = Field("", description="The contact's e-mail address in an exported Darwin Core "
+        "Archive's eml.xml (empty: none).")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
