@@ -64,7 +64,8 @@ class SqlCamtrapStore:
     def _ids_for(conn: Connection, table, keys: set[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for chunk in chunks(sorted(k for k in keys if k is not None)):
-            out.update({k: int(i) for k, i in conn.execute(select(table.c.key, table.c.id).where(table.c.key.in_(chunk)))})
+            rows = conn.execute(select(table.c.key, table.c.id).where(table.c.key.in_(chunk)))
+            out.update({k: int(i) for k, i in rows})
         return out
 
     def _resolve(self, conn: Connection, items: Sequence, *, deployment=True, event=True) -> None:
@@ -319,7 +320,8 @@ class SqlCamtrapStore:
 
     def packages(self) -> dict[str, dict[str, Any]]:
         with self.engine.connect() as conn:
-            return {k: dict(m) for k, m in conn.execute(select(PACKAGES.c.key, PACKAGES.c.metadata).order_by(PACKAGES.c.id))}
+            rows = conn.execute(select(PACKAGES.c.key, PACKAGES.c.metadata).order_by(PACKAGES.c.id))
+            return {k: dict(m) for k, m in rows}
 
     # ---- filters ---------------------------------------------------------------------------------
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:

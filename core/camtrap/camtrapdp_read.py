@@ -250,7 +250,8 @@ def _names(out: PackageContent, media: dict[str, Medium]) -> None:
     names: dict[str, set[str]] = {}
     for o in out.observations:
         if o.scientific_name and o.type == "animal":
-            names.setdefault(o.media_key if o.level == "media" else f"event:{o.event_key}", set()).add(o.scientific_name)
+            where = o.media_key if o.level == "media" else f"event:{o.event_key}"
+            names.setdefault(where, set()).add(o.scientific_name)
     for m in media.values():
         found = names.get(m.capture.media_key) or names.get(f"event:{m.capture.event_key}") or set()
         if len(found) == 1:

@@ -98,7 +98,8 @@ class PackageHooks:
         new = []
         for m in without:
             key = m.capture.media_key
-            m.photo.extra["file_missing"] = m.missing or self._failed.get(key) or "its file could not be read as a picture"
+            m.photo.extra["file_missing"] = (m.missing or self._failed.get(key)
+                                             or "its file could not be read as a picture")
             if key in stand_ins:
                 ids[key] = stand_ins[key]
             else:
@@ -125,14 +126,18 @@ class PackageHooks:
                                   "searchable by picture (their stand-ins were replaced)")
 
     def _stand_ins(self, catalog: Catalog, store: CamtrapStore) -> dict[str, int]:
-        """mediaID -> the photo standing in for it since an earlier ingest of this package. Why not by content
-        hash: every stand-in's hash starts alike, and the catalog's hash index holds only the first bytes."""
+        """mediaID -> the photo standing in for it since an earlier ingest of this package: found through the
+        captures first (why not by content hash: every stand-in's hash starts alike, and the catalog's hash index
+        holds only the first bytes), then by hash for the media without a capture (an ingest cut short between
+        adding the stand-ins and writing their captures; none at all the first time)."""
         c = self.content
-        prior = store.photo_ids_for_media([m.capture.media_key for m in c.media])
-        if not prior:
-            return {}
-        photos = {p.id: p.sha256 for p in catalog.get_photos(sorted(set(prior.values())))}
-        return {k: pid for k, pid in prior.items() if photos.get(pid) == placeholder_hash(c.key, k)}
+        keys = [m.capture.media_key for m in c.media]
+        prior = store.photo_ids_for_media(keys)
+        photos = {p.id: p.sha256 for p in catalog.get_photos(sorted(set(prior.values())))} if prior else {}
+        found = {k: pid for k, pid in prior.items() if photos.get(pid) == placeholder_hash(c.key, k)}
+        hashes = {placeholder_hash(c.key, k): k for k in keys if k not in prior}
+        found.update({hashes[h]: pid for h, pid in catalog.ids_for_hashes(sorted(hashes)).items()})
+        return found
 
     def _report(self, report: IngestReport, without: list, new: int) -> None:
         c = self.content

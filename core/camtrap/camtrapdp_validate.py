@@ -57,7 +57,8 @@ def version_of(descriptor: dict) -> str:
     profile = str(descriptor.get("profile") or descriptor.get("$schema") or "")
     m = _URL.fullmatch(profile)
     if not m or m.group(2) != "camtrap-dp-profile":
-        raise InputError(f"This data package is not a Camtrap DP 1.0 package (its profile is {profile or 'not given'!r})",
+        raise InputError("This data package is not a Camtrap DP 1.0 package "
+                         f"(its profile is {profile or 'not given'!r})",
                          FIX_VERSION)
     return m.group(1)
 
@@ -187,6 +188,7 @@ def _check_tables(descriptor: dict, folder: Path, out: Checked) -> None:
                              "give the table the Camtrap DP columns (https://camtrap-dp.tdwg.org/data/)")
     if sum(len(t.errors) for t in report.tasks) >= MAX_ROW_PROBLEMS:
         raise InputError(f"the package's tables have more than {MAX_ROW_PROBLEMS} problems (the first: "
-                         + "; ".join(f"{t} row {r}: {', '.join(w)}" for (t, r), w in list(out.bad_rows.items())[:3]) + ")",
+                         + "; ".join(f"{t} row {r}: {', '.join(w)}"
+                                     for (t, r), w in list(out.bad_rows.items())[:3]) + ")",
                          "correct the tables (or re-export the package from its platform) and ingest it again")
     log.info("camtrap-dp check of %s: %d bad rows", folder, len(out.bad_rows))

@@ -61,4 +61,5 @@ class HostGate:
     def notices(self) -> list[str]:
         """One line per host that failed, with the count of its URLs not tried."""
         return [f"{host} could not be reached ({why}); {self.not_tried[host]} more of its URLs were not tried in "
-                "this ingest (run the ingest again when the host can be reached)" for host, why in sorted(self.down.items())]
+                "this ingest (run the ingest again when the host can be reached)"
+                for host, why in sorted(self.down.items())]

@@ -40,7 +40,8 @@ def read_descriptor(folder: Path) -> dict:
     f = folder / DESCRIPTOR
     try:
         if f.stat().st_size > MAX_DESCRIPTOR_BYTES:
-            raise InputError(f"{f} is larger than {MAX_DESCRIPTOR_BYTES >> 20} MB", "check that it is a package descriptor")
+            raise InputError(f"{f} is larger than {MAX_DESCRIPTOR_BYTES >> 20} MB",
+                             "check that it is a package descriptor")
         data = json.loads(f.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{folder} holds no {DESCRIPTOR}", FIX) from None
@@ -75,9 +76,11 @@ def _unpack(zip_path: Path, target: Path) -> Path:
                              f"{MAX_UNPACKED_BYTES >> 30} GB unpacked", "unzip it yourself and give ingest the folder")
         for m in members:
             p = PurePosixPath(m.filename)
-            if p.is_absolute() or ".." in p.parts or "\\" in m.filename or (m.external_attr >> 16) & 0o170000 == 0o120000:
+            link = (m.external_attr >> 16) & 0o170000 == 0o120000
+            if p.is_absolute() or ".." in p.parts or "\\" in m.filename or link:
                 raise InputError(f"{zip_path.name}: member {m.filename!r} would be written outside the package "
-                                 "folder (or is a link)", "unzip it yourself, check its contents, and give ingest the folder")
+                                 "folder (or is a link)",
+                                 "unzip it yourself, check its contents, and give ingest the folder")
         if target.exists():
             shutil.rmtree(target)  # an unpacking that was interrupted
         target.mkdir(parents=True)

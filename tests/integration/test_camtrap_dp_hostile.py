@@ -80,7 +80,8 @@ REFUSED = [  # (case, change to the package, words the message must hold)
     ("descriptor a list", lambda f: (f / "datapackage.json").write_text("[]"), "not a JSON object"),
     ("no profile", _descriptor(lambda d: d.pop("profile")), "not a Camtrap DP 1.0 package"),
     ("an old version", _descriptor(lambda d: d.update(
-        profile="https://raw.githubusercontent.com/tdwg/camtrap-dp/0.1.7/camtrap-dp-profile.json")), "not a Camtrap DP 1.0"),
+        profile="https://raw.githubusercontent.com/tdwg/camtrap-dp/0.1.7/camtrap-dp-profile.json")),
+     "not a Camtrap DP 1.0"),
     ("no project", _descriptor(lambda d: d.pop("project")), "'project' is a required property"),
     ("a contributor's role", _descriptor(lambda d: d["contributors"][0].update(role="boss")), "contributors/0/role"),
     ("no observations table", _descriptor(lambda d: d.update(
@@ -252,9 +253,9 @@ def test_a_host_that_fails_is_tried_once_even_by_many_threads_at_once():
         t.join()
     assert calls == ["https://down.example/0"] or len([c for c in calls if "down.example" in c]) == 1
     assert len(errors) == 8 and sum("was not tried" in e for e in errors) == 7
-    assert gate.notices() == [("down.example could not be reached (the name down.example could not be resolved); 7 more "
-                               "of its URLs were not tried in this ingest (run the ingest again when the host can be "
-                               "reached)")]
+    assert gate.notices() == [("down.example could not be reached (the name down.example could not be resolved); "
+                               "7 more of its URLs were not tried in this ingest (run the ingest again when the host "
+                               "can be reached)")]
     get("https://up.example/missing")  # an HTTP error is the file's, not the host's
     assert gate.fetch("https://up.example/a") == b"bytes" and "up.example" not in gate.down
 

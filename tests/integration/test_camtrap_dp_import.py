@@ -209,7 +209,8 @@ def test_ingest_on_the_command_line_exits_0_offline_within_2_minutes(tmp_path):
     config = tmp_path / "ecolens.toml"
     config.write_text(f'data_dir = "{tmp_path / "data"}"\nembedder = "hash"\ndownload_timeout_s = 5\n')
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, str(ROOT / "app.py"), "--config", str(config), "ingest", str(tmp_path / "pkg")],
+    command = [sys.executable, str(ROOT / "app.py"), "--config", str(config), "ingest", str(tmp_path / "pkg")]
+    done = subprocess.run(command,
                           capture_output=True, text=True, timeout=240, cwd=tmp_path, check=False,
                           env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                                "HOME": str(tmp_path)})
@@ -265,3 +266,17 @@ def test_media_kept_without_a_file_are_replaced_once_their_host_answers(tmp_path
     assert store_tables(services.camtrap) == package_tables(EXAMPLE)
     photos = catalog.get_photos(list(services.camtrap.photo_ids_for_media(["07840dcc"]).values()))
     assert len(photos) == 1 and photos[0].extra["image_url"].startswith("https://multimedia.agouti.eu/")
+
+
+def test_stand_ins_left_by_an_ingest_cut_short_are_not_added_twice(tmp_path, offline):
+    """An ingest stopped after it added the stand-ins and before it wrote their captures: the next one finds
+    them by their content hash."""
+    from core.contracts.records import Photo
+
+    services = _services(tmp_path)
+    left = [m["mediaID"] for m in _csv("media.csv") if m["filePath"].startswith("https://")][:5]
+    ids = services.catalog.add_photos([Photo(path="x", sha256=f"media:7cca70f5-ef8c-4f86-85fb-8f070937d7ab:{k}")
+                                       for k in left])
+    services.ingestor().run(EXAMPLE)
+    assert services.catalog.count() == 423
+    assert services.camtrap.photo_ids_for_media(left) == dict(zip(left, ids))

@@ -55,7 +55,8 @@ def test_a_0009_catalog_with_photos_upgrades_in_place_and_its_photos_stay_plain(
     cat = SqlCatalog(open_engine(db))  # opening migrates to head
     assert TABLES <= _tables(db)
     with cat.engine.connect() as conn:
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar() == ScriptDirectory.from_config(cfg).get_current_head()
+        version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert version == ScriptDirectory.from_config(cfg).get_current_head()
     assert [p.scientific_name for p in cat.get_photos(ids)] == ["Vulpes vulpes"] * 3
     assert cat.filter_ids(Filters(taxon="vulpes vulpes")).tolist() == ids
     store = SqlCamtrapStore(cat.engine)
@@ -111,7 +112,8 @@ def test_captures_resolve_keys_replace_whole_rows_and_find_their_media(tmp_path)
     store.upsert_deployments([Deployment(key="A", latitude=51.0, longitude=4.0, utc_offset="+01:00")])
     store.upsert_events([Event(key="A#1", deployment_key="A", start="2021-03-01T10:00:00", frames=2, max_n=3)])
     first = Capture(photo_id=ids[0], deployment_key="A", media_key="m-1", captured_at="2021-03-01T10:00:00",
-                    utc_offset="+01:00", utc_epoch=1614589200.0, time_source="camtrap-dp", capture_method="activityDetection",
+                    utc_offset="+01:00", utc_epoch=1614589200.0, time_source="camtrap-dp",
+                    capture_method="activityDetection",
                     event_key="A#1", file_public=False, file_name="IMG_1.JPG", media_type="image/jpeg",
                     camera_make="RECONYX", camera_model="HC500", camera_serial="H500-1", comments="fog",
                     extra={"favorite": True}, detector_looked=True)
