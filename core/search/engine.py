@@ -43,6 +43,7 @@ from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
+from core.search import scales
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
 
@@ -122,8 +123,8 @@ class SearchEngine:
         if request.preview and request.method != "baseline":
             with search_scope(run.cancel, heavy=False):  # the preview is plain work: its lane, not the costly one
                 preview = run.hits(run.rank(adjust(run.embed_text(request.query)), k, pool))
-            for h in preview:  # the preview's score is the similarity itself
-                h.similarity = h.score
+            for h in preview:  # the preview's score is the cosine itself, shown on the 0-1 similarity scale
+                h.similarity = scales.similarity(h.score)
             run.emit(FirstResults("preview", [h.to_json() for h in preview]))
         heavy = self.is_costly(request)
         with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
@@ -163,6 +164,7 @@ class SearchEngine:
         run.timings["total"] = (time.perf_counter() - t0) * 1000
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
+        stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
                               timings_ms=run.timings, backends=self.backends.describe(),
                               notices=list(self.corpus.startup_notices) + run.notices, stages=stages,
@@ -303,7 +305,7 @@ class SearchEngine:
         else:
             sims = {}
         for h in hits:
-            h.similarity = sims.get(h.photo_id)
+            h.similarity = scales.similarity(sims.get(h.photo_id))
         return hits
 
     def _first_stage(self, run: Run, request: SearchRequest, depth: int, pool, adjust, stages: dict) -> Ranked:
