@@ -6,7 +6,7 @@ draw nothing from it."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 
 from astral import Observer
@@ -109,7 +109,6 @@ class Frame:
     wind: float  # how far the grass leans (pixels at the tip of a near blade)
     seed: int  # the frame's pixel noise
     false_alarm: bool = False  # an empty frame the stand-in detector fires on weakly
-    notes: list[str] = field(default_factory=list)
 
     @property
     def recorded(self) -> datetime:

@@ -8,7 +8,7 @@ from dataclasses import fields
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, bindparam, case, delete, insert, select, update
+from sqlalchemy import Connection, Engine, and_, bindparam, case, delete, insert, select, text, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Detection, Event, Observation
@@ -24,12 +24,13 @@ from storage.camtrap_models import (
 )
 from storage.catalog import FILELESS
 from storage.db import chunks
-from storage.models import PhotoRow
+from storage.filter_sql import id_array
+from storage.models import IngestRunRow, PhotoRow
 
 DEPLOYMENTS, EVENTS, CAPTURES = DeploymentRow.__table__, EventRow.__table__, CaptureRow.__table__
 DETECTIONS, CROPS, OBSERVATIONS = DetectionRow.__table__, CropVectorRow.__table__, ObservationRow.__table__
 PACKAGES = CamtrapPackageRow.__table__
-PHOTOS = PhotoRow.__table__
+PHOTOS, RUNS = PhotoRow.__table__, IngestRunRow.__table__
 READ_ONLY = {"deployment_key", "event_key", "media_key"}  # dataclass fields that are not columns (resolved)
 
 
@@ -51,13 +52,29 @@ def _make(cls, row, **more):
     return cls(**data)
 
 
+class _Writes:
+    """The one-writer lock, counting the writes made through it (SqlCamtrapStore.version)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def __enter__(self):
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self.count += 1
+        self._lock.release()
+
+
 class SqlCamtrapStore:
     """Reads run concurrently; writes go through one lock (SQLite has one writer; other processes wait on its
     busy timeout)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self._write = threading.Lock()
+        self._write = _Writes()
 
     # ---- keys -------------------------------------------------------------------------------------
     @staticmethod
@@ -324,6 +341,15 @@ class SqlCamtrapStore:
             return {k: dict(m) for k, m in rows}
 
     # ---- filters ---------------------------------------------------------------------------------
+    def version(self) -> tuple:
+        """Changes when what the camera-trap filters read may have changed: a write through this store, a
+        detection added (the detections' AUTOINCREMENT sequence), an ingest started or finished in any process
+        (the latest ingest run and its end). Cheap: three lookups by primary key."""
+        with self.engine.connect() as conn:
+            seq = conn.execute(text("SELECT seq FROM sqlite_sequence WHERE name = 'detections'")).scalar()
+            run = conn.execute(select(RUNS.c.id, RUNS.c.finished_at).order_by(RUNS.c.id.desc()).limit(1)).first()
+        return self._write.count, seq, tuple(run) if run else None
+
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:
         with self.engine.connect() as conn:
             return camtrap_filter_sql.camtrap_ids(conn, filters, threshold)

@@ -4,9 +4,9 @@ deployment's), and the UTC instant that events, sorting and the sun use (utc_epo
 default_utc_offset setting stands in).
 
 EXIF that lies is kept out of every filter: a year before 1990 (a camera whose clock was reset says 1970; no
-digital camera trap wrote EXIF before 1990), a time in the future, an offset no zone has (zones run from -12:00 to +14:00
-in whole, half or three-quarter hours). Such a frame keeps what the camera wrote, with `time_issue` saying why,
-but gets no utc_epoch and gives its photo no date."""
+digital camera trap wrote EXIF before 1990), a time in the future, an offset no zone has (zones run from -12:00
+to +14:00 in whole, half or three-quarter hours). Such a frame keeps what the camera wrote, with `time_issue`
+saying why, but gets no utc_epoch and gives its photo no date."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.camtrap import events as event_grouping
-from core.camtrap.capture_time import CaptureTime, resolve
+from core.camtrap.capture_time import CaptureTime, offset_problem, resolve
 from core.camtrap.deployments import (
     DeploymentPattern,
     deployment_keys,
@@ -26,6 +26,7 @@ from core.camtrap.deployments import (
 )
 from core.camtrap.exif import ExifFacts, read_exif
 from core.contracts.camtrap import Capture, Deployment
+from core.contracts.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +93,10 @@ class CardIngest:
             named = "; ".join(f"{n} ({why})" for n, why in lying[:NAMED])
             more = f" and {len(lying) - NAMED} more" if len(lying) > NAMED else ""
             one = len(lying) == 1
-            report.notices.append(f"{len(lying)} photo{'' if one else 's'} carr{'ies' if one else 'y'} an EXIF time that "
-                                  f"cannot be true, kept out of the date, time-of-day and event filters: {named}{more} (how to "
-                                  "fix: set the camera's clock; give the deployment's clock_offset_s in a deployments "
-                                  "CSV, or its utc_offset, and ingest again)")
+            report.notices.append(f"{len(lying)} photo{'' if one else 's'} carr{'ies' if one else 'y'} an EXIF time "
+                                  "that cannot be true, kept out of the date, time-of-day and event filters: "
+                                  f"{named}{more} (how to fix: set the camera's clock; give the deployment's "
+                                  "clock_offset_s in a deployments CSV, or its utc_offset, and ingest again)")
             log.warning("ingest %s: %d photos with lying EXIF times, e.g. %s", report.source, len(lying), named)
         if self.store is None:
             return
@@ -131,7 +132,8 @@ class CardIngest:
             if old is None:
                 out.append(Capture(photo_id=pid, deployment_key=s.deployment, **mine))
             else:
-                keep = {k: v for k, v in mine.items() if v is not None or k in ("utc_offset", "utc_epoch", "time_issue")}
+                cleared = ("utc_offset", "utc_epoch", "time_issue")  # a corrected time may clear these
+                keep = {k: v for k, v in mine.items() if v is not None or k in cleared}
                 dep = {"deployment_id": None, "deployment_key": s.deployment} if s.deployment else {}
                 out.append(replace(old, event_key=None, **dep, **keep))
         return out
@@ -140,6 +142,10 @@ class CardIngest:
 def begin(store, settings, source, root: Path | None, deployments_csv: str | None) -> CardIngest:
     """The card step of one ingest, bound to the source's items; raises InputError for a bad deployments CSV or
     deployment_pattern (before anything is written)."""
+    problem = offset_problem(settings.default_utc_offset)
+    if problem:
+        raise InputError(f"The default_utc_offset setting: {problem}",
+                         "set it to the offset of the cameras' zone, e.g. +02:00 or -05:00 (settings reference)")
     rows = read_deployments_csv(deployments_csv) if deployments_csv else []
     off = settings.deployment_pattern.strip().lower() == NO_DEPLOYMENTS
     pattern = None if off else DeploymentPattern(settings.deployment_pattern)

@@ -1,15 +1,16 @@
 """Time of day of a frame from the sun's position at its place and UTC time (astral's solar elevation of the sun's
-centre, geometric: without refraction, as the twilight definitions are): `day` with the sun at or above the horizon (0 degrees), `dawn` and `dusk` in
-civil twilight (the sun between -6 and 0 degrees) before noon's climb and after it (the sun rising: dawn;
-setting: dusk), `night` below -6 degrees. Night is where the sun is, never how dark the pixels are.
+centre, geometric: without refraction, as the twilight definitions are): `day` with the sun at or above the
+horizon (0 degrees), `dawn` and `dusk` in civil twilight (the sun between -6 and 0 degrees), the sun rising
+(dawn) or setting (dusk), `night` below -6 degrees. Night is where the sun is, never how dark the pixels are.
 
 Frames without a place or a trusted time have no time of day; the filter leaves them out and says how many."""
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
+import numpy as np
 from astral import Observer
-from astral.sun import elevation
+from astral.sun import SunDirection, elevation, time_at_elevation
 
 from core.contracts.errors import InputError
 
@@ -47,3 +48,52 @@ def parse_times_of_day(text: str | list | tuple | None) -> tuple[str, ...]:
         raise InputError(f"Time of day {', '.join(map(repr, wrong))} is not one of {', '.join(TIMES_OF_DAY)}",
                          "e.g. --time-of-day night or --time-of-day dawn,dusk")
     return tuple(dict.fromkeys(words))
+
+
+
+PER_FRAME_UP_TO = 16  # fewer frames than this at one place are worked out one by one
+# the sun crossing these elevations (degrees, geometric) going this way starts this time of day
+_CROSSINGS = ((CIVIL_TWILIGHT, SunDirection.RISING, "dawn"), (0.0, SunDirection.RISING, "day"),
+              (0.0, SunDirection.SETTING, "dusk"), (CIVIL_TWILIGHT, SunDirection.SETTING, "night"))
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
+def _crossings(observer: Observer, day: int) -> list[tuple[float, str]] | None:
+    """(UTC instant, the time of day it starts) of the sun's four crossings astral gives for one date; None
+    where the sun does not reach one of the elevations that day (polar summer and winter)."""
+    out = []
+    for height, direction, starts in _CROSSINGS:
+        try:
+            when = time_at_elevation(observer, height, date.fromordinal(_EPOCH_DAY + day), direction,
+                                     with_refraction=False)
+        except ValueError:
+            return None
+        out.append((when.timestamp(), starts))
+    return out
+
+
+def times_of_day(latitude: float, longitude: float, epochs) -> list[str]:
+    """time_of_day for many frames at one place: the sun's crossings of 0 and -6 degrees are worked out once
+    for each UTC day with frames (and the days either side), and each frame takes the time of day that the
+    last crossing before it started. Days on which the sun does not cross both (near the poles) are worked
+    out frame by frame."""
+    epochs = np.asarray(epochs, dtype=np.float64)
+    if len(epochs) < PER_FRAME_UP_TO:
+        return [time_of_day(latitude, longitude, float(e)) for e in epochs]
+    observer = Observer(latitude, longitude)
+    days = np.floor(epochs / 86400.0).astype(np.int64)
+    out = np.empty(len(epochs), dtype=object)
+    known: dict[int, list | None] = {}
+    for day in np.unique(days):
+        around = [known.setdefault(d, _crossings(observer, d)) if d not in known else known[d]
+                  for d in (int(day) - 1, int(day), int(day) + 1)]
+        chosen = np.nonzero(days == day)[0]
+        if any(c is None for c in around):
+            out[chosen] = [time_of_day(latitude, longitude, float(epochs[i])) for i in chosen]
+            continue
+        crossings = sorted(c for part in around for c in part)
+        instants = np.array([c[0] for c in crossings])
+        last = np.searchsorted(instants, epochs[chosen], side="right") - 1
+        for i, at in zip(chosen, last):
+            out[i] = crossings[at][1] if at >= 0 else time_of_day(latitude, longitude, float(epochs[i]))
+    return out.tolist()

@@ -7,17 +7,15 @@ for a reason the user may not expect says so in a notice."""
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 
 import numpy as np
 
-from core.camtrap.daylight import TIMES_OF_DAY, time_of_day
+from core.camtrap.daylight import TIMES_OF_DAY, times_of_day
 from core.contracts.camtrap import CATEGORIES, CLASSIFIED, CamtrapFilters
 from core.contracts.errors import InputError, NotFoundError
 
 log = logging.getLogger(__name__)
-MEMO_LIMIT = 2_000_000  # frames whose time of day is remembered (a frame's place and time rarely change)
 
 
 def check(filters: CamtrapFilters) -> None:
@@ -33,15 +31,29 @@ def check(filters: CamtrapFilters) -> None:
     if filters.classified not in CLASSIFIED:
         raise InputError(f"Classified by {filters.classified!r} is not human, machine or none",
                          "e.g. --classified human (identified by a person), machine, or none (not identified)")
-    if len(filters.deployments) > 10_000 or any(len(d) > 200 for d in filters.deployments) or len(filters.species) > 200:
-        raise InputError("The camera-trap filter is too long", "name at most 10,000 deployments of up to 200 characters")
+    if len(filters.deployments) > 10_000 or any(len(d) > 200 for d in filters.deployments) \
+            or len(filters.species) > 200:
+        raise InputError("The camera-trap filter is too long",
+                         "name at most 10,000 deployments of up to 200 characters")
 
 
 class CamtrapPool:
+    """The empty frames and every timed frame's time of day are worked out once per store version (the store's
+    `version()`: any write, detection or ingest changes it) and kept between searches."""
+
     def __init__(self, store, threshold: float):
         self.store, self.threshold = store, threshold
-        self._memo: dict[tuple, str | None] = {}  # (photo id, epoch, lat, lon) -> time of day
-        self._lock = threading.Lock()
+        self._kept: dict[str, tuple] = {}  # what -> (store version, value)
+
+    def _cached(self, what: str, make: Callable):
+        version = self.store.version() if callable(getattr(self.store, "version", None)) else None
+        kept = self._kept.get(what)
+        if version is not None and kept is not None and kept[0] == version:
+            return kept[1]
+        value = make()
+        if version is not None:
+            self._kept[what] = (version, value)
+        return value
 
     def narrow(self, pool: np.ndarray | None, filters: CamtrapFilters | None,
                all_ids: Callable[[], np.ndarray]) -> tuple[np.ndarray | None, list[str]]:
@@ -58,17 +70,17 @@ class CamtrapPool:
                                     f"the catalog's deployments are: {some}")
         allowed = self.store.camtrap_ids(filters, self.threshold)
         if allowed is not None:
-            pool = allowed if pool is None else np.intersect1d(pool, allowed, assume_unique=True)
+            pool = allowed if pool is None else _within(_sorted(np.asarray(pool, dtype=np.int64)), allowed)
         if filters.times_of_day:
             pool, left_out = self._times_of_day(pool, set(filters.times_of_day), all_ids)
             if left_out:
                 notices.append(f"{left_out} photo{'s' if left_out != 1 else ''} without a known place or a trusted "
                                "capture time left out by the time-of-day filter")
         if not filters.include_empty:
-            empty = self.store.empty_ids(self.threshold)
+            empty = self._cached(f"empty@{self.threshold}", lambda: self.store.empty_ids(self.threshold))
             if len(empty):
-                before = all_ids() if pool is None else pool
-                kept = np.setdiff1d(before, empty, assume_unique=True)
+                before = _sorted(np.asarray(all_ids() if pool is None else pool, dtype=np.int64))
+                kept = before[~_found(before, empty)]
                 hidden = len(before) - len(kept)
                 if hidden:
                     notices.append(f"{hidden:,} empty frame{'s' if hidden != 1 else ''} hidden (a detector found "
@@ -78,21 +90,39 @@ class CamtrapPool:
 
     def _times_of_day(self, pool: np.ndarray | None, wanted: set[str],
                       all_ids: Callable[[], np.ndarray]) -> tuple[np.ndarray, int]:
-        frames = self.store.timed_places(None if pool is None else [int(i) for i in pool])
-        keep, known = [], 0
-        with self._lock:
-            if len(self._memo) > MEMO_LIMIT:
-                self._memo.clear()
-            for pid, epoch, lat, lon in frames:
-                key = (pid, epoch, lat, lon)
-                tod = self._memo.get(key, "?")
-                if tod == "?":
-                    tod = self._memo[key] = time_of_day(lat, lon, epoch)
-                known += tod is not None
-                if tod in wanted:
-                    keep.append(pid)
-        candidates = len(all_ids()) if pool is None else len(pool)
-        return np.unique(np.asarray(keep, dtype=np.int64)), max(0, candidates - known)
+        timed, by_word = self._cached("times of day", self._every_time_of_day)
+        candidates = _sorted(np.asarray(all_ids() if pool is None else pool, dtype=np.int64))
+        keep = np.sort(np.concatenate([by_word[w] for w in sorted(wanted)]))  # disjoint: one word a frame
+        return _within(keep, candidates), max(0, len(candidates) - len(_within(timed, candidates)))
+
+    def _every_time_of_day(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The sorted ids of every frame whose place and trusted time are known, and those of each time of day
+        (the sun worked out once per place and day: core.camtrap.daylight.times_of_day)."""
+        places: dict[tuple[float, float], list[tuple[int, float]]] = {}
+        for pid, epoch, lat, lon in self.store.timed_places(None):
+            places.setdefault((lat, lon), []).append((pid, epoch))
+        words: dict[str, list[int]] = {w: [] for w in TIMES_OF_DAY}
+        for (lat, lon), frames in places.items():
+            for (pid, _), word in zip(frames, times_of_day(lat, lon, [e for _, e in frames])):
+                if word is not None:
+                    words[word].append(pid)
+        by_word = {w: np.sort(np.asarray(v, dtype=np.int64)) for w, v in words.items()}
+        return np.sort(np.concatenate(list(by_word.values()))), by_word
+
+def _sorted(ids: np.ndarray) -> np.ndarray:
+    return ids if len(ids) < 2 or bool(np.all(ids[1:] >= ids[:-1])) else np.sort(ids)
+
+
+def _found(ids: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Which of `ids` are in sorted `candidates` (a binary search each: no hashing, no new sort)."""
+    if not len(ids) or not len(candidates):
+        return np.zeros(len(ids), dtype=bool)
+    at = np.minimum(np.searchsorted(candidates, ids), len(candidates) - 1)
+    return candidates[at] == ids
+
+
+def _within(ids: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    return ids[_found(ids, candidates)]
 
 
 def search_pool(corpus, filters, run):

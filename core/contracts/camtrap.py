@@ -246,6 +246,10 @@ class CamtrapStore(Protocol):
         """package key (its id, else its name) -> its metadata, in import order."""
 
     # ---- filters ------------------------------------------------------------------------------------
+    def version(self) -> tuple:
+        """A token that changes whenever what the filters read (captures, detections, places) may have changed,
+        in this process or another (an ingest): the filters' caches are kept while it stays the same."""
+
     def camtrap_ids(self, filters: CamtrapFilters, threshold: float) -> np.ndarray | None:
         """Sorted ids of the photos passing the deployment, category, species and classified parts of
         `filters`; None when none of those parts is set (every photo passes them). include_empty and

@@ -185,12 +185,12 @@ class Ingestor:
             self._update_metadata(known, report)
         if source is not None and source.hooks:
             source.hooks.finish(self.catalog, self.camtrap, run_id, report)
-        if card is not None:
-            card.finish(self.catalog, report)
         report.seen = total or done
         self._finish_index(vs, index, report)
         if self.camtrap is not None:
             self._detections(path, vs, report, results)
+        if card is not None:  # after the detections: an event's MaxN counts their animals
+            card.finish(self.catalog, report)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report

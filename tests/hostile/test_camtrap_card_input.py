@@ -43,3 +43,14 @@ def test_missing_and_binary_files(tmp_path):
     f.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(InputError, match="not UTF-8"):
         read_deployments_csv(f)
+
+
+def test_an_impossible_default_offset_is_refused(tmp_path):
+    from types import SimpleNamespace
+
+    from core.camtrap.card import begin
+
+    settings = SimpleNamespace(deployment_pattern="{deployment}/{anything}", default_utc_offset="+15:00")
+    with pytest.raises(InputError) as err:
+        begin(None, settings, None, tmp_path, None)
+    assert "default_utc_offset" in err.value.message and "+15:00" in err.value.message and err.value.hint

@@ -153,3 +153,18 @@ def test_a_deployments_csv_with_unknown_columns_is_refused_before_anything_is_wr
     assert "lattitude" in out.stderr and "clock_offset_s" in out.stderr and "how to fix" in out.stderr
     with sqlite3.connect(data / "ecolens.sqlite") as db:
         assert db.execute("select count(*) from photos").fetchone()[0] == 0
+
+
+def test_a_card_with_a_detections_file_counts_maxn_from_its_boxes(tmp_path):
+    card = tmp_path / "card"
+    write(card / "s1" / "a.jpg", exif_jpeg("2024:06:21 13:00:00", colour=(10, 20, 30)))
+    write(card / "s1" / "b.jpg", exif_jpeg("2024:06:21 13:00:05", colour=(90, 20, 30)))
+    boxes = [{"category": "1", "conf": 0.9, "bbox": [0.1 * k, 0.1, 0.05, 0.05]} for k in range(3)]
+    results = {"info": {"format_version": "1.4", "detector": "MDV5a"}, "detection_categories": {"1": "animal"},
+               "images": [{"file": "s1/a.jpg", "detections": boxes[:1]}, {"file": "s1/b.jpg", "detections": boxes}]}
+    md = write(tmp_path / "md.json", json.dumps(results).encode())
+    data = tmp_path / "data"
+    out = _run(["ingest", str(card), "--detections", str(md)], data)
+    assert out.returncode == 0, out.stderr
+    with sqlite3.connect(data / "ecolens.sqlite") as db:
+        assert db.execute("select key, frames, max_n from events").fetchall() == [("s1#1", 2, 3)]

@@ -3,6 +3,7 @@ looked at never empty), the category filter at the threshold, events regrouped w
 source's events left as they are), one result per event, and the facts each result carries."""
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -114,9 +115,32 @@ def test_by_event_and_the_facts_of_each_result(world):
     assert first["detections"][0] == {"bbox": [0.0, 0.1, 0.1, 0.1], "category": "animal", "conf": 0.8,
                                       "model": "MDV5a"}
     assert first["matched_detection"] is None
-    assert (plain["deployment_id"], plain["event_id"], plain["timestamp"], plain["detections"]) == (None, None, None, [])
+    assert (plain["deployment_id"], plain["event_id"], plain["timestamp"]) == (None, None, None)
+    assert plain["detections"] == []
     assert plain["event_frames"] == 1 and plain["event_frame_ids"] == [ids[5]]
     assert lone["event_frames"] == 1
     hits = [Hit(rank=1, photo_id=ids[2], score=1.0)]
     hit_facts.attach(corpus, hits, Filters())
     assert hits[0].to_json()["timestamp"] == "2024-06-21T12:00:15+01:00" and "event_frames" not in hits[0].to_json()
+
+
+def test_what_is_kept_between_searches_follows_the_store(world):
+    cat, store, ids = world
+    pool = CamtrapPool(store, 0.2)
+    def every():
+        return np.asarray(ids, dtype=np.int64)
+
+    assert pool.narrow(None, None, every)[1][0].startswith("2 empty frames hidden")
+    store.add_detections([Detection(0.2, 0.2, 0.3, 0.3, "animal", 0.95, "MDV5a", photo_id=ids[3])])
+    assert pool.narrow(None, None, every)[1][0].startswith("1 empty frame hidden")
+    other = SqlCamtrapStore(cat.engine)  # another process's store: its writes are seen once its ingest ends
+    run = cat.start_ingest("detections.json")
+    other.mark_looked([ids[5]])
+    cat.finish_ingest(run, {})
+    assert pool.narrow(None, None, every)[1][0].startswith("2 empty frames hidden")
+    night = CamtrapFilters(times_of_day=("day",), include_empty=True)
+    kept, notices = pool.narrow(None, night, every)  # 11:00-12:00 UTC at Greenwich in June
+    said = "1 photo without a known place or a trusted capture time left out by the time-of-day filter"
+    assert kept.tolist() == ids[:5] and notices == [said]
+    store.set_captures([replace(store.captures([ids[3]])[ids[3]], time_issue="year 1970", utc_epoch=None)])
+    assert pool.narrow(None, night, every)[0].tolist() == [ids[0], ids[1], ids[2], ids[4]]

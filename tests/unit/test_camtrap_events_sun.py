@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
-from core.camtrap.daylight import parse_times_of_day, sun_elevation, time_of_day
+from core.camtrap.daylight import (
+    CIVIL_TWILIGHT,
+    parse_times_of_day,
+    sun_elevation,
+    time_of_day,
+    times_of_day,
+)
 from core.camtrap.events import Frame, group
 from core.contracts.errors import InputError
 
@@ -84,3 +91,25 @@ def test_time_of_day_words():
     with pytest.raises(InputError) as err:
         parse_times_of_day("night,evening")
     assert "'evening'" in err.value.message and "dawn,dusk" in err.value.hint
+
+
+@pytest.mark.parametrize("place", [(51.4779, -0.0015), (-33.86, 151.21), (0.5, -78.0), (35.0, 179.9), (-15.0, -179.9),
+                                   (64.0, -21.9)])
+def test_many_frames_at_one_place_agree_with_one_by_one(place):
+    """times_of_day (the sun's crossings once per day) says what time_of_day says frame by frame, but for a
+    frame within a hair of a boundary (the two search the crossing differently)."""
+    rng = np.random.default_rng(7)
+    epochs = 1.7e9 + rng.uniform(0, 86400 * 30, 600)
+    many = times_of_day(*place, epochs)
+    for epoch, word in zip(epochs, many):
+        one = time_of_day(*place, float(epoch))
+        if word != one:
+            height = sun_elevation(*place, float(epoch))
+            assert min(abs(height), abs(height - CIVIL_TWILIGHT)) < 0.01, (epoch, word, one, height)
+    assert set(many) == {"day", "night", "dawn", "dusk"}
+
+
+def test_polar_days_are_worked_out_frame_by_frame():
+    # Longyearbyen in June: the sun never sets, so there is no crossing; every frame is day
+    epochs = datetime(2024, 6, 21, tzinfo=UTC).timestamp() + np.arange(0, 86400, 600)
+    assert set(times_of_day(78.22, 15.65, epochs)) == {"day"}
