@@ -114,12 +114,19 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
     for h, path in zip(hits, paths):
         made = checks_made(stages, h["id"]) if scale == "checks" else None
         score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None, made)}"
+        score += near_copies_text(h)
         if h.get("covers") is not None:  # a covering photo: what it covers first, so two lines always show it
             parts = ", ".join(short.get(t, t) for t in h["covers"])
             out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
         else:
             out.append((path, f"{name_of(h)} · #{h['rank']}{score}{in_box(h, short=True)}"))
     return out
+
+
+def near_copies_text(hit: dict[str, Any]) -> str:
+    """' · +2 near-copies' for a result with near-copies folded into it (core.search.near_copies), else ''."""
+    n = len(hit.get("near_copies") or [])
+    return "" if not n else " · " + (S.NEAR_COPIES[0] if n == 1 else S.NEAR_COPIES[1].format(n=n))
 
 
 def in_box(hit: dict[str, Any], short: bool = False) -> str:
@@ -318,6 +325,9 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
         html.append(_closest_html(hit, stages, picture_url))
         if hit.get("matched_detection"):
             html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
+        if hit.get("near_copies"):
+            ids = ", ".join(str(i) for i in hit["near_copies"])
+            html.append(f"<p class='ecolens-near-copies'>{escape(S.NEAR_COPIES_LIST.format(ids=ids))}</p>")
         inner = badges_html(answers_of(stages, hit["id"]))
         html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
@@ -356,7 +366,8 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
         row = {k: h.get(k) for k in ("rank", "id", "similarity", "taxon", "common_name", "observed_on",
                                      "latitude", "longitude", "license", "license_code", "license_url",
                                      "rights_holder", "deployment_id", "event_id", "timestamp", "detections",
-                                     "matched_detection", "event_frames", "event_frame_ids") if k in h}
+                                     "matched_detection", "event_frames", "event_frame_ids", "near_copies")
+               if k in h}
         if row.get("similarity") is not None:
             row["similarity"] = scales.similarity(row["similarity"])
         # `score` is on the stated scale (None: not on it, e.g. a photo with no check made); the ranking's own

@@ -113,6 +113,8 @@ CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similar
 NOT_CHECKED = "not checked"
 NOT_COUNTED = "(the photo checker cannot see this, so it counts as undecided, 50%, neither for nor against the photo)"
 CHECKS_MADE = "({made} of {asked} checked)"
+NEAR_COPIES = ("+1 near-copy", "+{n} near-copies")  # a result with copies of its picture folded into it
+NEAR_COPIES_LIST = "Near-copies of this picture (re-encodes, resizes, rotations or crops) not shown apart: {ids}."
 LEANED = "too close to call: the checker leaned {word} (p(yes) {p})"
 LEANED_NOTE = "; its note: {note}"
 

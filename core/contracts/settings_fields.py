@@ -182,6 +182,12 @@ class SettingFields(BaseSettings):
         "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
         "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
         "alone. `eval` turns it off (its benchmarks rank pictures alone).")
+    near_copies: bool = Field(True, description="Fold near-copies (re-encodes, greyscale or CMYK copies, rotations, "
+        "resizes and crops of one picture, found by perceptual hashes made at ingest and the embedding distance) "
+        "into one result that says '+N near-copies'; frames of one camera-trap deployment never fold. Ingest "
+        "hashes the photos that have no hashes yet (a catalog made before: at its next ingest) and reports how "
+        "many near-copies it found. Off: no folding and no hashing. `eval` turns it off (its benchmarks judge "
+        "every picture).")
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")

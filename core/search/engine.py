@@ -43,7 +43,7 @@ from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
-from core.search import scales
+from core.search import near_copies, scales
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
 
@@ -147,7 +147,15 @@ class SearchEngine:
             ranked, covers = final_ranking(ranked, stages.get("coverage"),
                                            lambda ids: self._text_scores(run, request, ids, adjust))
             ranked = camtrap_hits.by_event(self.corpus, request.filters, ranked)  # one result per event, if asked
+            copies: dict[int, list[int]] = {}
+            if s.near_copies:  # re-encodes, rotations, crops of one picture: one result (core.search.near_copies)
+                with run.timed("near_copies"):
+                    ranked, copies = near_copies.fold_results(self.corpus, ranked, k)
+                if copies:
+                    stages["near_copies"] = {"results": len(copies), "folded": sum(map(len, copies.values()))}
             hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            for h in hits:
+                h.near_copies = copies.get(h.photo_id)
             camtrap_hits.attach(self.corpus, hits, request.filters)
             for h in hits:
                 h.covers = covers.get(h.photo_id)

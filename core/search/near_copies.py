@@ -1,0 +1,164 @@
+"""Near-copies (issue 35): re-encodes, greyscale or CMYK copies, rotations by 90/180/270 degrees, resizes and
+crops of one frame are one result, shown once with "+2 near-copies".
+
+What is compared: each photo's perceptual hashes (ImageHash's pHash, 64 bits from the low frequencies of the
+picture's discrete cosine transform, which a re-encode, a colour change or a resize barely moves), kept in
+the catalog (migration 0012): the whole picture at 0, 90, 180 and 270 degrees, and WINDOWS, parts of it at
+several sizes and places. Two photos are near-copies when
+- one's whole picture is within FULL_BITS of the other's at some rotation (a copy, resized, recoloured,
+  rotated), or
+- one's whole picture (at some rotation) is within WINDOW_BITS of a window of the other (a crop), and, where
+  both have a vector, their embeddings agree to at least CROP_COSINE (the embedding distance rules out a
+  chance match of a small window).
+Measured on the test photos (tests/integration/test_near_copies.py) and a few others: copies 0-2 bits apart;
+crops keeping 50-90% of the frame's sides, centred or against an edge or a corner (within 2-3% of a window),
+2-12 bits from their window; unrelated photos 14 bits or more apart at every window. A crop of another size
+or place may not be recognised: the windows are a ladder, not every crop.
+
+Frames of one camera-trap deployment never fold: a fixed camera's frames share their background (their
+hashes are a few bits apart) and a burst is an event, not a copy (core.camtrap.events)."""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+from PIL import Image
+
+ROTATIONS = (0, 90, 180, 270)
+# windows (left, top, width, height) as shares of the picture: squares of five sizes on a 3x3 grid (centred,
+# against each edge and corner), and full-height and full-width strips; a crop is matched by the nearest one
+_SIZES = ((0.9, 0.9), (0.8, 0.8), (0.7, 0.7), (0.6, 0.6), (0.5, 0.5), (0.6, 1.0), (0.7, 1.0), (0.8, 1.0),
+          (1.0, 0.6), (1.0, 0.7), (1.0, 0.8))
+WINDOWS = tuple((x, y, w, h) for w, h in _SIZES for x in sorted({0.0, (1 - w) / 2, 1 - w})
+                for y in sorted({0.0, (1 - h) / 2, 1 - h}))
+FULL_BITS = 10
+WINDOW_BITS = 12
+CROP_COSINE = 0.5  # the stand-in encoder gives crops 0.6-0.97; a real one more
+HASH_SIDE = 256  # the picture is hashed from a copy this many pixels on its longer side
+SCAN_FACTOR, SCAN_EXTRA = 4, 50  # a search folds among its first max(4 k, k + 50) photos
+
+
+def _bits(h) -> np.uint64:
+    """An ImageHash as one 64-bit number."""
+    return np.frombuffer(np.packbits(np.asarray(h.hash, dtype=bool).ravel()).tobytes(), dtype=">u8")[0]
+
+
+def hash_image(image: Image.Image) -> bytes:
+    """The hashes of a picture: its whole at ROTATIONS, then WINDOWS, 8 bytes each."""
+    import imagehash
+
+    small = image.convert("RGB")
+    small.thumbnail((HASH_SIDE, HASH_SIDE))
+    w, h = small.size
+    values = [_bits(imagehash.phash(small.rotate(a, expand=True))) for a in ROTATIONS]
+    for x, y, ww, hh in WINDOWS:
+        box = (round(x * w), round(y * h), max(round(x * w) + 1, round((x + ww) * w)),
+               max(round(y * h) + 1, round((y + hh) * h)))
+        values.append(_bits(imagehash.phash(small.crop(box))))
+    return np.asarray(values, dtype=">u8").tobytes()
+
+
+def unpack(raw: bytes | None) -> np.ndarray | None:
+    """The hashes as uint64 (whole at each rotation, then windows); None for a photo not (or not) hashed."""
+    if not raw or len(raw) != 8 * (len(ROTATIONS) + len(WINDOWS)):
+        return None
+    return np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+
+
+def _closest(a: np.ndarray, b: np.ndarray) -> int:
+    return int(np.bitwise_count(a[:, None] ^ b[None, :]).min())
+
+
+def near(a: np.ndarray, b: np.ndarray, cosine: float | None = None) -> bool:
+    """Whether two photos' hashes (unpack) make them near-copies; `cosine`: their embeddings' cosine (None: not
+    known, the hashes decide alone)."""
+    r = len(ROTATIONS)
+    if _closest(a[:1], b[:r]) <= FULL_BITS:
+        return True
+    if cosine is not None and cosine < CROP_COSINE:
+        return False
+    return _closest(a[:r], b[r:]) <= WINDOW_BITS or _closest(b[:r], a[r:]) <= WINDOW_BITS
+
+
+def fold(ranked: Sequence[tuple[int, float]], k: int, hashes: Mapping[int, np.ndarray | None],
+         cosine: Callable[[int, int], float | None], apart: Callable[[int, int], bool] = lambda a, b: False,
+         ) -> tuple[list[tuple[int, float]], dict[int, list[int]]]:
+    """`ranked` with each near-copy folded into the best-ranked photo of its group, until k photos are kept (the
+    photos in `hashes` are the ones looked at; the rest follow as they were). Returns the ranking and, per
+    kept photo with copies, the ids folded into it in rank order. `apart(a, b)`: never fold these two (frames
+    of one camera-trap deployment)."""
+    kept: list[tuple[int, float]] = []
+    copies: dict[int, list[int]] = {}
+    folded: set[int] = set()
+    for pid, score in ranked:
+        if len(kept) >= k or pid not in hashes:
+            break
+        mine = hashes.get(pid)
+        home = None
+        if mine is not None:
+            home = next((q for q, _ in kept if hashes.get(q) is not None and not apart(pid, q)
+                         and near(mine, hashes[q], cosine(pid, q))), None)
+        if home is None:
+            kept.append((pid, score))
+        else:
+            copies.setdefault(home, []).append(pid)
+            folded.add(pid)
+    seen = {pid for pid, _ in kept} | folded
+    return kept + [(pid, s) for pid, s in ranked if pid not in seen], copies
+
+
+def copies_among(new: Mapping[int, np.ndarray], known: Mapping[int, np.ndarray],
+                 neighbours: Callable[[int], Sequence[tuple[int, float]]], apart: Callable[[int, int], bool],
+                 budget: int = 50_000_000) -> int | None:
+    """How many of the `new` photos are near-copies of another photo (new or `known`). The whole pictures are
+    compared with every photo's; a crop only with the photo's embedding `neighbours` (id, cosine), since a crop
+    needs CROP_COSINE. None when the whole pictures would take more than `budget` comparisons (a very large
+    catalog: the count is left out)."""
+    everyone = {**known, **new}
+    if len(new) * len(everyone) > budget:
+        return None
+    ids = np.asarray(list(everyone), dtype=np.int64)
+    whole = np.stack([everyone[int(i)][0] for i in ids]) if len(ids) else np.zeros(0, np.uint64)
+    found = 0
+    for pid, mine in new.items():
+        close = np.bitwise_count(mine[:len(ROTATIONS), None] ^ whole[None, :]).min(axis=0) <= FULL_BITS
+        hits = [int(q) for q in ids[close] if int(q) != pid and not apart(pid, int(q))]
+        if not hits:
+            hits = [q for q, cos in neighbours(pid) if q != pid and q in everyone and cos >= CROP_COSINE
+                    and not apart(pid, q) and near(mine, everyone[q], cos)]
+        found += bool(hits)
+    return found
+
+
+def fold_results(corpus, ranked: Sequence[tuple[int, float]], k: int,
+                 ) -> tuple[list[tuple[int, float]], dict[int, list[int]]]:
+    """fold() over a search's ranking with what the corpus knows: the hashes of the photos it looks at (the
+    first SCAN_FACTOR x k, so that k results remain after folding), their vectors' cosines and their camera-trap
+    deployments. A corpus without hashes (an in-memory one) folds nothing."""
+    get = getattr(corpus, "near_hashes", None)
+    look = [int(pid) for pid, _ in ranked[:max(SCAN_FACTOR * k, k + SCAN_EXTRA)]]
+    if get is None or len(look) < 2:
+        return list(ranked), {}
+    stored = get(look)
+    if not stored:
+        return list(ranked), {}
+    hashes = {pid: unpack(stored.get(pid)) for pid in look}
+    rows = {pid: i for i, pid in enumerate(look)}
+    try:
+        vecs = np.asarray(corpus.vectors(look), dtype=np.float32)
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        sims = vecs @ vecs.T
+    except (KeyError, IndexError, ValueError):
+        sims = None
+    camtrap = getattr(corpus, "camtrap", None)
+    captures = camtrap.captures(look) if camtrap is not None else {}
+    deployment = {pid: c.deployment_id for pid, c in captures.items() if c.deployment_id is not None}
+
+    def cosine(a: int, b: int) -> float | None:
+        return None if sims is None else float(sims[rows[a], rows[b]])
+
+    def apart(a: int, b: int) -> bool:
+        return a in deployment and deployment[a] == deployment.get(b)
+
+    head, copies = fold(ranked[:len(look)], k, hashes, cosine, apart)
+    return head + [(pid, s) for pid, s in ranked[len(look):]], copies
