@@ -18,11 +18,12 @@ from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for
 from core.search.corpus import Corpus
 from core.search.engine import SearchEngine
 from core.contracts.errors import EcoLensError
-from core.contracts.world import demo_world, use_world
+from core.contracts.world import RuleBooks, World
+from core.plugins.registry import demo_world, get_world
 from core.vectors.index_store import IndexStore
 from core.ingest.ingestor import Ingestor
 from core.logs import configure_logging
-from core.contracts.settings import Settings, load_settings
+from core.config import Settings, load_settings
 from core.search.preparation import Progress, prepare_corpus
 from core.search import space
 
@@ -56,6 +57,8 @@ class Services:
     corpus: Corpus
     engine: SearchEngine
     _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
+    _books: tuple | None = field(default=None, repr=False)  # (catalog size, RuleBooks): rule_books()
+    _read_as: World | None = field(default=None, repr=False)  # read_as(): every search in this world's terms
     fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
     camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
 
@@ -94,23 +97,52 @@ class Services:
         own = self.catalog.count_outside(world)
         return total - own, own
 
-    def choose_world(self) -> str:
-        """Let the demo world's rule book read requests only while the collection is (or, on first start, will
-        be) that world; a user's own photos get the generic rules. Returns the rule book's name."""
+    def world(self) -> World | None:
+        """The world the collection is (or, on first start, will be) nothing but, if any."""
+        if self._read_as is not None:
+            return self._read_as
         demo = demo_world()
-        return use_world(demo.name if demo is not None and self.corpus_kind() == SYNTHETIC else None).name
+        return demo if demo is not None and self.corpus_kind() == SYNTHETIC else None
+
+    def rule_books(self) -> RuleBooks:
+        """The rule books a search started now reads (the engine asks at the start of each search): the demo
+        world's for everything while the collection is that world; with the world's photos among a user's own,
+        the world's for its photos only and the generic rules for the rest and for the request; the generic
+        rules otherwise. Worked out again only when the catalog's count changed (an ingest by the command line
+        shows up at the next search, never under a running one)."""
+        key = self.catalog.count()
+        if self._books is None or self._books[0] != key:
+            demo = demo_world()
+            world = self.world()
+            if world is not None:
+                books = RuleBooks.whole(world)
+            elif demo is not None and demo.photo_source in self.catalog.sources():  # the world's among others
+                books = RuleBooks.mixed(demo)
+            else:
+                books = RuleBooks()
+            self._books = (key, books)
+        return self._books[1]
+
+    def choose_world(self) -> str:
+        """The name of the rule book that reads requests now ('generic' unless the collection is a world)."""
+        return self.rule_books().request.name
+
+    def read_as(self, name: str) -> None:
+        """Read every search in the terms of world `name`, whatever the catalog holds (a world's own benchmark,
+        wherever its photos lie)."""
+        self._read_as = get_world(name)
+        self._books = None
+        self.backends.world = self._read_as
 
     def banner(self) -> str:
         """One truthful line about the photos (with their counts: demo photos, your own) and the models in use
         ('' when all is real and the photos are all yours). Asked at every page load and after every search,
-        so it (and the rule book in use) follows an ingest by the command line; the catalog is read again only
-        when it has grown."""
+        so it follows an ingest by the command line; it only reads (the catalog again only when it has grown)."""
         described = self.backends.describe()
         key = (self.catalog.count(), repr(sorted(described.items())))
         if self._banner is None or self._banner[0] != key:
             counts = self.photo_counts()
             kind = self.corpus_kind()
-            self.choose_world()  # the rule book follows the catalog too (own photos added: the generic rules)
             hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
             text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None)
             text = " ".join(t for t in (hub, text, f"Note: {self.fallback}." if self.fallback else "") if t)
@@ -148,7 +180,7 @@ class Services:
         emb = self.backends.embedder
         notices = fetched + prepare_corpus(self.settings, self.catalog, self.corpus, emb.is_standin,
                                  lambda path, step, **card: self.ingestor().run(path, step, **card), progress)
-        self.choose_world()
+        self.backends.world = self.world()  # the answer reader 'auto' follows the collection just prepared
         banner = self.banner()
         return ([banner] if banner else []) + notices
 
@@ -191,9 +223,10 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
     camtrap = SqlCamtrapStore(catalog.engine)
     corpus = Corpus(catalog, store, embedder, settings, camtrap=camtrap)
-    services = Services(settings, catalog, backends, store, corpus, SearchEngine(corpus, backends, settings),
-                        fallback=fallback, camtrap=camtrap)
-    services.choose_world()
+    # every search reads the rule books the services work out from the catalog at its start
+    engine = SearchEngine(corpus, backends, settings, rules=lambda: services.rule_books())
+    services = Services(settings, catalog, backends, store, corpus, engine, fallback=fallback, camtrap=camtrap)
+    backends.world = services.world()  # the answer reader 'auto' reads the world's photos with the world's reader
     return services
 
 

@@ -33,7 +33,7 @@ def one_setup(label: str, per_species: int, smoke: bool = False, **overrides) ->
     from fieldguide.world import build_world
     from core.search.engine import SearchEngine
     from core.contracts.search_request import SearchRequest
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = build_world(Path(tmp) / "world", seed=0, per_species=per_species, benchmark=False)
@@ -45,7 +45,8 @@ def one_setup(label: str, per_species: int, smoke: bool = False, **overrides) ->
         request = dict(query=QUERY, method="visret", m=3, rerank="full", coverage=True, answer=True)
         times, results = [], []
         for _ in range(2):
-            pipe = SearchEngine(engine.corpus, engine.backends, settings)  # a fresh engine: only the disk cache carries over
+            # a fresh engine (only the disk cache carries over), reading the rule books the services work out
+            pipe = SearchEngine(engine.corpus, engine.backends, settings, rules=engine.rule_books)
             t0 = time.perf_counter()
             results.append(pipe.search(SearchRequest(**request)))
             times.append(time.perf_counter() - t0)

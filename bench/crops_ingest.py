@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 from PIL import Image
@@ -59,7 +56,7 @@ def make_card(root: Path, n: int, side: int) -> tuple[list[Path], Path, int]:
 
 def ingest_rate(tmp: Path, name: str, frames: list[Path], results: Path, args) -> tuple[float, object]:
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp / f"data-{name}"), embedder=f"open_clip:{args.arch}",
                              batch_size=args.batch, threads=args.threads, device="cpu", max_image_pixels=80_000_000)

@@ -60,7 +60,7 @@ def _camera_like(rng: np.random.Generator) -> np.ndarray:
 
 def ingest_rate(tmp: Path, name: str, photos: list[Path], args, engine: str) -> tuple[float, object]:
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp / f"data-{name}"), embedder=f"open_clip:{args.arch}",
                              batch_size=args.batch, threads=args.threads, device="cpu", ingest_engine=engine,
@@ -85,7 +85,8 @@ def main() -> None:
     ap.add_argument("--engine", choices=("local", "ray", "both"), default="local")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved rounds; medians are reported")
     ap.add_argument("--smoke", action="store_true",
-                    help="a tiny run (8 photos, batch 4, one round, local engine, ViT-S-32) that checks the bench works")
+                    help="a tiny run (8 photos, batch 4, one round, local engine, ViT-S-32) that checks the bench "
+                         "works")
     args = ap.parse_args()
     if args.smoke:
         args.photos, args.batch, args.repeat, args.engine, args.realistic = 8, 4, 1, "local", False

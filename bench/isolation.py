@@ -105,7 +105,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
         from app import build_services
-        from core.contracts.settings import load_settings
+        from core.config import load_settings
 
         services = build_services(load_settings(environ={}, data_dir=str(data)))
         services.ingestor().run(build_world(data / "fieldguide", per_species=args.per_species, benchmark=False))

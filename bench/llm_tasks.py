@@ -105,7 +105,7 @@ def small_world(data: Path, per_species: int) -> None:
     would on first use (same default backends), so the searches find a catalog and build nothing."""
     from app import build_services
     from fieldguide.world import build_world
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     services = build_services(load_settings(environ={}, data_dir=str(data)))
     if services.catalog.count() == 0:

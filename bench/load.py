@@ -184,7 +184,7 @@ def stored_labels(data: Path | None, run_id: str) -> set[int] | None:
 def build_world(data: Path, per_species: int) -> None:
     """The field-guide world in `data`, built and ingested here (the server then starts on a ready catalog)."""
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from fieldguide.world import build_world as draw
 
     services = build_services(load_settings(environ={}, data_dir=str(data)))

@@ -39,7 +39,7 @@ def main() -> int:
     from core.search.engine import SearchEngine
     from core.contracts.search_request import SearchRequest
     from core.contracts.records import Photo
-    from core.contracts.settings import Settings
+    from core.config import Settings
     from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
 
     server = JudgeServer(args.delay)

@@ -12,9 +12,9 @@ are skipped, and the ingest itself resumes from its last checkpoint):
    taxa (species of 2,000 genera), dates (seasonal months) and places (species ranges) drawn per species,
    licences; and the held-out query vectors.
 2. ingest: `Ingestor.run` on the parquet, the product's precomputed ingest, with index_type ivfpq (PQ16 with
-   12-bit codes, about 2 x sqrt(N) lists, 64 x k re-scored), no flat copy and the float16 re-scoring store: the index is trained first on a
-   sample of the file and every vector goes straight into it. Peak private (anonymous) memory of the
-   process, file-backed pages of memory maps counted apart (/proc/self/smaps_rollup, sampled).
+   12-bit codes, about 2 x sqrt(N) lists, 64 x k re-scored), no flat copy and the float16 re-scoring store: the
+   index is trained first on a sample of the file and every vector goes straight into it. Peak private
+   (anonymous) memory of the process, file-backed pages of memory maps counted apart (/proc/self/smaps_rollup, sampled).
 3. search: EcoLens's filtered search (Corpus.pool + rank_vector + hits: the filter columns, memory-mapped
    arrays made from the catalog before the searches (their time reported), checked against SQLite's own pool, then
    IVF-PQ with the pool as a selector inside the scan, or the float16 rows of a small pool scored exactly,
@@ -72,7 +72,8 @@ def srch_refine(r: dict) -> str:
     if "refine" not in r.get("search", {}):
         return "re-scoring not recorded"
     if "short_list" in r["search"]:  # the short list doubles for every doubling of the candidates beyond 2M
-        return f"{r['search']['refine']} x k re-scored per 2M candidates ({r['search']['short_list']} for k=10 unfiltered)"
+        return (f"{r['search']['refine']} x k re-scored per 2M candidates ({r['search']['short_list']} for k=10 "
+                "unfiltered)")
     return f"{r['search']['refine']} x k re-scored"
 
 
@@ -99,14 +100,17 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
     if "bare_build" in r:
         bare = r["bare_build"]
         ratio = bare["seconds"] / ing["seconds"]
-        line += (f" vs bare FAISS add + SQLite insert {bare['seconds']:.0f} s ({photos / bare['seconds']:,.0f} vectors/s;"
+        line += (f" vs bare FAISS add + SQLite insert {bare['seconds']:.0f} s "
+                 f"({photos / bare['seconds']:,.0f} vectors/s;"
                  f" training {bare['train_seconds']:.0f} s of it) | speed ratio {ratio:.2f} (goal >= 0.8)")
         if "cpu_seconds" in ing and "cpu_seconds" in bare:  # (runs before these were recorded have none)
-            line += (f" | CPU seconds (user + system, every thread) {ing['cpu_seconds']:.0f} vs {bare['cpu_seconds']:.0f}"
+            line += (f" | CPU seconds (user + system, every thread) {ing['cpu_seconds']:.0f} "
+                     f"vs {bare['cpu_seconds']:.0f}"
                      + (f" (training {bare['train_cpu_seconds']:.0f})" if "train_cpu_seconds" in bare else "")
                      + f", ratio {bare['cpu_seconds'] / ing['cpu_seconds']:.2f}")
     print(line)
-    mem = f"peak private memory: EcoLens ingest {ing['peak_anon'] / gb:.2f} GB (file-backed {ing['peak_file'] / gb:.2f} GB apart)"
+    mem = (f"peak private memory: EcoLens ingest {ing['peak_anon'] / gb:.2f} GB "
+           f"(file-backed {ing['peak_file'] / gb:.2f} GB apart)")
     for phase, label in (("search", "EcoLens search"), ("bare_build", "bare build"), ("bare_search", "bare search"),
                          ("exact", "exact")):
         if phase in r:
@@ -148,7 +152,8 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
                      f"{'the same photos' if o['same_as_catalog'] else 'OTHER PHOTOS THAN THE COLUMNS'}")
         print(line)
         if "bare_p50" in o:
-            print(f"    interleaved query by query with bare faiss in the same process: bare p50 {o['bare_p50']:.1f} ms "
+            print("    interleaved query by query with bare faiss in the same process: "
+                  f"bare p50 {o['bare_p50']:.1f} ms "
                   f"p95 {o['bare_p95']:.1f} ms | ratio p50 {o['p50'] / o['bare_p50']:.2f} p95 "
                   f"{o['p95'] / o['bare_p95']:.2f} (goal <= 2)" + after(o))
     if "columns_seconds" in srch:
@@ -177,7 +182,8 @@ def report(workdir: Path, n: int, smoke: bool) -> None:
           f"filtered_p95_ratio_max={apart:.2f} filtered_p95_ratio_max_interleaved={together:.2f} "
           f"peak_private_gb={peak / gb:.2f} index_bpp={sizes['index_lists_bytes'] / photos:.1f} "
           f"catalog_bpp={sizes['catalog_bytes'] / photos:.0f} unfiltered_p95_ms={a['p95']:.1f} "
-          f"recall10={recall.get('all', float('nan')):.3f}" + (" (smoke: goals not judged)" if smoke else ""), flush=True)
+          f"recall10={recall.get('all', float('nan')):.3f}" + (" (smoke: goals not judged)" if smoke else ""),
+          flush=True)
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ def overhead(index, n: int, queries: np.ndarray, k: int) -> tuple[float, float]:
     from core.backends.registry import Backends
     from core.vectors.index_store import IndexStore
     from core.search.corpus import Corpus
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 

@@ -1,6 +1,6 @@
 """Benchmark: the memory and time one large example photo costs. A 79-megapixel JPEG (the kind of upload the
 issue measured at 800 MB) is read (a) the bare way, PIL decoding it in full to RGB, and (b) the way EcoLens
-reads every example photo (core.contracts.bounds.example_photo: pixel count from the header, JPEG decoded reduced with
+reads every example photo (core.imageio.example_photo: pixel count from the header, JPEG decoded reduced with
 PIL's draft mode, at most 1024 px). Each runs in a fresh process; the figure is that process's peak resident
 memory (VmHWM) and the decode time. Goal: (b) peak <= 1/8 of (a).
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 BARE = ("from PIL import Image; Image.MAX_IMAGE_PIXELS = None",
         'image = Image.open(PATH).convert("RGB")')
-ECOLENS = ("from core.contracts import bounds", "image = bounds.example_photo(PATH, max_mb=20)")
+ECOLENS = ("from core.imageio import example_photo", "image = example_photo(PATH, max_mb=20)")
 
 
 def measure(code: tuple[str, str], path: Path) -> tuple[float, float, tuple[int, int]]:

@@ -97,7 +97,7 @@ def main() -> int:
     from core.backends import transformers_vlm as tv
     from core.backends.vlm_loading import shared_model
     from core.backends.base import JudgeRequest
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     with tempfile.TemporaryDirectory() as tmp:
         spec = args.model
@@ -176,7 +176,7 @@ def main() -> int:
 def versus_clip(args, requests, many_t: list[float], answers: list) -> str:
     """judge=clip on open_clip ARCH over the same checks: its time, and agreement only when both are real."""
     from core.backends.registry import create_embedder, create_judge
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     settings = Settings(embedder=f"open_clip:{args.versus_clip}", judge="clip", device=args.device)
     embedder = create_embedder(settings)

@@ -1,7 +1,7 @@
 """`python app.py config`: print the effective settings, secrets masked."""
 import json
 
-from core.contracts.settings import masked
+from core.config import masked
 
 
 def add_parser(sub) -> None:

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import argparse
 
-from core.evaluation.benchmarks import BENCHMARKS
+from core.evaluation.benchmarks import benchmark_names
 from core.evaluation.trec import DEFAULT_TREC_METRICS
 
 
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     """Arguments of `eval` (run methods on a benchmark and write a report)."""
-    p.add_argument("--benchmark", required=True, choices=BENCHMARKS,
+    p.add_argument("--benchmark", required=True, choices=benchmark_names(),
                    help="benchmark layout of --data (fieldguide: the world's benchmark folder)")
     p.add_argument("--data", help="benchmark file or folder (INQUIRE full-rank: folder or QUERIES.csv,ANNOTATIONS.csv)")
     p.add_argument("--images", help="root folder the benchmark's image paths are relative to (default: images/ "

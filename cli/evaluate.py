@@ -4,7 +4,8 @@ deviations from the papers, and with --answers the answer accuracy).
 
 Real benchmarks are evaluated in a catalog of their own, data_dir/eval/<benchmark>-<hash of the image
 source>, that holds only the benchmark's images (never the synthetic world); a world plug-in's own benchmark
-(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits with 2."""
+(fieldguide) runs on the world's own catalog. Items left with no image fail; when none is left the command exits
+with 2."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,8 +16,8 @@ from pathlib import Path
 from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
-from core.contracts.world import demo_world, get_world, use_world
-from core.evaluation.benchmarks import OWN_CATALOG, default_images_root
+from core.plugins.registry import demo_world, get_world
+from core.evaluation.benchmarks import default_images_root, own_catalog
 from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
@@ -70,13 +71,14 @@ GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's t
 def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
-    if args.benchmark in OWN_CATALOG:
+    if own_catalog(args.benchmark):
         services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False,
-                                                                                  near_copies=False),
+                                                                          near_copies=False),
                                        _services=None).services()
         notices = prepare(services)
-        if get_world(args.benchmark) is not None:  # a world's own benchmark is read in its terms, wherever its photos lie
-            use_world(args.benchmark)
+        # a world's own benchmark is read in its terms, wherever its photos lie
+        if get_world(args.benchmark) is not None:
+            services.read_as(args.benchmark)
         world = demo_world()
         args.data = args.data or str(services.settings.path(world.demo_folder if world else args.benchmark))
         args.images = args.images or args.data

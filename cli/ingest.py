@@ -22,7 +22,8 @@ def add_parser(sub) -> None:
                                       "precomputed vectors")
     p.add_argument("path")
     p.add_argument("--engine", choices=("local", "ray"),
-                   help="local: one process (default, the ingest_engine setting); ray: Ray Data actors embed in parallel")
+                   help="local: one process (default, the ingest_engine setting); ray: Ray Data actors embed in "
+                        "parallel")
     p.add_argument("--workers", type=_count, help="decoding threads (local) or embedding actors (ray); 0 = automatic")
     p.add_argument("--model", help="for a parquet of precomputed vectors: the model that made them, when the file "
                                    "does not say (must be the configured embedder's model)")

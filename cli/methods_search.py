@@ -8,6 +8,7 @@ import sys
 
 from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
 from core.contracts import bounds
+from core.imageio import example_photo
 from core.search.presets import PRESET_NAMES, request_for
 from core.contracts.search_request import METHODS, RERANK_MODES, SearchRequest
 
@@ -91,7 +92,7 @@ def request_from_args(args, filters, images) -> SearchRequest:
 def run(ctx, args) -> int:
     # the request is checked (core.contracts.bounds, as for the web app) before anything is built or loaded
     bounds.example_count(len(args.image))
-    images = [bounds.example_photo(p, ctx.settings.max_upload_mb) for p in args.image]
+    images = [example_photo(p, ctx.settings.max_upload_mb) for p in args.image]
     filters = filters_from_args(args, ids=parse_ids(args.ids, "--ids") if args.ids else None)
     request = request_from_args(args, filters, images)
     request.validate()

@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Callable, Collection, Mapping, Sequence
 from xml.etree import ElementTree as ET
 
-from core.contracts import world as worlds
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
 from core.dwc.eml import GBIF_LICENCES, Contact, dataset_licence, eml_xml, gbif_licence
 from core.dwc.values import country_code, individual_count, media_names, modified
 from core.exports import public_name
 from core.licences import assumed_version, licence_url, parse_licence
+from core.plugins.registry import worlds
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +264,7 @@ def synthetic_note(settings: object) -> Callable[[Photo], str]:
     """The note for photos inside a registered world's demo folder under the data directory (e.g. the
     field-guide world): '' for every other photo."""
     folders = []
-    for w in worlds.worlds().values():
+    for w in worlds().values():
         if w.demo_folder:
             try:
                 folders.append((Path(settings.path(w.demo_folder)).resolve(), w.title or w.name))

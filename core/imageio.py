@@ -1,5 +1,6 @@
 """Opening photos safely: EXIF orientation, odd modes (CMYK, 16-bit, palette, animated) to RGB, and
-clear reasons for files that cannot be used."""
+clear reasons for files that cannot be used; an example photo checked against the request bounds before it is
+decoded (`example_photo`)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from core.contracts import bounds
 from core.contracts.errors import InputError
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
@@ -101,3 +103,33 @@ def load_image(path: str | Path, *, max_pixels: int = 80_000_000, max_side: int 
     if not p.is_file():
         raise InputError(f"Image {p} does not exist", "check the path")
     return decode_image(p.read_bytes(), name=str(p), max_pixels=max_pixels, max_side=max_side)
+
+
+def example_photo(path: str | Path, max_mb: float) -> Image.Image:
+    """An example photo (a web upload or `search --image`) as RGB, at most bounds.EXAMPLE_SIDE pixels on its longer
+    side. Checked before any pixel is decoded: file type, file size (`max_mb`, the max_upload_mb setting) and
+    the pixel count in its header (bounds.MAX_EXAMPLE_PIXELS for JPEG, bounds.MAX_FULL_DECODE_PIXELS for formats
+    that must be decoded in full). Messages name the file, never the folder it was uploaded to."""
+    p = Path(path)
+    name = p.name
+    if p.suffix.lower() not in bounds.EXAMPLE_SUFFIXES:
+        raise InputError(f"The file {name} is not a photo EcoLens can read",
+                         "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
+    if not p.is_file():
+        raise InputError(f"The photo {name} does not exist", "check the file name and folder")
+    mb = p.stat().st_size / 1_000_000
+    if mb > max_mb:
+        raise InputError(f"The photo {name} is {mb:.1f} MB, more than the {max_mb:g} MB allowed",
+                         "use a smaller photo (resize or re-export it first)")
+    data = p.read_bytes()
+    limit = bounds.MAX_FULL_DECODE_PIXELS
+    try:
+        with Image.open(io.BytesIO(data)) as probe:  # reads the header only
+            if probe.format == "JPEG":
+                limit = bounds.MAX_EXAMPLE_PIXELS
+    except Exception:  # not an image at all: decode_image says so in its own words
+        pass
+    hint = (f"use a photo of at most {bounds.MAX_FULL_DECODE_PIXELS // 1_000_000} megapixels "
+            f"({bounds.MAX_EXAMPLE_PIXELS // 1_000_000} for a JPEG); resize it first")
+    return decode_image(data, name=f"The photo {name}", max_pixels=limit, max_side=bounds.EXAMPLE_SIDE,
+                        too_large_hint=hint)

@@ -2,7 +2,7 @@
 
 `mask_url` hides a user name and password (https://user:pass@host -> https://***@host) and the values of
 query parameters (?key=... -> ?key=***), except a few known harmless ones; `mask_urls_in` does the same for
-every URL inside a longer text (error messages, notices). Settings (`core.contracts.settings.masked`), backend model
+every URL inside a longer text (error messages, notices). Settings (`core.config.masked`), backend model
 ids, backend error messages and log records (`MaskUrlsFilter`) all go through these functions."""
 from __future__ import annotations
 

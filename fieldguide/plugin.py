@@ -1,13 +1,11 @@
 """The field-guide world as a plug-in: `register()` makes its rule book, backends (encoder, judge, painter,
 captioner, answer reader), demo builder (with its camera-trap card) and benchmark known to core by the name
-"fieldguide". Only the composition root (app.py), tests and benchmarks call it; core, ui, storage and cli never
-import this package."""
+"fieldguide", in one registration (core.plugins.registry.register). Only the composition root (app.py), tests and
+benchmarks call it; core, ui, storage and cli never import this package."""
 from __future__ import annotations
 
-from core.backends.readers import register_reader
-from core.backends.registry import register_backend
-from core.contracts.world import World, get_world, register_world
-from core.evaluation.benchmarks import register_benchmark
+from core.contracts.world import World
+from core.plugins import registry
 
 NAME = "fieldguide"
 BACKENDS = {
@@ -59,19 +57,14 @@ def recognises(catalog, demo_folder: str) -> bool:
 
 def register() -> World:
     """Register the world (idempotent) and return it."""
-    known = get_world(NAME)
+    known = registry.get_world(NAME)
     if known is not None:
         return known
     from fieldguide.eval_benchmark import METRICS
     from fieldguide.rules import FieldGuideRules
 
-    for kind, table in BACKENDS.items():
-        for name, target in table.items():
-            register_backend(kind, name, target, reads_embedder=(kind == "judge"), runs_model=True)
-    register_reader(NAME, READER)
-    register_benchmark(NAME, _load_benchmark, METRICS, own_catalog=True)
-    world = World(name=NAME, title="field-guide", rule_book=FieldGuideRules(), backends=dict(BACKENDS),
-                  build_demo=_build_demo, demo_folder=NAME, reader=NAME, recognises=recognises,
-                  build_card=_build_card)
-    register_world(world)
-    return world
+    return registry.register(World(
+        name=NAME, title="field-guide", rule_book=FieldGuideRules(),  # its photos' source: NAME
+        backends=dict(BACKENDS), runs_model=True, judge_reads_embedder=True,  # its judge reads its encoder's heads
+        reader=READER, build_demo=_build_demo, demo_folder=NAME, recognises=recognises, build_card=_build_card,
+        benchmark=_load_benchmark, benchmark_metrics=tuple(METRICS), benchmark_own_catalog=True))

@@ -18,7 +18,8 @@ WORLD_VERSION = "fieldguide-world@v1"
 RIGHTS_HOLDER = "EcoLens synthetic world"
 LICENSE = "CC0-1.0"
 CSV_COLUMNS = ("path", "scientific_name", "common_name", "kingdom", "phylum", "class", "order", "family", "genus",
-               "observed_on", "latitude", "longitude", "license", "rights_holder", "caption", "attributes")
+               "observed_on", "latitude", "longitude", "license", "rights_holder", "caption", "attributes", "source")
+SOURCE = "fieldguide"  # the Photo.source of the world's photos: the plug-in's name, so its rule book reads them
 
 
 @dataclass
@@ -40,7 +41,7 @@ class Observation:
                 "family": f, "genus": self.species.genus, "observed_on": self.observed_on.isoformat(),
                 "latitude": f"{self.latitude:.5f}", "longitude": f"{self.longitude:.5f}", "license": LICENSE,
                 "rights_holder": RIGHTS_HOLDER, "caption": self.caption,
-                "attributes": json.dumps(self.scene.attributes(), sort_keys=True)}
+                "attributes": json.dumps(self.scene.attributes(), sort_keys=True), "source": SOURCE}
 
 
 def sample_observations(seed: int = 0, per_species: int = 40) -> list[Observation]:

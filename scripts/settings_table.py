@@ -1,4 +1,4 @@
-"""Write the settings reference table, generated from the settings model (core/contracts/settings.py), into
+"""Write the settings reference table, generated from the settings model (core/config/settings.py), into
 docs/reference/settings.md between its markers; tests/unit/test_readme.py checks that the page is current.
 
     python scripts/settings_table.py           rewrite the table in the page (creating the page if missing)
@@ -6,7 +6,7 @@ docs/reference/settings.md between its markers; tests/unit/test_readme.py checks
 import sys
 from pathlib import Path
 
-from core.contracts.settings import markdown_table
+from core.config import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,7 +17,7 @@ NEW_PAGE = f"""# Settings reference
 Every setting of EcoLens: its TOML key, its `ECOLENS_` environment variable, its type, default, the values it
 accepts and what it does. Precedence: defaults < a TOML file (`--config FILE`, `$ECOLENS_CONFIG` or
 `./ecolens.toml`, keys at the top level or under `[ecolens]`) < `ECOLENS_*` environment variables. The table is
-generated from the settings model in `core/contracts/settings.py` by `python scripts/settings_table.py`; do not
+generated from the settings model in `core/config/settings.py` by `python scripts/settings_table.py`; do not
 edit it by hand.
 
 {START}

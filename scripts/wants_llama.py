@@ -5,7 +5,7 @@ people who chose it. Bad settings exit 1 too: the app itself then explains them.
 import sys
 
 from core.contracts.errors import EcoLensError
-from core.contracts.settings import load_settings
+from core.config import load_settings
 
 
 def config_argument(argv: list[str]) -> str | None:

@@ -124,8 +124,8 @@ class SqlCatalog:
     def add_photos(self, photos: Sequence[Photo], run_id: int | None = None) -> list[int]:
         if not photos:
             return []
-        # the stored form of each photo's names (as photo_rows.stored gives them), worked out once per distinct taxon: an
-        # ingest of millions of photos repeats some thousands of them
+        # the stored form of each photo's names (as photo_rows.stored gives them), worked out once per distinct
+        # taxon: an ingest of millions of photos repeats some thousands of them
         taxa_of = self._stored_taxa
         if len(taxa_of) > MAX_STORED_TAXA:
             taxa_of.clear()
@@ -365,7 +365,8 @@ class SqlCatalog:
 
     def indexed_id_array(self, vector_set_id: int) -> np.ndarray:
         with self.engine.connect() as conn:
-            return filter_sql.id_array(conn, select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id))
+            ids = select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)
+            return filter_sql.id_array(conn, ids)
 
     def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
         if len(ids):
@@ -381,7 +382,7 @@ class SqlCatalog:
 
     def unindexed_ids(self, vector_set_id: int) -> list[int]:
         """Photos without a vector in this set, except the media kept without their file (a Camtrap DP medium whose
-        file could not be had: content hash 'media:...', core.camtrap.camtrapdp_source): nothing to embed."""
+        file could not be had: content hash 'media:...', core.ingest.camtrapdp_source): nothing to embed."""
         done = select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)
         fileless = func.substr(PhotoRow.sha256, 1, len(FILELESS)) == literal(FILELESS, LargeBinary)
         with Session(self.engine) as s:

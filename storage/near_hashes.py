@@ -1,5 +1,5 @@
 """The photos' perceptual hashes in the catalog (migration 0012, table photo_near_hashes): read by id, the
-photos not hashed yet, and writes. The bytes are core.search.near_copies' (this module does not read them)."""
+photos not hashed yet, and writes. The bytes are core.vectors.near_copies' (this module does not read them)."""
 from __future__ import annotations
 
 from typing import Sequence

@@ -12,21 +12,11 @@ if str(ROOT) not in sys.path:
 
 
 
-from core.contracts import world as _world  # noqa: E402
 from fieldguide.plugin import register as _register_fieldguide  # noqa: E402
 
-# Tests use the field-guide world as data: the plug-in is registered as app.py registers it, and its rule book
-# reads requests unless a test (or the services it builds for other photos) chooses otherwise.
+# Tests use the field-guide world as data: the plug-in is registered as app.py registers it. A test that reads
+# requests in the world's terms hands its rule books in (tests/photos.py: world_books), as app.py does.
 _register_fieldguide()
-
-
-@pytest.fixture(autouse=True)
-def fieldguide_rules():
-    """Each test starts with the field-guide world's rule book in use, and leaves the generic one behind it
-    untouched for the next (a test that builds services for its own photos switches to the generic rules)."""
-    _world.use_world("fieldguide")
-    yield
-    _world.use_world("fieldguide")
 
 
 # the full lane fails on a skip not listed in tests/expected_skips.py (tests/skip_guard.py)

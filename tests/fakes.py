@@ -216,7 +216,8 @@ class _FakeIndex:
 
 
 class FakeSearch:
-    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like core.search.corpus.Corpus."""
+    """An in-memory corpus: photos with vectors (and optional images), ranked by cosine like
+    core.search.corpus.Corpus."""
 
     def __init__(self, photos: Sequence[Photo], vectors: np.ndarray, settings, backends=None,
                  images: dict[int, Image.Image] | None = None):

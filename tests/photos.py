@@ -87,3 +87,17 @@ def shaded_photos(folder: Path, n: int, shade: int) -> Path:
     for i in range(n):
         Image.new("RGB", (64, 48), (shade, 20 * i % 255, 90)).save(folder / f"p{i}.png")
     return folder
+
+
+def world_books():
+    """The rule books of a collection that is nothing but the field-guide world (as app.py hands them to the
+    engine): the world's book reads the request and every photo."""
+    from core.contracts.world import RuleBooks
+    from fieldguide.plugin import register
+
+    return RuleBooks.whole(register())
+
+
+def world_book():
+    """The field-guide world's rule book (what a search on the world's collection reads its request with)."""
+    return world_books().request

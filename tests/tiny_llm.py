@@ -64,6 +64,6 @@ def folder(tmp_path_factory):
 def llm(folder):
     """The tiny Llama as the registry builds it: the in-process transformers LLM, on the CPU."""
     from core.backends.registry import Backends
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     return Backends(Settings(llm=f"transformers:{folder}", device="cpu")).llm

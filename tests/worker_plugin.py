@@ -10,7 +10,8 @@ from pathlib import Path
 from PIL import Image
 
 from core.backends.base import GeneratedImage, JudgeAnswer
-from core.backends.registry import register_backend
+from core.contracts.world import World
+from core.plugins import registry
 
 GATE_WAIT_S = 60  # a held call gives up after this long (a test that never opens the gate still ends)
 
@@ -55,5 +56,7 @@ class GatePainter:
 
 
 def register() -> None:
-    register_backend("judge", "test-pid", "tests.worker_plugin:PidJudge.from_settings", runs_model=True)
-    register_backend("generator", "test-gate", "tests.worker_plugin:GatePainter.from_settings", runs_model=True)
+    """One registration, as a world plug-in's: two backends that run in worker processes, and nothing else."""
+    registry.register(World(name="test-workers", runs_model=True, backends={
+        "judge": {"test-pid": "tests.worker_plugin:PidJudge.from_settings"},
+        "generator": {"test-gate": "tests.worker_plugin:GatePainter.from_settings"}}))

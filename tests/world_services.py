@@ -15,7 +15,7 @@ def world_services(data: Path, per_species: int, backends: dict[str, str],
     """(services, what `before_ingest(csv_path)` returned): the world drawn with seed 0 (no benchmark),
     `settings` over the offline ones (rule LLM, metadata captions), `backends` chosen by name."""
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from fieldguide.world import build_world
 
     csv_path = build_world(data / "world", seed=0, per_species=per_species, benchmark=False)

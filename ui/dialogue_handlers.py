@@ -12,7 +12,7 @@ import gradio as gr
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
-from core.contracts.settings import masked
+from core.config import masked
 from ui import strings as S
 from ui.forms import not_recorded, note, shows_errors, warn
 from ui.photos import PhotoFiles

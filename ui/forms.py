@@ -16,9 +16,8 @@ from typing import Any, Callable, Sequence
 import gradio as gr
 
 from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
-from core.contracts import bounds
-from core.contracts.records import Filters, parse_bbox
-from core.ingest.sources import parse_date
+from core.imageio import example_photo
+from core.contracts.records import Filters, parse_bbox, parse_date
 from ui import strings as S
 
 log = logging.getLogger(__name__)
@@ -72,11 +71,11 @@ def example_photo_input(**kwargs: Any) -> gr.Image:
 
 
 def read_upload(path: str | None, max_mb: float):
-    """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.contracts.bounds), the same
-    ones `search --image` goes through."""
+    """The uploaded example photo as a PIL RGB image, or None; the checks are core's (core.imageio.example_photo,
+    against core.contracts.bounds), the same ones `search --image` goes through."""
     if not path:
         return None
-    return bounds.example_photo(path, max_mb)
+    return example_photo(path, max_mb)
 
 
 _FLAG = re.compile(r"--[a-z][a-z-]*")

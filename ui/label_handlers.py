@@ -28,7 +28,6 @@ from core.labels import ADJUDICATED, agreement, disagreements, same_annotator
 from core.search.presets import request_for
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import ExportRecord, Label, SessionLog
-from core.workers.right_of_way import ROAD
 from ui import label_board, present
 from ui import strings as S
 from ui.forms import not_recorded, shows_errors, user_message, warn
@@ -209,7 +208,7 @@ class LabelHandlers:
         label_ = Label(session_id=0, query=query, photo_id=self._known_photo(photo_id),
                        label=bounds.whole_number("label", label, -1, 1, "use 1 relevant, 0 not relevant, -1 skip"),
                        annotator=annotator, seconds=bounds.seconds(seconds)).checked()
-        ROAD.give_way()  # a label write waits a moment for running plain searches (bounded): they come first
+        self.engine.give_way()  # a label write waits a moment for running plain searches (bounded): they come first
         with self._api_lock:  # calls at once for a new query share one session
             if query not in self._api_sessions:
                 self._api_sessions[query] = self.log.start_session("label", f"{query[:60]} (api: {label_.annotator})")

@@ -15,9 +15,8 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
-from core.contracts.settings import Settings
-from core.methods.confidence import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
-from core.search import scales
+from core.contracts.settings_fields import SettingFields
+from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
 
 
@@ -63,7 +62,7 @@ def checks_made(stages: dict[str, Any] | None, photo_id: int) -> tuple[int, int]
 def percent(score: float) -> str:
     """A checks score as the page writes it: rounded down, so 100% appears only for a score of exactly 100
     (every check made and passed surely), never for 99.6."""
-    lo, hi = scales.CHECKS_RANGE
+    lo, hi = SCALE_RANGES["checks"]
     return f"{math.floor(min(hi, max(lo, float(score))) + 1e-9):.0f}%"
 
 
@@ -80,7 +79,7 @@ def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None
         if made and made[0] < made[1]:
             text += " " + S.CHECKS_MADE.format(made=made[0], asked=made[1])
         return text
-    sim = scales.similarity(hit.get("similarity", hit.get("score") if similarity_is_score else None))
+    sim = on_similarity_scale(hit.get("similarity", hit.get("score") if similarity_is_score else None))
     return "–" if sim is None else f"{sim:.2f}"
 
 
@@ -95,8 +94,17 @@ def name_of(hit: dict[str, Any]) -> str:
     return file or f"photo {hit['id']}"
 
 
-SCALE_RANGES = {"similarity": scales.SIMILARITY_RANGE, "pictures": scales.SIMILARITY_RANGE,
-                "checks": scales.CHECKS_RANGE}
+# the range each scale holds to, as core.search.scales sets them (the engine clamps similarities; the page
+# holds to them too for hits that carry a raw cosine, the dialogue's)
+SCALE_RANGES = {"similarity": (0.0, 1.0), "pictures": (0.0, 1.0), "checks": (0.0, 100.0)}
+
+
+def on_similarity_scale(value: Any) -> float | None:
+    """A cosine shown on the 0-1 similarity scale (clamped; None stays None)."""
+    if value is None:
+        return None
+    lo, hi = SCALE_RANGES["similarity"]
+    return min(hi, max(lo, float(value)))
 
 
 # ---- galleries ------------------------------------------------------------------------------------
@@ -124,7 +132,7 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
 
 
 def near_copies_text(hit: dict[str, Any]) -> str:
-    """' · +2 near-copies' for a result with near-copies folded into it (core.search.near_copies), else ''."""
+    """' · +2 near-copies' for a result with near-copies folded into it (core.vectors.near_copies), else ''."""
     n = len(hit.get("near_copies") or [])
     return "" if not n else " · " + (S.NEAR_COPIES[0] if n == 1 else S.NEAR_COPIES[1].format(n=n))
 
@@ -221,7 +229,7 @@ def reason_text(reason: str) -> str:
 
 # the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were
 # stored (a history search of an older version) are read with the setting's default band
-LEGACY_BAND = Settings.model_fields["undecided_band"].default
+LEGACY_BAND = SettingFields.model_fields["undecided_band"].default
 
 
 def check_verdict(a: dict[str, Any]) -> str:
@@ -369,7 +377,7 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
                                      "matched_detection", "event_frames", "event_frame_ids", "near_copies")
                if k in h}
         if row.get("similarity") is not None:
-            row["similarity"] = scales.similarity(row["similarity"])
+            row["similarity"] = on_similarity_scale(row["similarity"])
         # `score` is on the stated scale (None: not on it, e.g. a photo with no check made); the ranking's own
         # number (a rank-fusion value, ...) is `ranking_score`, described by `ranking`
         row["score"] = checked.get(int(h["id"])) if scale == "checks" else row.get("similarity")
@@ -387,7 +395,7 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
     return {"session_id": state.get("session_id"), "query": state.get("query", ""),
             "preset": state.get("preset", ""), "method": state.get("method", ""),
             "score": {"scale": name, "meaning": meaning, "range": list(SCALE_RANGES[scale])},
-            "ranking": stages.get("score") or scales.ranking(stages), "results": results, "notices": list(notices),
+            "ranking": stages.get("score"), "results": results, "notices": list(notices),
             "status": status}
 
 

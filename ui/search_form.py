@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from core.methods.llm_checks import is_question
+from core.contracts.search_request import is_question
 from ui import place_map
 from ui import strings as S
 from ui.taxa import choices as taxon_labels

@@ -16,7 +16,6 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
                                    Visualization, Waiting)
 from core.labels import latest
-from core.workers.right_of_way import ROAD
 from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
@@ -197,11 +196,11 @@ class SearchHandlers:
         status = SearchStatus(state.get("searches"), self.settings)
         heavy = self.engine.is_costly(req)
         if not heavy:  # a plain search holds the right of way until its page is sent (its outputs cost the
-            with ROAD.plain():  # server as much as the search did)
+            with self.engine.plain():  # server as much as the search did)
                 yield from self._updates(state, req, token, knobs, key, outcome, status, heavy)
             return
         for update in self._updates(state, req, token, knobs, key, outcome, status, heavy):
-            ROAD.give_way()  # each page update of a costly search waits for running plain searches (bounded)
+            self.engine.give_way()  # each page update of a costly search waits for running plain searches (bounded)
             yield update
 
     def _updates(self, state: dict[str, Any], req: Any, token: Any, knobs: dict[str, Any], key: str,

@@ -8,7 +8,7 @@ from typing import Any
 
 from core.contracts.errors import EcoLensError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
-from core.contracts.settings import masked
+from core.config import masked
 from ui import strings as S
 from ui.forms import user_message
 

@@ -181,4 +181,5 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                   show_progress="hidden", trigger_mode="always_last", concurrency_limit=None)
     visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
                           trigger_mode="always_last", concurrency_limit=None)
-    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map, examples=examples)
+    return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map,
+                           examples=examples)

@@ -21,7 +21,8 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from core.contracts.errors import InputError, NotReady
-from core.contracts.sessionlog import MemorySessionLog, SessionLog
+from core.contracts.sessionlog import SessionLog
+from core.sessions.memory_log import MemorySessionLog
 from core.search.preparation import Preparation
 from ui import compare_view, dialogue_view, history_view, label_view, marks, place_map, search_view
 from ui import strings as S
@@ -226,7 +227,8 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
-                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD, theme=theme(),
+                                max_file_size=int(settings.max_upload_mb * 1_000_000), css=CSS, head=HEAD,
+                                theme=theme(),
                                 footer_links=["api"],
                                 show_error=False,  # our messages are gr.Error (always shown); nothing else leaks
                                 run_history=False,  # queries stay out of browser storage; no bucket routes

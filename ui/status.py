@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from core.contracts.events import FirstResults, PhotoJudged, StageEvent, Waiting
-from core.methods.deadline import STEP_BACKEND  # which backend each step waits on; the others run here
+from core.contracts.events import STEP_BACKEND  # which backend each step waits on; the others run here
 from ui import strings as S
 
 

@@ -1,5 +1,5 @@
-"""Taxon names in the web forms: the taxon box's choices (each name with its rank) and the species a query
-names, offered as a filter. Pure functions over the catalog's (name, rank) list (core.search.corpus.Corpus.taxon_names)."""
+"""Taxon names in the web forms: the taxon box's choices (each name with its rank) and the species a query names,
+offered as a filter. Pure functions over the catalog's (name, rank) list (core.search.corpus.Corpus.taxon_names)."""
 from __future__ import annotations
 
 import re

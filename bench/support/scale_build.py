@@ -79,7 +79,7 @@ def lists_for(n: int) -> int:
 
 
 def settings_for(workdir: Path, n: int):
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     return load_settings(environ={}, data_dir=str(workdir / "data"), embedder="hash", index_type="ivfpq",
                          index_flat_copy=False, index_float16_file=True, index_pq_m=PQ_M,
@@ -96,7 +96,7 @@ class BenchEmbedder:
 
 def services(workdir: Path, n: int):
     from core.backends.registry import Backends
-    from core.contracts.settings import Settings  # noqa: F401
+    from core.config import Settings  # noqa: F401
     from core.search.corpus import Corpus
     from core.vectors.threads import set_threads
     from core.vectors.index_store import IndexStore
@@ -117,7 +117,8 @@ def phase_ingest(workdir: Path, n: int) -> dict:
 
     settings, catalog, store, _ = services(workdir, n)
     started, cpu_started = time.perf_counter(), own_cpu_seconds()
-    attempt = sum(1 for _ in open(workdir / "ingest-progress.jsonl")) if (workdir / "ingest-progress.jsonl").exists() else 0
+    progress = workdir / "ingest-progress.jsonl"
+    attempt = sum(1 for _ in open(progress)) if progress.exists() else 0
     last = [0.0]
 
     def progress(done: int, total: int) -> None:  # written down as it goes: a cut-off run still tells its rate
@@ -135,8 +136,9 @@ def phase_ingest(workdir: Path, n: int) -> dict:
     seconds, cpu = time.perf_counter() - started, own_cpu_seconds() - cpu_started
     with catalog.engine.begin() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    return {"seconds": seconds, "cpu_seconds": cpu, "added": report.added, "already": report.already, "reembedded": report.reembedded,
-            "index": report.index_kind, "notices": report.notices[:5], "peak_anon": peak.anon, "peak_file": peak.file}
+    return {"seconds": seconds, "cpu_seconds": cpu, "added": report.added, "already": report.already,
+            "reembedded": report.reembedded, "index": report.index_kind, "notices": report.notices[:5],
+            "peak_anon": peak.anon, "peak_file": peak.file}
 
 
 # ---- 7. the bare build ----------------------------------------------------------------------------
@@ -225,8 +227,8 @@ def phase_sizes(workdir: Path, n: int) -> dict:
     conn.close()
     wal = Path(str(db) + "-wal")
     catalog_bytes = db.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
-    return {"photos": photos, "nlist": ivf.nlist, "pq_m": ivf.pq.M, "pq_bits": ivf.pq.nbits, "index_file": approx.stat().st_size,
-            "index_lists_bytes": lists, "quantizer_bytes": quantizer,
+    return {"photos": photos, "nlist": ivf.nlist, "pq_m": ivf.pq.M, "pq_bits": ivf.pq.nbits,
+            "index_file": approx.stat().st_size, "index_lists_bytes": lists, "quantizer_bytes": quantizer,
             "store_bytes": f16.stat().st_size, "store_ids_bytes": Path(str(f16) + ".ids").stat().st_size,
             "catalog_bytes": catalog_bytes, "tables": tables,
             "parquet_bytes": (workdir / "photos.parquet").stat().st_size}

@@ -101,8 +101,9 @@ def phase_search(workdir: Path, n: int) -> dict:
                     phases[ph].append(took)
                 bare_times.append(t5 - t4)
             found[name] = ids
-            out[name] = {"pool": int(len(pool)), "p50": pct(times)[0], "p95": pct(times)[1], "first_ms": times[0] * 1000,
-                         **{f"{ph}_p50": pct(v)[0] for ph, v in phases.items()}, "catalog_pool_p50": pct(sqlite_times)[0],
+            out[name] = {"pool": int(len(pool)), "p50": pct(times)[0], "p95": pct(times)[1],
+                         "first_ms": times[0] * 1000, **{f"{ph}_p50": pct(v)[0] for ph, v in phases.items()},
+                         "catalog_pool_p50": pct(sqlite_times)[0],
                          **({"pool_anew_p50": pct(anew_times)[0]} if anew_times else {}),
                          "same_as_catalog": same, "bare_p50": pct(bare_times)[0], "bare_p95": pct(bare_times)[1],
                          "paused_queries": paused, "load_average_after": os.getloadavg()}

@@ -91,10 +91,10 @@ FACTS: list[tuple[str, str, ModelFacts]] = [
     ("llm", "gpt-4o", _F(context_tokens=128_000, answer_judge=True)),
     ("llm", "qwen2.5", _F(context_tokens=32_768)),
     ("llm", "llama-3", _F(context_tokens=8192)),
-    # in-process vision-language judges and captioners (transformers image-text-to-text; 'smolvlm' covers SmolVLM2). Also matched against
-    # a local folder's config model_type ('smolvlm', 'idefics3', 'qwen2_5_vl', 'paligemma') when the name says
-    # nothing. SmolVLM: trained in bf16; without tiling a photo is one view at the processor's tile size (512 px,
-    # 64 image tokens for the 256M/500M models) instead of up to 17 tiles, which a yes/no check does not need.
+    # in-process vision-language judges and captioners (transformers image-text-to-text; 'smolvlm' covers SmolVLM2).
+    # Also matched against a local folder's config model_type ('smolvlm', 'idefics3', 'qwen2_5_vl', 'paligemma') when
+    # the name says nothing. SmolVLM: trained in bf16; without tiling a photo is one view at the processor's tile size
+    # (512 px, 64 image tokens for the 256M/500M models) instead of up to 17 tiles, which a yes/no check does not need.
     ("vlm", "smolvlm", _F(precision="bf16", image_splitting=False, batch_cpu=4, batch_gpu=32)),
     ("vlm", "idefics3", _F(precision="bf16", image_splitting=False, batch_cpu=2, batch_gpu=8)),
     # Qwen2.5-VL: a photo is up to native_size^2 pixels (the image processor's max_pixels) in 28 px patches,

@@ -4,8 +4,8 @@ The model name is the `llm_model` setting; empty, the model the server at `opena
 size decides the model's facts (served_model.py), or without a base URL the hosted default (gpt-4.1-mini).
 JSON answers carry the task's real JSON Schema: first as structured output ('json_schema', strict, for OpenAI
 and vLLM); a server that refuses that option (e.g. llama-cpp-python's, which answers HTTP 500) is asked with
-'json_object' plus the schema from then on, which llama.cpp turns into a grammar. The first schema attempt is made without retries, so a refusal
-costs one request, not three. Callers still parse and validate what comes back."""
+'json_object' plus the schema from then on, which llama.cpp turns into a grammar. The first schema attempt is
+made without retries, so a refusal costs one request, not three. Callers still parse and validate what comes back."""
 from __future__ import annotations
 
 import copy

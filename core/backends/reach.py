@@ -11,8 +11,8 @@ import re
 from typing import Callable, Iterable
 
 from core.backends.base import JudgeAnswer
+from core.contracts.verdicts import NOT_CHECKED  # the answer word of an abstention (re-exported here)
 
-NOT_CHECKED = "not checked"  # the answer word of an abstention
 # prepositions that open a phrase of their own ("calling | at night", "singing | at dawn | in the rain")
 OPENERS = frozenset("at in on by with during under over near before after from into for around among".split())
 # words that belong to no phrase: articles, auxiliaries and the words every yes/no question is framed with

@@ -1,6 +1,7 @@
-"""Backends chosen by name from settings (plug-ins add theirs with register_backend): create_embedder, create_llm, create_judge, create_generator,
-create_captioner and the lazy Backends bundle. Implementations are imported only when chosen; what each
-model needs (steps, guidance, size, precision, context) is data in core/backends/model_facts.py.
+"""Backends chosen by name from settings (a plug-in's come with its one registration, core.plugins.registry):
+create_embedder, create_llm, create_judge, create_generator, create_captioner and the lazy Backends bundle.
+Implementations are imported only when chosen; what each model needs (steps, guidance, size, precision, context) is
+data in core/backends/model_facts.py.
 
 Backends builds each backend once, under a lock (two concurrent searches never load a model twice), and a
 load that failed is remembered for the process: it is logged once and the same error is raised again at
@@ -15,8 +16,9 @@ from typing import Callable
 from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
 from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
 from core.backends.resolution import resolve
-from core.contracts.errors import BackendError, ConfigError
-from core.contracts.settings import Settings
+from core.contracts.errors import BackendError
+from core.plugins import registry as plugins
+from core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -56,55 +58,51 @@ MODEL_BACKENDS = {("embedder", "open_clip:"), ("judge", "clip"), ("judge", "tran
                   ("generator", "diffusers:"), ("captioner", "transformers:")}
 
 
-def register_backend(kind: str, name: str, target: str, *, reads_embedder: bool = False,
-                     runs_model: bool = False) -> None:
-    """Add backend `name` ("module:factory") for setting `kind` (a plug-in's backends, e.g. a world's encoder
-    and judge). `reads_embedder`: a judge built on the embedder, which it receives as a third argument.
-    `runs_model`: it runs a model in the process (a worker process runs it when workers are on)."""
-    if kind not in TABLES:
-        raise ConfigError(f"Unknown backend kind {kind!r}", f"use one of: {', '.join(TABLES)}")
-    TABLES[kind][name] = target
-    if kind == "judge" and reads_embedder:
-        EMBEDDER_JUDGES.add(name)
-    if runs_model:
-        MODEL_BACKENDS.add((kind, name))
+def table(kind: str) -> dict[str, str]:
+    """The backends setting `kind` accepts: EcoLens's own, then the registered plug-ins'."""
+    return {**TABLES[kind], **plugins.backend_targets(kind)}
+
+
+def reads_embedder(judge: str) -> bool:
+    """Whether judge `judge` is built on the embedder (it receives it as a third argument)."""
+    return judge in EMBEDDER_JUDGES or judge in plugins.embedder_judges()
 
 
 def runs_model(kind: str, value: str) -> bool:
     """Whether backend `value` of `kind` runs a model in the process (an exact name or a 'prefix:' entry)."""
-    if (kind, value) in MODEL_BACKENDS:
+    known = MODEL_BACKENDS | plugins.model_backends()
+    if (kind, value) in known:
         return True
-    return any(k == kind and name.endswith(":") and value.startswith(name) for k, name in MODEL_BACKENDS)
+    return any(k == kind and name.endswith(":") and value.startswith(name) for k, name in known)
 
 
 def list_backends() -> dict[str, list[str]]:
     """The backend names each setting accepts (prefixes end with ':')."""
-    return {"embedder": list(EMBEDDERS), "llm": list(LLMS), "judge": list(JUDGES),
-            "generator": list(GENERATORS), "captioner": list(CAPTIONERS)}
+    return {kind: list(table(kind)) for kind in TABLES}
 
 
 def create_embedder(settings: Settings) -> Embedder:
-    factory, spec = resolve(EMBEDDERS, "embedder", settings.embedder)
+    factory, spec = resolve(table("embedder"), "embedder", settings.embedder)
     return factory(settings, spec)
 
 
 def create_llm(settings: Settings) -> LLM:
-    factory, spec = resolve(LLMS, "llm", settings.llm)
+    factory, spec = resolve(table("llm"), "llm", settings.llm)
     return factory(settings, spec)
 
 
 def create_judge(settings: Settings, embedder: Embedder) -> Judge:
-    factory, spec = resolve(JUDGES, "judge", settings.judge)
+    factory, spec = resolve(table("judge"), "judge", settings.judge)
     return factory(settings, spec, embedder)
 
 
 def create_generator(settings: Settings) -> ImageGenerator:
-    factory, spec = resolve(GENERATORS, "generator", settings.generator)
+    factory, spec = resolve(table("generator"), "generator", settings.generator)
     return factory(settings, spec)
 
 
 def create_captioner(settings: Settings) -> Captioner:
-    factory, spec = resolve(CAPTIONERS, "captioner", settings.captioner)
+    factory, spec = resolve(table("captioner"), "captioner", settings.captioner)
     return factory(settings, spec)
 
 
@@ -143,6 +141,9 @@ class Backends:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     # core.workers.pool.WorkerPool: backends that run a model are built in its worker processes (None: here)
     workers: object | None = field(default=None, repr=False, compare=False)
+    # the world plug-in (core.contracts.world.World) the collection is, as the composition root sees it before
+    # the reader is built: the answer reader 'auto' picks its reader (None: no world)
+    world: object | None = field(default=None, repr=False, compare=False)
 
     def _remote(self, kind: str, build: Callable[[], object]) -> object:
         """Backend `kind` from `build()`, or, with workers and a backend that runs a model, its stand-in for the
@@ -181,7 +182,7 @@ class Backends:
     def judge(self) -> Judge:
         # only the judges that read the embedder get it: an OpenAI judge must not fail for a broken embedder
         return self._lazy("judge", lambda: self._remote("judge", lambda: create_judge(
-            self.settings, self.embedder if self.settings.judge in EMBEDDER_JUDGES else None)))
+            self.settings, self.embedder if reads_embedder(self.settings.judge) else None)))
 
     @property
     def generator(self) -> ImageGenerator:
@@ -196,7 +197,7 @@ class Backends:
         """The photo reader of the answer stage (setting answer_reader), or None: answers read captions."""
         from core.backends.readers import create_reader
 
-        return self._lazy("reader", lambda: create_reader(self.settings, self.embedder))
+        return self._lazy("reader", lambda: create_reader(self.settings, self.embedder, self.world))
 
     def describe(self) -> dict[str, dict[str, object]]:
         """Model id and stand-in flag of each backend built so far (for JSON output and banners)."""

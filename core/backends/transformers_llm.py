@@ -80,8 +80,9 @@ class TransformersLLM(FactsCaveats):
             model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **local).to(device)
         except Exception as exc:  # noqa: BLE001  (any failure to read the folder or the weights)
             raise BackendError(f"Could not load the language model {spec!r} ({type(exc).__name__}: {str(exc)[:200]})",
-                               "check that it is a causal language model with its tokenizer, downloaded once while "
-                               "online (it is cached) or in a local folder (llm=transformers:/path/to/folder)") from None
+                               "check that it is a causal language model with its tokenizer, downloaded once "
+                               "while online (it is cached) or in a local folder "
+                               "(llm=transformers:/path/to/folder)") from None
         log.info("loaded %s as the text LLM on %s", spec, device)
         return cls(spec, model, tokenizer, device=device)
 

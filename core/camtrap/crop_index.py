@@ -2,10 +2,10 @@
 beside the whole frames (issue 34, "search inside the animal").
 
 It is the photos' own index class (core.vectors.index.VectorIndex, exact flat) with detection ids as FAISS
-ids, written with the same checksum records (core.vectors.integrity), plus a side table (crops-N.owners.npy:
-detection id, photo id, box x, y, w, h) that turns a crop back into its photo and box without a database
-query at search time. Which detections have a vector is recorded in the store (crop_vectors), after the
-files are written, as photo vectors are."""
+ids, written with the same checksum records (core.vectors.integrity), plus a side table (crops-N.owners.npy: detection
+id, photo id, box x, y, w, h, detector confidence) that turns a crop back into its photo and box, and leaves out boxes
+under a raised detection_threshold, without a database query at search time. Which detections have a vector is recorded
+in the store (crop_vectors), after the files are written, as photo vectors are."""
 from __future__ import annotations
 
 import logging
@@ -20,6 +20,7 @@ from core.vectors.integrity import read_checked, write_checked
 
 log = logging.getLogger(__name__)
 
+COLUMNS = 7  # of the side table
 CROP_DEPTH = 3  # crops asked per photo wanted: a photo's several boxes can fill the short list
 
 
@@ -29,7 +30,7 @@ class CropIndex:
         self.owners_path = Path(root) / f"crops-{vector_set_id}.owners.npy"
         self.dim = dim
         self.index = VectorIndex(dim)
-        self.table = np.zeros((0, 6), np.float64)  # detection id, photo id, x, y, w, h; sorted by detection id
+        self.table = np.zeros((0, COLUMNS), np.float64)  # detection id, photo id, x, y, w, h, conf; by detection id
         self.damage: str | None = None
         self._stamp: tuple | None = None
 
@@ -46,7 +47,8 @@ class CropIndex:
                 table = np.load(self.owners_path, allow_pickle=False)
             except (OSError, ValueError) as exc:
                 damage = damage or f"{self.owners_path.name} cannot be read ({exc})"
-        if damage is None and flat is not None and (table is None or len(table) != flat.ntotal):
+        if damage is None and flat is not None and (table is None or table.ndim != 2 or table.shape[1] != COLUMNS
+                                                     or len(table) != flat.ntotal):
             damage = f"{self.owners_path.name} does not match {self.path.name} (an interrupted write)"
         if damage is not None:
             self.damage = str(getattr(damage, "reason", damage))
@@ -54,7 +56,7 @@ class CropIndex:
             return self
         if flat is not None:
             self.index = VectorIndex(self.dim, flat)
-            self.table = table.reshape(-1, 6)
+            self.table = table
         return self
 
     def save(self) -> None:
@@ -85,12 +87,15 @@ class CropIndex:
         return self.table[:, 0].astype(np.int64)
 
     def add(self, detection_ids: Sequence[int], photo_ids: Sequence[int], boxes: np.ndarray,
-            vectors: np.ndarray) -> None:
-        """Add crops (a detection already present is replaced, so an interrupted run can add it again)."""
+            vectors: np.ndarray, confs: Sequence[float] | None = None) -> None:
+        """Add crops (a detection already present is replaced, so an interrupted run can add it again);
+        `confs`: the detector's confidence of each (1 when not given)."""
         ids = np.asarray(detection_ids, dtype=np.int64)
         self.remove(ids[np.isin(ids, self.detection_ids())])
         self.index.add(ids, vectors)
-        rows = np.column_stack([ids, np.asarray(photo_ids, np.int64), np.asarray(boxes, np.float64).reshape(-1, 4)])
+        conf = np.ones(len(ids)) if confs is None else np.asarray(confs, np.float64)
+        rows = np.column_stack([ids, np.asarray(photo_ids, np.int64), np.asarray(boxes, np.float64).reshape(-1, 4),
+                                conf])
         self.table = np.concatenate([self.table, rows.astype(np.float64)])
         self.table = self.table[np.argsort(self.table[:, 0], kind="stable")]
 
@@ -110,14 +115,26 @@ class CropIndex:
         return None
 
     # ---- search -----------------------------------------------------------------------------------
-    def best(self, vector: np.ndarray, k: int, pool: np.ndarray | None = None) -> list[tuple[int, int, float]]:
-        """(photo id, detection id, cosine) of the best crop of up to `k` photos (photos restricted to `pool`),
-        best first."""
+    def _allowed(self, rows: np.ndarray | None, min_conf: float) -> np.ndarray | None:
+        """Row mask of the crops at or above `min_conf` among `rows` (a mask; None: all rows); None when that is
+        every row (no selection needed)."""
+        if min_conf > 0 and (self.table[:, 6] < min_conf).any():
+            keep = self.table[:, 6] >= min_conf
+            return keep if rows is None else (keep & rows)
+        return rows
+
+    def best(self, vector: np.ndarray, k: int, pool: np.ndarray | None = None,
+             min_conf: float = 0.0) -> list[tuple[int, int, float]]:
+        """(photo id, detection id, cosine) of the best crop of up to `k` photos (photos restricted to `pool`,
+        crops to those of confidence at least `min_conf`: a threshold raised after they were embedded), best
+        first."""
         if not len(self.table) or k <= 0:
             return []
+        rows = np.isin(self.table[:, 1].astype(np.int64), pool) if pool is not None else None
+        rows = self._allowed(rows, min_conf)
         crops = None
-        if pool is not None:
-            crops = self.table[np.isin(self.table[:, 1].astype(np.int64), pool), 0].astype(np.int64)
+        if rows is not None:
+            crops = self.table[rows, 0].astype(np.int64)
             if not len(crops):
                 return []
         scores, ids = self.index.search(np.asarray(vector, np.float32)[None, :], k * CROP_DEPTH, crops)
@@ -133,7 +150,7 @@ class CropIndex:
                 out.append((photo, det, score))
         return out[:k]
 
-    def best_of(self, photo_ids: np.ndarray, score_of) -> np.ndarray:
+    def best_of(self, photo_ids: np.ndarray, score_of, min_conf: float = 0.0) -> np.ndarray:
         """Per photo of `photo_ids`, the best score_of(crop vectors) among its crops (-inf for a photo without
         one): Cover's dense score over frames and crops together."""
         photo_ids = np.asarray(photo_ids, dtype=np.int64)
@@ -141,7 +158,7 @@ class CropIndex:
         if not len(self.table) or not len(photo_ids):
             return out
         owners = self.table[:, 1].astype(np.int64)
-        rows = np.isin(owners, photo_ids)
+        rows = self._allowed(np.isin(owners, photo_ids), min_conf)
         if not rows.any():
             return out
         scores = np.asarray(score_of(self.index.vectors(self.table[rows, 0].astype(np.int64))), dtype=np.float64)

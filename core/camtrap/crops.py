@@ -147,7 +147,7 @@ def _embed(crops: CropIndex, embedder, dets: list, images: list[Image.Image]) ->
     """One forward pass over a batch of crops; their vectors join the crop index."""
     vectors = np.asarray(embedder.embed_images(images), dtype=np.float32)
     crops.add([d.id for d in dets], [d.photo_id for d in dets], np.array([(d.x, d.y, d.w, d.h) for d in dets]),
-              vectors)
+              vectors, [getattr(d, "conf", 1.0) for d in dets])
     return [int(d.id) for d in dets]
 
 

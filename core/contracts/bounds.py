@@ -2,13 +2,9 @@
 through these checks and get the same message. Limits keep one request from exhausting memory or budget."""
 from __future__ import annotations
 
-import io
 import math
 import unicodedata
-from pathlib import Path
 from typing import Any, Iterable
-
-from PIL import Image
 
 from core.contracts.errors import BackendError, InputError
 
@@ -80,37 +76,6 @@ def download(data: bytes, url: str) -> bytes:
     if len(data) > MAX_PHOTO_BYTES:
         raise OSError(f"{url} is larger than {MAX_PHOTO_BYTES // 1_000_000} MB")
     return data
-
-
-def example_photo(path: str | Path, max_mb: float) -> Image.Image:
-    """An example photo (a web upload or `search --image`) as RGB, at most EXAMPLE_SIDE pixels on its longer
-    side. Checked before any pixel is decoded: file type, file size (`max_mb`, the max_upload_mb setting) and
-    the pixel count in its header (MAX_EXAMPLE_PIXELS for JPEG, MAX_FULL_DECODE_PIXELS for formats that must
-    be decoded in full). Messages name the file, never the folder it was uploaded to."""
-    from core.imageio import decode_image
-
-    p = Path(path)
-    name = p.name
-    if p.suffix.lower() not in EXAMPLE_SUFFIXES:
-        raise InputError(f"The file {name} is not a photo EcoLens can read",
-                         "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
-    if not p.is_file():
-        raise InputError(f"The photo {name} does not exist", "check the file name and folder")
-    mb = p.stat().st_size / 1_000_000
-    if mb > max_mb:
-        raise InputError(f"The photo {name} is {mb:.1f} MB, more than the {max_mb:g} MB allowed",
-                         "use a smaller photo (resize or re-export it first)")
-    data = p.read_bytes()
-    limit = MAX_FULL_DECODE_PIXELS
-    try:
-        with Image.open(io.BytesIO(data)) as probe:  # reads the header only
-            if probe.format == "JPEG":
-                limit = MAX_EXAMPLE_PIXELS
-    except Exception:  # not an image at all: decode_image says so in its own words
-        pass
-    hint = (f"use a photo of at most {MAX_FULL_DECODE_PIXELS // 1_000_000} megapixels "
-            f"({MAX_EXAMPLE_PIXELS // 1_000_000} for a JPEG); resize it first")
-    return decode_image(data, name=f"The photo {name}", max_pixels=limit, max_side=EXAMPLE_SIDE, too_large_hint=hint)
 
 
 def example_count(n: int) -> None:

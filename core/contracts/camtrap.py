@@ -193,7 +193,8 @@ class CamtrapStore(Protocol):
 
     def timed_places(self, photo_ids: Sequence[int] | None = None) -> list[tuple[int, float, float, float]]:
         """(photo id, utc_epoch, latitude, longitude) of the frames whose time (without a time_issue) and
-        place (the deployment's, else the photo's own) are known (the time-of-day filter computes the sun from these); None: every frame."""
+        place (the deployment's, else the photo's own) are known (the time-of-day filter computes the sun from
+        these); None: every frame."""
 
     # ---- events -------------------------------------------------------------------------------------
     def upsert_events(self, events: Sequence[Event]) -> dict[str, int]:

@@ -123,7 +123,7 @@ class Catalog(Protocol):
         """Photos of the catalog that have no vector in this set yet."""
 
     def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
-        """photo id -> its perceptual hashes (core.search.near_copies), for the photos of `ids` hashed so far
+        """photo id -> its perceptual hashes (core.vectors.near_copies), for the photos of `ids` hashed so far
         (b'': could not be hashed)."""
 
     def unhashed_ids(self, limit: int | None = None) -> list[int]:

@@ -6,6 +6,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+# the steps of a search (StageEvent.stage) that wait on a model, and which one (a settings name: llm, generator,
+# judge); the time-limit notices (core.methods.deadline) and the web app's status line (ui.status) name the same
+STEP_BACKEND = {"instruction": "llm", "rewrite": "llm", "rerank_plan": "llm", "decompose": "llm", "answer": "llm",
+                "generate": "generator", "reference": "generator", "rerank": "judge"}
+
 
 @dataclass(frozen=True)
 class Event:

@@ -1,7 +1,7 @@
 """Model profiles as data: the setting `models` (ECOLENS_MODELS) names one row of PROFILES, and the row fills
 every setting it names with a coherent set of real models and what they need (how many photos Verify checks,
 how long a model call may take). A setting given explicitly (constructor, ECOLENS_* variable, TOML file)
-beats the profile, and the profile beats the default (core/contracts/settings.py applies it).
+beats the profile, and the profile beats the default (core/config/settings.py applies it).
 
 Rows are plain tables keyed by setting name, so that a new setting (a per-preset search deadline, say) joins a
 profile by adding one key; tests/unit/test_profiles.py checks that every key is a setting and every value is

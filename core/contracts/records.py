@@ -1,11 +1,14 @@
-"""Plain dataclasses shared by core, storage and ui: photos, filters and search hits."""
+"""Plain dataclasses shared by core, storage and ui: photos, filters and search hits, and how a filter's text (a
+box, a date) is read into them."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from core.contracts.camtrap import CamtrapFilters
+from core.contracts.errors import InputError
 from core.licences import parse_licence, url_of
 
 RANKS = ("kingdom", "phylum", "class_name", "order", "family", "genus")
@@ -92,8 +95,6 @@ class Filters:
 def parse_bbox(text: str | None) -> tuple[float, float, float, float] | None:
     """'WEST,SOUTH,EAST,NORTH' (commas or semicolons) as four floats; None for empty text. Ranges are
     checked where the pool is built (core.search.corpus)."""
-    from core.contracts.errors import InputError
-
     text = (text or "").strip()
     if not text:
         return None
@@ -105,6 +106,30 @@ def parse_bbox(text: str | None) -> tuple[float, float, float, float] | None:
         raise InputError(f"Bounding box {text!r} is not four numbers",
                          "write WEST,SOUTH,EAST,NORTH in degrees, e.g. -10,35,30,60")
     return parts  # type: ignore[return-value]
+
+
+# a date, optionally with the time of day and a zone as exports write them ("2024-05-31 14:02:11 UTC")
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+                   r"\s*(?:Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?)?")
+
+
+def parse_date(text: str | None) -> date | None:
+    """YYYY-MM-DD, optionally followed by a time of day and a zone (which are ignored), or None for an empty
+    value; InputError for anything else: a date that is not in the calendar (2024-02-30) or one followed by
+    other text ("2024-05-31 approx") is refused, never cut to its first ten characters."""
+    if text is None or str(text).strip() in ("", "nan", "NaT", "None"):
+        return None
+    if isinstance(text, (date, datetime)):
+        return text if isinstance(text, date) and not isinstance(text, datetime) else text.date()
+    raw = str(text).strip()
+    m = _DATE.fullmatch(raw)
+    if not m:
+        raise InputError(f"Date {raw!r} is not in the form YYYY-MM-DD", "write dates like 2024-05-31") from None
+    try:
+        return date.fromisoformat(m.group(1))
+    except ValueError:
+        raise InputError(f"Date {raw!r} is not a day of the calendar",
+                         "check the month and day (2024-02-30 does not exist); write dates like 2024-05-31") from None
 
 
 @dataclass
@@ -124,7 +149,7 @@ class Hit:
     # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections, and with
     # by_event event_frames, event_frame_ids; None: the photo has none
     camtrap: dict[str, Any] | None = None
-    # the ids of the near-copies folded into this result (core.search.near_copies), best-ranked first; None: none
+    # the ids of the near-copies folded into this result (core.vectors.near_copies), best-ranked first; None: none
     near_copies: list[int] | None = None
 
     def to_json(self) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 core.contracts.bounds before any costly stage runs."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -13,6 +14,16 @@ from core.contracts.records import Filters
 
 METHODS = ("baseline", "rewrite", "visret")
 RERANK_MODES = ("none", "direct", "subq", "context", "full")
+
+
+# how a question opens ("What colour ...", "Does it ..."); a request that is a question may be answered (the web
+# app offers its answer box for it) and a picture description must not be one
+QUESTION_START = re.compile(r"^\s*(what|which|how|why|when|where|who|whose|is|are|does|do|can)\b", re.IGNORECASE)
+
+
+def is_question(request: str) -> bool:
+    """Whether a request is a question: it ends with '?' or opens as one."""
+    return request.strip().endswith("?") or bool(QUESTION_START.match(request))
 
 
 def clean_query(query: str) -> str:

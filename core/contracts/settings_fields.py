@@ -1,6 +1,6 @@
 """Every setting EcoLens has, as data: its name, type, default, allowed range or choices, and the help text that
 the reference page (docs/reference/settings.md), the error messages and `python app.py config` show. The
-behaviour (loading, strict checks, the model profile, messages) is core.contracts.settings's, whose Settings
+behaviour (loading, strict checks, the model profile, messages) is core.config's, whose Settings
 model takes these fields."""
 from __future__ import annotations
 
@@ -298,8 +298,8 @@ class SettingFields(BaseSettings):
         "folder of a card (relative to the folder given to ingest) is the deployment: {deployment} one folder name "
         "(fixed text around it allowed: cam-{deployment}), * any one folder, {anything} the rest (sub-folders "
         "and the file; last part only), other text a folder of exactly that name. The default gives card/siteA/"
-        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none. 'none': no folder is "
-        "a deployment (the photos' EXIF is still read).")
+        "x.jpg and card/siteA/100RECNX/y.jpg deployment siteA; a photo directly in card/ gets none. 'none': no "
+        "folder is a deployment (the photos' EXIF is still read).")
     default_utc_offset: str = Field("+00:00", pattern=r"^[+-]\d{2}:\d{2}$", description="The UTC offset assumed "
         "for a camera-trap frame whose own EXIF and deployment give none (for events and the sun; the result's "
         "timestamp then shows no offset).")

@@ -7,18 +7,15 @@ backends, a demo builder and a benchmark. Every rule-book method answers None (o
 outside the world; the generic rules then use their own plain wording. The base class below is the generic
 book: it knows no world at all.
 
-Core never imports a world. The composition root registers the worlds it knows (`register_world`) and
-decides which one, if any, reads the requests of this process (`use_world`); with none in use every request
-goes through the generic rules."""
+Core never imports a world. The composition root registers the worlds it knows (core.plugins.registry, one
+call per plug-in) and decides, per search, which rule books read it (`RuleBooks`, handed to the search engine
+and carried by each search's run): the request's text is read by one book, each photo by the book of its
+source. With no world chosen every request goes through the generic rules. This module holds shapes only."""
 from __future__ import annotations
 
-import logging
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
-
-log = logging.getLogger(__name__)
 
 Turns = Sequence[tuple[str, str]]
 Progress = Callable[[int, int], None]
@@ -152,6 +149,9 @@ class RuleBook:
         return None
 
 
+GENERIC = RuleBook()  # stateless: it answers "not mine" to everything
+
+
 @dataclass(frozen=True)
 class DemoCard:
     """A world's camera-trap demo as it would come off the traps: the card's folder (a folder per deployment),
@@ -166,64 +166,65 @@ class DemoCard:
 
 @dataclass
 class World:
-    """A world plug-in: its rule book, the backend names it registers, where its demo photos go and how they
-    are drawn, and its benchmark."""
+    """A plug-in (a world, or a set of backends alone), registered in one call (core.plugins.registry.register):
+    its rule book, its backends, its photo reader, where its demo photos go and how they are drawn, and its
+    benchmark."""
 
     name: str
-    rule_book: RuleBook
+    rule_book: RuleBook = GENERIC
     title: str = ""  # how sentences name it ("field-guide")
-    # backend kind ("embedder", "judge", "generator", "captioner", "reader") -> {name: "module:factory"}
+    # backend kind ("embedder", "judge", "generator", "captioner") -> {name: "module:factory"}
     backends: dict[str, dict[str, str]] = field(default_factory=dict)
+    runs_model: bool = True  # its backends run a model in the process (with workers on, in a worker process)
+    judge_reads_embedder: bool = False  # its judges are built on the embedder (they get it as a third argument)
     # build_demo(folder, seed, progress) -> the CSV the ingest reads; None: the world has no demo collection
     build_demo: Callable[..., Any] | None = None
     demo_folder: str = ""  # under data_dir
-    reader: str = ""  # the answer reader 'auto' picks when this world's judge and encoder are in use
+    # its photo reader ("module:factory", named like the world): the answer reader 'auto' picks it when this
+    # world's judge and encoder are in use on its collection
+    reader: str = ""
+    # its benchmark for `eval --benchmark NAME` (named like the world): load(data, limit) -> evaluation items,
+    # the metrics it reports, and whether it is run on the world's own catalog
+    benchmark: Callable[..., Any] | None = None
+    benchmark_metrics: tuple[str, ...] = ()
+    benchmark_own_catalog: bool = False
     # recognises(catalog, demo_folder) -> True when the catalog holds nothing but this world's photos, wherever
     # they lie (None: only photos inside demo_folder count as the world's)
     recognises: Callable[[Any, str], bool] | None = None
     # build_card(folder, seed, progress) -> DemoCard: the camera-trap side drawn inside demo_folder after the demo
     # (None: the world has none)
     build_card: Callable[..., Any] | None = None
+    source: str = ""  # the Photo.source of the world's photos ('' : the world's name)
+
+    @property
+    def photo_source(self) -> str:
+        return self.source or self.name
 
 
-GENERIC = RuleBook()
-_WORLDS: dict[str, World] = {}
-_ACTIVE: list[RuleBook] = [GENERIC]
-_LOCK = threading.Lock()
+@dataclass(frozen=True)
+class RuleBooks:
+    """The rule books one search reads, chosen by the composition root and carried by the search's run:
+    `request` reads the request's text (and the dialogue's), a photo is read by the book of its source
+    (`sources`: Photo.source -> book), any other photo by `default`. A collection that is all one world's
+    reads everything with that world's book; a mixed one reads the world's photos with the world's book and
+    the rest, and the request, with the generic rules."""
 
+    request: RuleBook = GENERIC
+    default: RuleBook = GENERIC
+    sources: tuple[tuple[str, RuleBook], ...] = ()
 
-def register_world(world: World) -> None:
-    """Make `world` known by its name (idempotent: registering the same name again replaces it)."""
-    with _LOCK:
-        _WORLDS[world.name] = world
+    @classmethod
+    def whole(cls, world: World) -> "RuleBooks":
+        """The collection is nothing but `world`'s photos."""
+        book = world.rule_book
+        return cls(book, book, ((world.photo_source, book),))
 
+    @classmethod
+    def mixed(cls, world: World) -> "RuleBooks":
+        """The collection holds `world`'s photos among others: only its photos are read in its terms."""
+        return cls(GENERIC, GENERIC, ((world.photo_source, world.rule_book),))
 
-def worlds() -> dict[str, World]:
-    with _LOCK:
-        return dict(_WORLDS)
-
-
-def get_world(name: str) -> World | None:
-    with _LOCK:
-        return _WORLDS.get(name)
-
-
-def use_world(name: str | None) -> RuleBook:
-    """Let world `name` read the requests of this process (None or '': the generic rules only). Returns the
-    rule book now in use."""
-    with _LOCK:
-        book = _WORLDS[name].rule_book if name else GENERIC
-        _ACTIVE[0] = book
-    log.info("rule book in use: %s", book.name)
-    return book
-
-
-def rule_book() -> RuleBook:
-    """The rule book in use (the generic one unless the composition root chose a world)."""
-    return _ACTIVE[0]
-
-
-def demo_world() -> World | None:
-    """The registered world that can draw a demo collection (the first one registered), if any."""
-    with _LOCK:
-        return next((w for w in _WORLDS.values() if w.build_demo is not None), None)
+    def for_photo(self, photo: Any) -> RuleBook:
+        """The book that reads `photo` (by its source)."""
+        source = getattr(photo, "source", "") or ""
+        return next((book for name, book in self.sources if name == source), self.default)

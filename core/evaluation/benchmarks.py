@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
 from core.contracts.errors import InputError
+from core.plugins import registry as plugins
 from core.evaluation.inquire import (find_fullrank_files, load_inquire_fullrank, load_inquire_rerank,
                                      load_inquire_rerank_hard)
 from core.evaluation.items import EvalItem, ImageCheck, check_images
@@ -21,21 +21,27 @@ DEFAULT_METRICS = {
     "inquire-fullrank": ["ap@50", "ndcg@50", "recall@50", "mrr"],
     "coco": ["hit@1", "hit@10", "hit@30", "ndcg_visret@10", "ndcg_visret@30", "mrr"],
 }
-# benchmarks that plug-ins register (a world's own benchmark): name -> loader(data, limit); those in
-# OWN_CATALOG run on the world's own catalog (the world is their corpus) instead of a catalog of their images
-_REGISTERED: dict[str, Callable[..., list[EvalItem]]] = {}
-OWN_CATALOG: set[str] = set()
+# a plug-in's benchmark (a world's own) comes with its registration (core.plugins.registry), named like it
 
 
-def register_benchmark(name: str, loader: Callable[..., list[EvalItem]], metrics: list[str],
-                       own_catalog: bool = False) -> None:
-    """Add a benchmark layout by name (a world plug-in's benchmark); `eval --benchmark NAME` then reads it."""
-    if name not in BENCHMARKS:
-        BENCHMARKS.append(name)
-    _REGISTERED[name] = loader
-    DEFAULT_METRICS[name] = list(metrics)
-    if own_catalog:
-        OWN_CATALOG.add(name)
+def benchmark_names() -> list[str]:
+    """The names `eval --benchmark` accepts: EcoLens's own, then the registered plug-ins' benchmarks."""
+    return BENCHMARKS + [name for name in plugins.benchmarks() if name not in BENCHMARKS]
+
+
+def default_metrics(name: str) -> list[str]:
+    """The metrics a benchmark reports unless --metrics names others (Visual-RAG's for an unknown name)."""
+    plugin = plugins.benchmarks().get(name)
+    if plugin is not None and plugin.benchmark_metrics:
+        return list(plugin.benchmark_metrics)
+    return list(DEFAULT_METRICS.get(name, DEFAULT_METRICS["visual-rag"]))
+
+
+def own_catalog(name: str) -> bool:
+    """Whether benchmark `name` runs on its world's own catalog (the world is its corpus) instead of a catalog
+    of its images."""
+    plugin = plugins.benchmarks().get(name)
+    return plugin is not None and plugin.benchmark_own_catalog
 
 
 def load_benchmark(name: str, data: str | Path, limit: int | None = None) -> list[EvalItem]:
@@ -53,9 +59,10 @@ def load_benchmark(name: str, data: str | Path, limit: int | None = None) -> lis
         return load_inquire_fullrank(q, a, limit)
     if name == "coco":
         return load_coco_captions(data, limit)
-    if name in _REGISTERED:
-        return _REGISTERED[name](data, limit)
-    raise InputError(f"unknown benchmark {name!r}", f"use one of {', '.join(BENCHMARKS)}")
+    plugin = plugins.benchmarks().get(name)
+    if plugin is not None:
+        return plugin.benchmark(data, limit)
+    raise InputError(f"unknown benchmark {name!r}", f"use one of {', '.join(benchmark_names())}")
 
 
 # the VisRet release keeps each benchmark's file in data/ and asks for its images under data/images/

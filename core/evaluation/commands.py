@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from core.contracts.errors import InputError
-from core.evaluation.benchmarks import DEFAULT_METRICS, PreparedItems, load_benchmark, prepare_items
+from core.evaluation.benchmarks import PreparedItems, default_metrics, load_benchmark, prepare_items
 from core.evaluation.items import EvalItem
 from core.evaluation.report import write_report
 from core.evaluation.runner import DialogueResult, Method, evaluate
@@ -72,7 +72,8 @@ def prepare_or_fail(items: Sequence[EvalItem], images_root, in_catalog: set[str]
 
 
 def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem] | None = None,
-                  models: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None, dialogue: DialogueResult | None = None,
+                  models: Mapping[str, str] | Callable[[], Mapping[str, str]] | None = None,
+                  dialogue: DialogueResult | None = None,
                   progress: Callable[[str, int, int], None] | None = None, prepared: PreparedItems | None = None,
                   notes: Mapping | None = None, answers: Callable | None = None,
                   caveats: Callable[[Mapping[str, str]], Sequence] | None = None) -> dict:
@@ -85,7 +86,7 @@ def run_benchmark(args, methods: Mapping[str, Method], items: Sequence[EvalItem]
     if prepared is None:
         items = list(items) if items is not None else load_items(args)
         prepared = prepare_or_fail(items, args.images)
-    metrics = args.metrics or ",".join(DEFAULT_METRICS.get(args.benchmark, DEFAULT_METRICS["visual-rag"]))
+    metrics = args.metrics or ",".join(default_metrics(args.benchmark))
     result = evaluate(prepared.items, methods, metrics, progress=progress) if methods else None
     answer_block = answers(result) if (answers is not None and result is not None) else None
     if callable(models):  # described after the run, so every backend the run built is listed

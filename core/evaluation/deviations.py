@@ -1,5 +1,6 @@
 """Every remaining deviation of our implementation from the papers, each with its reason. The evaluation
-report lists them; docs/methods.md explains them per method (a test checks that each `what` below appears there word for word)."""
+report lists them; docs/methods.md explains them per method (a test checks that each `what` below appears there
+word for word)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -156,8 +157,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "rule could match them."),
     Deviation("evaluation", "Every method is scored by the scores it was sorted by, under that same tie rule; a "
               "rerank that moves no photo of its first stage (e.g. every judge score tied) is scored by its first "
-              "stage's scores, so it scores exactly as its first stage, and the report says \"order unchanged\" with no "
-              "delta.",
+              "stage's scores, so it scores exactly as its first stage, and the report says \"order unchanged\" with "
+              "no delta.",
               "Scored by its tied judge scores, an unchanged order got the mean gain of a shuffled one (+0.2 "
               "nDCG on one field-guide item) while the same order scored by the first stage's distinct scores "
               "did not: a gain for doing nothing."),

@@ -35,7 +35,7 @@ PRIVATE_HINT = "set allow_private_urls = true to fetch photos from a server on t
 class DownloadError(OSError):
     """A photo URL that was refused or could not be fetched in time; str() is the whole reason. `unreachable`:
     the host itself failed (its name did not resolve, its address was refused, nothing answered), so its other
-    URLs would fail alike (core.camtrap.host_gate stops trying them)."""
+    URLs would fail alike (core.ingest.host_gate stops trying them)."""
 
     def __init__(self, message: str, unreachable: bool = False):
         super().__init__(message)

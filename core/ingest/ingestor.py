@@ -25,7 +25,7 @@ from core.vectors.threads import set_threads, threads as faiss_threads
 from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
 from core.camtrap import card as camtrap_card
@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
 RETRAIN_GROWTH = 16  # an IVF index trained on N vectors serves up to this many times N well
-METADATA_SOURCES = ("inat-csv", "inquire-parquet", "camtrap-dp")  # source kinds that say what their photos show (not folders)
+# source kinds that say what their photos show (not folders)
+METADATA_SOURCES = ("inat-csv", "inquire-parquet", "camtrap-dp")
 FIELD_WORDS = {"scientific_name": "species", "observed_on": "date", "common_name": "common name",
                "class_name": "class", "rights_holder": "rights holder", "license": "licence"}
 
@@ -59,7 +60,7 @@ class Ingestor:
         directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
         ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors; `detections`:
         a MegaDetector / SpeciesNet results file for the folder `path` (read and checked before anything is
-        written; core.camtrap.detections_file); `deployments`: a camera-trap
+        written; core.ingest.detections_file); `deployments`: a camera-trap
         deployments CSV (core.camtrap.deployments)."""
         results = self._results(path, detections) if detections is not None else None
         with self._locked():
@@ -215,7 +216,8 @@ class Ingestor:
 
     def _scan(self, path: Path):
         """The source at `path`: a Camtrap DP package (core.camtrap), else a folder, CSV or parquet."""
-        from core.camtrap import camtrapdp_source, package_files
+        from core.camtrap import package_files
+        from core.ingest import camtrapdp_source
 
         media = self.settings.path("media", path.stem)
         if package_files.is_package(path.expanduser()):
@@ -228,7 +230,7 @@ class Ingestor:
         """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
         from core.camtrap.crop_index import CropIndex
         from core.camtrap.crops import embed_crops, reconcile as reconcile_crops
-        from core.camtrap.detections_file import apply_results
+        from core.ingest.detections_file import apply_results
         from core.ingest.decode import decode_workers
 
         s = self.settings

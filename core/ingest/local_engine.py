@@ -14,7 +14,7 @@ from core.ingest.decode import (ReadItem, decode_for_embedding, decode_workers, 
                                 read_and_hash)
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest.sources import SourceItem
 
 

@@ -1,4 +1,4 @@
-"""Near-copies at ingest (core.search.near_copies): every photo of the catalog without perceptual hashes gets
+"""Near-copies at ingest (core.vectors.near_copies): every photo of the catalog without perceptual hashes gets
 them (the photos just added, and those of a catalog made before migration 0012: hashed at their next ingest,
 not lazily during a search), and the report says how many of the photos hashed are near-copies of another."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.contracts.errors import InputError
 from core.contracts.records import Photo
 from core.imageio import decode_sized
 from core.ingest.decode import decode_workers
-from core.search import near_copies
+from core.vectors import near_copies
 
 log = logging.getLogger(__name__)
 CHUNK = 512  # photos hashed, then written, at a time

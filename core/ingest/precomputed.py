@@ -23,7 +23,7 @@ from core.contracts.errors import InputError
 from core.ingest.decode import read_and_hash
 from core.ingest.state import EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest.arrow_rows import ArrowRows
 from core.ingest.sources import SourceItem, ValueNotes
 

@@ -30,7 +30,7 @@ from core.ingest.decode import ReadItem, decode_for_embedding, read_and_hash
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.ingest.media_store import is_remote
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest.sources import SourceItem
 
 log = logging.getLogger(__name__)

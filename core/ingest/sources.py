@@ -6,10 +6,9 @@ from __future__ import annotations
 import csv
 import json
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Callable
 
@@ -17,14 +16,11 @@ from core.contracts.errors import InputError
 from core.ingest import downloads
 from core.ingest.iconic import apply_iconic_group, iconic_value
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
-from core.contracts.records import Photo
+from core.contracts.records import Photo, parse_date  # noqa: F401  (parse_date: also imported from here)
 
 log = logging.getLogger(__name__)
 
 MAX_VALUE_NOTICES = 20  # notices about unreadable values: a few examples, then a count of the rest
-# a date, optionally with the time of day and a zone as exports write them ("2024-05-31 14:02:11 UTC")
-_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
-                   r"\s*(?:Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?)?")
 
 _EMPTY_WORDS = ("", "nan", "none", "null", "na", "n/a")  # how exports write a missing coordinate
 
@@ -64,28 +60,9 @@ class SourceScan:
     kind: str
     ignored: list[str] = field(default_factory=list)  # files that are not images by their suffix
     notices: list[str] = field(default_factory=list)  # values that were left out (a longitude of 999)
-    # a source with more to do than its items (core.camtrap.camtrapdp_source.PackageHooks): bind(policy) instead
+    # a source with more to do than its items (core.ingest.camtrapdp_source.PackageHooks): bind(policy) instead
     # of downloads.bind, and finish(catalog, camtrap store, run id, report) once its photos are in the catalog
     hooks: object | None = None
-
-
-def parse_date(text: str | None) -> date | None:
-    """YYYY-MM-DD, optionally followed by a time of day and a zone (which are ignored), or None for an empty
-    value; InputError for anything else: a date that is not in the calendar (2024-02-30) or one followed by
-    other text ("2024-05-31 approx") is refused, never cut to its first ten characters."""
-    if text is None or str(text).strip() in ("", "nan", "NaT", "None"):
-        return None
-    if isinstance(text, (date, datetime)):
-        return text if isinstance(text, date) and not isinstance(text, datetime) else text.date()
-    raw = str(text).strip()
-    m = _DATE.fullmatch(raw)
-    if not m:
-        raise InputError(f"Date {raw!r} is not in the form YYYY-MM-DD", "write dates like 2024-05-31") from None
-    try:
-        return date.fromisoformat(m.group(1))
-    except ValueError:
-        raise InputError(f"Date {raw!r} is not a day of the calendar",
-                         "check the month and day (2024-02-30 does not exist); write dates like 2024-05-31") from None
 
 
 def _float(value) -> float | None:
@@ -219,8 +196,9 @@ def _read_csv(csv_path: Path) -> SourceScan:
                 except json.JSONDecodeError:
                     pass
             observed = _date_value(values.get("observed_on"), name, chosen["observed_on"], extra, notes)
+            source = str(extra.pop("source", "") or "inat-csv")  # a CSV may name its photos' source (a world's)
             photo = Photo(
-                path=ref, source="inat-csv", scientific_name=values.get("scientific_name", ""),
+                path=ref, source=source, scientific_name=values.get("scientific_name", ""),
                 common_name=values.get("common_name", ""), kingdom=values.get("kingdom", ""),
                 phylum=values.get("phylum", ""), class_name=values.get("class_name", ""),
                 order=values.get("order", ""), family=values.get("family", ""), genus=values.get("genus", ""),

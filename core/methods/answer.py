@@ -66,7 +66,7 @@ def _kept_to_evidence(run: Run, question: str, photos, out: dict[str, Any],
 def _written(run: Run, question: str, photos) -> dict[str, Any]:
     reader = run.backends.reader
     if reader is not None and photos and reader.is_standin:
-        outside = evidence.outside_world(photos)
+        outside = evidence.outside_world(photos, run.rules)
         if outside:
             run.notice(f"the photo reader {reader.model_id} is a stand-in made for the demo world, and "
                        f"{len(outside)} of these photos are not of it (catalogued as "
@@ -97,7 +97,7 @@ def _written(run: Run, question: str, photos) -> dict[str, Any]:
                 run.notice(f"the captioner failed ({short_error(exc)}); the answer used catalog metadata")
                 note = describe(p)
             notes.append((int(p.id), note))
-        out = evidence_answer(run.backends.llm, question, notes, run.notices)
+        out = evidence_answer(run.backends.llm, question, notes, run.notices, book=run.book)
     out = {**out, "source": "captions", "photos": [int(p.id) for p in photos],
            "writer": model_label(run.backends.llm)}
     if not out.get("verified", True):

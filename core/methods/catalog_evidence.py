@@ -2,12 +2,12 @@
 about a photo (its species or any higher taxon, its date, month or year, its place, its licence) is answered from
 the photo's catalog fields when it has them, and from the picture (the judge) when it does not.
 
-What a question asks comes as structure where a reader can give it: the rule book of the world in use says which
-of its species a question names (`RuleBook.catalog_topics`, by scientific name); otherwise the question is read
-against the catalog's own vocabulary (its taxon and common names, month names, years, ISO dates, Creative Commons
-licence codes, a WEST,SOUTH,EAST,NORTH box, the named places of settings.named_places). Either way a question counts as a catalog question only
-when nothing is left of it once the named things and the words that frame every yes/no question are taken out
-("Is there a Mallard in the photo?" is one; "Is the Mallard feeding?" is not: the catalog cannot say "feeding").
+What a question asks comes as structure where a reader can give it: the rule book of the world in use says which of its
+species a question names (`RuleBook.catalog_topics`, by scientific name); otherwise the question is read against the
+catalog's own vocabulary (its taxon and common names, month names, years, ISO dates, Creative Commons licence codes, a
+WEST,SOUTH,EAST,NORTH box, the named places of settings.named_places). Either way a question counts as a catalog
+question only when nothing is left of it once the named things and the words that frame every yes/no question are taken
+out ("Is there a Mallard in the photo?" is one; "Is the Mallard feeding?" is not: the catalog cannot say "feeding").
 
 A catalog answer is certain: p_yes 1.0 or 0.0, reason "catalog: <field> = <value>". A photo that lacks the field is
 sent to the judge, and its reason says that the catalog records no such field and the answer was read from the
@@ -23,7 +23,7 @@ from datetime import date
 from typing import Any, Iterable, Sequence
 
 from core.contracts.records import Photo
-from core.contracts.world import CatalogTopic, rule_book
+from core.contracts.world import GENERIC, CatalogTopic, RuleBook
 from core.licences import matches, parse_licence, parse_licence_filter
 
 log = logging.getLogger(__name__)
@@ -138,10 +138,9 @@ def asks_only(question: str, topics: Sequence[CatalogTopic], allowed: Iterable[s
     return all(w in FRAME or w in extra or w.rstrip("s") in extra for w in left)
 
 
-def question_topics(question: str, vocab: Vocabulary) -> tuple[CatalogTopic, ...]:
+def question_topics(question: str, vocab: Vocabulary, book: RuleBook = GENERIC) -> tuple[CatalogTopic, ...]:
     """The catalog topics of a question that asks nothing else; () when it asks something the catalog does not
     record. The world's rule book reads it first; the catalog's vocabulary when the book cannot."""
-    book = rule_book()
     topics = book.catalog_topics(question)
     if topics is None:
         topics = generic_topics(question, vocab)
@@ -268,9 +267,10 @@ def verdict(photo: Photo, topics: Sequence[CatalogTopic], vocab: Vocabulary, syn
 class CatalogEvidence:
     """The catalog topics of one search's sub-questions, and what each candidate photo's fields say to them."""
 
-    def __init__(self, questions: Sequence[str], vocab: Vocabulary, photos: Iterable[Photo] = ()):
+    def __init__(self, questions: Sequence[str], vocab: Vocabulary, photos: Iterable[Photo] = (),
+                 book: RuleBook = GENERIC):
         self.questions, self.vocab = list(questions), vocab
-        self.topics = [question_topics(q, vocab) for q in self.questions]
+        self.topics = [question_topics(q, vocab, book) for q in self.questions]
         self.synonyms = _synonyms(photos)
 
     def __bool__(self) -> bool:
@@ -302,11 +302,11 @@ def plan_evidence(run, questions: Sequence[str], candidate_ids: Sequence[int]) -
     if not run.settings.catalog_evidence:
         return None, []
     vocab = Vocabulary.of(run.corpus.taxon_names(), run.settings.place_boxes())
-    probe = CatalogEvidence(questions, vocab)
+    probe = CatalogEvidence(questions, vocab, book=run.book)
     if not probe:
         return None, []
     photos = run.photos(list(candidate_ids))
-    return CatalogEvidence(questions, vocab, photos), photos
+    return CatalogEvidence(questions, vocab, photos, run.book), photos
 
 
 def summary(evidence: CatalogEvidence | None, results: Sequence[dict[str, Any]]) -> dict[str, Any]:

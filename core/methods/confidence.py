@@ -4,7 +4,9 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from core.backends.reach import NOT_CHECKED
+# one verdict per check (yes, no, can't tell, not checked), the same on the page, in `search --json` and the API
+# (setting undecided_band): core.contracts.verdicts, re-exported here
+from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict, verdict  # noqa: F401
 
 _DECOR = " \t\r\n*_`\"'.:,!-"
 
@@ -34,28 +36,3 @@ def p_yes(top_logprobs: Mapping[str, float]) -> float:
     if no <= 0.0:
         return 1.0
     return yes / (yes + no)
-
-
-# ---- one verdict per check, the same on the page, in `search --json` and the API (setting undecided_band) ----
-YES, NO, CANNOT_TELL = "yes", "no", "can't tell"
-
-
-def verdict(p: float | None, band: float) -> str:
-    """'yes', 'no' or "can't tell" for a check's p(yes): within `band` of 0.5 (inclusive) it is neither;
-    None (the checker abstained) is 'not checked'."""
-    if p is None:
-        return NOT_CHECKED
-    if abs(float(p) - 0.5) <= band:
-        return CANNOT_TELL
-    return YES if float(p) > 0.5 else NO
-
-
-def entry_verdict(entry: Mapping, band: float) -> str:
-    """The verdict of one sub-question entry of the rerank stage ({answer, p_yes, checked, ...})."""
-    if entry.get("checked") is False:
-        return NOT_CHECKED
-    p = entry.get("p_yes")
-    if isinstance(p, (int, float)):
-        return verdict(float(p), band)
-    word = str(entry.get("answer", "")).strip().lower()
-    return YES if word.startswith("y") else (NO if word.startswith("n") else CANNOT_TELL)

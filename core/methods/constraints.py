@@ -9,19 +9,19 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable, Sequence
 
 from core.backends.base import JudgeRequest
-from core.contracts.world import rule_book
+from core.contracts.world import GENERIC, RuleBook
 from core.methods.confidence import NO, YES, p_yes, verdict
 
 log = logging.getLogger(__name__)
 
 
-def question_key(question: str) -> str:
+def question_key(question: str, book: RuleBook = GENERIC) -> str:
     """'view=underside' for both "Is it seen from below?" and "Is this an underside view?"; content words
-    ("words:nest,twig") for questions outside the world's terms."""
-    facts = rule_book().question_facts(question)
+    ("words:nest,twig") for questions outside `book`'s terms."""
+    facts = book.question_facts(question)
     if facts:
         return "|".join(sorted(f for f in facts if not f.startswith("part:")) or sorted(facts))
-    return "words:" + ",".join(sorted(rule_book().content_key(question)))
+    return "words:" + ",".join(sorted(book.content_key(question)))
 
 
 @dataclass

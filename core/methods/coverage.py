@@ -36,7 +36,7 @@ def _candidates(run: Run, pool, dense_of) -> tuple[np.ndarray, np.ndarray]:
         mat = index.vectors(ids) if len(ids) else np.zeros((0, index.matrix().shape[1] if len(index) else 0))
     dense = dense_of(mat) if len(ids) else np.zeros(0)
     if len(ids) and getattr(run.corpus, "searches_crops", False):  # a photo's best: its frame or an animal's crop
-        dense = np.maximum(dense, run.corpus.crops.best_of(ids, dense_of))
+        dense = np.maximum(dense, run.corpus.crops.best_of(ids, dense_of, s.detection_threshold))
     top = s.pareto_top_m or (MAX_CANDIDATES if len(ids) > MAX_CANDIDATES else 0)
     if top and len(ids) > top:
         if not s.pareto_top_m:
@@ -48,7 +48,7 @@ def _candidates(run: Run, pool, dense_of) -> tuple[np.ndarray, np.ndarray]:
 
 def run_coverage(run: Run, query: str, pool, reference: bool = False) -> dict[str, Any]:
     with run.timed("decompose"):
-        subs = decompose(run.backends.llm, query, run.notices)
+        subs = decompose(run.backends.llm, query, run.notices, book=run.book)
     run.notice(DENSE_NOTE)
     with run.timed("coverage"):
         stage = _coverage(run, subs, pool)
@@ -94,7 +94,8 @@ def _compute(run: Run, subs, pool) -> dict[str, Any]:
                 run.notice(f"the captioner failed ({short_error(exc)}); coverage used metadata only")
                 best = set()
         have = caption_terms(text)
-        sat[r] = [satisfies(q.text, have) for q in subs]
+        book = run.rules.for_photo(photo)  # a world's photo is read in its world's terms
+        sat[r] = [satisfies(q.text, have, book) for q in subs]
     front, formulation = _front(run, sat, dense)
     stage: dict[str, Any] = {
         "subqueries": [q.to_json() for q in subs],

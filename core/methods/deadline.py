@@ -23,15 +23,12 @@ from typing import Any, Callable, Iterator, TypeVar
 
 from core.backends import http_bounds
 from core.contracts.errors import BackendError
+from core.contracts.events import STEP_BACKEND  # which step waits on which model (re-exported here)
 from core.redact import mask_url
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# the steps of a search that wait on a model, and which one (a settings name: llm, generator, judge, ...)
-# (the web app's status line names the same: ui.status)
-STEP_BACKEND = {"instruction": "llm", "rewrite": "llm", "rerank_plan": "llm", "decompose": "llm", "answer": "llm",
-                "generate": "generator", "reference": "generator", "rerank": "judge"}
 BACKEND_WHO = {"llm": "the language model", "generator": "the picture maker", "judge": "the photo checker"}
 
 

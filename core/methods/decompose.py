@@ -8,7 +8,7 @@ import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
-from core.contracts.world import RuleBook, rule_book
+from core.contracts.world import GENERIC, RuleBook
 
 MAX_SUBQUERIES = 8
 _FRAMING = re.compile(
@@ -125,16 +125,15 @@ def bound_pairs(text: str) -> set[tuple[str, str]]:
 
 class CaptionTerms:
     """What sparse satisfaction reads from one caption: its tokens, which modifier goes with which word, and
-    (read only when a sub-query needs them) its facts in the terms of the world in use."""
+    (read only when a sub-query needs them) its facts in the terms of a rule book (`facts_in`)."""
 
     def __init__(self, text: str):
         self.text = text or ""
         self.tokens = token_set(self.text)
         self.pairs = bound_pairs(self.text)
 
-    @property
-    def facts(self) -> frozenset[str]:
-        return _facts_in(self.text, rule_book())
+    def facts_in(self, book: RuleBook) -> frozenset[str]:
+        return _facts_in(self.text, book)
 
 
 @lru_cache(maxsize=65_536)
@@ -150,19 +149,15 @@ def caption_terms(text: str) -> CaptionTerms:
     return CaptionTerms(text)
 
 
-def _world_need(subquery: str) -> frozenset[str] | None:
-    return _world_need_in(subquery, rule_book())
-
-
 @lru_cache(maxsize=4096)
 def _world_need_in(subquery: str, book: RuleBook) -> frozenset[str] | None:
     return frozenset(book.text_facts(subquery, defaults=False)) if book.understood(subquery) else None
 
 
-def satisfies(subquery: str, caption: "CaptionTerms | set[str] | str") -> bool:
-    """Sparse satisfaction. A sub-query in the vocabulary of the world in use is satisfied when the caption
-    states each of its facts (so "in full bloom" matches "flower open", a species name its body plan, and a
-    colour counts only for the part it is said of). Other text: every content token of the sub-query occurs in
+def satisfies(subquery: str, caption: "CaptionTerms | set[str] | str", book: RuleBook = GENERIC) -> bool:
+    """Sparse satisfaction. A sub-query in the vocabulary of `book` (the rule book of the caption's photo) is
+    satisfied when the caption states each of its facts (so "in full bloom" matches "flower open", a species name
+    its body plan, and a colour counts only for the part it is said of). Other text: every content token of the sub-query occurs in
     the caption (normalised: lower case, simple plural stripped, grey/gray unified; a compound word counts for
     its head word) and each modifier describes the same word in the caption as in the sub-query ("red crest" is
     not satisfied by "yellow crest, red wings"). A bare token set (no caption text) is matched on tokens only."""
@@ -171,9 +166,9 @@ def satisfies(subquery: str, caption: "CaptionTerms | set[str] | str") -> bool:
     if not isinstance(caption, CaptionTerms):
         need = tokens(subquery)
         return bool(need) and all(_has(t, caption) for t in need)
-    world = _world_need(subquery)
+    world = _world_need_in(subquery, book)
     if world:
-        return world <= caption.facts
+        return world <= caption.facts_in(book)
     need = tokens(subquery)
     if not need or not all(_has(t, caption.tokens) for t in need):
         return False

@@ -10,8 +10,8 @@ say no photo shows it). A claim (a sentence, or a clause between semicolons) tha
 out of the answer; when no claim citing a photo is left, the answer is replaced by a statement that no answer
 can be written, and why.
 
-A stand-in photo reader was made for its world's photos only: on photos outside that world (the generic rule
-book in use, or photos catalogued as a species the world does not know) it is not asked at all."""
+A stand-in photo reader was made for its world's photos only: on photos outside that world (photos the generic
+rule book reads, or photos catalogued as a species the world does not know) it is not asked at all."""
 from __future__ import annotations
 
 import re
@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.contracts.records import Photo
-from core.contracts.world import GENERIC, rule_book, worlds
+from core.contracts.world import GENERIC, RuleBooks
+from core.plugins.registry import worlds
 
 _CITE = re.compile(r"\[(\d+)\]")
 _CLAIM_END = re.compile(r"((?<=[.!?])\s+|;\s+)")
@@ -117,11 +118,14 @@ def catalogued_as(photos: Sequence[Photo], limit: int = 3) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def outside_world(photos: Sequence[Photo]) -> list[Photo]:
-    """The photos a world's stand-in cannot speak for: all of them while no world's rule book is in use (the
-    collection is not a world), else those catalogued as a species the world in use does not know."""
-    book = rule_book()
+def outside_world(photos: Sequence[Photo], rules: RuleBooks) -> list[Photo]:
+    """The photos a world's stand-in cannot speak for: those the generic rule book reads (they are not of a
+    world), and those catalogued as a species their world does not know."""
+    return [p for p in photos if _outside(p, rules.for_photo(p))]
+
+
+def _outside(photo: Photo, book) -> bool:
     if book is GENERIC:
-        return list(photos)
-    return [p for p in photos if p.scientific_name and not any(
-        f.startswith(SPECIES) for f in book.text_facts(p.scientific_name, defaults=False))]
+        return True
+    return bool(photo.scientific_name) and not any(
+        f.startswith(SPECIES) for f in book.text_facts(photo.scientific_name, defaults=False))

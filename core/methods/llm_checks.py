@@ -10,7 +10,8 @@ from __future__ import annotations
 import logging
 import re
 
-from core.contracts.world import rule_book
+from core.contracts.search_request import QUESTION_START, is_question  # noqa: F401  (is_question: also here)
+from core.contracts.world import GENERIC, RuleBook
 from core.methods import rules
 from core.methods.decompose import rule_decompose, token_set, tokens
 from core.methods.llm_schemas import YES_NO_OPENERS
@@ -75,7 +76,7 @@ def from_request_words(part: str, request: str) -> bool:
 
 
 def check_instruction(query: str, kind: str, descriptions: list[str], organisms: list[str],
-                      strict: bool = False) -> None:
+                      strict: bool = False, book: RuleBook = GENERIC) -> None:
     """A comparison names each organism in its own description; any other description names the subject.
     `strict` (a model's instruction, not the rule's): each description also passes check_description."""
     if kind == "comparison":
@@ -87,12 +88,12 @@ def check_instruction(query: str, kind: str, descriptions: list[str], organisms:
                     raise Unusable(f"no description names {name}")
             if strict:  # each description is about one of the two organisms: the request's words are split
                 for d in descriptions:
-                    check_description(query, kind, d, whole_request=False)
+                    check_description(query, kind, d, whole_request=False, book=book)
             return
     for d in descriptions:
         require_subject("visualization instruction", query, d)
         if strict:
-            check_description(query, kind, d)
+            check_description(query, kind, d, book=book)
 
 
 def is_yes_no(question: str) -> bool:
@@ -102,7 +103,7 @@ def is_yes_no(question: str) -> bool:
 
 
 def usable_subquestions(query: str, context: str, questions: list[str],
-                        dropped: list[str] | None = None) -> list[str]:
+                        dropped: list[str] | None = None, book: RuleBook = GENERIC) -> list[str]:
     """The model's questions a judge can use, in order: the first must be a yes/no question naming the request's
     subject (else Unusable); each later one must be a yes/no question about something the request or its notes
     name beyond the subject, else it is dropped (logged). No question may name an organism the request does not
@@ -111,7 +112,7 @@ def usable_subquestions(query: str, context: str, questions: list[str],
     if not is_yes_no(questions[0]):
         raise Unusable(f"{questions[0]!r} is not a yes/no question")
     require_subject("sub-questions", query, questions[0])
-    others = foreign_organisms(query, questions[0])
+    others = foreign_organisms(query, questions[0], book)
     if others:
         raise Unusable(f"{questions[0]!r} names an organism the request does not ({', '.join(others)})")
     subject = set(subject_words(query))
@@ -120,7 +121,7 @@ def usable_subquestions(query: str, context: str, questions: list[str],
               and w not in _GENERIC and len(w) >= 3]
     kept = [questions[0]]
     for q in questions[1:]:
-        others = foreign_organisms(query, q)
+        others = foreign_organisms(query, q, book)
         why = ("is not a yes/no question" if not is_yes_no(q) else
                f"names an organism the request does not ({', '.join(others)})" if others else
                "asks about nothing the request needs beyond its subject" if not mentions(q, words) else "")
@@ -168,11 +169,11 @@ def cited_ids(text: str, given: set[int]) -> tuple[list[int], list[int]]:
     return [i for i in found if i in given], [i for i in found if i not in given]
 
 
-def keeps_subject(description: str, reformulation: str) -> None:
+def keeps_subject(description: str, reformulation: str, book: RuleBook = GENERIC) -> None:
     """A PlugIR reformulation still names what the first description was about; a species of the field-guide
     world counts for the kind of organism it is ('a Slate Reedpiper perched on a branch' for 'a bird on a
     branch', once the user confirmed the species)."""
-    kinds = rule_book().organism_kinds(reformulation)
+    kinds = book.organism_kinds(reformulation)
     if kinds & {w[:-1] if w.endswith("s") else w for w in subject_words(description)}:
         return
     require_subject("reformulation", description, reformulation)
@@ -233,16 +234,16 @@ def organisms_named(text: str) -> dict[str, str]:
     return out
 
 
-def _world_species(text: str) -> set[str]:
-    return {f for f in rule_book().text_facts(text, defaults=False) if f.startswith("species=")}
+def _world_species(text: str, book: RuleBook) -> set[str]:
+    return {f for f in book.text_facts(text, defaults=False) if f.startswith("species=")}
 
 
-def foreign_organisms(request: str, text: str) -> list[str]:
+def foreign_organisms(request: str, text: str, book: RuleBook = GENERIC) -> list[str]:
     """The organisms `text` names that the request does not: an animal word that is neither in the request nor
     the request's organisms' group (or their young), and a species of the world's field guide the request does
     not name. A group word is allowed when the request's group is unknown ('bird' for 'a wallcreeper')."""
     own = token_set(request)
-    kinds = rule_book().organism_kinds(request)  # 'frog' for a request naming the world's Cobalt Pondhopper
+    kinds = book.organism_kinds(request)  # 'frog' for a request naming the world's Cobalt Pondhopper
     own_groups = set(organisms_named(request).values()) | {g for k in kinds if (g := _group_of(k))}
     out = []
     for word, group in organisms_named(text).items():
@@ -252,11 +253,11 @@ def foreign_organisms(request: str, text: str) -> list[str]:
             if not own_groups or group in own_groups:
                 continue
         out.append(word)
-    asked = _world_species(request)
-    species = _world_species(text) - asked
+    asked = _world_species(request, book)
+    species = _world_species(text, book) - asked
     names = sorted(f.split("=", 1)[1] for f in species)
     if not asked:  # a request for a kind ('a frog on sand') may be answered about the world's species of that kind
-        names = [n for n in names if not rule_book().organism_kinds(n) & own]
+        names = [n for n in names if not book.organism_kinds(n) & own]
     out += names
     return out
 
@@ -270,7 +271,7 @@ def _norm(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
-def clean_context(request: str, text: str) -> tuple[str, list[str]]:
+def clean_context(request: str, text: str, book: RuleBook = GENERIC) -> tuple[str, list[str]]:
     """The model-written expert context cut to what passes, and what was cut (one phrase each): repeated
     paragraphs and sentences (kept once), a last sentence cut off mid-way, sentences about other organisms than
     the request's. Unusable when nothing is left."""
@@ -293,7 +294,7 @@ def clean_context(request: str, text: str) -> tuple[str, list[str]]:
         if i == len(sentences) - 1 and not _ENDS_SENTENCE.search(s):
             cuts.append(f"a last sentence cut off mid-way (\"{_short(s, 60)}\")")
             continue
-        others = foreign_organisms(request, s)
+        others = foreign_organisms(request, s, book)
         if others:
             foreign += 1
             named += [o for o in others if o not in named]
@@ -332,15 +333,10 @@ def _short(text: str, n: int = 100) -> str:
 
 
 # ---- VisRet instruction ---------------------------------------------------------------------------------------
-_QUESTION_START = re.compile(r"^\s*(what|which|how|why|when|where|who|whose|is|are|does|do|can)\b", re.IGNORECASE)
 _NUMBERS = frozenset("one two three four five six seven eight nine ten eleven twelve dozen".split())
 # words of a question that ask for something rather than name it: a description may leave them out
 _ASKING = frozenset("what which how why when where who whose many much colour colours coloured size shape number "
                     "kind type look looks like does do did can tell".split())
-
-
-def is_question(request: str) -> bool:
-    return request.strip().endswith("?") or bool(_QUESTION_START.match(request))
 
 
 def value_words(text: str) -> list[str]:
@@ -363,20 +359,21 @@ def key_words(request: str) -> list[str]:
     return out
 
 
-def check_description(request: str, kind: str, description: str, whole_request: bool = True) -> None:
+def check_description(request: str, kind: str, description: str, whole_request: bool = True,
+                      book: RuleBook = GENERIC) -> None:
     """A VisRet description says what to draw, keeps the request's subject and key qualifiers and states no
     answer: Unusable (with the reason) when it is a question, when it drops an organism the request names or more
     than half of the request's key words, or, for a question or a feature request, when it has a colour or
     number word the request does not have (the question's answer, invented), or names another organism.
     `whole_request` False (one of a comparison's two descriptions): the request's words are not required."""
-    if description.rstrip().endswith("?") or _QUESTION_START.match(description):
+    if description.rstrip().endswith("?") or QUESTION_START.match(description):
         raise Unusable(f"\"{_short(description)}\" is a question, not a description of what to draw")
     if is_question(request) or kind == "feature":
         added = [w for w in value_words(description) if w not in value_words(request)]
         if added:
             raise Unusable(f"\"{_short(description)}\" states an answer the request asks for or does not give "
                            f"({', '.join(dict.fromkeys(added))})")
-    others = foreign_organisms(request, description)
+    others = foreign_organisms(request, description, book)
     if others:
         raise Unusable(f"\"{_short(description)}\" names other organisms than the request's ({', '.join(others)})")
     if not whole_request:

@@ -4,13 +4,15 @@ Each task returns its value through llm_call.ask, which falls back to the task's
 LLM fails, returns nothing or returns something unusable; the offline 'rule' LLM means "use the rule" and adds
 no notice. JSON tasks send a real JSON Schema (llm_schemas.py) and every answer is checked for shape and meaning
 (llm_checks.py) before it is used; a backend with a `notice` (the tiny SmolLM2 model) adds it once to the
-notices."""
+notices. `book` is the rule book that reads the request (core.contracts.world.RuleBook, carried by the search's
+run): its world's wording in the rules, its vocabulary in the checks."""
 from __future__ import annotations
 
 import json
 import logging
 from typing import Any
 
+from core.contracts.world import GENERIC, RuleBook
 from core.methods import llm_checks as checks
 from core.methods import llm_schemas as schemas
 from core.methods import rules
@@ -40,7 +42,7 @@ def _one_line(value: str) -> str:
 
 
 # ---- VisRet instruction (also the rewrite baseline's text) -------------------------------------------------
-def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
+def visual_instruction(llm, query: str, notices: list[str], *, book: RuleBook = GENERIC) -> Instruction:
     def parse(text: str, strict: bool = True) -> Instruction | None:
         reply = schemas.VisualInstructionReply.model_validate(parse_json(text))
         descs = [_one_line(d) for d in reply.descriptions]
@@ -48,11 +50,11 @@ def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
             return None
         organisms = (rules.comparison_organisms(query) or []) if reply.kind == "comparison" else []
         descs = descs if reply.kind == "comparison" else descs[:1]
-        checks.check_instruction(query, reply.kind, descs, organisms, strict=strict)
+        checks.check_instruction(query, reply.kind, descs, organisms, strict=strict, book=book)
         return Instruction(reply.kind, descs, organisms, "llm")
 
     def rule() -> Instruction:
-        v = rules.instruction(query)
+        v = rules.instruction(query, book)
         reply = json.dumps({"kind": v.kind, "descriptions": v.descriptions})
         # the rule may write the field guide's answer ("with a red crest"): checked for shape, not as a model is
         out = checked_rule("visualization instruction", v, reply,
@@ -71,7 +73,7 @@ def visual_instruction(llm, query: str, notices: list[str]) -> Instruction:
 
 
 # ---- structured rerank --------------------------------------------------------------------------------------
-def expert_context(llm, query: str, notices: list[str]) -> str:
+def expert_context(llm, query: str, notices: list[str], *, book: RuleBook = GENERIC) -> str:
     """Notes on what the request's organism looks like. A model's notes are cut to what passes the checks
     (llm_checks.clean_context: repeats, a sentence cut off, sentences about other organisms) and labelled, in one
     notice, as written by the model and not checked against a source; nothing left is a refusal (the rule)."""
@@ -80,7 +82,7 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
     def parse(text: str, strict: bool = True) -> str | None:
         t = text
         if strict:
-            t, found = checks.clean_context(query, text)
+            t, found = checks.clean_context(query, text, book)
             cuts[:] = found
         t = _one_line(t)
         if not 3 <= len(t.split()) <= 200:
@@ -89,7 +91,7 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
         return t
 
     def rule() -> str:
-        v = rules.context(query)  # the rule's notes name the look-alikes the field guide lists: not cut
+        v = rules.context(query, book)  # the rule's notes name the look-alikes the field guide lists: not cut
         return checked_rule("expert context", v, v, checked("expert context", lambda text: parse(text, False)),
                             notices)
 
@@ -105,7 +107,8 @@ def expert_context(llm, query: str, notices: list[str]) -> str:
     return value
 
 
-def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> list[str]:
+def subquestions(llm, query: str, context: str, n: int, notices: list[str], *,
+                 book: RuleBook = GENERIC) -> list[str]:
     """n yes/no questions, the first about the subject. The schema asks for yes/no questions (for a model too
     small to stay on topic, `own_words`, only in the request's words). Questions that fail the checks are
     dropped; a model left with fewer than n usable different questions keeps those, and the rule adds the
@@ -123,18 +126,18 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
         qs = [q for i, q in enumerate(qs) if q.lower() not in (p.lower() for p in qs[:i])]  # no repeats
         if strict:
             dropped.clear()
-            qs = checks.usable_subquestions(query, context, qs, dropped)
+            qs = checks.usable_subquestions(query, context, qs, dropped, book)
         qs = qs[:n]
         if len(qs) < n:
             short.append(len(qs))
             seen = {q.lower() for q in qs}
-            extra = rules.subquestions(query, n + len(qs))
+            extra = rules.subquestions(query, n + len(qs), book)
             extra = extra[1:] + extra[:1]  # the model's first question already asks for the subject
             qs += [q for q in extra if q.lower() not in seen][:n - len(qs)]
         return qs
 
     def rule() -> list[str]:
-        v = rules.subquestions(query, n)
+        v = rules.subquestions(query, n, book)
         # the rule may word questions in the world's own lexicon ("Is it flying?" for "in flight"), so they are
         # checked for shape, not for the request's own words
         return checked_rule("sub-questions", v, json.dumps({"questions": v}),
@@ -157,7 +160,8 @@ def subquestions(llm, query: str, context: str, n: int, notices: list[str]) -> l
 
 
 # ---- Pareto coverage ------------------------------------------------------------------------------------------
-def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) -> list[SubQuery]:
+def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES, *,
+              book: RuleBook = GENERIC) -> list[SubQuery]:
     invented: list[str] = []
 
     def parse(text: str, strict: bool = True) -> list[SubQuery] | None:
@@ -177,7 +181,7 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
         return out[:limit]
 
     def rule() -> list[SubQuery]:
-        subs, split = rules.decomposition(query, limit)
+        subs, split = rules.decomposition(query, limit, book)
         if not split:
             notices.append(rules.CANNOT_SPLIT)
         reply = json.dumps({"parts": [{"text": q.text, "core": q.core} for q in subs]})
@@ -200,7 +204,8 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES) 
 
 
 # ---- answer with evidence -------------------------------------------------------------------------------------
-def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: list[str]) -> dict:
+def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: list[str], *,
+                    book: RuleBook = GENERIC) -> dict:
     """{"text", "cited_ids", "verified"}: verified only when the answer cites at least one photo it was shown
     and none it was not; otherwise it is kept but marked unverified, with a notice."""
     ids = {pid for pid, _ in notes}
@@ -213,7 +218,7 @@ def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: l
         return {"text": text, "cited_ids": cited, "verified": bool(cited) and not foreign, "foreign_ids": foreign}
 
     def rule() -> dict:
-        v = rules.answer(question, notes)
+        v = rules.answer(question, notes, book)
         out = dict(checked_rule("answer", v, v["text"], parse, notices))
         out.pop("foreign_ids", None)
         return {**out, "verified": False}
@@ -232,18 +237,19 @@ def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: l
 
 
 # ---- PlugIR -----------------------------------------------------------------------------------------------------
-def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]], notices: list[str]) -> str:
+def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]], notices: list[str], *,
+                book: RuleBook = GENERIC) -> str:
     user = plugir_prompts.dialogue_text(description, turns)
 
     def parse(text: str) -> str | None:
         t = " ".join(text.strip().strip('"').split())
         if not t or len(t.split()) > 80:
             return None
-        checks.keeps_subject(description, t)
+        checks.keeps_subject(description, t, book)
         return t
 
     def rule() -> str:
-        v = rules.reformulate(description, turns)
+        v = rules.reformulate(description, turns, book)
         return checked_rule("reformulation", v, v, checked("reformulation", parse), notices)
 
     note_model(llm, notices)
@@ -257,7 +263,7 @@ def reformulate(llm, description: str, caption: str, turns: list[tuple[str, str]
 
 
 def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, notices: list[str],
-                      temperature: float = 0.7) -> list[str]:
+                      temperature: float = 0.7, *, book: RuleBook = GENERIC) -> list[str]:
     asked = {q.strip().lower() for q, _ in turns}
 
     def parse(text: str) -> list[str] | None:
@@ -272,7 +278,7 @@ def propose_questions(llm, caption: str, turns, candidates: list[str], n: int, n
         return fresh[:n]
 
     def rule() -> list[str]:
-        v = rules.questions(caption, turns, candidates, n)
+        v = rules.questions(caption, turns, candidates, n, book)
         return checked_rule("questioner", v, json.dumps({"questions": v}), checked("questioner", parse), notices)
 
     note_model(llm, notices)
@@ -289,7 +295,7 @@ FILTER_FALLBACK = ("question filter: the caption and dialogue already answer eve
 
 
 def filter_questions(llm, caption: str, turns, questions: list[str], notices: list[str],
-                     candidates: list[str] = (), n: int = 5) -> list[str]:
+                     candidates: list[str] = (), n: int = 5, *, book: RuleBook = GENERIC) -> list[str]:
     """The questions the caption and dialogue cannot answer ('uncertain') and that were not asked yet. When none
     is left, the deterministic rule's questions (about the retrieval `candidates`) that were neither asked nor
     proposed, with a notice; empty only when the rule has nothing new either."""
@@ -300,7 +306,7 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
         return [q for q, a in zip(questions, answers) if "uncertain" in str(a).lower()]
 
     def rule() -> list[str]:
-        said = rules.filter_answers(caption, turns, questions)
+        said = rules.filter_answers(caption, turns, questions, book)
         return checked_rule("question filter", [q for q, a in zip(questions, said) if a == "uncertain"],
                             json.dumps({"answers": said}), parse, notices)
 
@@ -314,8 +320,9 @@ def filter_questions(llm, caption: str, turns, questions: list[str], notices: li
     if kept or not questions:
         return kept
     seen = asked | {q.strip().lower() for q in questions}
-    fresh = [q for q in rules.questions(caption, turns, list(candidates), max(1, n)) if q.strip().lower() not in seen]
-    unanswered = rules.uncertain_questions(caption, turns, fresh)
+    fresh = [q for q in rules.questions(caption, turns, list(candidates), max(1, n), book)
+             if q.strip().lower() not in seen]
+    unanswered = rules.uncertain_questions(caption, turns, fresh, book)
     fallback = unanswered or fresh
     if fallback:
         notices.append(FILTER_FALLBACK)

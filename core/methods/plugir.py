@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from core.contracts.world import answer_word, rule_book
+from core.contracts.world import RuleBooks, answer_word
 from core.methods.anatomy import impossible as impossible_for, named_taxa
 from core.methods.cached_backends import CachedBackends
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
@@ -65,10 +65,13 @@ class Question:
 
 class DialogueSession:
     def __init__(self, search, description: str, *, settings=None, backends: CachedBackends | None = None,
-                 filters: Filters | None = None, k: int | None = None):
+                 filters: Filters | None = None, k: int | None = None, rules: RuleBooks | None = None):
+        """`rules`: the rule books of the search engine (the request's book reads the dialogue: its description,
+        questions and the candidates' notes); the generic rules when left out."""
         from core.contracts.search_request import clean_query
 
         self.search = search
+        self.book = (rules or RuleBooks()).request
         self.settings = settings or search.settings
         self.backends = backends or CachedBackends(search.backends, self.settings.path("cache"),
                                                    self.settings.path("generated"), self.settings.cache_size_mb)
@@ -198,7 +201,7 @@ class DialogueSession:
     def meaning(self, question: str) -> str:
         """What `question` asks about what is named so far (the rule book's key; else its normalised facts or
         content words): two questions with the same meaning share it."""
-        return rule_book().meaning_key(question, self.caption, self.turns) or question_key(question)
+        return self.book.meaning_key(question, self.caption, self.turns) or question_key(question, self.book)
 
     def _screen(self, questions: list[str], captions: list[str],
                 taxa: set[str] = frozenset()) -> tuple[list[str], list[dict[str, str]]]:
@@ -206,21 +209,21 @@ class DialogueSession:
         by higher taxon, `taxa` being what is named), not asked before (by meaning, as understood now) and
         that, when in the world's terms, split the candidates: some but not all candidate notes state what
         they ask."""
-        facts_of = rule_book().consistent(self.caption, self.turns, [rule_book().text_facts(c) for c in captions if c])
-        denied = rule_book().denied_facts(self.turns)
+        facts_of = self.book.consistent(self.caption, self.turns, [self.book.text_facts(c) for c in captions if c])
+        denied = self.book.denied_facts(self.turns)
         out, dropped = [], []
         keys = set(self.asked_keys) | {self.meaning(q) for q, _ in self.turns if q != FREE_QUESTION}
         for q in questions:
             key = self.meaning(q)
-            facts = {f for f in rule_book().question_facts(q) if not f.startswith("part:")}
-            why = rule_book().impossible(q, self.caption, self.turns) or impossible_for(q, set(taxa))
+            facts = {f for f in self.book.question_facts(q) if not f.startswith("part:")}
+            why = self.book.impossible(q, self.caption, self.turns) or impossible_for(q, set(taxa))
             if why:
                 dropped.append({"question": q, "reason": f"not for what is named ({why})"})
                 continue
             if key in keys:
                 dropped.append({"question": q, "reason": "asked before (same meaning)"})
                 continue
-            if facts and any(rule_book().settled_by_denials(f, denied, facts_of) for f in facts):
+            if facts and any(self.book.settled_by_denials(f, denied, facts_of) for f in facts):
                 dropped.append({"question": q, "reason": "settled by earlier answers"})
                 continue
             if facts and facts_of:
@@ -258,9 +261,10 @@ class DialogueSession:
                        "cluster": int(labels[i])} for i in reps]
         rep_captions = [c["caption"] for c in candidates]
         proposed = propose_questions(llm, self.caption, self.turns, rep_captions, s.plugir_questions, self.notices,
-                                     temperature=s.plugir_questioner_temperature)
+                                     temperature=s.plugir_questioner_temperature, book=self.book)
         said: list[str] = []
-        kept = filter_questions(llm, self.caption, self.turns, proposed, said, rep_captions, s.plugir_questions)
+        kept = filter_questions(llm, self.caption, self.turns, proposed, said, rep_captions, s.plugir_questions,
+                                book=self.book)
         fallback = ""
         for text in said:  # the filter's own fallback is how the dialogue works, not a failure
             if text == FILTER_FALLBACK:
@@ -274,8 +278,8 @@ class DialogueSession:
         if not usable:
             from core.methods.rules import questions as rule_questions
 
-            fresh, more = self._screen(rule_questions(self.caption, self.turns, captions, s.plugir_questions),
-                                       captions, taxa)
+            fresh, more = self._screen(rule_questions(self.caption, self.turns, captions, s.plugir_questions,
+                                                      self.book), captions, taxa)
             dropped += more
             if fresh:
                 fallback = RULE_FALLBACK
@@ -289,7 +293,7 @@ class DialogueSession:
             q_vecs = emb.embed_texts([f"{self.caption}, {q}" for q in usable])
             choice, kls = kl_select(emb.embed_texts([self.caption])[0], q_vecs, self.search.vectors(tail), scale)
         text = usable[choice] if usable else FREE_QUESTION
-        facts = sorted(rule_book().question_facts(text)) if usable else []
+        facts = sorted(self.book.question_facts(text)) if usable else []
         self.pending = Question(text, r, self.caption, candidates, proposed, kept, [round(k, 6) for k in kls], n_t,
                                 facts, self.meaning(text) if usable else "free text",
                                 list(SUGGESTIONS) if usable else ["not sure"], dropped, fallback if usable else "")
@@ -326,7 +330,7 @@ class DialogueSession:
             self.turns.append((q, reply or "not sure"))
             if word != "unsure":
                 self.caption = reformulate(self.backends.llm, self.description, self.caption, self.turns,
-                                           self.notices)
+                                           self.notices, book=self.book)
             self.pending = None
         self.ranked = self.retrieve(self.k)
         self._log(marked)

@@ -39,7 +39,7 @@ from core.backends.reach import NOT_CHECKED, merge, notice_text
 from core.contracts.cancel import SearchCancelled
 from core.contracts.errors import BackendUnavailable, BudgetExceeded, DeadlinePassed
 from core.contracts.events import PhotoJudged
-from core.contracts.world import rule_book
+from core.contracts.world import GENERIC, RuleBook
 from core.methods.cache import CacheMiss, judge_prompt_version
 from core.methods.cache_keys import key_of
 from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
@@ -59,10 +59,10 @@ PASS = 0.5  # a tied vote goes to "yes" when the mean p(yes) of all votes is at 
 def plan(run: Run, query: str, mode: str) -> tuple[str, list[str]]:
     """(expert context, questions) for a mode."""
     llm, s = run.backends.llm, run.settings
-    context = expert_context(llm, query, run.notices) if mode in ("context", "full") else ""
+    context = expert_context(llm, query, run.notices, book=run.book) if mode in ("context", "full") else ""
     if mode in ("direct", "context"):
         return context, [direct_question(query)]
-    return context, subquestions(llm, query, context, s.rerank_subquestions, run.notices)
+    return context, subquestions(llm, query, context, s.rerank_subquestions, run.notices, book=run.book)
 
 
 class _Loader:
@@ -194,14 +194,15 @@ def passed(photo: dict[str, Any]) -> bool:
     return bool(answers) and all(a.get("answer") == YES for a in answers)
 
 
-def unchecked_parts(judge, query: str, questions: Sequence[str], photos: Sequence[dict[str, Any]]) -> list[str]:
+def unchecked_parts(judge, query: str, questions: Sequence[str], photos: Sequence[dict[str, Any]],
+                    book: RuleBook = GENERIC) -> list[str]:
     """What no check covered, in order: the parts of the query the judge says it cannot see, the parts its
     answers named as not checked, and the parts of the query no question asks about (where the world's rule
-    book can tell)."""
+    book, `book`, can tell)."""
     unseen = getattr(judge, "unseen", None)
     found = [list(unseen(query)) if callable(unseen) else []]
     found += [a.get("unchecked") or [] for p in photos for a in p.get("answers") or [] if not a.get("checked", True)]
-    found.append(rule_book().uncovered(query, list(questions)))
+    found.append(book.uncovered(query, list(questions)))
     return merge(found)
 
 
@@ -210,7 +211,7 @@ def _abstention_notice(run: Run, judge, query: str, questions: Sequence[str], re
     """One notice for the whole search naming what was not checked (and how many answers the judge left
     undecided without naming a part); the stage keeps both."""
     photos = list(results.values())
-    parts = unchecked_parts(judge, query, questions, photos)
+    parts = unchecked_parts(judge, query, questions, photos, run.book)
     answers = [a for p in photos for a in p.get("answers") or []]
     unnamed = sum(1 for a in answers if not a.get("checked", True) and not a.get("unchecked"))
     stage["unchecked"], stage["not_checked_answers"] = parts, sum(1 for a in answers if not a.get("checked", True))

@@ -1,7 +1,7 @@
 """The deterministic rules behind every LLM task (used offline and whenever the LLM is unusable).
 
-Requests in the vocabulary of the world in use (core.contracts.world.rule_book(), e.g. the field-guide plug-in) get
-that world's own wording. Any other text
+Requests in the vocabulary of the rule book handed in (`book`: a core.contracts.world.RuleBook, e.g. the field-guide
+plug-in's, carried by the search's run) get that world's own wording. Any other text
 (a user's real collection) gets plain generic sentences: whole phrases of the user's words, quoted where a rule
 cannot parse them, never words stitched together from different places; where a rule cannot break a query
 down it says so."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from core.contracts.world import answer_word, rule_book
+from core.contracts.world import GENERIC, RuleBook, answer_word
 from core.methods.decompose import MODIFIERS, SubQuery, core_concept, rule_decompose, tokens
 from core.methods.instruction import Instruction
 
@@ -114,11 +114,11 @@ def head_phrase(text: str) -> tuple[list[str], str]:
     return adjectives, " ".join(head)
 
 
-def instruction(query: str):
+def instruction(query: str, book: RuleBook = GENERIC):
     """World requests: the world's own picture description. Otherwise: feature questions give organism + part
     (value left out); comparisons one description per organism; anything else the query plus a short note on
     appearance and posture (well under 30 words)."""
-    found = rule_book().instruction(query)
+    found = book.instruction(query)
     if found is not None:
         return found
     q = " ".join(query.split())
@@ -140,8 +140,8 @@ def instruction(query: str):
     return Instruction("scene", [f"{q.rstrip('.')}, {_SCENE_TAIL}"], [], "rule")
 
 
-def context(query: str) -> str:
-    found = rule_book().context(query)
+def context(query: str, book: RuleBook = GENERIC) -> str:
+    found = book.context(query)
     if found is not None:
         return found
     q = " ".join(query.split()).rstrip("?.!")
@@ -149,9 +149,9 @@ def context(query: str) -> str:
             f"\"{q}\". (Written by an offline rule, not by an expert model.)")
 
 
-def subquestions(query: str, n: int) -> list[str]:
+def subquestions(query: str, n: int, book: RuleBook = GENERIC) -> list[str]:
     """Two or three yes/no questions: the world's wording for world requests, else plain generic ones."""
-    found = rule_book().subquestions(query, n)
+    found = book.subquestions(query, n)
     if found is not None:
         return found[:n]
     q = " ".join(query.split()).rstrip("?.! ")
@@ -247,10 +247,10 @@ def _after_head(query: str, head: str) -> str:
     return ""
 
 
-def decomposition(query: str, limit: int) -> tuple[list[SubQuery], bool]:
+def decomposition(query: str, limit: int, book: RuleBook = GENERIC) -> tuple[list[SubQuery], bool]:
     """(sub-queries, whether the rule managed to split). World requests: each organism with one attribute per
     part. Other text: split at conjunctions and prepositions into whole phrases; one part means it could not."""
-    found = rule_book().decomposition(query, limit)
+    found = book.decomposition(query, limit)
     if found is not None:
         return found, True
     q = " ".join(query.split()).rstrip("?.! ")
@@ -274,12 +274,12 @@ def _statement(question: str) -> str:
     return re.sub(r"^the subject\s+", "", q.strip(), flags=re.IGNORECASE)
 
 
-def reformulate(description: str, turns) -> str:
+def reformulate(description: str, turns, book: RuleBook = GENERIC) -> str:
     """The description plus what each 'yes' confirmed (the question's content, in the world's words where it is
     a world question) and free text as given. 'No' and 'not sure' add nothing here (the dialogue turns a 'no'
     into a negative constraint), and neither does the reason after 'yes:' (it would grow the description by
     whole notes)."""
-    found = rule_book().reformulate(description, turns)
+    found = book.reformulate(description, turns)
     if found is not None:
         return found
     bits = [" ".join(description.split()).rstrip(".")]
@@ -311,10 +311,10 @@ def _phrase_question(phrase: str) -> str:
     return f"Does the photo show {_a(phrase)}?"
 
 
-def questions(caption: str, turns, candidates: list[str], n: int) -> list[str]:
+def questions(caption: str, turns, candidates: list[str], n: int, book: RuleBook = GENERIC) -> list[str]:
     """Questions that split the candidates best and that the caption and dialogue do not settle: about the
     world's attributes when the candidates' notes are in its terms, else about caption phrases."""
-    found = rule_book().questions(caption, turns, candidates, n)
+    found = book.questions(caption, turns, candidates, n)
     if found:
         return found[:n]
     known = set(tokens(caption + " " + " ".join(q + " " + a for q, a in turns)))
@@ -331,10 +331,10 @@ def questions(caption: str, turns, candidates: list[str], n: int) -> list[str]:
     return (out + [q for q in fallback if q not in out])[:n]
 
 
-def filter_answers(caption: str, turns, questions_: list[str]) -> list[str]:
+def filter_answers(caption: str, turns, questions_: list[str], book: RuleBook = GENERIC) -> list[str]:
     """Per question what the caption and dialogue alone say ('uncertain' when they cannot answer it):
     world questions by their facts, other questions by whether their content words are all known."""
-    found = rule_book().filter_answers(caption, turns, questions_) or [None] * len(questions_)
+    found = book.filter_answers(caption, turns, questions_) or [None] * len(questions_)
     known = set(tokens(caption + " " + " ".join(q + " " + a for q, a in turns)))
     asked = {q.strip().lower() for q, _ in turns}
     out = []
@@ -350,15 +350,15 @@ def filter_answers(caption: str, turns, questions_: list[str]) -> list[str]:
     return out
 
 
-def uncertain_questions(caption: str, turns, questions_: list[str]) -> list[str]:
+def uncertain_questions(caption: str, turns, questions_: list[str], book: RuleBook = GENERIC) -> list[str]:
     """The questions the caption and dialogue cannot answer."""
-    return [q for q, a in zip(questions_, filter_answers(caption, turns, questions_)) if a == "uncertain"]
+    return [q for q, a in zip(questions_, filter_answers(caption, turns, questions_, book)) if a == "uncertain"]
 
 
-def answer(question: str, notes: list[tuple[int, str]]) -> dict:
+def answer(question: str, notes: list[tuple[int, str]], book: RuleBook = GENERIC) -> dict:
     """An unverified answer: read from the photos' notes for a world colour question, else a plain statement
     that no answer can be written and why, citing the best-matching photos."""
-    found = rule_book().answer(question, notes)
+    found = book.answer(question, notes)
     return found if found is not None else unverified_answer(notes)
 
 

@@ -1,5 +1,5 @@
-"""What every stage of one search run shares: the corpus view, cached backends, budget, notices, events and
-the cancel token."""
+"""What every stage of one search run shares: the corpus view, cached backends, budget, notices, events, the
+cancel token and the rule books that read the request and the photos."""
 from __future__ import annotations
 
 import logging
@@ -12,10 +12,11 @@ import numpy as np
 
 from core.contracts.cancel import CancelToken
 from core.contracts.events import Event, Notice, StageEvent
+from core.contracts.world import RuleBook, RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
 from core.methods.deadline import SearchDeadline
-from core.contracts.settings import Settings
+from core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +32,15 @@ class Run:
     notices: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     deadline: SearchDeadline = field(default_factory=SearchDeadline)  # no limit unless the engine sets one
+    rules: RuleBooks = field(default_factory=RuleBooks)  # the generic rules unless the engine was handed others
     _running: dict[str, float] = field(default_factory=dict, repr=False)  # steps started, not finished
     # photos the first stage reached through a detection's crop: photo id -> detection id (core.search.corpus)
     matched: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def book(self) -> RuleBook:
+        """The rule book that reads this search's request."""
+        return self.rules.request
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:

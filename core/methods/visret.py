@@ -72,7 +72,7 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
     are fused once more for a combined view."""
     s = run.settings
     with run.timed("instruction"):
-        instr = visual_instruction(run.backends.llm, query, run.notices)
+        instr = visual_instruction(run.backends.llm, query, run.notices, book=run.book)
     stage: dict[str, Any] = {
         "instruction": " | ".join(instr.descriptions), "instructions": instr.descriptions, "kind": instr.kind,
         "organisms": instr.organisms, "source": instr.source, "prompts": [], "visualizations": [], "failed": [],
@@ -115,7 +115,8 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                     continue
                 try:
                     out, path = call_with_deadline(
-                        lambda prompt=prompt, seed=seed: generator.generate_to_file(prompt, seed=int(seed), size=s.image_size),
+                        lambda prompt=prompt, seed=seed: generator.generate_to_file(prompt, seed=int(seed),
+                                                                                    size=s.image_size),
                         run.deadline.bound(s.backend_timeout_s), "the image generator", cancel=run.cancel)
                 except Exception as exc:  # the backend failed, hung or the budget is spent: drop this picture
                     run.check()  # a cancelled search stops here rather than reporting a failed picture

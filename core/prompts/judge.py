@@ -4,7 +4,7 @@ The judge must put its answer word first, so that the first generated token carr
 log-probabilities used for the confidence score, and then give a short reason on the same line."""
 from __future__ import annotations
 
-from core.backends.base import JudgeRequest
+from typing import Any
 
 SYSTEM = (
     "You help ecologists check nature photographs. You receive one photo and one question that can be "
@@ -19,8 +19,10 @@ CAPTION_SYSTEM = (
 )
 
 
-def user_text(request: JudgeRequest) -> str:
-    """The text part of the user turn: search goal, background, earlier answers, then the question."""
+def user_text(request: Any) -> str:
+    """The text part of the user turn: search goal, background, earlier answers, then the question. `request`:
+    a judge request (core.backends.base.JudgeRequest: query, context, history, question); prompts import no
+    backend."""
     parts: list[str] = []
     if request.query:
         parts.append(f"The ecologist is searching for: {request.query.strip()}")

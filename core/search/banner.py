@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from core.contracts.world import demo_world, worlds
+from core.plugins.registry import demo_world, worlds
 
 SYNTHETIC = "synthetic"  # the field-guide world built by EcoLens
 OWN = "own"  # photos the user ingested (a folder, CSV or parquet)

@@ -27,7 +27,7 @@ from core.vectors.index_store import IndexStore
 from core.vectors.integrity import checksum_path
 from core.vectors.warm_up import StoreWarmUps, WarmUp
 from core.contracts.records import Filters, Hit, Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ class Corpus:
         return self.index.vectors(ids)
 
     def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
-        """The photos' perceptual hashes (core.search.near_copies); photos not hashed yet are left out."""
+        """The photos' perceptual hashes (core.vectors.near_copies); photos not hashed yet are left out."""
         return self.catalog.near_hashes([int(i) for i in ids])
 
     def load_image(self, photo: Photo) -> Image.Image:
@@ -229,7 +229,9 @@ class Corpus:
         scores, ids = self.index.search(vector[None, :], k, pool)
         frames = [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
         crops = self.crops
-        return frames if crops is None else merge(frames, crops.best(vector, k, pool), k, matched)
+        if crops is None:
+            return frames
+        return merge(frames, crops.best(vector, k, pool, self.settings.detection_threshold), k, matched)
 
     # ---- detection crops (core.camtrap.crop_index) ------------------------------------------------
     @property

@@ -29,6 +29,7 @@ from core.camtrap.pool import search_pool
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
+from core.contracts.world import RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
 from core.methods.deadline import SearchDeadline
@@ -43,7 +44,8 @@ from core.search.groups import notice_text as group_notice
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
-from core.search import near_copies, scales
+from core.search import scales
+from core.vectors import near_copies
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
 
@@ -52,7 +54,8 @@ Ranked = list[tuple[int, float]]
 
 
 def final_ranking(ranked: Ranked, coverage: dict[str, Any] | None,
-                  score_of: Callable[[list[int]], dict[int, float]] | None = None) -> tuple[Ranked, dict[int, list[str]]]:
+                  score_of: Callable[[list[int]], dict[int, float]] | None = None
+                  ) -> tuple[Ranked, dict[int, list[str]]]:
     """The ranking a search returns. Without coverage: `ranked` as it is. With coverage: the Pareto photos
     first (most parts covered, then dense score, then id), then the rest in `ranked` order. Returns the
     ranking and, per covering photo, the texts of the parts it covers. Cover photos outside `ranked` get
@@ -71,10 +74,14 @@ def final_ranking(ranked: Ranked, coverage: dict[str, Any] | None,
 
 
 class SearchEngine:
-    def __init__(self, corpus, backends, settings=None, cached: CachedBackends | None = None):
+    def __init__(self, corpus, backends, settings=None, cached: CachedBackends | None = None,
+                 rules: RuleBooks | Callable[[], RuleBooks] | None = None):
         """`corpus`: core.search.corpus.Corpus (or a fake with the same methods); `backends`: core.backends.registry
-        .Backends (raw, built lazily); the engine keeps them behind one disk cache for its lifetime."""
+        .Backends (raw, built lazily); the engine keeps them behind one disk cache for its lifetime. `rules`: the
+        rule books that read each search (core.contracts.world.RuleBooks), or what tells them at the start of a
+        search (the composition root's view of the catalog); the generic rules when left out."""
         self.corpus = corpus
+        self._rules = rules if callable(rules) else (lambda: rules or RuleBooks())
         self.settings = settings or corpus.settings
         self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
                                                  self.settings.path("generated"), self.settings.cache_size_mb)
@@ -108,7 +115,7 @@ class SearchEngine:
         followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
-                  cancel or CancelToken(), deadline=deadline)
+                  cancel or CancelToken(), deadline=deadline, rules=self.rules())
         for text in followed:
             run.notice(text)
         k = request.k or s.k
@@ -148,7 +155,7 @@ class SearchEngine:
                                            lambda ids: self._text_scores(run, request, ids, adjust))
             ranked = camtrap_hits.by_event(self.corpus, request.filters, ranked)  # one result per event, if asked
             copies: dict[int, list[int]] = {}
-            if s.near_copies:  # re-encodes, rotations, crops of one picture: one result (core.search.near_copies)
+            if s.near_copies:  # re-encodes, rotations, crops of one picture: one result (core.vectors.near_copies)
                 with run.timed("near_copies"):
                     ranked, copies = near_copies.fold_results(self.corpus, ranked, k)
                 if copies:
@@ -233,7 +240,7 @@ class SearchEngine:
 
         s = self.settings
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
-                  cancel or CancelToken())
+                  cancel or CancelToken(), rules=self.rules())
         ids = [int(i) for i in photo_ids]
         out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
         return {**out, "notices": list(run.notices)}
@@ -244,7 +251,22 @@ class SearchEngine:
 
         self.corpus.follow_catalog()
         return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
-                               filters=filters, k=k)
+                               filters=filters, k=k, rules=self.rules())
+
+    # ---- the right of way (core.workers.right_of_way), for the web app's own work around a search --------------
+    @staticmethod
+    def plain():
+        """Held while a plain search's page is being sent: costly work waits at its next step (bounded)."""
+        return ROAD.plain()
+
+    @staticmethod
+    def give_way() -> None:
+        """Costly work (a costly search's page update, a label write) waits a moment for running plain searches."""
+        ROAD.give_way()
+
+    def rules(self) -> RuleBooks:
+        """The rule books a search started now reads (fixed for the whole search)."""
+        return self._rules()
 
     # ---- stages ---------------------------------------------------------------------------------
     @staticmethod
@@ -327,7 +349,7 @@ class SearchEngine:
             return ranked
         if request.method == "rewrite":
             with run.timed("rewrite"):
-                instr = visual_instruction(run.backends.llm, query, run.notices)
+                instr = visual_instruction(run.backends.llm, query, run.notices, book=run.book)
             with run.timed("search"):
                 ranked, per = rewrite_rank(run, instr, depth, pool, adjust, request.organism, request.organism_name,
                                            query)
@@ -350,7 +372,7 @@ class SearchEngine:
         if not self.settings.group_words or not request.query:
             return None
         with run.timed("group"):
-            group = find_group(self.corpus, request.query, request.filters)
+            group = find_group(self.corpus, request.query, request.filters, run.book)
         if group is not None:
             stages["group"] = group.to_json()
         return group

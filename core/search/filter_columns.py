@@ -11,8 +11,8 @@ Never stale: before every filter the catalog's state (largest id, a count of edi
 triggers, its token; one query) is compared with the state the columns were made at. A catalog that grew is
 caught up by reading only its new photos (photos are appended with ids above the largest); one that was edited,
 lost photos or is another database is read again whole (and files taken over from an earlier process are
-counted against the catalog's photos, for a catalog restored from a copy). A small catch-up is done during the search; a large
-one (the first use at a million photos: a few seconds) in a thread of its own, and until it is done the
+counted against the catalog's photos, for a catalog restored from a copy). A small catch-up is done during the
+search; a large one (the first use at a million photos: a few seconds) in a thread of its own, and until it is done the
 catalog answers the filter (the same photos, slower) -- `ready(wait=True)` waits for it instead. Several
 processes (the web app, an ingest, the CLI) share the files: one writes at a time (a lock file), files only
 grow within a generation, and a rewrite starts a new generation, so a reader's mapped arrays stay valid."""

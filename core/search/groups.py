@@ -1,7 +1,7 @@
 """Group words: a query whose subject is a group of organisms ("a frog sitting on sand", "beetles on bark")
 finds the photos the catalog records in that group first.
 
-Which taxon a group word names comes from the rule book in use: a world names its own groups from its own
+Which taxon a group word names comes from the rule book that reads the request: a world names its own groups from its own
 taxonomy (`RuleBook.group_taxa`); for any other text, the subject's head noun is looked up in `REAL_GROUPS`,
 common English nouns for groups of the real (Linnaean) taxonomy, most specific taxon first. The first taxon
 the catalog records at any rank is used; where the catalog records none (a folder of photos without names)
@@ -19,7 +19,7 @@ import numpy as np
 
 from core.contracts.errors import NotFoundError
 from core.contracts.records import Filters
-from core.contracts.world import rule_book
+from core.contracts.world import GENERIC, RuleBook
 from core.methods.anatomy import GROUP_TAXA
 from core.methods.rules import head_phrase, singular
 
@@ -50,12 +50,13 @@ class Group:
         return {"word": self.word, "taxon": self.taxon, "photos": len(self.ids)}
 
 
-def find_group(corpus, query: str, filters: Filters | None) -> Group | None:
-    """The group the query's subject names, as the catalog records it inside the search's pool; None when the
-    subject is no group word, the catalog records none of its taxa, or a taxon filter is set already."""
+def find_group(corpus, query: str, filters: Filters | None, book: RuleBook = GENERIC) -> Group | None:
+    """The group the query's subject names (in `book`'s terms first), as the catalog records it inside the
+    search's pool; None when the subject is no group word, the catalog records none of its taxa, or a taxon
+    filter is set already."""
     if not query or (filters is not None and filters.taxon):
         return None
-    for found in (rule_book().group_taxa(query), real_group(query)):  # the world's groups, then the real ones
+    for found in (book.group_taxa(query), real_group(query)):  # the world's groups, then the real ones
         word, taxa = found or ("", ())
         for taxon in taxa:
             try:

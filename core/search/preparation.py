@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from core.contracts.errors import EcoLensError
-from core.contracts.world import demo_world
+from core.plugins.registry import demo_world
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]  # (what, done, total)

@@ -39,7 +39,8 @@ class Reconciliation:
     def notices(self) -> list[str]:
         out = list(self.damage)
         if self.marked:
-            out.append(f"index check: {len(self.marked)} indexed photo(s) were not recorded in the catalog; recorded now")
+            out.append(f"index check: {len(self.marked)} indexed photo(s) were not recorded in the catalog; "
+                       "recorded now")
         if self.unmarked:
             out.append(f"index check: {len(self.unmarked)} photo(s) recorded as indexed were missing from the "
                        f"index; they will be embedded again by the next ingest ({REPAIR_HINT})")
@@ -97,7 +98,8 @@ class IndexStore:
                     log.error("index file %s is damaged: %s (an ingest is running; not repaired now)", d.path, d.reason)
                     report.damage.append(f"index check: {d.path.name} is damaged ({d.reason}); an ingest is "
                                          "running, so it was not repaired now: run `python app.py repair` after it")
-                index = VectorIndex(vs.dim, flat, approx) if flat is not None or approx is not None else VectorIndex(vs.dim)
+                some = flat is not None or approx is not None
+                index = VectorIndex(vs.dim, flat, approx) if some else VectorIndex(vs.dim)
                 return index, report
             index = self._repair(vs, flat, approx, flat_damage, approx_damage, report, known)
             self.save(vs, index)

@@ -63,7 +63,8 @@ def write_checked(index: faiss.Index, path: Path) -> None:
             os.unlink(tmp)
 
 
-def read_checked(path: Path, dim: int, *, flags: int = 0, attempts: int = 3) -> tuple[faiss.Index | None, Damage | None]:
+def read_checked(path: Path, dim: int, *, flags: int = 0,
+                 attempts: int = 3) -> tuple[faiss.Index | None, Damage | None]:
     """(index, None) when `path` is sound, (None, Damage) when it is not, (None, None) when it is absent.
     A mismatch is looked at again after a pause: a writer may be between its two renames."""
     for attempt in range(attempts):

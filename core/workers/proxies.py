@@ -12,7 +12,8 @@ IMAGE_SIDE = frozenset({"preprocess_images", "encode_preprocessed"})
 
 
 class RemoteBackend:
-    """A backend in a worker (core.workers.pool.Worker): plain attributes as the worker reported them, methods called in the worker."""
+    """A backend in a worker (core.workers.pool.Worker): plain attributes as the worker reported them, methods
+    called in the worker."""
 
     def __init__(self, worker: Any):
         facts = worker.facts()  # starts the process and loads the model (BackendError when that fails)

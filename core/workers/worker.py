@@ -46,7 +46,7 @@ def build(kind: str, settings) -> Any:
     if kind == "embedder":
         return registry.create_embedder(settings)
     if kind == "judge":
-        reads = settings.judge in registry.EMBEDDER_JUDGES
+        reads = registry.reads_embedder(settings.judge)
         return registry.create_judge(settings, LazyEmbedder(settings) if reads else None)
     if kind == "generator":
         return registry.create_generator(settings)

@@ -15,7 +15,8 @@ CONTRAST_JS = """
   const parse = (c) => { const m = (c || '').match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
     const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(parseFloat);
     return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1}; };
-  const lum = (c) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  const lum = (c) => { const f = (v) => { v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
     return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b); };
   const background = (el) => { const layers = [];
     for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
@@ -93,7 +94,8 @@ def wait_until(condition, what: str, timeout_s: float = 30.0, poll_s: float = 0.
 
 def wait_searched(page, n: int) -> None:
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
+                           " return t.includes('Search ' + n)"
+                           " && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
 
 
 def search(page, query: str = QUERY, preset: str = "Fast") -> float:
@@ -135,7 +137,8 @@ def lightbox_key(page, key: str, expect: str) -> None:
 def close_photo(page) -> None:
     page.locator("#lightbox-title").click()
     page.keyboard.press("Escape")
-    page.wait_for_function("() => { const b = document.querySelector('#lightbox'); return !b || !b.getClientRects().length; }")
+    page.wait_for_function("() => { const b = document.querySelector('#lightbox');"
+                           " return !b || !b.getClientRects().length; }")
 
 
 def load_labels(page, annotator: str, query: str = QUERY, k: int = 8, enter: bool = False) -> None:

@@ -87,7 +87,8 @@ def test_a_new_search_cancels_the_running_one(server, open_browser, shot):
                   ".find(l => l.innerText.trim() === 'Fast'); fast.querySelector('input').click();"
                   " document.querySelector('#search-button').click(); }")
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=searches)
+                           " return t.includes('Search ' + n)"
+                           " && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=searches)
     assert "previous search was stopped" in page.locator("#search-notices").inner_text()
     # the stopped search must not write over the new results: first wait until it has ended (its handler
     # records it as cancelled in the session log as its last act, and sends nothing to the page after that)

@@ -108,7 +108,8 @@ def test_taxon_names_a_suggested_species_filter_months_and_web_wording(server, o
     n = page.evaluate("window.__searches = (window.__searches || 0) + 1")
     page.click("#search-taxon-suggestion")
     page.wait_for_function("(n) => { const t = document.querySelector('#search-status').innerText;"
-                           " return t.includes('Search ' + n) && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
+                           " return t.includes('Search ' + n)"
+                           " && / done in (?:under )?[0-9.]+ s$/.test(t.trim()); }", arg=n)
     assert "Streaked Mossleaper" in page.input_value("#filter-taxon input")
     assert captions(page) and all(c.startswith("Streaked Mossleaper") for c in captions(page))
     page.fill("#filter-taxon input", "")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from core.contracts.settings import Settings, masked
+from core.config import Settings, masked
 from tests.browser.pages import QUERY, captions, close_photo, open_photo, search
 from tests.unit.test_ui_wording import JARGON
 

@@ -17,7 +17,7 @@ from core.backends.openai_llm import OpenAILLM
 from core.contracts.errors import DeadlinePassed
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings, load_settings
+from core.config import Settings, load_settings
 from core.methods.deadline import SearchDeadline, backend_where
 from core.search.engine import SearchEngine
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind, request_for
@@ -96,7 +96,8 @@ def test_a_hung_judge_holds_the_search_no_longer_than_its_limit(tmp_path):
 
 def test_a_hung_picture_maker_is_cut_and_later_steps_say_they_were_skipped(tmp_path):
     generator = HungGenerator()
-    eng = engine(tmp_path, {"generator": generator, "judge": FakeJudge()}, deadline_verify_s=1.0, backend_timeout_s=60.0)
+    eng = engine(tmp_path, {"generator": generator, "judge": FakeJudge()}, deadline_verify_s=1.0,
+                 backend_timeout_s=60.0)
     t0 = time.monotonic()
     result = eng.search(SearchRequest("a frog", k=N, method="visret", m=3, rerank="direct", rerank_k=N))
     elapsed = time.monotonic() - t0

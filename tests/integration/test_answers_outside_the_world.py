@@ -18,7 +18,7 @@ from PIL import Image
 
 from app import build_services
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from fieldguide.species import SPECIES
 from tests.photos import write_observations
 

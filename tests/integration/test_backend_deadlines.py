@@ -18,7 +18,7 @@ from core.backends.openai_judge import OpenAIJudge
 from core.backends.openai_llm import OpenAILLM
 from core.contracts.errors import BackendError, BackendUnavailable
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.faultservers import FaultServer
 from tests.photos import colour_image, make_photo_folder
 

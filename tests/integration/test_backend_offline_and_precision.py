@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from core.backends import registry
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.integration.test_real_backends import TINY_CLIP
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ import logging, sys
 logging.basicConfig(level=logging.WARNING)
 from core.backends import registry
 from core.contracts.errors import BackendError
-from core.contracts.settings import Settings
+from core.config import Settings
 try:
     registry.create_embedder(Settings(embedder=sys.argv[1], device="cpu"))
 except BackendError as exc:

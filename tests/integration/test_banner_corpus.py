@@ -8,7 +8,7 @@ from pathlib import Path
 from app import build_services
 from tests.photos import shaded_photos as _photos
 from core.search.banner import OWN, SYNTHETIC
-from core.contracts.settings import load_settings
+from core.config import load_settings
 
 
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from app import build_services
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.ingest import downloads
 from core.ingest.downloads import DownloadError, DownloadPolicy
 from tests.faultservers import FaultServer

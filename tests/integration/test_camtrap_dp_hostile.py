@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from app import build_services
-from core.camtrap.host_gate import HostGate
+from core.ingest.host_gate import HostGate
 from core.contracts.errors import InputError
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.ingest.downloads import DownloadError, DownloadPolicy
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ import pytest
 from app import build_services
 from core.camtrap import camtrapdp_validate
 from core.camtrap.package_files import read_descriptor
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.camtrap_roundtrip import package_tables, store_tables
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -236,7 +236,7 @@ def test_the_demo_worlds_camera_card_goes_out_valid_with_its_detections(tmp_path
     import json as _json
 
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from fieldguide.camtrap_card import build_camtrap_demo
 
     card = build_camtrap_demo(tmp_path / "world", seed=0)

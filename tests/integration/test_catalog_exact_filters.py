@@ -106,7 +106,8 @@ def test_an_older_database_gets_licence_codes_and_keeps_every_raw_value(tmp_path
     # (since 0007 the licence lives in a table of its own: the view photo_details writes it out per photo)
     after = sqlite3.connect(db).execute("SELECT id, license, path, sha256 FROM photo_details ORDER BY id").fetchall()
     assert after == before
-    codes = sqlite3.connect(db).execute("SELECT license_code, license_version FROM photo_details ORDER BY id").fetchall()
+    codes = sqlite3.connect(db).execute("SELECT license_code, license_version FROM photo_details "
+                                        "ORDER BY id").fetchall()
     assert codes == [("cc-by-nc", ""), ("cc-by", "4.0"), ("cc0", ""), ("", ""), ("cc-by", "")]
     assert _ids(cat, license="cc-by") == [2, 5] and _ids(cat, license="cc-by-4.0") == [2]
     assert sqlite3.connect(db).execute("PRAGMA integrity_check").fetchone() == ("ok",)

@@ -100,7 +100,7 @@ def test_the_memory_map_follows_its_setting(tmp_path, mb):
     from sqlalchemy import text
 
     from app import build_services
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     settings = load_settings(environ={}, data_dir=str(tmp_path), sqlite_mmap_mb=mb)
     engine = build_services(settings).catalog.engine

@@ -62,9 +62,11 @@ def _at_0006(db, rows) -> None:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "0006_licence_codes")
         cols = ", ".join(f'"{c}"' for c in OLD_COLUMNS)
-        conn.execute(text(f"INSERT INTO photos ({cols}) VALUES (" + ", ".join(f":{c}" for c in OLD_COLUMNS) + ")"), rows)
+        values = ", ".join(f":{c}" for c in OLD_COLUMNS)
+        conn.execute(text(f"INSERT INTO photos ({cols}) VALUES ({values})"), rows)
         conn.execute(text("INSERT INTO vector_sets (id, model_id, dim, created_at) VALUES (1, 'm', 4, '2024-01-01')"))
-        conn.execute(text("INSERT INTO photo_vectors (vector_set_id, photo_id) SELECT 1, id FROM photos WHERE id % 2 = 0"))
+        conn.execute(text("INSERT INTO photo_vectors (vector_set_id, photo_id) "
+                          "SELECT 1, id FROM photos WHERE id % 2 = 0"))
     old.dispose()
 
 
@@ -111,7 +113,8 @@ def test_a_0006_catalog_with_photos_migrates_and_every_filter_finds_the_same_pho
     photos = cat.get_photos(range(1, len(rows) + 1))
     for r, p in zip(rows, photos):
         assert (p.path, p.sha256, p.scientific_name, p.common_name, p.family, p.license, p.rights_holder) == (
-            r["path"], r["sha256"], r["scientific_name"], r["common_name"], r["family"], r["license"], r["rights_holder"])
+            r["path"], r["sha256"], r["scientific_name"], r["common_name"], r["family"], r["license"],
+            r["rights_holder"])
         assert p.observed_on == (date.fromisoformat(r["observed_on"]) if r["observed_on"] else None)
         assert (p.latitude, p.longitude, p.bytes) == (r["latitude"], r["longitude"], r["bytes"])
         assert p.extra == json.loads(r["extra"])
@@ -125,8 +128,10 @@ def test_a_0006_catalog_with_photos_migrates_and_every_filter_finds_the_same_pho
                        ).fetchone()[0] == sum(r["latitude"] is not None for r in rows)
     assert not con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'photo_places%'").fetchall()
     # the view shows the rows as the old table did
-    view = con.execute("SELECT path, sha256, genus, observed_on, license, license_code FROM photo_details ORDER BY id").fetchall()
-    assert view == [(r["path"], r["sha256"], r["genus"], r["observed_on"], r["license"], r["license_code"]) for r in rows]
+    view = con.execute("SELECT path, sha256, genus, observed_on, license, license_code FROM photo_details "
+                       "ORDER BY id").fetchall()
+    assert view == [(r["path"], r["sha256"], r["genus"], r["observed_on"], r["license"], r["license_code"])
+                    for r in rows]
     # a new photo after the migration shares the lookups and is found by the same filters
     new = Photo(path=URL.format(99), sha256="e" * 64, scientific_name="Rana sp1", genus="Rana", family="Ranaidae",
                 observed_on=date(2023, 5, 2), latitude=45.0, longitude=5.0, license="CC-BY-NC")

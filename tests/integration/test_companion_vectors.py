@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest.ingestor import Ingestor
 from core.vectors.index_store import IndexStore
 from storage.catalog import SqlCatalog

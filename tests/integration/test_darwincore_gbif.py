@@ -12,9 +12,9 @@ import pytest
 from dwca.read import DwCAReader
 
 from core import darwincore
+from core.config import Settings
 from core.contracts.camtrap import Capture, Deployment, Observation
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
 from core.dwc.eml import GBIF_LICENCES, dataset_licence, gbif_licence
 from core.exporting import ExportSources, dwc_options
 from storage.camtrap_store import SqlCamtrapStore

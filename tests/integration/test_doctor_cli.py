@@ -33,7 +33,8 @@ def test_doctor_on_the_offline_defaults(tmp_path):
 
 def test_doctor_reports_broken_backends_with_fixes(tmp_path):
     done = _doctor(tmp_path, "--json", ECOLENS_JUDGE="openai", ECOLENS_CAPTIONER="openai", ECOLENS_BACKEND_RETRIES="0",
-                   ECOLENS_OPENAI_BASE_URL="http://ada:s3cret@127.0.0.1:9/v1", ECOLENS_GENERATOR="diffusers:nobody/none")
+                   ECOLENS_OPENAI_BASE_URL="http://ada:s3cret@127.0.0.1:9/v1",
+                   ECOLENS_GENERATOR="diffusers:nobody/none")
     assert done.returncode == 1, done.stdout + done.stderr
     rows = {r["backend"]: r for r in json.loads(done.stdout)["backends"]}
     assert rows["embedder"]["ok"] and rows["llm"]["ok"]

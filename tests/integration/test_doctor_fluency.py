@@ -18,7 +18,7 @@ from core.backends import fluency as fl  # noqa: E402
 from core.backends import vlm_loading  # noqa: E402
 from core.backends.registry import Backends  # noqa: E402
 from core.backends.transformers_llm import TransformersLLM  # noqa: E402
-from core.contracts.settings import Settings  # noqa: E402
+from core.config import Settings  # noqa: E402
 from tests.tiny_llm import folder, llm  # noqa: E402,F401  (the module's tiny Llama fixtures)
 
 

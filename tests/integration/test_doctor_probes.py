@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.backends import registry
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.doctor import PASS_MATCHES, probe
 from tests.integration.test_real_backends import TINY_CLIP
 

@@ -3,7 +3,8 @@ import json
 
 from tests.world_services import world_app
 
-METHODS = "baseline,rewrite,visret,rerank-direct,rerank-subq,rerank-context,rerank-full,visret+rerank-full,coverage,plugir"
+METHODS = ("baseline,rewrite,visret,rerank-direct,rerank-subq,rerank-context,rerank-full,visret+rerank-full,"
+           "coverage,plugir")
 
 
 def _world_app(tmp_path):

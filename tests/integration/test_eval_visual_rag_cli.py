@@ -29,10 +29,10 @@ def test_visual_rag_layout_end_to_end(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECOLENS_")}
     env.update(ECOLENS_DATA_DIR=str(tmp_path / "data"), ECOLENS_EMBEDDER="hash", ECOLENS_GENERATOR="standin",
                ECOLENS_JUDGE="clip", CI="true")
-    out = subprocess.run([sys.executable, str(ROOT / "app.py"), "eval", "--benchmark", "visual-rag", "--data", str(data),
-                          "--images", str(images), "--methods", "baseline,visret", "--permutations", "100",
-                          "--out", str(tmp_path / "report")], env=env, cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run([sys.executable, str(ROOT / "app.py"), "eval", "--benchmark", "visual-rag",
+                          "--data", str(data), "--images", str(images), "--methods", "baseline,visret",
+                          "--permutations", "100", "--out", str(tmp_path / "report")], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout)
     assert result["images"]["missing_count"] == 3 and len(result["images"]["missing"]) == 3

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from app import build_services
-from core.contracts.settings import load_settings
+from core.config import load_settings
 
 
 def test_the_card_ingests_as_a_folder_of_photos(tmp_path):

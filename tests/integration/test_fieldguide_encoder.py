@@ -66,7 +66,7 @@ def test_missing_weights_raise_backend_error_with_hint(tmp_path):
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide weights not present")
 def test_registry_builds_embedder_and_judge_from_committed_weights():
     from core.backends.registry import create_embedder, create_judge
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     s = Settings()
     emb = create_embedder(s)

@@ -109,7 +109,7 @@ FETCH_MODELS = """
 import json, sys
 from huggingface_hub import constants
 constants.DOWNLOAD_CHUNK_SIZE = 65536
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.search import space
 from core.backends import model_fetch
 settings = Settings(data_dir=sys.argv[1], **json.loads(sys.argv[2]))
@@ -119,7 +119,7 @@ print("NOTICES", model_fetch.fetch(settings, lambda what, done, total: print("P"
 """
 LOAD = """
 import json, sys
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.search import space
 from core.backends.registry import Backends
 settings = Settings(data_dir=sys.argv[1], **json.loads(sys.argv[2]))

@@ -52,7 +52,7 @@ FETCH = """
 import sys
 from huggingface_hub import constants
 constants.DOWNLOAD_CHUNK_SIZE = 4096
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest import hub_dataset
 settings = Settings(data_dir=sys.argv[1])
 files = hub_dataset.fetch(settings, sys.argv[2], lambda what, done, total: print("P", what, done, total, flush=True))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app import build_services
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import make_photo_folder
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import pytest
 
 from app import build_services
 from core.contracts.records import Filters
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import write_corpus, write_observations
 
 N = 20
@@ -146,7 +146,8 @@ def test_an_inquire_parquet_after_its_folder_updates_the_metadata(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), path)
     report = engine.ingestor().run(path)
     assert (report.added, report.already, report.updated) == (0, 3, 3)
-    assert any("3 photos already indexed: their metadata was updated from the parquet file" in n for n in report.notices)
+    updated = "3 photos already indexed: their metadata was updated from the parquet file"
+    assert any(updated in n for n in report.notices)
     assert any(f"{path}:row 2: date '2021-02-30' is not a day of the calendar" in n for n in report.notices)
     photos = sorted(engine.catalog.all_photos(), key=lambda p: p.extra["inat24_image_id"])
     assert [p.observed_on for p in photos] == [date(2021, 6, 1), date(2021, 6, 2), None]

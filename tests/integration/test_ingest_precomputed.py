@@ -13,7 +13,7 @@ from app import build_services
 from core.contracts.search_request import SearchRequest
 from core.backends.hash_embedder import HashEmbedder
 from core.contracts.errors import InputError
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import colour_image
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,8 +95,9 @@ def test_cli_reports_a_model_mismatch_without_a_traceback(tmp_path):
 
 def test_a_large_precomputed_file_is_read_in_flat_memory_into_a_compressed_index(tmp_path, monkeypatch):
     """Reading a parquet of many row groups batch by batch holds a bounded amount of Arrow memory, not the
-    file (pyarrow's pre-buffering kept every row group read: the 1M-photo ingest's memory grew with the file); with ivfpq, no flat copy and the float16 store, the index is trained first and every vector lands
-    in the store, re-scored searches find each photo by its own vector."""
+    file (pyarrow's pre-buffering kept every row group read: the 1M-photo ingest's memory grew with the file);
+    with ivfpq, no flat copy and the float16 store, the index is trained first and every vector lands in the
+    store, re-scored searches find each photo by its own vector."""
     import numpy as np
 
     import core.ingest.precomputed as precomputed

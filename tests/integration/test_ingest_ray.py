@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app import build_services
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import colour_image, make_photo_folder
 
 pytest.importorskip("ray")

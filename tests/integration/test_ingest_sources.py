@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from app import build_services
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import colour_image, write_observations
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from app import build_services
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import make_photo_folder
 from tests.standin_servers import JsonHandler, completion
 

@@ -12,8 +12,9 @@ from tests.integration.test_methods_end_to_end import BACKENDS, FIELDGUIDE
 pytestmark = pytest.mark.skipif(not FIELDGUIDE, reason="the field-guide weights are not present")
 
 # each query has parts no checker of the demo world can see (sounds, time of day, weather, smell)
-INVISIBLE = ["a frog calling at night", "a bird singing at dawn in the rain", "a Slate Reedpiper carrying a twig at night",
-             "a moth on bark smelling of vanilla", "a beetle buzzing loudly on a leaf"]
+INVISIBLE = ["a frog calling at night", "a bird singing at dawn in the rain",
+             "a Slate Reedpiper carrying a twig at night", "a moth on bark smelling of vanilla",
+             "a beetle buzzing loudly on a leaf"]
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ CHILD = """
 import json, sys, threading
 import app
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import load_settings
+from core.config import load_settings
 
 settings = load_settings(environ={}, data_dir=sys.argv[1], corpus=sys.argv[2], embedder="hash", llm="llama_cpp",
                          threads=2, k=5, rerank_k=5)

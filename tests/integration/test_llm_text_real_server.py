@@ -97,7 +97,7 @@ def _subquestion_patterns(requests) -> list[str]:
 def test_model_text_is_labelled_or_refused_and_the_grammar_reaches_the_server(renamed_server, tmp_path, model_name):
     import app
     from core.contracts.search_request import SearchRequest
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
     from core.methods.llm_checks import request_vocabulary
     from core.methods.llm_schemas import yes_no_pattern
 
@@ -142,7 +142,7 @@ def test_model_text_is_labelled_or_refused_and_the_grammar_reaches_the_server(re
 
 def test_in_process_llama_reads_the_size_of_a_renamed_file(smollm_path, tmp_path):  # noqa: F811
     from core.backends.llamacpp_llm import LlamaCppLLM
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     link = tmp_path / "model.gguf"
     link.symlink_to(smollm_path)

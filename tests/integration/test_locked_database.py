@@ -13,7 +13,8 @@ from contextlib import contextmanager
 import pytest
 
 from core.contracts.errors import StorageError
-from core.contracts.sessionlog import Label, MemorySessionLog, RequestRecord
+from core.contracts.sessionlog import Label, RequestRecord
+from core.sessions.memory_log import MemorySessionLog
 from storage.db import open_engine
 from storage.sessionlog import SqlSessionLog
 from tests.live_server import LiveServer, cli, db_rows, integrity_ok

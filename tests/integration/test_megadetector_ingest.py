@@ -13,7 +13,7 @@ from app import build_services
 from core.camtrap import boxes
 from core.camtrap.crop_index import CropIndex
 from core.contracts.errors import InputError
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.search.presets import request_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,7 +32,7 @@ def env_for(data_dir: Path) -> dict[str, str]:
 def world(tmp_path_factory):
     from app import build_services
     from fieldguide.world import build_world
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=3, benchmark=False)

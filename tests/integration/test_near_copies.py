@@ -14,9 +14,9 @@ import pytest
 from PIL import Image, ImageOps
 
 import app
-from core.contracts.settings import Settings
-from core.search import near_copies
+from core.config import Settings
 from core.search.presets import request_for
+from core.vectors import near_copies
 from ui import present
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -31,7 +31,7 @@ def env_for(data: Path, **extra: str) -> dict[str, str]:
 def world(tmp_path_factory):
     from app import build_services
     from fieldguide.world import build_world
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=4, benchmark=False)
@@ -51,7 +51,7 @@ def cli_json(data: Path, *args: str) -> dict:
 
 @pytest.mark.parametrize("preset", ["Fast", "Visualize", "Verify", "Cover"])
 def test_web_handlers_and_cli_show_the_same_ranking(world, preset):
-    from core.contracts.sessionlog import MemorySessionLog
+    from core.sessions.memory_log import MemorySessionLog
     from ui.search_handlers import SearchHandlers
 
     services, data = world

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not ((ASSET_DIR / WEIGHTS_NAME).exists() and (AS
 def services(tmp_path_factory):
     from app import build_services
     from fieldguide.world import build_world
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=6, benchmark=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app import build_services
 from core.search.presets import request_for
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.photos import colour_image, write_observations
 from ui.photos import served_files
 

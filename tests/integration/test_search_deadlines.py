@@ -13,7 +13,7 @@ import time
 import pytest
 
 from app import build_services
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.search.presets import request_for
 from tests.faultservers import FaultServer
 from tests.photos import make_photo_folder

@@ -13,7 +13,7 @@ pytest.importorskip("xgrammar")
 from core.backends.base import ChatMessage  # noqa: E402
 from core.backends.registry import Backends, list_backends  # noqa: E402
 from core.contracts.errors import BackendError  # noqa: E402
-from core.contracts.settings import Settings  # noqa: E402
+from core.config import Settings  # noqa: E402
 from core.methods import llm_schemas, llm_tasks  # noqa: E402
 from tests.tiny_llm import folder, llm  # noqa: E402,F401  (the module's tiny Llama fixtures)
 

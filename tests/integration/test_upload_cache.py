@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from core.contracts.sessionlog import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.server import build_app, launch_options, own_upload_folder
 

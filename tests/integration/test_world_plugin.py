@@ -6,7 +6,7 @@ from __future__ import annotations
 from app import build_services
 from tests.photos import shaded_photos as _photos
 from core.contracts import world
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.methods import rules
 
 WORLD_REQUEST = "a Slate Reedpiper carrying a twig"
@@ -16,14 +16,14 @@ WORLD_REQUEST = "a Slate Reedpiper carrying a twig"
 def test_the_world_reads_requests_only_while_the_collection_is_the_world(tmp_path):
     settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash")
     services = build_services(settings)  # empty catalog, stand-in embedder: the world will be built here
-    assert world.rule_book().name == "fieldguide"
-    in_world = rules.subquestions(WORLD_REQUEST, 3)
+    assert services.engine.rules().request.name == "fieldguide"
+    in_world = rules.subquestions(WORLD_REQUEST, 3, services.engine.rules().request)
 
     services.ingestor().run(_photos(tmp_path / "mine", 3, 200))
     own = build_services(settings)  # a restart on a catalog of the user's own photos
-    assert world.rule_book() is world.GENERIC
+    assert own.engine.rules().request is world.GENERIC
     assert own.choose_world() == "generic"
-    generic = rules.subquestions(WORLD_REQUEST, 3)
+    generic = rules.subquestions(WORLD_REQUEST, 3, own.engine.rules().request)
     assert generic != in_world  # the world's wording is gone ...
     assert all(q.endswith("?") for q in generic)  # ... and the generic rules still ask yes/no questions
     assert world.GENERIC.text_facts("a Slate Reedpiper with red wings") == set()
@@ -43,7 +43,7 @@ def test_settings_for_own_photos_never_reach_the_world(tmp_path):
     settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash", corpus=str(folder))
     services = build_services(settings)
     assert services.choose_world() == "generic"
-    assert rules.context(WORLD_REQUEST).startswith("No field notes are at hand")
+    assert rules.context(WORLD_REQUEST, services.engine.rules().request).startswith("No field notes are at hand")
 
 
 def test_the_world_drawn_elsewhere_is_still_the_world(tmp_path):
@@ -57,3 +57,21 @@ def test_the_world_drawn_elsewhere_is_still_the_world(tmp_path):
     assert build_services(settings).choose_world() == "fieldguide"
     build_services(settings).ingestor().run(_photos(tmp_path / "mine", 2, 60))
     assert build_services(settings).choose_world() == "generic"
+
+
+def test_a_mixed_collection_reads_the_worlds_photos_in_its_terms_and_the_rest_generically(tmp_path):
+    """The world's photos beside a user's own: the request and the user's photos get the generic rules, the
+    world's photos (by their source) the world's rule book; a search keeps the rule books it started with."""
+    from fieldguide.world import build_world
+
+    settings = load_settings(environ={}, data_dir=str(tmp_path / "data"), embedder="hash")
+    services = build_services(settings)
+    services.ingestor().run(str(build_world(tmp_path / "world", seed=0, per_species=1, benchmark=False)))
+    assert services.rule_books().request.name == "fieldguide"
+    services.ingestor().run(_photos(tmp_path / "mine", 2, 60))
+    books = build_services(settings).rule_books()
+    assert books.request is world.GENERIC
+    photos = services.catalog.get_photos(list(range(1, services.catalog.count() + 1)))
+    by_source = {p.source: books.for_photo(p).name for p in photos}
+    assert by_source == {"fieldguide": "fieldguide", "folder": "generic"}
+    assert services.banner() and services.rule_books() == books  # the banner only reads; the books follow the count

@@ -7,8 +7,9 @@ import numpy as np
 
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings
-from core.contracts.world import use_world
+from core.config import Settings
+from core.contracts.world import RuleBooks
+from tests.photos import world_books
 from core.methods.evidence import named_organisms, outside_world, unsupported
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch
@@ -90,7 +91,6 @@ def test_a_supported_answer_is_kept(tmp_path):
 def test_a_stand_in_reader_is_not_asked_outside_its_world(tmp_path):
     """With no world in use (a collection of your own), the stand-in reader is never called: the notes answer,
     and a notice says why."""
-    use_world(None)
     reader = TextReader(f"The photos show: {MOTH} [{{first}}].", standin=True)
     out = search_over(tmp_path, zebras(), reader).answer("What colour are the stripes?", [1, 2])
     assert reader.calls == [] and out["source"] == "captions" and MOTH not in out["text"]
@@ -99,14 +99,10 @@ def test_a_stand_in_reader_is_not_asked_outside_its_world(tmp_path):
 
 
 def test_inside_its_world_only_photos_of_unknown_species_are_outside():
-    use_world("fieldguide")
-    try:
-        moth = Photo(path="m.png", id=1, scientific_name="Veilumbra cinnabarina")
-        zebra = Photo(path="z.png", id=2, **ZEBRA)
-        assert outside_world([moth, zebra]) == [zebra]
-    finally:
-        use_world(None)
-    assert outside_world([moth]) == [moth]  # no world in use: no photo is a world's
+    moth = Photo(path="m.png", id=1, scientific_name="Veilumbra cinnabarina")
+    zebra = Photo(path="z.png", id=2, **ZEBRA)
+    assert outside_world([moth, zebra], world_books()) == [zebra]
+    assert outside_world([moth], RuleBooks()) == [moth]  # no world in use: no photo is a world's
 
 
 def test_the_search_passes_the_checkers_yes_answers_as_evidence(tmp_path):

@@ -20,7 +20,7 @@ from core.evaluation.answers import answer_units, judge_answer, keyword_score
 from core.evaluation.items import EvalItem
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeGenerator, FakeLLM, FakeSearch
 
 DIM = 8

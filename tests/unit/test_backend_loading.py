@@ -13,7 +13,7 @@ from PIL import Image
 from core.backends import registry
 from core.backends.model_facts import model_facts
 from core.contracts.errors import BackendError
-from core.contracts.settings import Settings
+from core.config import Settings
 
 CALLS: list[str] = []
 ALL_ASKING = threading.Event()  # set when the last thread of the concurrency test is about to ask
@@ -121,7 +121,8 @@ def test_diffusers_generator_draws_as_the_model_needs():
     from core.backends.diffusers_generator import DiffusersGenerator
 
     turbo = FakePipeline()
-    out = DiffusersGenerator("stabilityai/sdxl-turbo", pipeline=turbo, device="cpu").generate("a fern", seed=1, size=224)
+    out = DiffusersGenerator("stabilityai/sdxl-turbo", pipeline=turbo, device="cpu").generate("a fern", seed=1,
+                                                                                             size=224)
     assert turbo.calls[0]["num_inference_steps"] == 1 and turbo.calls[0]["guidance_scale"] == 0.0
     assert (turbo.calls[0]["height"], turbo.calls[0]["width"]) == (512, 512) and out.image.size == (224, 224)
     sd = FakePipeline()

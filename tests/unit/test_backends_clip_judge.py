@@ -10,7 +10,7 @@ from PIL import Image
 from core.backends import registry
 from core.backends.base import Judge, JudgeRequest, l2_normalise
 from core.backends.clip_judge import ClipJudge, statement_pair, yes_probability
-from core.contracts.settings import Settings
+from core.config import Settings
 
 
 class FakeEmbedder:
@@ -90,7 +90,7 @@ def test_clip_judge_abstains_inside_its_undecided_band():
 
 
 def test_clip_judge_band_is_the_setting_and_part_of_its_cache_key():
-    from core.contracts.settings import load_settings
+    from core.config import load_settings
 
     settings = load_settings(environ={}, undecided_band=0.25)
     judge = ClipJudge.from_settings(settings, "clip", FakeEmbedder())

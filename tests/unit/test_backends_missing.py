@@ -9,7 +9,7 @@ import pytest
 from core.backends import llamacpp_llm, registry
 from core.backends.openclip_embedder import parse_spec
 from core.contracts.errors import BackendError
-from core.contracts.settings import Settings
+from core.config import Settings
 
 
 @pytest.mark.parametrize("module,create,settings,install", [

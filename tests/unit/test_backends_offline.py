@@ -14,7 +14,7 @@ from core.backends.rule_llm import RuleLLM
 from core.backends.standin_generator import StandinGenerator
 from core.contracts.errors import ConfigError, EcoLensError
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 
 
 def test_rule_llm_is_a_standin_that_answers_empty():

@@ -17,7 +17,7 @@ from core.backends.openai_judge import OpenAIJudge, answer_logprobs, first_answe
 from core.backends.openai_llm import OpenAILLM
 from core.contracts.errors import BackendError
 from core.prompts import judge as prompts
-from core.contracts.settings import Settings
+from core.config import Settings
 
 
 @pytest.mark.parametrize("text,answer,reason", [

@@ -1,5 +1,5 @@
-"""core.contracts.bounds: example photos checked before decoding and decoded reduced, backend replies bounded, numbers and
-free text checked with one message for the CLI and the web app, label ids checked against the catalog."""
+"""core.contracts.bounds: example photos checked before decoding and decoded reduced, backend replies bounded, numbers
+and free text checked with one message for the CLI and the web app, label ids checked against the catalog."""
 from __future__ import annotations
 
 import subprocess
@@ -12,10 +12,11 @@ import pytest
 from PIL import Image
 
 from core.contracts import bounds
+from core.imageio import example_photo
 from core.backends import openai_common as oc
 from core.contracts.errors import BackendError, InputError, NotFoundError
 from core.contracts.search_request import SearchRequest
-from core.contracts.sessionlog import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
 
@@ -26,7 +27,7 @@ def test_a_huge_png_is_refused_from_its_header_before_any_pixel_is_decoded(tmp_p
     path = tmp_path / "wide.png"
     Image.new("L", (6000, 5000)).save(path)  # 30 Mpx, a few kB on disk
     with pytest.raises(InputError) as err:
-        bounds.example_photo(path, max_mb=20)
+        example_photo(path, max_mb=20)
     assert "wide.png has 6000x5000 pixels" in err.value.message and str(tmp_path) not in str(err.value)
     assert "megapixels" in err.value.hint
 
@@ -39,8 +40,8 @@ def test_a_79_megapixel_jpeg_is_decoded_reduced_in_little_memory(tmp_path):
     probe = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from core.contracts import bounds
-        image = bounds.example_photo({str(path)!r}, max_mb=20)
+        from core.imageio import example_photo
+        image = example_photo({str(path)!r}, max_mb=20)
         peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM"))
         print(max(image.size), peak // 1024)
         """)
@@ -58,7 +59,7 @@ def test_example_photo_messages_name_the_file_only(tmp_path, name, content, word
     path = tmp_path / name
     path.write_bytes(content)
     with pytest.raises(InputError) as err:
-        bounds.example_photo(path, max_mb=20)
+        example_photo(path, max_mb=20)
     assert words in err.value.message and str(tmp_path) not in str(err.value)
 
 
@@ -66,8 +67,8 @@ def test_example_photo_size_limit_and_count(tmp_path):
     path = tmp_path / "p.jpg"
     Image.new("RGB", (600, 400), (9, 9, 9)).save(path, quality=100)
     with pytest.raises(InputError, match="MB allowed"):
-        bounds.example_photo(path, max_mb=0.001)
-    assert bounds.example_photo(path, max_mb=1).size == (600, 400)
+        example_photo(path, max_mb=0.001)
+    assert example_photo(path, max_mb=1).size == (600, 400)
     with pytest.raises(InputError, match="more than the 8"):
         SearchRequest("x", example_ids=list(range(1, 10))).validate()
 

@@ -11,7 +11,7 @@ import pytest
 from core.contracts.errors import ConfigError
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings, load_settings, parse_places
+from core.config import Settings, load_settings, parse_places
 from core.contracts.world import CatalogTopic
 from core.methods.catalog_evidence import (CatalogEvidence, Vocabulary, asks_only, check, generic_topics,
                                            question_topics, verdict)

@@ -159,3 +159,16 @@ def test_reconcile_follows_the_files(tmp_path):
     assert store.marked == [10, 11, 12] and sorted(ci.detection_ids().tolist()) == [10, 11, 12]
     assert "1 crop vector(s) recorded in the catalog were missing" in said[0]
     assert crops_mod.reconcile(store, ci, 1) == []  # in agreement now: nothing to say
+
+
+def test_a_raised_threshold_leaves_weaker_crops_out(tmp_path):
+    ci = CropIndex(tmp_path, 1, 3)
+    ci.add([1, 2], [10, 20], np.array([[0.1, 0.1, 0.2, 0.2]] * 2), np.stack([unit(1, 0, 0), unit(0.9, 0.1, 0)]),
+           [0.3, 0.8])
+    assert [p for p, _, _ in ci.best(unit(1, 0, 0), 5)] == [10, 20]
+    assert [p for p, _, _ in ci.best(unit(1, 0, 0), 5, min_conf=0.5)] == [20]
+    assert [p for p, _, _ in ci.best(unit(1, 0, 0), 5, pool=np.array([10]), min_conf=0.5)] == []
+    got = ci.best_of(np.array([10, 20]), lambda mat: mat @ unit(1, 0, 0), min_conf=0.5)
+    assert got[0] == -np.inf and got[1] > 0.9
+    ci.save()
+    assert CropIndex(tmp_path, 1, 3).load().table[:, 6].tolist() == [0.3, 0.8]

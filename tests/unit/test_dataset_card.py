@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.ingest import dataset_card, hub_dataset
 from core.ingest.companion_vectors import is_vector_file
 from core.search.banner import hub_line

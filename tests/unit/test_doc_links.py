@@ -70,7 +70,8 @@ def test_every_relative_link_resolves(doc):
 
 def test_the_readme_is_a_front_page():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
-    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move detail into docs/ (at most {README_MAX_LINES})"
+    assert lines <= README_MAX_LINES, (f"README.md has {lines} lines; move detail into docs/ "
+                                       f"(at most {README_MAX_LINES})")
 
 
 def test_the_checker_finds_what_it_should(tmp_path):

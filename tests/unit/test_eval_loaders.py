@@ -99,7 +99,8 @@ def test_inquire_fullrank_two_csvs(tmp_path):
     a.write_text("query_id,image_id,image_path\n1,11,Aves/11.jpg\n1,12,Aves/12.jpg\n2,21,Mammalia/21.jpg\n",
                  encoding="utf-8")
     items = load_inquire_fullrank(q, a)
-    assert [(i.qid, i.query, i.kind) for i in items] == [("1", "A nest with eggs", "Context"), ("2", "Fox in snow", "Context")]
+    assert [(i.qid, i.query, i.kind) for i in items] == [("1", "A nest with eggs", "Context"),
+                                                         ("2", "Fox in snow", "Context")]
     assert items[0].relevant == {"Aves/11.jpg": 1, "Aves/12.jpg": 1} and items[0].whole_corpus
     assert [i.qid for i in load_benchmark("inquire-fullrank", tmp_path)] == ["1", "2"]
     assert len(load_benchmark("inquire-fullrank", f"{q},{a}")) == 2

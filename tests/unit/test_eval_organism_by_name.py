@@ -13,7 +13,7 @@ from core.methods.llm_tasks import Instruction
 from core.methods.organisms import aliases, match_organism, mentions, rule_description
 from core.methods.rules import instruction
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeLLM, FakeSearch
 
 DIM = 8

@@ -11,7 +11,7 @@ import numpy as np
 
 from core.backends.model_facts import llm_facts, model_facts
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.evaluation.answers import answer_evaluator, judge_validity
 from core.evaluation.caveats import model_caveats
 from core.evaluation.engine_methods import engine_methods

@@ -93,3 +93,76 @@ def test_no_import_circles():
 def test_core_has_few_loose_modules():
     loose = sorted(p.name for p in (ROOT / "core").glob("*.py") if p.name != "__init__.py")
     assert len(loose) <= 10, loose
+
+
+# The floors inside core/, lowest first: a module never imports one of a higher floor (lazy imports count too).
+# A module stands on the floor of the longest name listed that holds it (core.camtrap.crops: floor 4, the rest of
+# core.camtrap: floor 3).
+CORE_FLOORS = (
+    ("core.licences", "core.redact"),  # plain helpers the shapes use
+    ("core.contracts",),  # shapes and protocols every layer shares
+    ("core.prompts", "core.imageio", "core.logs", "core.config", "core.plugins", "core.sessions",
+     "core.camtrap"),  # camera-trap records, files and filters read and written
+    ("core.backends", "core.vectors", "core.served", "core.exports", "core.darwincore", "core.dwc",
+     "core.camtrap.crop_index", "core.camtrap.crops"),  # crops: pictures cut and their vectors
+    ("core.ingest", "core.workers", "core.labels", "core.exporting"),
+    ("core.methods",),
+    ("core.search", "core.doctor"),
+    ("core.evaluation",),
+)
+# The one door from ui/ into core: the shapes (core.contracts), the settings it shows, the presets it asks the
+# engine for, the preparation it shows, and the files it serves and writes for people. Everything else the page
+# needs comes through the engine it is handed (core.search.engine.SearchEngine) or through the contracts.
+UI_DOOR = ("core.contracts", "core.config", "core.search.presets", "core.search.preparation", "core.served",
+           "core.imageio", "core.labels", "core.exports", "core.exporting", "core.darwincore", "core.sessions.memory_log",
+           "core.camtrap.filters", "core.camtrap.people")
+
+
+def _core_names(path: Path) -> set[str]:
+    """The core modules `path` imports, as dotted names (`from core import x` names core.x)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("core.")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "core":
+                out |= {f"core.{a.name}" for a in node.names}
+            elif node.module.startswith("core."):
+                out.add(node.module)
+    return out
+
+
+def _floor(module: str) -> int | None:
+    held = [(len(m), i) for i, floor in enumerate(CORE_FLOORS) for m in floor
+            if module == m or module.startswith(m + ".")]
+    return max(held)[1] if held else None
+
+
+def test_every_core_module_stands_on_a_floor():
+    missing = []
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        mod = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        if mod != "core" and _floor(mod) is None:
+            missing.append(mod)
+    assert not missing, f"add these to CORE_FLOORS: {missing}"
+
+
+def test_no_core_import_runs_up_a_floor():
+    bad = []
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        mod = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        own = _floor(mod)
+        for name in sorted(_core_names(path)):
+            theirs = _floor(name)
+            if own is not None and theirs is not None and theirs > own:
+                bad.append(f"{path.relative_to(ROOT)} (floor {own + 1}) imports {name} (floor {theirs + 1})")
+    assert not bad, "\n".join(bad)
+
+
+def test_ui_enters_core_through_its_one_door():
+    bad = []
+    for path in sorted((ROOT / "ui").rglob("*.py")):
+        for name in sorted(_core_names(path)):
+            if not any(name == d or name.startswith(d + ".") for d in UI_DOOR):
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not bad, "\n".join(bad)

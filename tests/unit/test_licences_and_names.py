@@ -147,7 +147,8 @@ def test_records_going_out_carry_the_raw_licence_its_code_and_its_url(tmp_path):
 
 def test_queries_are_normalised_before_they_are_searched_stored_or_compared():
     from core.contracts.search_request import SearchRequest, clean_query
-    from core.contracts.sessionlog import Label, MemorySessionLog
+    from core.contracts.sessionlog import Label
+    from core.sessions.memory_log import MemorySessionLog
 
     composed = unicodedata.normalize("NFC", "the heron of renée")
     typed = ["  the heron of ren\u0065\u0301e ", composed, "the\theron  of renée  "]

@@ -14,7 +14,7 @@ from core.backends import served_model
 from core.backends.gguf_header import GGUFError, read_header
 from core.backends.model_facts import llm_facts
 from core.backends.openai_llm import OpenAILLM
-from core.contracts.world import use_world
+from tests.photos import world_book
 from core.methods import llm_checks, llm_schemas, llm_tasks, rules
 from core.methods.cache import CachedLLM
 from core.methods.disk_cache import DiskCache
@@ -168,18 +168,16 @@ def test_clean_expert_context_is_used_whole_and_labelled():
 
 
 def test_in_the_field_guide_world_a_look_alike_named_by_the_model_is_another_organism():
-    use_world("fieldguide")
-    try:
-        query = "Ember-crested Tuftling feeding on a berry"
-        text, cuts = llm_checks.clean_context(query, "The Ember-crested Tuftling has a red crest. It looks like the "
-                                                     "Gold-crested Tuftling. The bird feeds on berries.")
-        assert text == "The Ember-crested Tuftling has a red crest. The bird feeds on berries." and len(cuts) == 1
-        assert llm_checks.foreign_organisms("Cobalt Pondhopper on sand", "The frog sits on sand.") == []
-        # the rule's own notes (which name the look-alike from the field guide) are used as they are
-        notices: list[str] = []
-        assert "Gold-crested" in llm_tasks.expert_context(FakeLLM(is_standin=True), query, notices) and not notices
-    finally:
-        use_world(None)
+    book = world_book()
+    query = "Ember-crested Tuftling feeding on a berry"
+    text, cuts = llm_checks.clean_context(query, "The Ember-crested Tuftling has a red crest. It looks like the "
+                                                 "Gold-crested Tuftling. The bird feeds on berries.", book)
+    assert text == "The Ember-crested Tuftling has a red crest. The bird feeds on berries." and len(cuts) == 1
+    assert llm_checks.foreign_organisms("Cobalt Pondhopper on sand", "The frog sits on sand.", book) == []
+    # the rule's own notes (which name the look-alike from the field guide) are used as they are
+    notices: list[str] = []
+    assert "Gold-crested" in llm_tasks.expert_context(FakeLLM(is_standin=True), query, notices, book=book)
+    assert not notices
 
 
 # ---- the cached backend carries the model's traits ----------------------------------------------------------
@@ -304,7 +302,7 @@ def test_asking_a_server_that_never_answers_is_bounded_by_the_short_timeout():
     import time
 
     from core.backends.openai_llm import OpenAILLM
-    from core.contracts.settings import Settings
+    from core.config import Settings
 
     with socket.socket() as listener:  # accepts connections and never answers
         listener.bind(("127.0.0.1", 0))

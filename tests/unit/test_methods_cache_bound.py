@@ -20,7 +20,7 @@ from core.methods.cache import CachedLLM
 from core.methods.cache_keys import key_of
 from core.methods.disk_cache import DiskCache
 from core.methods.cached_backends import CachedBackends
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from tests.fakes import FakeEmbedder, FakeLLM
 
 KIB = 1 << 10

@@ -6,6 +6,7 @@ import json
 from core.methods import llm_tasks, rules
 from core.methods.decompose import rule_decompose, satisfies, tokens
 from tests.fakes import FakeLLM
+from tests.photos import world_book
 
 
 def test_rule_llm_uses_rules_without_notice():
@@ -75,15 +76,17 @@ def test_decomposition_and_token_match():
 def test_plugir_rules():
     # "yes" adds the question's content in the world's words, so does free text in them ("red wings" -> "with red
     # wings"); "no" / "not sure" add nothing
+    book = world_book()
     assert rules.reformulate("a bird", [("Is the bird perching?", "yes"), ("Colour?", "red wings"),
-                                        ("Is it night?", "not sure"), ("Is it wet?", "no")]) == \
+                                        ("Is it night?", "not sure"), ("Is it wet?", "no")], book) == \
         "a bird, perched, with red wings"
-    assert rules.reformulate("a nest", [("Does the photo show a cowbird egg?", "yes: a speckled egg")]) == \
+    assert rules.reformulate("a nest", [("Does the photo show a cowbird egg?", "yes: a speckled egg")], book) == \
         "a nest, a cowbird egg"  # outside the world's words: the question's content, never the reason
-    qs = rules.questions("a bird", [], ["bird, perching, red wings", "bird, flying, red wings", "bird, perching"], 3)
+    qs = rules.questions("a bird", [], ["bird, perching, red wings", "bird, flying, red wings", "bird, perching"], 3,
+                         book)
     assert len(qs) == 3 and all(q.endswith("?") for q in qs)
     kept = rules.uncertain_questions("a bird with red wings", [], ["Does the photo show red wings?",
-                                                                   "Does the photo show a nest?"])
+                                                                   "Does the photo show a nest?"], book)
     assert kept == ["Does the photo show a nest?"]
 
 
@@ -96,7 +99,8 @@ def test_filter_keeps_uncertain_and_never_empties():
     llm2 = FakeLLM({"try to answer": json.dumps({"answers": ["yes", "no"]})})
     turns = [("Does the photo show red wings?", "no")]
     kept = llm_tasks.filter_questions(llm2, "c", turns, ["q1?", "q2?"], notices,
-                                      ["red wings, perching", "blue wings, flying", "perching on a twig"], n=3)
+                                      ["red wings, perching", "blue wings, flying", "perching on a twig"], n=3,
+                                      book=world_book())
     assert kept and not {"q1?", "q2?", turns[0][0]} & set(kept)
     assert kept[0] == "Are its wings blue?"  # the rule's best split that the dialogue does not settle yet
     assert any("already answer every proposed question" in n for n in notices)
@@ -112,9 +116,10 @@ def test_rule_reads_how_does_part_of_a_differ_from_that_of_b():
     from core.methods.rules import instruction
 
     ins = instruction("How does the crest of the Ember-crested Tuftling (Tuftilla rubrifrons) differ from that of "
-                      "the Gold-crested Tuftling (Tuftilla aurifrons)?")
+                      "the Gold-crested Tuftling (Tuftilla aurifrons)?", world_book())
     assert ins.kind == "comparison"
-    assert ins.organisms == ["Ember-crested Tuftling (Tuftilla rubrifrons)", "Gold-crested Tuftling (Tuftilla aurifrons)"]
+    assert ins.organisms == ["Ember-crested Tuftling (Tuftilla rubrifrons)",
+                             "Gold-crested Tuftling (Tuftilla aurifrons)"]
     # each description names its own organism, the part and the view that shows it, not the other name
     assert ins.descriptions == ["an Ember-crested Tuftling seen from the side showing its crest",
                                 "a Gold-crested Tuftling seen from the side showing its crest"]

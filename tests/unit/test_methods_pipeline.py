@@ -13,7 +13,7 @@ from core.backends.base import JudgeRequest
 from core.search.engine import SearchEngine
 from core.contracts.search_request import SearchRequest
 from core.contracts.records import Filters, Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM, FakeSearch
 
 DIM = 8
@@ -49,8 +49,8 @@ def test_visret_fuses_generated_images_and_drops_failures(tmp_path):
     gen = FakeGenerator(colours=COLOURS, fail_seeds=[1])
     search = corpus(tmp_path, FakeBackends(embedder=emb, generator=gen))
     events = []
-    res = SearchEngine(search, search.backends).search(SearchRequest("a blue beetle on a leaf", method="visret", m=3, k=4),
-                               on_event=events.append)
+    res = SearchEngine(search, search.backends).search(
+        SearchRequest("a blue beetle on a leaf", method="visret", m=3, k=4), on_event=events.append)
     v = res.stages["visret"]
     assert [x["seed"] for x in v["visualizations"]] == [0, 2]
     assert v["failed"][0]["seed"] == 1 and any("failed and was dropped" in n for n in res.notices)
@@ -72,8 +72,8 @@ def test_visret_all_failed_falls_back_to_rewrite(tmp_path):
 
 def test_visret_comparison_gives_one_list_per_organism(tmp_path):
     search = corpus(tmp_path)
-    res = SearchEngine(search, search.backends).search(SearchRequest("What is the difference between the red frog and the blue beetle?",
-                                             method="visret", m=1))
+    res = SearchEngine(search, search.backends).search(
+        SearchRequest("What is the difference between the red frog and the blue beetle?", method="visret", m=1))
     v = res.stages["visret"]
     assert v["kind"] == "comparison" and v["organisms"] == ["red frog", "blue beetle"]
     assert len(v["per_organism"]) == 2 and len(v["visualizations"]) == 2
@@ -100,7 +100,8 @@ def test_example_photos_join_the_fusion(tmp_path):
 def test_rerank_chains_earlier_answers_and_scores(tmp_path):
     judge = FakeJudge(lambda r: 0.9 if r.photo.id in (6, 2) else 0.2)
     search = corpus(tmp_path, FakeBackends(judge=judge), rerank_subquestions=3)
-    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog on a leaf", rerank="full", rerank_k=12, k=6))
+    res = SearchEngine(search, search.backends).search(
+        SearchRequest("a red frog on a leaf", rerank="full", rerank_k=12, k=6))
     rr = res.stages["rerank"]
     assert len(rr["subquestions"]) >= 2 and rr["context"]
     by_photo: dict[int, list[JudgeRequest]] = {}
@@ -158,7 +159,8 @@ def test_repeated_query_makes_no_backend_call(tmp_path):
     first = SearchEngine(search, search.backends).search(SearchRequest(**req))
     assert first.stages["cache"]["backend_calls_total"] > 0
     loads = search.loads
-    second = SearchEngine(search, search.backends).search(SearchRequest(**req))  # a new pipeline: only the disk cache is shared
+    # a new pipeline: only the disk cache is shared
+    second = SearchEngine(search, search.backends).search(SearchRequest(**req))
     assert second.stages["cache"]["backend_calls_total"] == 0 and second.stages["cache"]["cache_hits_total"] > 0
     assert search.loads == loads  # cached judge answers never read the photo
     assert [h.photo_id for h in first.hits] == [h.photo_id for h in second.hits]
@@ -166,8 +168,8 @@ def test_repeated_query_makes_no_backend_call(tmp_path):
 
 def test_coverage_and_answer(tmp_path):
     search = corpus(tmp_path)
-    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog and a blue beetle and a snake", coverage=True,
-                                             answer=True, reference=True))
+    res = SearchEngine(search, search.backends).search(
+        SearchRequest("a red frog and a blue beetle and a snake", coverage=True, answer=True, reference=True))
     cov = res.stages["coverage"]
     assert [q["text"] for q in cov["subqueries"]] == ["red frog", "blue beetle", "snake"]
     assert cov["uncovered"] == [2]
@@ -206,13 +208,15 @@ def test_feedback_moves_the_ranking(tmp_path):
     search = corpus(tmp_path)
     pipe = SearchEngine(search, search.backends)
     base = pipe.search(SearchRequest("zzz qqq", k=3))
-    moved = pipe.search(SearchRequest("zzz qqq", k=3, relevant_ids=[7, 15 - 8], nonrelevant_ids=[base.hits[0].photo_id]))
+    moved = pipe.search(SearchRequest("zzz qqq", k=3, relevant_ids=[7, 15 - 8],
+                                      nonrelevant_ids=[base.hits[0].photo_id]))
     assert moved.hits[0].photo_id in (7, 15) and moved.stages["feedback"]["relevant"] == [7, 7]
 
 
 def test_pool_filter_and_stream(tmp_path):
     search = corpus(tmp_path)
-    events = list(SearchEngine(search, search.backends).stream(SearchRequest("red frog", filters=Filters(ids=(2, 3)), rerank="direct")))
+    events = list(SearchEngine(search, search.backends).stream(
+        SearchRequest("red frog", filters=Filters(ids=(2, 3)), rerank="direct")))
     assert events[-1].kind == "done"
     res = events[-1].result
     assert {h.photo_id for h in res.hits} == {2, 3} and res.pool_size == 2
@@ -222,7 +226,8 @@ def test_pool_filter_and_stream(tmp_path):
 def test_llm_failure_degrades_with_notice(tmp_path):
     llm = FakeLLM({"": RuntimeError("server down")})
     search = corpus(tmp_path, FakeBackends(llm=llm))
-    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="rewrite", rerank="full", coverage=True))
+    res = SearchEngine(search, search.backends).search(
+        SearchRequest("a red frog", method="rewrite", rerank="full", coverage=True))
     assert any("language model failed" in n for n in res.notices) and res.hits
     assert not math.isnan(res.hits[0].score)
 
@@ -240,8 +245,9 @@ def test_hung_judge_times_out_and_keeps_first_stage_order(tmp_path):
 
 def test_empty_pool_runs_every_stage_without_error(tmp_path):
     search = corpus(tmp_path)
-    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=1, rerank="full", coverage=True,
-                                             answer=True, filters=Filters(ids=(999,))))
+    res = SearchEngine(search, search.backends).search(
+        SearchRequest("a red frog", method="visret", m=1, rerank="full", coverage=True, answer=True,
+                      filters=Filters(ids=(999,))))
     assert res.hits == [] and "rerank" not in res.stages
     assert res.stages["coverage"]["uncovered"] == [0] and res.stages["coverage"]["photos"] == []
     json.dumps(res.to_json())

@@ -8,7 +8,8 @@ import numpy as np
 from core.search.engine import SearchEngine
 from core.methods.plugir import DialogueSession
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
+from tests.photos import world_book, world_books
 from tests.fakes import FakeBackends, FakeEmbedder, FakeLLM, FakeSearch
 
 DIM = 8
@@ -27,7 +28,7 @@ def make(tmp_path, llm=None, n=40):
 
 
 def test_session_asks_grounded_questions_and_re_retrieves(tmp_path):
-    session = DialogueSession(make(tmp_path), "a small bird")
+    session = DialogueSession(make(tmp_path), "a small bird", rules=world_books())
     q = session.next_question()
     assert q.text.endswith("?") and q.n_candidates == 30 and 1 <= len(q.candidates) <= 4
     assert len({c["cluster"] for c in q.candidates}) == len(q.candidates)
@@ -51,7 +52,7 @@ def test_session_uses_llm_questioner_and_kl_choice(tmp_path):
                                                           "Is it on a flower?"]}),
         "try to answer": json.dumps({"answers": ["uncertain", "uncertain", "no"]}),
         "concise caption": "a small bird that flies"})
-    session = DialogueSession(make(tmp_path, llm), "a small bird")
+    session = DialogueSession(make(tmp_path, llm), "a small bird", rules=world_books())
     q = session.next_question()
     assert q.proposed == ["Is it flying?", "Are the wings red?", "Is it on a flower?"]
     assert q.kept == ["Is it flying?", "Are the wings red?"] and len(q.kl) == 2
@@ -65,7 +66,7 @@ def test_filter_falls_back_to_new_rule_questions_not_the_redundant_ones(tmp_path
     proposed = ["Is it a bird?", "Is it small?"]
     llm = FakeLLM({"clarifying questions": json.dumps({"questions": proposed}),
                    "try to answer": json.dumps({"answers": ["yes", "yes"]})})  # both already answered
-    session = DialogueSession(make(tmp_path, llm), "a small bird")
+    session = DialogueSession(make(tmp_path, llm), "a small bird", rules=world_books())
     session.turns.append(("Is the subject seen from the side?", "yes"))  # asked before: never asked again
     q = session.next_question()
     assert q.proposed == proposed and q.kept and not set(q.kept) & set(proposed)
@@ -87,7 +88,7 @@ def test_captions_stay_aligned_with_ids_when_the_catalog_lacks_one(tmp_path):
     search = make(tmp_path)
     gone = 7
     del search._photos[gone]  # still in the index, no longer in the catalog
-    session = DialogueSession(search, "a small bird")
+    session = DialogueSession(search, "a small bird", rules=world_books())
     caps = session._captions([3, gone, 9])
     assert caps == [search._photos[3].caption, "", search._photos[9].caption]
     assert any("not in the catalog" in n for n in session.notices)
@@ -99,7 +100,7 @@ def test_marking_an_unknown_photo_is_an_input_error_and_changes_nothing(tmp_path
 
     from core.contracts.errors import InputError
 
-    session = DialogueSession(make(tmp_path), "a small bird")
+    session = DialogueSession(make(tmp_path), "a small bird", rules=world_books())
     with pytest.raises(InputError, match="photo id 999 is not in the index"):
         session.answer(marked=[999])
     assert session.relevant == [] and session.turns == []
@@ -136,15 +137,12 @@ def test_user_reply_strips_judge_boilerplate():
     from core.methods.rules import reformulate
 
     turns = [("Are the wings red?", "yes: a red patch on the wing"), ("Is it flying?", "no: it sits on a twig")]
-    assert reformulate("a bird", turns) == "a bird, with red wings"  # the confirmed fact, not the reason
+    assert reformulate("a bird", turns, world_book()) == "a bird, with red wings"  # the confirmed fact, not the reason
 
 
 def test_the_generic_path_asks_nothing_the_named_group_cannot_have(tmp_path):
     """A real-looking collection outside any world: what is named comes from the catalog's taxonomy and group
     words, and a question about wings for a frog is dropped, whoever wrote it (the model or the rule)."""
-    from core.contracts.world import use_world
-
-    use_world(None)
     rng = np.random.default_rng(2)
     frog = dict(common_name="Green Frog", scientific_name="Lithobates clamitans", kingdom="Animalia",
                 class_name="Amphibia", order="Anura")

@@ -14,7 +14,7 @@ from core.methods.disk_cache import DiskCache
 from core.search.engine import SearchEngine
 from core.contracts.search_request import SearchRequest
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeJudge, FakeSearch
 
 DIM = 8
@@ -40,7 +40,8 @@ def test_each_vote_is_its_own_judge_request_and_cache_entry(tmp_path):
     assert ans["votes"] == ["yes", "no", "no"] and ans["answer"] == "no"
     # the confidence is the mean p_yes of the majority's votes (the two "no" draws), not of all three
     assert ans["p_yes"] == pytest.approx(0.2, abs=1e-6)
-    again = SearchEngine(search, search.backends).search(SearchRequest(**request))  # every vote answered from its own cache entry
+    # every vote answered from its own cache entry
+    again = SearchEngine(search, search.backends).search(SearchRequest(**request))
     assert len(judge.calls) == 6 and again.stages["cache"]["backend_calls_total"] == 0
     assert again.stages["rerank"]["photos"][0]["answers"][0]["votes"] == ["yes", "no", "no"]
 
@@ -68,7 +69,8 @@ def test_openai_judge_samples_votes_after_the_first():
 
 def test_one_failed_photo_keeps_the_other_judge_scores(tmp_path):
     base_search = corpus(tmp_path / "base", FakeJudge())
-    base = [h.photo_id for h in SearchEngine(base_search, base_search.backends).search(SearchRequest("red frog", k=6)).hits]
+    first = SearchEngine(base_search, base_search.backends).search(SearchRequest("red frog", k=6))
+    base = [h.photo_id for h in first.hits]
     failing = base[1]
     # the judge prefers the first-stage order reversed, and fails on the second photo
     score = {pid: 0.1 + 0.1 * r for r, pid in enumerate(base)}

@@ -14,7 +14,7 @@ from core.search.engine import SearchEngine
 from core.contracts.search_request import SearchRequest
 from core.methods.rules import instruction
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeSearch
 
 DIM = 8
@@ -98,7 +98,8 @@ def test_eval_item_scores_its_own_organism_end_to_end(tmp_path):
 def test_visret_budget_failures_are_reported_per_picture(tmp_path):
     search = corpus(tmp_path, max_generated=1)
     events = []
-    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=3), on_event=events.append)
+    res = SearchEngine(search, search.backends).search(SearchRequest("a red frog", method="visret", m=3),
+                                                       on_event=events.append)
     v = res.stages["visret"]
     assert len(v["visualizations"]) == 1 and [f["error"] for f in v["failed"]] == ["budget", "budget"]
     failed_events = [e for e in events if e.kind == "visualization" and not e.ok]

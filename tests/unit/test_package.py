@@ -42,3 +42,11 @@ def test_the_environment_imports_the_project_from_any_folder(tmp_path):
                           timeout=120, check=False)
     assert done.returncode == 0, ("the project is not installed in this environment: run `bash scripts/setup.sh` "
                                   f"(it runs pip install --no-deps -e .)\n{done.stderr[-2000:]}")
+
+
+def test_the_test_script_runs_ruff_before_pytest_in_both_lanes():
+    script = (ROOT / "test.sh").read_text(encoding="utf-8")
+    lint = script.index('/bin/ruff" check .')
+    assert lint < script.index("--lane fast") and lint < script.rindex('-m pytest "$@"')
+    assert "ruff==" in (ROOT / "requirements-dev.txt").read_text(encoding="utf-8")
+    assert "[tool.ruff.lint]" in (ROOT / "pyproject.toml").read_text(encoding="utf-8")

@@ -11,7 +11,8 @@ from fieldguide.world import sample_observations
 from core.methods.constraints import question_key
 from core.methods.plugir import DialogueSession
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
+from tests.photos import world_books
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeLLM, FakeSearch
 
 DIM = 16
@@ -48,7 +49,7 @@ def top(session) -> list[int]:
 
 def test_three_noes_change_the_candidates_each_turn_and_no_question_repeats(tmp_path):
     search = world_search(tmp_path)
-    session = DialogueSession(search, "a bird")
+    session = DialogueSession(search, "a bird", rules=world_books())
     asked, keys = [], []
     before = top(session)
     for _ in range(3):
@@ -67,11 +68,11 @@ def test_three_noes_change_the_candidates_each_turn_and_no_question_repeats(tmp_
     assert [c.wanted for c in session.constraints] == [False, False, False]
     assert all(c.checked == len(search._photos) and c.contradicting > 0 for c in session.constraints)
     assert session.caption == "a bird"  # a "no" is a constraint on the candidates, not words in the description
-    assert len({question_key(t) for t, _ in session.turns}) == 3
+    assert len({question_key(t, session.book) for t, _ in session.turns}) == 3
 
 
 def test_not_sure_changes_nothing_and_is_never_asked_again(tmp_path):
-    session = DialogueSession(world_search(tmp_path), "a bird")
+    session = DialogueSession(world_search(tmp_path), "a bird", rules=world_books())
     q = session.next_question()
     ranked, caption = list(session.ranked), session.caption
     session.answer("not sure")
@@ -87,9 +88,9 @@ def test_paraphrases_and_questions_that_do_not_split_are_not_asked(tmp_path):
     llm = FakeLLM({"clarifying questions": json.dumps({"questions": proposals}),
                    "try to answer": json.dumps({"answers": ["uncertain"] * 3}),
                    "concise caption": "a bird"}, is_standin=False)
-    session = DialogueSession(world_search(tmp_path, llm), "a bird")
+    session = DialogueSession(world_search(tmp_path, llm), "a bird", rules=world_books())
     session.turns.append(("Is it seen from below?", "no"))
-    session.asked_keys.append(question_key("Is it seen from below?"))
+    session.asked_keys.append(question_key("Is it seen from below?", session.book))
     q = session.next_question()
     reasons = {d["question"]: d["reason"] for d in q.dropped}
     assert reasons["Is this an underside view?"].startswith("asked before")  # same meaning, other words
@@ -101,7 +102,7 @@ def test_paraphrases_and_questions_that_do_not_split_are_not_asked(tmp_path):
 
 def test_yes_keeps_the_candidates_that_have_it_on_top(tmp_path):
     search = world_search(tmp_path)
-    session = DialogueSession(search, "a bird")
+    session = DialogueSession(search, "a bird", rules=world_books())
     q = session.next_question()
     session.answer("yes")
     facts = {f for f in q.facts if not f.startswith("part:")}
@@ -113,7 +114,7 @@ def test_yes_keeps_the_candidates_that_have_it_on_top(tmp_path):
 
 def test_marked_photos_feed_back_as_photos_with_their_ranks(tmp_path):
     search = world_search(tmp_path)
-    session = DialogueSession(search, "a bird")
+    session = DialogueSession(search, "a bird", rules=world_books())
     session.next_question()
     first = top(session)
     chosen = [first[2], first[4]]
@@ -129,7 +130,7 @@ def test_marked_photos_feed_back_as_photos_with_their_ranks(tmp_path):
 def test_a_failing_judge_is_reported_and_the_embedding_ranking_stays(tmp_path):
     search = world_search(tmp_path)
     search.backends.judge = FakeJudge(fail=True)
-    session = DialogueSession(search, "a bird")
+    session = DialogueSession(search, "a bird", rules=world_books())
     session.next_question()
     ranked = list(session.ranked)
     session.answer("no")

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from core.contracts.records import Filters, Photo
-from core.contracts.world import use_world
 from core.ingest.iconic import apply_iconic_group
 from core.methods import rules
 from core.search.groups import Group, find_group, group_first, real_group
@@ -15,6 +14,9 @@ from fieldguide.judge import FieldGuideJudge
 from fieldguide.reading import read_text
 from fieldguide.taxa import group_taxa, plan_taxa
 from fieldguide.species import SPECIES, by_name
+from tests.photos import world_book
+
+BOOK = world_book()  # the field-guide world's rule book, for the world's requests
 
 # ---- the generic language rules (text outside any world) ------------------------------------------------
 
@@ -36,7 +38,6 @@ def test_count_phrases_say_how_many_and_leave_the_rest():
 
 
 def test_generic_sub_questions_are_grammatical_for_plurals_and_counts():
-    use_world(None)
     assert rules.subquestions("two herons side by side on sand", 3)[:2] == [
         "Are there two herons in the photo?", "Are the herons on sand?"]
     assert rules.subquestions("a pair of mallards swimming", 3)[:2] == [
@@ -56,7 +57,6 @@ def test_generic_sub_questions_are_grammatical_for_plurals_and_counts():
 
 
 def test_generic_parts_keep_the_number_and_drop_the_count_phrase():
-    use_world(None)
     parts, split = rules.decomposition("two herons side by side on sand", 4)
     assert split and [(p.text, p.core) for p in parts] == [("two herons", "herons"), ("sand", "sand")]
     parts, _ = rules.decomposition("a pair of mallards swimming", 4)
@@ -77,19 +77,20 @@ def test_world_reads_plural_species_names_and_counts():
 
 
 def test_world_sub_questions_are_plural_and_checkable():
-    qs = rules.subquestions("two Cobalt Pondhoppers side by side on sand", 3)
+    qs = rules.subquestions("two Cobalt Pondhoppers side by side on sand", 3, BOOK)
     assert qs == ["Are these Cobalt Pondhoppers?", "Are there two of them?", "Are they on sand?"]
     assert not any(FieldGuideJudge.unseen(q) for q in qs)  # the checker can see each of them
-    assert rules.subquestions("a pair of Slate Reedpipers perched on a branch", 3)[:2] == [
+    assert rules.subquestions("a pair of Slate Reedpipers perched on a branch", 3, BOOK)[:2] == [
         "Are these Slate Reedpipers?", "Are there two of them?"]
-    assert rules.subquestions("several frogs sitting on sand", 3)[:2] == ["Are these frogs?",
-                                                                         "Are there several of them?"]
-    assert rules.subquestions("Gold-crested Tuftlings feeding on a berry", 3) == [
+    assert rules.subquestions("several frogs sitting on sand", 3, BOOK)[:2] == ["Are these frogs?",
+                                                                               "Are there several of them?"]
+    assert rules.subquestions("Gold-crested Tuftlings feeding on a berry", 3, BOOK) == [
         "Are these Gold-crested Tuftlings?", "Are they feeding on a berry?"]
     # the singular is unchanged
-    assert rules.subquestions("a Cobalt Pondhopper on sand", 3) == ["Is this a Cobalt Pondhopper?", "Is it on sand?"]
+    assert rules.subquestions("a Cobalt Pondhopper on sand", 3, BOOK) == ["Is this a Cobalt Pondhopper?",
+                                                                         "Is it on sand?"]
     # the plural description names the species in the plural
-    assert rules.instruction("two Cobalt Pondhoppers side by side on sand").descriptions == [
+    assert rules.instruction("two Cobalt Pondhoppers side by side on sand", BOOK).descriptions == [
         "two Cobalt Pondhoppers on sand"]
 
 
@@ -147,7 +148,6 @@ class _Corpus:
 
 
 def test_find_group_uses_the_first_taxon_the_catalog_records():
-    use_world(None)
     group = find_group(_Corpus(), "birds on a wire", None)
     assert group == Group("birds", "Aves", frozenset({1, 3, 5}))
     assert find_group(_Corpus(), "a frog on a leaf", None) is None  # the catalog records no Anura or Amphibia

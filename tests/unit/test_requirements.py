@@ -11,7 +11,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_CODE = ["app.py", "core", "cli", "ui", "storage"]
-LAZY_EXTRAS = {"llama_cpp", "ray"}  # imported only when chosen: llm=llama_cpp (requirements-llama.txt), ingest --engine ray (requirements-dev.txt; a missing ray is a clear error)
+# imported only when chosen: llm=llama_cpp (requirements-llama.txt), ingest --engine ray (requirements-dev.txt; a
+# missing ray is a clear error)
+LAZY_EXTRAS = {"llama_cpp", "ray"}
 
 
 def _names(path: str) -> set[str]:

@@ -14,7 +14,7 @@ from core.backends.openai_judge import OpenAIJudge
 from core.backends.reach import NOT_CHECKED, abstain, notice_text, phrases
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.methods.cache import CachedJudge
 from core.methods.disk_cache import DiskCache
 from core.methods.rerank import answer_entry, passed, photo_score
@@ -48,7 +48,8 @@ def engine(tmp_path, judge, n=6):
     vecs = np.eye(DIM)[[i % DIM for i in range(n)]] + 0.01 * rng.standard_normal((n, DIM))
     photos = [Photo(path=f"p{i}.png", id=i + 1, caption=f"a frog {i}") for i in range(n)]
     s = Settings(data_dir=str(tmp_path), k=n, rerank_k=n)
-    search = FakeSearch(photos, vecs.astype(np.float32), s, backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge))
+    search = FakeSearch(photos, vecs.astype(np.float32), s,
+                        backends=FakeBackends(embedder=FakeEmbedder(DIM), judge=judge))
     return SearchEngine(search, search.backends)
 
 

@@ -20,6 +20,9 @@ from core.methods.decompose import CaptionTerms, satisfies
 from core.methods.pareto import uncovered
 from core.contracts.records import Photo
 from tests.fakes import FakeLLM
+from tests.photos import world_book
+
+BOOK = world_book()  # every request here is in the field-guide world's terms
 
 QUESTION_WORDS = ("Is", "Are", "Does", "Do", "Did", "Can", "Has", "Have", "What", "Which", "How")
 # words a garbled question repeats ("Does the photo show does the crest of ..."); articles may repeat
@@ -45,7 +48,7 @@ def test_sub_questions_read_as_a_naturalist_would_write_them(world):
     _, queries = world
     for q in queries:
         notices: list[str] = []
-        qs = llm_tasks.subquestions(FakeLLM(is_standin=True), q["text"], "", 3, notices)
+        qs = llm_tasks.subquestions(FakeLLM(is_standin=True), q["text"], "", 3, notices, book=BOOK)
         assert notices == [], (q["text"], notices)  # the rule's answer passed the same checks as an LLM's
         assert 2 <= len(qs) <= 3
         for s in qs:
@@ -59,7 +62,7 @@ def test_sub_questions_read_as_a_naturalist_would_write_them(world):
             assert qs[0].count(names[0]) == 1, (q["text"], qs)  # the identity question names the species once
             for name in names[:3]:
                 assert sum(s.count(name) for s in qs) == 1, (q["text"], qs)
-        keys = [question_key(s) for s in qs]  # no two questions alike in meaning (one per compared organism)
+        keys = [question_key(s, BOOK) for s in qs]  # no two questions alike in meaning (one per compared organism)
         assert len(set(keys)) == len(keys), (q["text"], qs)
         if q["kind"] == "comparison":
             assert " or " in keys[0] and "species=" not in keys[1]  # "Is this an A or a B?", then the part
@@ -69,7 +72,7 @@ def test_decomposition_parts_keep_their_organism_with_one_modifier(world):
     _, queries = world
     for q in queries:
         notices: list[str] = []
-        parts = llm_tasks.decompose(FakeLLM(is_standin=True), q["text"], notices)
+        parts = llm_tasks.decompose(FakeLLM(is_standin=True), q["text"], notices, book=BOOK)
         assert notices == [], (q["text"], notices)
         req = read_request(q["text"])
         assert req is not None, q["text"]
@@ -88,11 +91,11 @@ def test_decomposition_parts_keep_their_organism_with_one_modifier(world):
 
 def test_in_bud_and_full_bloom_stay_with_their_plant():
     parts = llm_tasks.decompose(FakeLLM(is_standin=True), "Snowcup Bellwort in full bloom, Streaked Mossleaper "
-                                                           "tadpole and Violet Starbloom in bud", [])
+                                                           "tadpole and Violet Starbloom in bud", [], book=BOOK)
     assert [p.text for p in parts] == ["Snowcup Bellwort in full bloom", "Streaked Mossleaper tadpole",
                                        "Violet Starbloom in bud"]
     subs = llm_tasks.decompose(FakeLLM(is_standin=True), "Slate Reedpiper showing both its black crest and its "
-                                                          "orange belly", [])
+                                                          "orange belly", [], book=BOOK)
     assert [p.text for p in subs] == ["Slate Reedpiper with a black crest", "Slate Reedpiper with an orange belly"]
 
 
@@ -106,8 +109,8 @@ def test_no_part_is_uncovered_when_the_world_holds_a_photo_of_it(world):
     truths = [scene_facts(o.species, o.scene) for o in obs]
     checked = 0
     for q in queries:
-        parts = llm_tasks.decompose(FakeLLM(is_standin=True), q["text"], [])
-        sat = np.array([[satisfies(p.text, c) for p in parts] for c in captions], dtype=np.int8)
+        parts = llm_tasks.decompose(FakeLLM(is_standin=True), q["text"], [], book=BOOK)
+        sat = np.array([[satisfies(p.text, c, BOOK) for p in parts] for c in captions], dtype=np.int8)
         for j, p in enumerate(parts):
             need = text_facts(p.text, defaults=False)
             shown = [i for i, t in enumerate(truths) if need <= t]
@@ -122,7 +125,8 @@ def test_reformulation_keeps_the_whole_description_and_adds_what_was_confirmed(w
     notices: list[str] = []
 
     def say(description: str, turns: list[tuple[str, str]]) -> str:
-        return llm_tasks.reformulate(FakeLLM(is_standin=True), description, description, turns, notices)
+        return llm_tasks.reformulate(FakeLLM(is_standin=True), description, description, turns, notices,
+                                   book=BOOK)
 
     start = "a bird perched on a branch"
     # "no" and "not sure" add nothing; nothing of the description is lost (the pose and where it sits)

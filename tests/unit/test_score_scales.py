@@ -11,8 +11,8 @@ import pytest
 
 from core.backends.base import JudgeAnswer
 from core.backends.reach import abstain
+from core.config import Settings
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
 from core.methods.rerank import answer_entry, photo_score
 from core.search import scales
 from core.search.engine import SearchEngine
@@ -34,6 +34,11 @@ def test_a_similarity_is_a_cosine_clamped_to_0_1(cosine, shown):
     assert scales.similarity(cosine) == shown
     text = present.score_text({"id": 1, "similarity": cosine}, "similarity")
     assert text == ("–" if shown is None else f"{shown:.2f}") and not text.startswith("-0")
+
+
+def test_the_page_holds_to_the_ranges_core_sets():
+    assert present.SCALE_RANGES == {"similarity": scales.SIMILARITY_RANGE, "pictures": scales.SIMILARITY_RANGE,
+                                    "checks": scales.CHECKS_RANGE}
 
 
 @pytest.mark.parametrize("ps, expected, page", [

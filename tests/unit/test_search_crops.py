@@ -4,7 +4,7 @@ import numpy as np
 from PIL import Image
 
 from core.contracts.records import Photo
-from core.contracts.settings import load_settings
+from core.config import load_settings
 from core.methods.budget import Budget
 from core.methods.run import Run
 

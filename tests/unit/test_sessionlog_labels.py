@@ -10,7 +10,8 @@ import pytest
 from core.contracts.errors import InputError
 from core.labels import INQUIRE_RERANK_COLUMNS, agreement, cohen_kappa, export_labels, latest
 from core.contracts.records import Photo
-from core.contracts.sessionlog import Label, MemorySessionLog
+from core.contracts.sessionlog import Label
+from core.sessions.memory_log import MemorySessionLog
 
 
 def _lb(photo, label, who="a", query="q"):

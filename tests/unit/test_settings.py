@@ -2,7 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from core.contracts.errors import ConfigError
-from core.contracts.settings import Settings, field_help, load_settings, masked
+from core.config import Settings, field_help, load_settings, masked
 
 
 def test_defaults_then_toml_then_environment(tmp_path):
@@ -162,7 +162,7 @@ def test_a_bad_file_value_counts_even_where_the_environment_overrides_it(tmp_pat
 
 
 def test_the_model_declares_type_range_choices_and_help():
-    from core.contracts.settings import allowed, field_choices, field_range
+    from core.config import allowed, field_choices, field_range
 
     assert field_range("port") == (1, 65535) and field_choices("index_type") == ("flat", "ivfpq", "hnsw")
     assert allowed("k") == "whole number 1-1000" and allowed("index_on_disk") == "true or false"

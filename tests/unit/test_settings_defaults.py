@@ -39,4 +39,4 @@ def test_no_setting_is_read_with_a_default_of_its_own():
     repeated = [f"{path.relative_to(ROOT)}:{line}: {code}" for path in files
                 for line, code in _defaulted_setting_reads(path.read_text(encoding="utf-8"))]
     assert not repeated, ("settings read with a default of their own (use settings.NAME; the default belongs in "
-                          "core/contracts/settings.py):\n" + "\n".join(repeated))
+                          "core/config/settings.py):\n" + "\n".join(repeated))

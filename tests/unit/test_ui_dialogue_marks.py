@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from core.contracts.sessionlog import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui import strings as S
 from ui.dialogue_handlers import DialogueHandlers

@@ -10,7 +10,7 @@ from PIL import Image
 
 from core.search.engine import SearchEngine
 from core.contracts.records import Photo
-from core.contracts.settings import Settings
+from core.config import Settings
 from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
 
 N_PHOTOS = 12

@@ -14,7 +14,7 @@ import pytest
 
 from core.labels import ADJUDICATED
 from core.search.presets import request_for
-from core.contracts.sessionlog import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers
 

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 import gradio as gr
 import pytest
 
-from core.contracts.sessionlog import Label, RequestRecord, MemorySessionLog
+from core.contracts.sessionlog import Label, RequestRecord
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
@@ -32,7 +33,8 @@ def test_two_dialogue_turns_update_gallery_and_log(setup):
     chat, _, gallery2, *_, st = h.not_sure(st)
     assert gallery2 != gallery1 and chat[-2] == {"role": "user", "content": "not sure"}
     detail = log.session(st["id"])
-    assert [(t.question, t.answer) for t in detail.turns] == [("", "a frog on a leaf"), ("Question 1?", "yes · these look right: #2"),
+    assert [(t.question, t.answer) for t in detail.turns] == [("", "a frog on a leaf"),
+                                                              ("Question 1?", "yes · these look right: #2"),
                                                               ("Question 2?", "not sure")]
     assert all(t.request_id for t in detail.turns) and len(detail.requests) == 3
     with pytest.raises(gr.Error, match="empty"):

@@ -14,7 +14,8 @@ def test_explanation_shows_coverage_and_escapes_metadata():
     assert "Covers: calling" in html and "&lt;i&gt;Rana&lt;/i&gt;" in html and "a &amp; b" in html
     md = present.evidence_md({**stages, "answer": {"text": "It calls <loudly>", "cited_ids": [7, 3]}},
                               [{"id": 3, "rank": 1}, {"id": 7, "rank": 2}])
-    assert "&lt;loudly&gt;" in md and re.sub(r"<[^>]+>", "", md).count("photos #2, #1") == 1 and "Parts of the query:** frog; calling" in md
+    assert "&lt;loudly&gt;" in md and re.sub(r"<[^>]+>", "", md).count("photos #2, #1") == 1
+    assert "Parts of the query:** frog; calling" in md
     header = present.cover_header([{**hit, "covers": ["calling"]}, {"id": 8, "rank": 2}], stages)
     assert "**#1: the photo that shows the most parts of your query**" in header
     assert "from #2 on, the photos closest to your whole query." in header and "Parts no photo covers:** frog" in header

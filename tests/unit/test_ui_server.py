@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.contracts.sessionlog import MemorySessionLog
-from core.contracts.settings import Settings
+from core.sessions.memory_log import MemorySessionLog
+from core.config import Settings
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.server import blocked_folders, build_app, launch_options, served_folders
 

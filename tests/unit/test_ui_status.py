@@ -7,7 +7,7 @@ import threading
 from types import SimpleNamespace
 
 from core.contracts.events import FirstResults, PhotoJudged, StageEvent, Waiting
-from core.contracts.sessionlog import MemorySessionLog
+from core.sessions.memory_log import MemorySessionLog
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine
 from ui import search_handlers

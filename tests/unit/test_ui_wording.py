@@ -14,14 +14,16 @@ from ui import strings as S
 from ui.forms import user_message, web_notices, web_words
 
 ROOT = Path(__file__).resolve().parents[2]
-JARGON = re.compile(r"--[a-z]|(?<!\.)\.\.(?!\.)|\badaptor\b|\btokens?\b|\bencoder\b|rerank_plan|image_search|\brerank_k\b|\bsubq\b|\bRRF\b|"
-                    r"\bembedder\b|\bdense score\b|\bfirst-stage\b|\bbaseline\b|\bpipeline\b|\bstage\b|"
+JARGON = re.compile(r"--[a-z]|(?<!\.)\.\.(?!\.)|\badaptor\b|\btokens?\b|\bencoder\b|rerank_plan|image_search|"
+                    r"\brerank_k\b|\bsubq\b|\bRRF\b|\bembedder\b|\bdense score\b|\bfirst-stage\b|\bbaseline\b|"
+                    r"\bpipeline\b|\bstage\b|"
                     r"\bp\(yes\)|\bsub-query\b|python app\.py", re.IGNORECASE)
 # modules whose messages can reach the page (searching, filters, labels, exports, serving, backends at search time)
-REACH_THE_PAGE = ["core/search/corpus.py", "core/contracts/bounds.py", "core/contracts/search_request.py", "core/contracts/records.py", "core/labels.py",
-                  "core/exports.py", "core/contracts/sessionlog.py", "core/served.py", "core/imageio.py", "core/search/engine.py",
-                  "core/search/presets.py", "core/ingest/sources.py", *[str(p.relative_to(ROOT)) for p in
-                                                         sorted((ROOT / "core" / "methods").glob("*.py"))]]
+REACH_THE_PAGE = ["core/search/corpus.py", "core/contracts/bounds.py", "core/contracts/search_request.py",
+                  "core/contracts/records.py", "core/labels.py", "core/exports.py", "core/contracts/sessionlog.py",
+                  "core/served.py", "core/imageio.py", "core/search/engine.py", "core/search/presets.py",
+                  "core/ingest/sources.py", *[str(p.relative_to(ROOT)) for p in
+                                              sorted((ROOT / "core" / "methods").glob("*.py"))]]
 
 
 def _texts(value) -> list[str]:

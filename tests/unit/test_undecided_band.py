@@ -8,7 +8,7 @@ import numpy as np
 
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.contracts.settings import Settings
+from core.config import Settings
 from core.methods.confidence import verdict
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch

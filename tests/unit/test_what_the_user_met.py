@@ -11,9 +11,10 @@ import pytest
 
 from cli.doctor import wrap
 from core.contracts.records import Photo
-from core.contracts.sessionlog import Label, MemorySessionLog
+from core.contracts.sessionlog import Label
 from core.doctor import GENERIC_FIX, setting_of
 from core.labels import export_labels
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.marks import FORMATS, MarkHandlers
 

@@ -22,7 +22,8 @@ def upgrade() -> None:
                "WHERE latitude IS NOT NULL AND longitude IS NOT NULL")
     op.execute("CREATE TRIGGER IF NOT EXISTS photo_places_insert AFTER INSERT ON photos "
                "WHEN new.latitude IS NOT NULL AND new.longitude IS NOT NULL BEGIN "
-               "INSERT INTO photo_places VALUES (new.id, new.latitude, new.latitude, new.longitude, new.longitude); END")
+               "INSERT INTO photo_places VALUES (new.id, new.latitude, new.latitude, new.longitude, new.longitude); "
+               "END")
     op.execute("CREATE TRIGGER IF NOT EXISTS photo_places_delete AFTER DELETE ON photos BEGIN "
                "DELETE FROM photo_places WHERE id = old.id; END")
     op.execute("CREATE TRIGGER IF NOT EXISTS photo_places_update AFTER UPDATE OF latitude, longitude ON photos BEGIN "

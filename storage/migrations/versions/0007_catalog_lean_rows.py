@@ -159,9 +159,9 @@ def upgrade() -> None:
             except ValueError:
                 extra = {"extra_unparsed": r[24]}
             day = _day(r[14], extra)
-            out.append({"id": r[0], "prefix_id": prefixes.get(prefix), "path": (r[1] or "")[len(prefix):], "sha256": _hash_bytes(r[2]), "width": r[3], "height": r[4],
-                        "bytes": r[5], "taxon_id": taxon, "observed_on": day,
-                        "latitude": r[16], "longitude": r[17],
+            out.append({"id": r[0], "prefix_id": prefixes.get(prefix), "path": (r[1] or "")[len(prefix):],
+                        "sha256": _hash_bytes(r[2]), "width": r[3], "height": r[4], "bytes": r[5],
+                        "taxon_id": taxon, "observed_on": day, "latitude": r[16], "longitude": r[17],
                         "licence_id": licence, "rights_holder": r[21] or "", "caption": r[22] or "",
                         "source": r[23] or "", "extra": json.dumps(extra) if extra else None, "ingest_run_id": r[25]})
         if new_taxa:
@@ -204,12 +204,14 @@ def downgrade() -> None:
         op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     op.execute("CREATE TABLE photos_wide (id INTEGER PRIMARY KEY, path TEXT NOT NULL, sha256 VARCHAR(64) NOT NULL, "
                "width INTEGER, height INTEGER, bytes INTEGER, " + ", ".join(f'"{c}" VARCHAR(200)' for c in TAXON_FIELDS)
-               + ", observed_on DATE, latitude FLOAT, longitude FLOAT, license VARCHAR(100), rights_holder VARCHAR(200), "
-               "caption TEXT, source VARCHAR(50), extra JSON, ingest_run_id INTEGER REFERENCES ingest_runs (id), "
-               "added_at DATETIME, observed_month INTEGER, license_code VARCHAR(100) NOT NULL DEFAULT '', "
+               + ", observed_on DATE, latitude FLOAT, longitude FLOAT, license VARCHAR(100), "
+               "rights_holder VARCHAR(200), caption TEXT, source VARCHAR(50), extra JSON, "
+               "ingest_run_id INTEGER REFERENCES ingest_runs (id), added_at DATETIME, observed_month INTEGER, "
+               "license_code VARCHAR(100) NOT NULL DEFAULT '', "
                "license_version VARCHAR(20) NOT NULL DEFAULT '')")
-    op.execute("INSERT INTO photos_wide SELECT p.id, coalesce(x.text, '') || p.path, CASE WHEN length(p.sha256) = 32 THEN lower(hex(p.sha256)) "
-               "ELSE CAST(substr(p.sha256, 2) AS TEXT) END, p.width, p.height, p.bytes, "
+    op.execute("INSERT INTO photos_wide SELECT p.id, coalesce(x.text, '') || p.path, "
+               "CASE WHEN length(p.sha256) = 32 THEN lower(hex(p.sha256)) ELSE CAST(substr(p.sha256, 2) AS TEXT) END, "
+               "p.width, p.height, p.bytes, "
                + ", ".join(f'coalesce(t."{c}", \'\')' for c in TAXON_FIELDS)
                + ", CASE WHEN p.observed_on IS NULL THEN NULL ELSE printf('%04d-%02d-%02d', p.observed_on / 10000, "
                "p.observed_on / 100 % 100, p.observed_on % 100) END, p.latitude, p.longitude, coalesce(l.text, ''), "

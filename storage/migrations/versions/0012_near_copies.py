@@ -1,4 +1,4 @@
-"""Near-copies (issue 35): each photo's perceptual hashes (core.search.near_copies: its whole picture at four
+"""Near-copies (issue 35): each photo's perceptual hashes (core.vectors.near_copies: its whole picture at four
 rotations and a set of windows of it, 64 bits each), so that re-encodes, greyscale copies, rotations, resizes
 and crops of one frame fold into one result.
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.camtrap import camtrapdp_read, camtrapdp_validate, package_files
-from core.camtrap.host_gate import HostGate
+from core.ingest.host_gate import HostGate
 from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog
 from core.contracts.errors import InputError

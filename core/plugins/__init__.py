@@ -1,0 +1,1 @@
+"""The plug-ins (worlds) known to this process: registry.py."""
