@@ -39,6 +39,7 @@ WINDOW_BITS = 24
 CROP_COSINE = 0.3  # a weak guard: the stand-in encoder gives the test crops 0.46-0.97, a real one more
 HASH_SIDE = 128  # the picture is hashed from a copy this many pixels on its longer side (twice the pHash input)
 SCAN_FACTOR, SCAN_EXTRA = 4, 50  # a search folds among its first max(4 k, k + 50) photos
+FLAT_STD = 2.0  # grey levels: a picture whose brightness varies less than this has no structure to compare
 CHUNK = 32_768  # photos compared at once when an ingest counts near-copies (bounds its memory)
 
 
@@ -55,9 +56,13 @@ def phashes(pictures: Sequence[Image.Image]) -> np.ndarray:
 
 
 def hash_image(image: Image.Image) -> bytes:
-    """The hashes of a picture: its whole at ROTATIONS, then WINDOWS, BITS x BITS / 8 bytes each."""
+    """The hashes of a picture: its whole at ROTATIONS, then WINDOWS, BITS x BITS / 8 bytes each; b'' for a
+    picture with almost no structure (a blank or uniform frame: its hash would match every other such
+    frame's, whatever its colour), which never folds."""
     small = image.convert("RGB")
     small.thumbnail((HASH_SIDE, HASH_SIDE))
+    if float(np.asarray(small.convert("L"), dtype=np.float32).std()) < FLAT_STD:
+        return b""
     w, h = small.size
     parts = [small.rotate(a, expand=True) for a in ROTATIONS]
     for x, y, ww, hh in WINDOWS:

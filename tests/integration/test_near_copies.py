@@ -74,6 +74,12 @@ def test_the_hash_is_imagehashs_phash(originals):
         assert np.array_equal(np.unpackbits(row.astype(">u8").view(np.uint8)).astype(bool), bits)
 
 
+def test_a_blank_frame_is_not_hashed_so_blank_frames_of_any_colour_never_fold():
+    assert near_copies.hash_image(Image.new("RGB", (64, 48), (200, 30, 30))) == b""
+    assert near_copies.hash_image(Image.new("RGB", (64, 48), (10, 10, 10))) == b""
+    assert near_copies.unpack(b"") is None
+
+
 def test_unrelated_photos_and_loose_crops_are_not(originals):
     hashed = {n: near_copies.unpack(near_copies.hash_image(im)) for n, im in originals.items()}
     for a in hashed:
