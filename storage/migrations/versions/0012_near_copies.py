@@ -4,7 +4,8 @@ and crops of one frame fold into one result.
 
 Why a table of its own: the lean photo row (0007) stays as it is, and a catalog made before this migration
 upgrades without rewriting its photos. A photo without a row has not been hashed yet (the next ingest hashes
-it); an empty `hashes` means it could not be, or has nothing to compare (its file is not on this machine, a blank frame).
+it); an empty `hashes` means it could not be, or has nothing to compare (its file is not on this machine,
+a blank frame).
 
 Revision ID: 0012_near_copies
 Revises: 0011_camtrap_packages
