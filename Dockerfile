@@ -26,8 +26,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends tini \
 COPY --from=build /opt/venv /opt/venv
 WORKDIR /app
 COPY . .
-# Leaflet for the Filters map, from the npm registry (checksum-checked); the build goes on without it
-RUN /opt/venv/bin/python scripts/fetch_leaflet.py || true
+# Leaflet for the Filters map is committed (assets/vendor/leaflet); the build stops if a file differs from it
+RUN /opt/venv/bin/python scripts/fetch_leaflet.py
 # Everything that must survive a restart lives on the volume: catalog, index, caches, session log, and the
 # Hugging Face model downloads (HF_HOME).
 ENV ECOLENS_DATA_DIR=/data ECOLENS_HOST=0.0.0.0 ECOLENS_PORT=7860 HF_HOME=/data/huggingface \

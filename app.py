@@ -19,7 +19,7 @@ from core.search.corpus import Corpus
 from core.search.engine import SearchEngine
 from core.contracts.errors import EcoLensError
 from core.contracts.world import RuleBooks, World
-from core.plugins.registry import demo_world, get_world
+from core.plugins.registry import demo_world, get_world, load_modules
 from core.vectors.index_store import IndexStore
 from core.ingest.ingestor import Ingestor
 from core.logs import configure_logging
@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parent
 
 # world plug-ins (core.contracts.world): each module's register() adds its rule book, backends, demo and benchmark
 WORLD_PLUGINS = ("fieldguide.plugin",)
-for _plugin in WORLD_PLUGINS:
-    importlib.import_module(_plugin).register()
+load_modules(WORLD_PLUGINS)  # remembered: worker processes and Ray actors register the same ones
 
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
@@ -61,6 +60,7 @@ class Services:
     _read_as: World | None = field(default=None, repr=False)  # read_as(): every search in this world's terms
     fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
     camtrap: object | None = None  # the camera-trap store (core.contracts.camtrap.CamtrapStore), beside the catalog
+    checkup: object | None = None  # core.search.model_checkup.ModelCheckup: the doctor's checks of real models
 
     def ingestor(self) -> Ingestor:
         return Ingestor(self.catalog, self.index_store, self.backends.embedder, self.settings, camtrap=self.camtrap)
@@ -139,13 +139,15 @@ class Services:
         ('' when all is real and the photos are all yours). Asked at every page load and after every search,
         so it follows an ingest by the command line; it only reads (the catalog again only when it has grown)."""
         described = self.backends.describe()
-        key = (self.catalog.count(), repr(sorted(described.items())))
+        checked = self.checkup.version if self.checkup is not None else 0
+        key = (self.catalog.count(), repr(sorted(described.items())), checked)
         if self._banner is None or self._banner[0] != key:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
             text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None)
-            text = " ".join(t for t in (hub, text, f"Note: {self.fallback}." if self.fallback else "") if t)
+            failed = self.checkup.banner() if self.checkup is not None else ""  # models that failed their check
+            text = " ".join(t for t in (hub, text, failed, f"Note: {self.fallback}." if self.fallback else "") if t)
             self._banner = (key, text)
         return self._banner[1]
 
@@ -160,7 +162,8 @@ class Services:
         files = hub_dataset.local_files(self.settings, self.settings.corpus)
         return hub_line(hub_dataset.parse(self.settings.corpus).label(), self.catalog.count(),
                         hub_dataset.licences(files) if files else [], self.settings,
-                        hub_dataset.card_licence(self.settings, self.settings.corpus) if files else "")
+                        hub_dataset.card_licence(self.settings, self.settings.corpus) if files else "",
+                        judged="judge" not in self.backends.unusable)
 
     def example_queries(self) -> list[str]:
         """Example searches: a hub corpus's benchmark queries (their labels stay with the evaluation)."""
@@ -200,9 +203,12 @@ class _LazyEmbedder:
         return getattr(self._backends.embedder, name)
 
 
-def build_services(settings: Settings, fallback: str = "", serving: bool = False) -> Services:
+def build_services(settings: Settings, fallback: str = "", serving: bool = False,
+                   checks: bool | None = None) -> Services:
     """Open storage and create backends (lazily), the corpus view and the search engine for `settings`;
-    `serving`: for the web app (workers = 'auto' puts local model work in worker processes there)."""
+    `serving`: for the web app (workers = 'auto' puts local model work in worker processes there). `checks`
+    (default: `serving`): run the doctor's checks on each real model once it loads, in the background
+    (core.search.model_checkup; the banner names a model that fails them)."""
     from storage.camtrap_store import SqlCamtrapStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
@@ -223,9 +229,16 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     embedder = _LazyEmbedder(backends) if space.uses_hub(settings) else backends.embedder
     camtrap = SqlCamtrapStore(catalog.engine)
     corpus = Corpus(catalog, store, embedder, settings, camtrap=camtrap)
+    checkup = None
+    if serving if checks is None else checks:
+        from core.search.model_checkup import ModelCheckup
+
+        checkup = ModelCheckup(backends)
+        backends.on_load = checkup.loaded
     # every search reads the rule books the services work out from the catalog at its start
     engine = SearchEngine(corpus, backends, settings, rules=lambda: services.rule_books())
-    services = Services(settings, catalog, backends, store, corpus, engine, fallback=fallback, camtrap=camtrap)
+    services = Services(settings, catalog, backends, store, corpus, engine, fallback=fallback, camtrap=camtrap,
+                        checkup=checkup)
     backends.world = services.world()  # the answer reader 'auto' reads the world's photos with the world's reader
     return services
 
@@ -267,8 +280,11 @@ def serve(ctx: Context) -> int:
 
     ctx.serving = True
     services = ctx.services()
+    from core.camtrap.desk import CamtrapDesk
+
     return launch(services.engine, services.session_log(), services.banner,
-                  lambda progress: _prepare(services, progress), services.example_queries)
+                  lambda progress: _prepare(services, progress), services.example_queries,
+                  CamtrapDesk(services.camtrap, services.settings))
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:

@@ -22,6 +22,8 @@ CACHE="${ECOLENS_SETUP_CACHE:-${ECOLENS_CACHE:-$HOME/.cache/ecolens}}"
 VENV="${ECOLENS_SETUP_VENV:-${ECOLENS_VENV:-$CACHE/venv}}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 # lint and import order first, in both lanes (pyproject.toml's [tool.ruff]); `ruff check --fix .` mends most
+# the committed Leaflet (the Filters map) must be Leaflet 1.9.4's files, byte for byte
+"$VENV/bin/python" scripts/fetch_leaflet.py
 echo "test: ruff check ."
 "$VENV/bin/ruff" check .
 if [ "$LANE" = fast ]; then

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
+from pathlib import Path
 
+from core.contracts import bounds, limits
+from core.contracts.errors import InputError
 from core.evaluation.benchmarks import benchmark_names
 from core.evaluation.trec import DEFAULT_TREC_METRICS
 
@@ -45,3 +50,47 @@ def add_eval_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dialogue", help="CSV with header qid,round,rank (1-based target rank per round)")
     p.add_argument("--ks", default="1,5,10", help="K values for dialogue Hits@K / Recall@K")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def check_eval_arguments(args: argparse.Namespace) -> None:
+    """Refuse numbers out of their range and an --out folder that cannot be written, before any work starts
+    (an --out of /proc/ev was found only when the report was written, minutes later)."""
+    args.rounds = bounds.whole_number("--rounds", args.rounds, 0, limits.MAX_ROUNDS,
+                                      f"give --rounds from 0 to {limits.MAX_ROUNDS} (3 is PlugIR's protocol)")
+    if args.limit is not None:
+        args.limit = bounds.whole_number("--limit", args.limit, 1, limits.MAX_EVAL_ITEMS,
+                                         f"give --limit from 1 to {limits.MAX_EVAL_ITEMS:,}, or leave it out for all")
+    args.permutations = bounds.whole_number("--permutations", args.permutations, 1, limits.MAX_PERMUTATIONS)
+    args.answer_k = bounds.whole_number("--answer-k", args.answer_k, 1, limits.MAX_ANSWER_K)
+    if args.data:
+        data_input(args.data)
+    writable_folder(args.out)
+
+
+def data_input(path: str) -> None:
+    """--data must be a folder or a regular file within limits.MAX_EVAL_FILE_BYTES (no device or FIFO)."""
+    p = Path(path)
+    if p.is_dir() or not p.exists():
+        return  # a folder, or missing: the benchmark's loader says which file it looked for
+    if not p.is_file():
+        raise InputError(f"--data {p} is not a regular file or folder (a device, FIFO or socket)",
+                         "point --data at the benchmark's file or folder")
+    if p.stat().st_size > limits.MAX_EVAL_FILE_BYTES:
+        raise InputError(f"--data {p} is larger than {limits.MAX_EVAL_FILE_BYTES // 1_000_000} MB",
+                         "check that it is the benchmark's file (or use --limit on a smaller part of it)")
+
+
+def writable_folder(out: str) -> None:
+    """--out can be made and written: made now, and a probe file written and removed."""
+    p = Path(out).expanduser()
+    real = os.path.realpath(p)
+    if any(real == root or real.startswith(root + "/") for root in ("/proc", "/sys", "/dev")):
+        raise InputError(f"--out {out} is in the system's own files, where no report can be written",
+                         "give a folder of your own for the report, e.g. --out reports/run1")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=p, prefix=".ecolens-probe-"):
+            pass
+    except OSError as exc:
+        raise InputError(f"--out {out} cannot be written ({exc.strerror or type(exc).__name__})",
+                         "give a folder you can write to for the report, e.g. --out reports/run1") from None

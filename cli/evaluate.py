@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from cli.common import prepare, progress_bar
-from cli.eval_args import add_eval_arguments
+from cli.eval_args import add_eval_arguments, check_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
 from core.plugins.registry import demo_world, get_world
 from core.evaluation.benchmarks import default_images_root, own_catalog
@@ -69,6 +69,7 @@ GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's t
 
 
 def run(ctx, args) -> int:
+    check_eval_arguments(args)  # before any work: numbers in range, --data a file or folder, --out writable
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
     if own_catalog(args.benchmark):

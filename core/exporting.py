@@ -1,7 +1,8 @@
 """The one way out for every export format that the API's `/export` and `python app.py export` write: a query's
 relevance labels (csv, jsonl, keypresses, inquire-rerank, dwc: core.labels), the camera-trap data as a Camtrap
-DP package (camtrap-dp: core.camtrap.camtrapdp_write) and the detections as MegaDetector results
-(megadetector). The web app's label view and the command line both call `export`, so one format means the
+DP package (camtrap-dp: core.camtrap.camtrapdp_write), the detections as MegaDetector results
+(megadetector) and the collection's vectors as companion vectors for a hub dataset (vectors:
+core.ingest.companion_writer). The web app's label view and the command line both call `export`, so one format means the
 same file wherever it is asked for.
 
 What each caller hands in is an `ExportSources`: the settings, the session log (labels), a photo lookup and,
@@ -26,10 +27,11 @@ log = logging.getLogger(__name__)
 
 LABEL_FORMATS = EXPORT_FORMATS  # a query's labels: --query needed
 FOLDER_FORMATS = ("camtrap-dp",)  # written as a new folder, not one file
-FORMATS = LABEL_FORMATS + FOLDER_FORMATS + ("megadetector",)
+COLLECTION_FORMATS = ("vectors",)  # the whole collection's: no query, no labels
+FORMATS = LABEL_FORMATS + FOLDER_FORMATS + ("megadetector",) + COLLECTION_FORMATS
 # the file name ending a download or a default name takes ('' for a folder)
 SUFFIX = {"csv": "csv", "jsonl": "jsonl", "keypresses": "keypresses.csv", "inquire-rerank": "inquire-rerank.csv",
-          "dwc": "dwc.zip", "camtrap-dp": "", "megadetector": "megadetector.json"}
+          "dwc": "dwc.zip", "camtrap-dp": "", "megadetector": "megadetector.json", "vectors": "vectors.parquet"}
 
 
 @dataclass
@@ -42,6 +44,8 @@ class ExportSources:
     photos: Callable[[Sequence[int]], list[Photo]]
     camtrap: Any = None
     all_ids: Callable[[], Sequence[int]] | None = None  # every photo id of the catalog (megadetector)
+    # (model id, photo ids, their vectors) of the index searched now (vectors); None where not offered
+    vectors: Callable[[], tuple[str, Any, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,8 @@ def export(sources: ExportSources, fmt: str, out: Path | str, query: str = "", a
     try:
         if fmt in LABEL_FORMATS:
             return _labels(sources, fmt, path, query, annotator, scores or {})
+        if fmt in COLLECTION_FORMATS:
+            return _vectors(sources, path, query, annotator)
         return _camtrap(sources, fmt, path, query, annotator)
     except EcoLensError:
         raise
@@ -139,6 +145,23 @@ def few(notices: Sequence[str], shown: int = 3) -> list[str]:
     more = len(notices) - shown
     return list(notices[:shown]) + ([f"... and {more} more like these (data/logs/ecolens.log names each)"]
                                     if more > 0 else [])
+
+
+def _vectors(sources: ExportSources, path: Path, query: str, annotator: str) -> Exported:
+    """The collection's vectors as companion vectors (core.ingest.companion_writer)."""
+    from core.ingest import companion_writer
+
+    if (query or "").strip() or (annotator or "").strip():
+        raise InputError("The vectors export writes the whole collection's vectors: a query or an annotator does "
+                         "not apply to it", "leave out --query and --annotator")
+    if sources.vectors is None:
+        raise InputError("The vectors of the collection cannot be read here", "use `python app.py export vectors`")
+    model_id, ids, matrix = sources.vectors()
+    done = companion_writer.write(path, model_id, ids, matrix, sources.photos)
+    notices = (f"{done.skipped} photos carry no {done.key} and are not in the file",) if done.skipped else ()
+    summary = (f"{done.rows} vectors of {model_id} keyed by {done.key} (upload it to your dataset repository as "
+               "vectors/SPLIT.parquet and set vectors_repo: docs/deployment.md)")
+    return Exported(path, done.rows, "vectors", notices, summary)
 
 
 def camera_trap_ids(store: Any, photo_ids: Sequence[int]) -> frozenset[int]:

@@ -17,13 +17,13 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from PIL import Image, ImageDraw
 
 from core.contracts.errors import InputError, StorageError
-from core.imageio import load_image
 from core.contracts.records import Photo
+from core.imageio import load_image
 
 log = logging.getLogger(__name__)
 SIZES = {"thumb": 320, "view": 1280}  # longer side in pixels
@@ -77,10 +77,12 @@ class ServedFiles:
 
     # ---- catalog photos ----------------------------------------------------------------------------
     def photo(self, photo: Photo | None, size: str = "thumb", box: dict | None = None,
-              blur: Sequence = ()) -> Served:
+              blur: Sequence = (), edit: tuple[str, Callable[[Image.Image], Image.Image]] | None = None) -> Served:
         """A copy of a catalog photo at `size` ('thumb' or 'view'), or a placeholder saying why not. `box`: a
         detection ({"bbox": [x, y, w, h], "category", "conf"}: a search hit's matched_detection) drawn on it;
-        `blur`: boxes (normalised x, y, w, h: people, core.camtrap.people) blurred on the copy first."""
+        `blur`: boxes (normalised x, y, w, h: people, core.camtrap.people) blurred on the copy first; `edit`:
+        (tag, function) drawn instead of `box` (the photo view's boxes: core.camtrap.frame_pictures), a copy
+        of its own named by the tag."""
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
@@ -92,7 +94,7 @@ class ServedFiles:
             _digest(f"{source.resolve()}|{source.stat().st_mtime_ns}")
         # a photo smaller than the size asked for has one copy for every size (one file, one URL to cache)
         side = min(side, max(photo.width, photo.height)) if photo.width and photo.height else side
-        drawn = _box_key(box)
+        drawn = f"-box{_digest(edit[0])[:12]}" if edit else _box_key(box)  # a copy with boxes drawn: "-box..."
         blurred = _blur_key(blur)
         target = self.folder / f"{key}-{side}{blurred}{drawn}.jpg"
         if target.is_file():
@@ -103,7 +105,9 @@ class ServedFiles:
                 from core.camtrap.people import blur_people
 
                 image = blur_people(image, blur)
-            if drawn:
+            if edit:
+                image = edit[1](image)
+            elif drawn:
                 image = _drawn(image, box)
         except InputError as exc:
             log.warning("photo %s cannot be shown: %s", photo.id, exc.message)

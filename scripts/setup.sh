@@ -101,11 +101,11 @@ elif [ -f "$VENV/.ecolens-gpu" ]; then
   echo "       $VENV/bin/pip uninstall -y faiss-gpu && $VENV/bin/pip install --force-reinstall -r requirements.txt"
 fi
 
-# Leaflet for the Filters panel's map, from the npm registry, checked against its registry checksum (once; the
-# page inlines it: no CDN). Not fatal: without it the page says the map is not installed.
-LEAFLET_FETCH="$(dirname "$0")/fetch_leaflet.py"
-if [ -f "$LEAFLET_FETCH" ]; then
-  "$VENV/bin/python" "$LEAFLET_FETCH" || echo "setup: continuing without the map"
+# Leaflet for the Filters panel's map is committed (assets/vendor/leaflet; the page inlines it: no CDN); this
+# checks each file's checksum. Not fatal: without it the page says the map is not installed.
+LEAFLET_CHECK="$(dirname "$0")/fetch_leaflet.py"
+if [ -f "$LEAFLET_CHECK" ]; then
+  "$VENV/bin/python" "$LEAFLET_CHECK" || echo "setup: continuing; the map stays off until Leaflet's files are restored"
 fi
 
 if [ "$WANT_LLAMA" = 1 ]; then

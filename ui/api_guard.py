@@ -43,6 +43,8 @@ class ApiGuard:
         self.public = sorted({n.lstrip("/") for n in public if n})
 
     async def __call__(self, scope, receive, send):
+        if scope.get("type") == "http" and "/file=" in scope.get("path", ""):
+            return await self.app(scope, receive, no_server_paths(send))
         if scope.get("type") != "http" or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         path, root = scope.get("path", ""), scope.get("root_path", "") or ""
@@ -91,3 +93,32 @@ async def _answer(send, status: int, message: str, title: str) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+FILE_REFUSED = "This file is not served: it is not one of this session's photos or files."
+
+
+def no_server_paths(send):
+    """A `send` for a request of a file: a refusal (403, 404) gets the API's error shape without the path
+    asked for (Gradio's own text names the file's absolute path on the server)."""
+    rewriting = False
+
+    async def wrapped(message):
+        nonlocal rewriting
+        if message["type"] == "http.response.start" and message.get("status") in (403, 404):
+            rewriting = True
+            body = json.dumps({"error": FILE_REFUSED, "title": "Not found" if message["status"] == 404
+                               else "Forbidden"}).encode()
+            wrapped.body = body
+            headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in (b"content-length",
+                                                                                         b"content-type")]
+            return await send({**message, "headers": headers + [(b"content-type", b"application/json"),
+                                                                 (b"content-length", str(len(body)).encode())]})
+        if rewriting and message["type"] == "http.response.body":
+            if wrapped.body is None:
+                return None  # the rest of the original text: already replaced
+            body, wrapped.body = wrapped.body, None
+            return await send({"type": "http.response.body", "body": body, "more_body": False})
+        return await send(message)
+    wrapped.body = None
+    return wrapped

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from core.contracts import limits
 from core.search.presets import PRESET_NAMES
 from ui import strings as S
 from ui.compare_handlers import MAX_COLUMNS, CompareHandlers, new_compare_state
@@ -15,7 +16,7 @@ def build(h: CompareHandlers, lightbox) -> None:
         query = gr.Textbox(label=S.QUERY, placeholder=S.QUERY_PLACEHOLDER, elem_id="compare-query", scale=4)
         methods = gr.CheckboxGroup(list(PRESET_NAMES), value=["Fast", "Visualize"], label=S.COMPARE_METHODS,
                                    elem_id="compare-methods", scale=3)
-        k = gr.Slider(5, 50, value=10, step=1, label=S.K, elem_id="compare-k", scale=2)
+        k = gr.Slider(1, limits.MAX_K, value=10, step=1, label=S.K, elem_id="compare-k", scale=2)
         go = gr.Button(S.COMPARE, variant="primary", elem_id="compare-button", scale=1)
     outputs, galleries = [], []
     with gr.Row():

@@ -9,12 +9,12 @@ from typing import Any
 
 import gradio as gr
 
+from core.config import masked
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, TurnRecord
-from core.config import masked
 from ui import strings as S
-from ui.forms import not_recorded, note, shows_errors, warn
+from ui.forms import not_recorded, note, shows_errors, warn, web_notices
 from ui.photos import PhotoFiles
 
 log = logging.getLogger(__name__)
@@ -38,15 +38,19 @@ class DialogueHandlers:
             raise InputError("This conversation is no longer open", "press Start to begin a new one")
         return session
 
-    def _ask(self, st: dict[str, Any], session: Any) -> tuple:
-        """Ask the next question and build (chat, suggestions, gallery, description, marked, answer box, state)."""
-        question = session.next_question()
-        warn(session.notices[st.get("notices_shown", 0):])  # what failed since the last turn, once
+    def _ask(self, st: dict[str, Any], session: Any, question: Any) -> tuple:
+        """Show the next question: (chat, suggestions, gallery, description, marked, answer box, state)."""
+        fresh = session.notices[st.get("notices_shown", 0):]
+        warn(fresh)  # what failed since the last turn, once
         st = {**st, "notices_shown": len(session.notices)}
         if question.fallback:  # how the dialogue went about it, not a failure: a note in the page's words
             note(S.DIALOGUE_OWN_QUESTION)
         hits = [h.to_json() for h in session.hits()]
-        st = {**st, "hits": hits, "marked": [], "chat": st["chat"] + [{"role": "assistant", "content": question.text}]}
+        # the notices are in the chat too, so an API caller (and the page, after the toast) has the reason
+        said = [{"role": "assistant", "content": text, "metadata": {"title": S.NOTICE_TITLE}}
+                for text in web_notices(fresh)]
+        st = {**st, "hits": hits, "marked": [],
+              "chat": st["chat"] + said + [{"role": "assistant", "content": question.text}]}
         gallery = self._gallery(st, session)
         return (st["chat"], gr.update(choices=S.DIALOGUE_SUGGESTIONS, value=None), gallery, session.caption,
                 marked_note(st, session), "", st)
@@ -95,7 +99,9 @@ class DialogueHandlers:
             self._live.popitem(last=False)
         st = {**new_dialogue_state(), "id": sid, "chat": [{"role": "user", "content": session.description}]}
         self._record(st, session, "", session.description)
-        return self._ask(st, session)
+        with session.turn_deadline():  # the model late: the rules' question, with a notice saying so
+            question = session.next_question()
+        return self._ask(st, session, question)
 
     @shows_errors
     def turn(self, answer: str, st: dict[str, Any] | None):
@@ -107,11 +113,13 @@ class DialogueHandlers:
         if not text and not st["marked"]:
             raise InputError("The answer is empty", "type an answer, pick a suggestion, press Not sure or mark photos")
         marks = marked_ranks(st, st["marked"])  # the rank numbers on screen when the photos were marked
-        session.answer(text, marked=st["marked"])
-        said = " · ".join(x for x in (text, S.MARKED_SAID.format(ranks=marks) if marks else "") if x)
-        st["chat"] = st["chat"] + [{"role": "user", "content": said}]
-        self._record(st, session, question, said)
-        return self._ask(st, session)
+        with session.turn_deadline():  # one limit for the whole turn: the answer read, the next question
+            session.answer(text, marked=st["marked"])
+            said = " · ".join(x for x in (text, S.MARKED_SAID.format(ranks=marks) if marks else "") if x)
+            st["chat"] = st["chat"] + [{"role": "user", "content": said}]
+            self._record(st, session, question, said)
+            asked = session.next_question()
+        return self._ask(st, session, asked)
 
     def not_sure(self, st: dict[str, Any] | None):
         return self.turn("not sure", st)

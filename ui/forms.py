@@ -15,9 +15,10 @@ from typing import Any, Callable, Sequence
 
 import gradio as gr
 
+from core.contracts import bounds, limits
 from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotReady
-from core.imageio import example_photo
 from core.contracts.records import Filters, parse_bbox, parse_date
+from core.imageio import example_photo
 from ui import strings as S
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,9 @@ def parse_filters(taxon: str = "", date_from: Any = "", date_to: Any = "", month
                   bbox: str = "", license: str = "") -> Filters:
     """The filter fields of a form as Filters (empty fields ignored); InputError names a bad field."""
     month_numbers = tuple(sorted(S.MONTH_NAMES.index(m) + 1 for m in (months or []) if m in S.MONTH_NAMES))
+    if taxon is not None and not isinstance(taxon, str):  # the API lets a number through the dropdown
+        raise InputError(f"taxon = {taxon!r} is a number, not a taxon's name",
+                         "give a scientific or common name as text, e.g. 'Ardea alba' or 'great egret'")
     return Filters(taxon=(taxon or "").strip(), date_from=_date(date_from), date_to=_date(date_to),
                    months=month_numbers, bbox=_bbox(bbox), license=(license or "").strip())
 
@@ -122,11 +126,13 @@ def photo_id(value: Any) -> int | None:
         return None
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(S.BAD_PHOTO_ID.format(value=value), S.BAD_PHOTO_ID_HINT) from None
-    if number != int(number) or number < 1:
+    if number != number or number in (float("inf"), float("-inf")) or number != int(number) or number < 1:
         raise InputError(S.BAD_PHOTO_ID.format(value=value), S.BAD_PHOTO_ID_HINT)
-    return int(number)
+    # within the catalog's ids (signed 64-bit): 10**30 or 2**63 is no photo, never a database overflow
+    return bounds.whole_number("photo id", value if isinstance(value, int) else int(number), 1, limits.MAX_ID,
+                               S.BAD_PHOTO_ID_HINT)
 
 
 def shows_errors(fn: Callable) -> Callable:
@@ -256,6 +262,11 @@ def typing_hints(fn: Callable) -> dict[str, Any]:
         return {}
 
 
+def _whole_number_box(block: Any) -> bool:
+    """A gr.Number with precision 0: a photo id."""
+    return type(block).__name__ == "Number" and getattr(block, "precision", None) == 0
+
+
 def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
     """Refuse a call whose values have the wrong type (a number or a list as the query, text as k), naming the
     parameter and the type it takes; a slider's value outside its range is named with the range. Raises a
@@ -269,6 +280,11 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
         problem = None
         if wanted is not None and not wanted[1](value):
             problem = f"{name} must be {wanted[0]}, not {_kind(value)}"
+        elif _whole_number_box(block) and value not in (None, "") and value == value:
+            try:  # before Gradio rounds it: 1.5 is no photo id (it searched photo 2), 10**30 is outside the ids
+                bounds.whole_number(name, value, 1, limits.MAX_ID)
+            except InputError as exc:
+                problem = f"{exc.message} ({exc.hint})"
         elif type(block).__name__ == "Slider" and _number(value) and value == value:
             lo, hi = block.minimum, block.maximum
             if value > hi:
@@ -290,6 +306,44 @@ def with_defaults(block_fn: Any, inputs: Sequence[Any]) -> list[Any]:
     return inputs
 
 
+CHOICES_REFUSAL = "is not in the list of choices"  # Gradio's refusal of a value outside a choice component's list
+MAX_CHOICES_SHOWN = 20
+
+
+def _choice_values(block: Any) -> list[Any]:
+    return [c[1] if isinstance(c, (tuple, list)) else c for c in (getattr(block, "choices", None) or [])]
+
+
+def not_a_choice(block_fn: Any, inputs: Sequence[Any], state: Any = None) -> str | None:
+    """The EcoLens message for the first value outside its dropdown's, radio's or checkbox group's choices (as
+    the page holds them for this session): the parameter, the value and the choices it takes."""
+    names, _ = _parameters(block_fn)
+    for i, (block, value) in enumerate(zip(block_fn.inputs, inputs)):
+        if type(block).__name__ not in ("Dropdown", "Radio", "CheckboxGroup") or value is None:
+            continue
+        try:
+            if state is not None and block._id in state:
+                block = state[block._id]  # the choices this session's page was given
+        except (AttributeError, KeyError, TypeError):
+            pass
+        if getattr(block, "allow_custom_value", False):
+            continue
+        allowed = _choice_values(block)
+        wrong = next((v for v in (value if isinstance(value, list) else [value]) if v not in allowed), None)
+        if wrong is None:
+            continue
+        name = names[i] if i < len(names) and names[i] else f"parameter {i + 1}"
+        shown = ", ".join(str(v) for v in allowed[:MAX_CHOICES_SHOWN]) + (", ..." if len(allowed) > MAX_CHOICES_SHOWN
+                                                                          else "")
+        return f"{name} = {_shown_value(wrong)} is not one of its choices ({shown or 'none yet'})"
+    return None
+
+
+def _shown_value(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def typed_api(app: gr.Blocks) -> gr.Blocks:
     """Check the type of every value an API call sends before Gradio reads it (check_api_types); a value a
     component still cannot read is refused naming the endpoint, never as an error without a message."""
@@ -300,8 +354,13 @@ def typed_api(app: gr.Blocks) -> gr.Blocks:
         check_api_types(block_fn, inputs)
         try:
             return await read(block_fn, inputs, state, explicit_call)
-        except gr.Error:
-            raise
+        except gr.Error as exc:
+            if CHOICES_REFUSAL not in str(exc.message):
+                raise
+            problem = not_a_choice(block_fn, inputs, state) or S.UNREADABLE_VALUE.format(
+                api=getattr(block_fn, "api_name", "?"))  # Gradio's own words never reach the caller
+            log.info("/%s refused: %s", getattr(block_fn, "api_name", "?"), problem)
+            raise gr.Error(sentence(problem, capital=False), title=InputError.title, print_exception=False) from None
         except OSError:  # the server's disk or files, not the caller's value: a real fault
             log.exception("/%s: reading the call's values failed", getattr(block_fn, "api_name", "?"))
             raise gr.Error(S.INTERNAL_ERROR, title=S.INTERNAL_ERROR_TITLE) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Sequence
 
-from ui import present
+from ui import camtrap_present, present
 from ui import strings as S
 from ui.photos import file_url
 
@@ -87,6 +87,9 @@ def render(items: Sequence[dict[str, Any]], thumbs: Sequence[str], done: dict[st
     for i, (hit, thumb) in enumerate(zip(items, thumbs)):
         label = done.get(str(hit["id"]))
         name = present.name_of(hit)
+        frames = len(hit.get("event_frame_ids") or [])
+        if frames > 1:  # an event card (a search with one result per event): the label goes to every frame
+            name = f"{name} · {camtrap_present.frames_text(frames)}"
         state = S.LABEL_NAMES.get(label, S.UNJUDGED) if label is not None else S.UNJUDGED
         classes = " ".join(c for c in ("lb-tile", "is-cur" if i == cursor else "", STATE_CLASS.get(label, "")) if c)
         tiles.append(

@@ -20,14 +20,14 @@ from typing import Any
 
 import gradio as gr
 
+from core import exporting
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError, InputError, NotFoundError
-from core import exporting
+from core.contracts.search_request import clean_query
+from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from core.exporting import ExportSources
 from core.labels import ADJUDICATED, agreement, disagreements, same_annotator
 from core.search.presets import request_for
-from core.contracts.search_request import clean_query
-from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from ui import label_board, present
 from ui import strings as S
 from ui.forms import not_recorded, shows_errors, user_message, warn
@@ -52,8 +52,10 @@ def judged(done: dict[str, int]) -> int:
 
 
 class LabelHandlers:
-    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None):
+    def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None, camtrap: Any = None):
+        """`camtrap`: core.camtrap.desk.CamtrapDesk (a label given to an event card applies to its frames)."""
         self.engine, self.log, self.clock, self.ready = engine, log, clock, ready
+        self.camtrap = camtrap
         self._api_sessions: dict[str, int] = {}
         self._api_lock = threading.Lock()
         self.photos = PhotoFiles(engine)
@@ -173,18 +175,31 @@ class LabelHandlers:
         seconds = max(0.0, self.clock() - float(st.get("shown_at") or self.clock()))
         if st["session_id"] is None:
             st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({name})")
-        lid = self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(hit["id"]),
-                                       label=value, annotator=name, seconds=seconds))
-        st["undo"] = [*st.get("undo", []), {"label_id": lid, "photo": int(hit["id"])}]
+        label = Label(session_id=st["session_id"], query=st["query"], photo_id=int(hit["id"]), label=value,
+                      annotator=name, seconds=seconds)
+        frames = self._event_frames(hit, label)
+        lid = self.log.add_label(label)
+        more = [self.log.add_label(lb) for lb in frames]
+        st["undo"] = [*st.get("undo", []), {"label_id": lid, "photo": int(hit["id"]), "more": more}]
         st["done"] = {**st["done"], str(hit["id"]): value}
         st["pos"] = self._next_unjudged(st, at)
-        return self.outputs(st, S.LABEL_SAVED.format(pos=at + 1, label=S.LABEL_NAMES[value], seconds=seconds))
+        said = S.LABEL_SAVED.format(pos=at + 1, label=S.LABEL_NAMES[value], seconds=seconds)
+        return self.outputs(st, f"{said} {S.CT_EVENT_LABEL.format(n=len(more) + 1)}" if more else said)
+
+    def _event_frames(self, hit: dict[str, Any], label: Label) -> list[Label]:
+        """The same label for the other frames of an event card's event (a hit of a search with one result per
+        event); [] for any other photo."""
+        if self.camtrap is None or len(hit.get("event_frame_ids") or []) < 2:
+            return []
+        return self.camtrap.event_labels(label)[1:]
 
     def _undo(self, st: dict[str, Any], annotator: str):
         if not st.get("undo"):
             return self.outputs(st, S.LABEL_NOTHING_TO_UNDO)
         last = st["undo"][-1]
         st["undo"] = st["undo"][:-1]
+        for more in last.get("more") or []:  # the same label on the other frames of an event
+            self.log.remove_label(int(more))
         removed = self.log.remove_label(int(last["label_id"]))
         before = [lb for lb in self.log.labels(query=st["query"])
                   if same_annotator(lb.annotator, removed.annotator) and lb.photo_id == removed.photo_id]
@@ -201,9 +216,11 @@ class LabelHandlers:
         return self.outputs(st, S.LABEL_UNDONE_NONE.format(pos=at + 1))
 
     @shows_errors
-    def label_photo(self, query: str, photo_id: int, label: int, annotator: str, seconds: float = 0.0) -> int:
+    def label_photo(self, query: str, photo_id: int, label: int, annotator: str, seconds: float = 0.0,
+                    whole_event: bool = False) -> int:
         """Scriptable labelling: record that `photo_id` is relevant (1), not (0) or skipped (-1) for `query`
-        by `annotator`; returns the label's id. Each call's labels go to one 'api' session per query."""
+        by `annotator`; returns the label's id. Each call's labels go to one 'api' session per query. With
+        `whole_event`, a camera-trap frame's label is given to every frame of its event too."""
         query = clean_query(query)
         label_ = Label(session_id=0, query=query, photo_id=self._known_photo(photo_id),
                        label=bounds.whole_number("label", label, -1, 1, "use 1 relevant, 0 not relevant, -1 skip"),
@@ -213,7 +230,12 @@ class LabelHandlers:
             if query not in self._api_sessions:
                 self._api_sessions[query] = self.log.start_session("label", f"{query[:60]} (api: {label_.annotator})")
             sid = self._api_sessions[query]
-        return self.log.add_label(replace(label_, session_id=sid))
+        first = replace(label_, session_id=sid)
+        frames = self.camtrap.event_labels(first)[1:] if whole_event and self.camtrap is not None else []
+        lid = self.log.add_label(first)
+        for lb in frames:
+            self.log.add_label(lb)
+        return lid
 
     def _known_photo(self, photo_id: Any) -> int:
         """A photo id of the catalog; InputError / NotFoundError for anything else."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from core.contracts import limits
 from ui import label_board
 from ui import strings as S
 from ui.label_handlers import EXPORT_SUFFIX, LabelHandlers, new_label_state
@@ -22,7 +23,7 @@ def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
         with gr.Row():
             annotator = gr.Textbox(label=S.ANNOTATOR, elem_id="label-annotator", scale=2)
             query = gr.Textbox(label=S.LABEL_QUERY, elem_id="label-query", scale=4)
-            k = gr.Slider(5, 200, value=h.engine.settings.k, step=1, label=S.K, elem_id="label-k", scale=2)
+            k = gr.Slider(1, limits.MAX_K, value=h.engine.settings.k, step=1, label=S.K, elem_id="label-k", scale=2)
         with gr.Row():
             load = gr.Button(S.LABEL_LOAD, variant="primary", elem_id="label-load")
             from_search = gr.Button(S.LABEL_FROM_SEARCH, elem_id="label-from-search")

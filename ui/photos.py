@@ -40,37 +40,42 @@ class PhotoFiles:
         found = {pid: person_boxes(dets, threshold) for pid, dets in store.detections(list(ids)).items()}
         return {pid: boxes for pid, boxes in found.items() if boxes}
 
-    def files(self, ids: Sequence[int], size: str = "thumb", boxes: dict[int, dict] | None = None
-              ) -> tuple[list[str], list[str]]:
+    def files(self, ids: Sequence[int], size: str = "thumb", boxes: dict[int, dict] | None = None,
+              edits: dict[int, Any] | None = None, logged_in: bool = False) -> tuple[list[str], list[str]]:
         """(file per id, notices): the served copy of each catalog photo at `size` ('thumb' or 'view'), or a
         placeholder; the notices say which photos could not be shown and why. `boxes`: photo id -> the detection
-        its match went through (a hit's matched_detection), drawn on that photo's copy."""
+        its match went through (a hit's matched_detection), drawn on that photo's copy; `edits`: photo id ->
+        what is drawn instead (the photo view's boxes: ui.camtrap_form.CamtrapPage.view_edit); `logged_in`: the
+        view knows its viewer is logged in (a Hugging Face login on a Space): people are not kept from them."""
         ids = [int(i) for i in ids]
         photos = {p.id: p for p in self.corpus.photos(ids)} if ids else {}
-        people = self.people(ids)
+        people = {} if logged_in else self.people(ids)
         paths, missing = [], []
         for i in ids:
             if people.get(i) and self.settings.hide_people == "hide":
                 paths.append(str(self.served.placeholder(size)))
                 missing.append((i, S.PERSON_WITHHELD.format(photo=i)))
                 continue
-            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), people.get(i, ()))
+            got = self.served.photo(photos.get(i), size, (boxes or {}).get(i), people.get(i, ()),
+                                    (edits or {}).get(i))
             paths.append(str(got.path))
             if got.missing:
                 missing.append((i, got.missing))
         return paths, summarise(missing)
 
-    def photo_file(self, photo_id: int, size: str = "view", box: dict | None = None) -> tuple[str, list[str]]:
-        """(file, notices) for one catalog photo (with `box` drawn on it, when given)."""
-        paths, notices = self.files([photo_id], size, {int(photo_id): box} if box else None)
+    def photo_file(self, photo_id: int, size: str = "view", box: dict | None = None, edit: Any = None,
+                   logged_in: bool = False) -> tuple[str, list[str]]:
+        """(file, notices) for one catalog photo (with `box` drawn on it, or `edit` applied, when given)."""
+        paths, notices = self.files([photo_id], size, {int(photo_id): box} if box else None,
+                                    {int(photo_id): edit} if edit else None, logged_in)
         return paths[0], notices
 
     def gallery(self, hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None = None,
-                scale: str | None = None) -> tuple[list[tuple[str, str]], list[str]]:
+                scale: str | None = None, logged_in: bool = False) -> tuple[list[tuple[str, str]], list[str]]:
         """(gallery items, notices) for result hits (dicts with id, rank, score, names); captions show the
         score on `scale` (default: the scale the stages call for, ui.present.scale_of)."""
         boxes = {int(h["id"]): h["matched_detection"] for h in hits if h.get("matched_detection")}
-        paths, notices = self.files([h["id"] for h in hits], boxes=boxes)
+        paths, notices = self.files([h["id"] for h in hits], boxes=boxes, logged_in=logged_in)
         return present.gallery_items(hits, stages, paths, scale), notices
 
     def example(self, upload: str | None) -> str | None:

@@ -18,12 +18,14 @@ from urllib.parse import urlparse
 from core.contracts.settings_fields import SettingFields
 from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
+from ui.camtrap_present import caption_tail
 
 
 # ---- scores ---------------------------------------------------------------------------------------
 def scale_of(stages: dict[str, Any] | None) -> str:
-    """'checks' when the photos were checked with yes/no questions; 'pictures' when they were found by the
-    pictures searched with (VisRet drew some, or the user gave an example); else 'similarity' (to the words)."""
+    """'checks' when photos were scored by yes/no checks (a rerank where every check was "not checked", as with
+    a judge that failed its check, scores none: its photos keep their similarity); 'pictures' when they were
+    found by the pictures searched with (VisRet drew some, or the user gave an example); else 'similarity'."""
     stages = stages or {}
     if checked_ids(stages):  # a photo with a check made; checks all "not checked" put nothing on this scale
         return "checks"
@@ -84,9 +86,10 @@ def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None
 
 
 def name_of(hit: dict[str, Any]) -> str:
-    """What a photo is called on the page: its common name, its taxon, or (a photo of your own without a
-    species) its file name; the photo id only when none is known."""
-    named = hit.get("common_name") or hit.get("taxon")
+    """What a photo is called on the page: its common name, its taxon, the species someone identified on it (a
+    camera-trap frame: `identified`, ui.camtrap_form), or (a photo of your own without a species) its file name;
+    the photo id only when none is known."""
+    named = hit.get("common_name") or hit.get("taxon") or hit.get("identified")
     if named:
         return named
     path = str(hit.get("path") or "")
@@ -127,7 +130,7 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
             parts = ", ".join(short.get(t, t) for t in h["covers"])
             out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
         else:
-            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{in_box(h, short=True)}"))
+            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"))
     return out
 
 

@@ -11,18 +11,19 @@ from typing import Any, Iterator
 
 import gradio as gr
 
+from core.camtrap.filters import camtrap_filters
 from core.contracts.cancel import REPLACED, LatestSearches
 from core.contracts.errors import EcoLensError, InputError
 from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
                                    Visualization, Waiting)
-from core.labels import latest
-from core.search.presets import request_for
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog
+from core.labels import latest
+from core.search.presets import request_for
 from ui import present
 from ui import strings as S
-from core.camtrap.filters import camtrap_filters
+from ui.camtrap_form import CamtrapPage, logged_in
 from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
@@ -47,9 +48,11 @@ def session_key(request: gr.Request | None) -> str:
 
 
 class SearchHandlers:
-    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None):
-        """`engine`: core.search.engine.SearchEngine; `ready()` raises InputError while the collection is prepared."""
+    def __init__(self, engine: Any, log: SessionLog, ready=lambda: None, camtrap: Any = None):
+        """`engine`: core.search.engine.SearchEngine; `ready()` raises InputError while the collection is prepared;
+        `camtrap`: core.camtrap.desk.CamtrapDesk (None: no camera-trap data model)."""
         self.engine, self.log, self.settings, self.ready = engine, log, engine.settings, ready
+        self.camtrap = CamtrapPage(camtrap)
         self.running = LatestSearches()
         self.photos = PhotoFiles(engine)
         # the photo each page has selected (its hit as clicked): kept while a search streams in
@@ -88,7 +91,9 @@ class SearchHandlers:
         this page selected (`key`)."""
         stages = state.get("stages") or {}
         scale = state.get("scale") or present.scale_of(stages)
-        gallery, missing = self.photos.gallery(state["hits"], stages, scale)
+        if state.get("camtrap"):  # the camera-trap fields the engine did not give (place, time, event, boxes)
+            state["hits"] = self.camtrap.enrich(state["hits"], bool(state.get("by_event")))
+        gallery, missing = self.photos.gallery(state["hits"], stages, scale, bool(state.get("logged_in")))
         notices = web_notices(list(state.get("notices") or []) + list(missing))
         pictures = self.photos.pictures(present.visualization_items(stages))
         if state.get("example"):
@@ -153,9 +158,12 @@ class SearchHandlers:
             query = clean_query(query)
         else:
             query = ""
-        filters = replace(parse_filters(taxon, date_from, date_to, months, bbox, license),
-                          camtrap=camtrap_filters(deployment, time_of_day, include_empty, by_event, category, species,
-                                                  classified))
+        filters = parse_filters(taxon, date_from, date_to, months, bbox, license)
+        camtrap = camtrap_filters(deployment, time_of_day, include_empty, by_event, category, species, classified)
+        if camtrap is not None:
+            filters = replace(filters, camtrap=camtrap)
+        state.update(camtrap=bool(camtrap is not None or self.camtrap.deployment_keys()),
+                     by_event=bool(camtrap and camtrap.by_event), logged_in=logged_in(request))
         if query != state.get("query"):
             state["seeds"] = None  # a new query starts from the default seeds
         options = dict(k=k or self.settings.k, m=m or self.settings.visret_m,
@@ -245,9 +253,14 @@ class SearchHandlers:
                 exc = event.error
                 if isinstance(exc, EcoLensError) and not shown:  # bad input found by the engine (an unknown
                     raise exc                                     # taxon): nothing is on screen, say it plainly
-                message = user_message(exc) if isinstance(exc, EcoLensError) else S.STAGE_FAILED
+                message = (user_message(exc) if isinstance(exc, EcoLensError)
+                           else S.STAGE_FAILED_WHY.format(error=type(exc).__name__))
+                # a failed later stage keeps the results on screen and says why: in the notices (the page's and
+                # the API's), the session log and ecolens.log
+                state["notices"] = state.get("notices", []) + [message]
+                log.warning("search %r (%s) stopped after its first results: %s", (req.query or "")[:80], req.name,
+                            message if isinstance(exc, EcoLensError) else f"{type(exc).__name__}: {exc}"[:300])
                 self.record.unfinished(state, req, f"failed: {message}", knobs)
-                # a failed later stage keeps the results on screen and says why
                 outcome["ended"] = True
                 warn([message])
                 yield self.outputs(state, status.ended(S.STOPPED_EARLY), key, status.details())

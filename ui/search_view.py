@@ -9,11 +9,12 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from core.contracts import limits
 from core.search.presets import PRESET_NAMES
+from ui import camtrap_form
 from ui import strings as S
 from ui.forms import example_photo_input
 from ui.search_handlers import SearchHandlers, new_state
-
 
 # Gradio's dropdown has no placeholder of its own: the page writes one into the taxon box's input (again
 # whenever Gradio draws the box anew)
@@ -92,9 +93,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
                                visible=False, interactive=True, scale=2)
     with gr.Accordion(S.ADVANCED, open=False, elem_id="search-advanced"):
         with gr.Row():
-            k = gr.Slider(1, 200, value=s.k, step=1, label=S.K, elem_id="search-k")
-            m = gr.Slider(1, 8, value=s.visret_m, step=1, label=S.VISRET_M, elem_id="search-m")
-            rerank_k = gr.Slider(5, 200, value=s.rerank_k, step=5, label=S.RERANK_K, elem_id="search-rerank-k")
+            k = gr.Slider(1, limits.MAX_K, value=s.k, step=1, label=S.K, elem_id="search-k")
+            m = gr.Slider(1, limits.MAX_M, value=s.visret_m, step=1, label=S.VISRET_M, elem_id="search-m")
+            rerank_k = gr.Slider(limits.MIN_RERANK_K, limits.MAX_RERANK_K, value=s.rerank_k, step=1, label=S.RERANK_K,
+                                 elem_id="search-rerank-k")
             rerank_mode = gr.Dropdown(S.RERANK_MODES, value="full", label=S.RERANK_MODE, elem_id="search-rerank-mode",
                                       scale=2)
         # the upload reaches the handler unopened; core.contracts.bounds checks it
@@ -112,17 +114,10 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
             months = gr.CheckboxGroup(S.MONTH_NAMES, label=S.MONTHS, elem_id="filter-months")
             bbox = gr.Textbox(label=S.BBOX, elem_id="filter-bbox")
             license_ = gr.Textbox(label=S.LICENSE, elem_id="filter-license")
-        # camera traps (core.camtrap.filters): the API's /search takes them after the older parameters
-        with gr.Row(elem_id="filter-camtrap"):
-            camtrap = [gr.Textbox(label=S.CT_DEPLOYMENT, elem_id="filter-deployment"),
-                       gr.Textbox(label=S.CT_TIME_OF_DAY, elem_id="filter-time-of-day"),
-                       gr.Checkbox(False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty"),
-                       gr.Checkbox(False, label=S.CT_BY_EVENT, elem_id="filter-by-event"),
-                       gr.Textbox(label=S.CT_CATEGORY, elem_id="filter-category"),
-                       gr.Textbox(label=S.CT_SPECIES, elem_id="filter-species"),
-                       gr.Textbox(label=S.CT_CLASSIFIED, elem_id="filter-classified")]
         # where the photos are, and the place box drawn on it (ui.place_map; filled on page load)
         place_map = gr.HTML("", elem_id="filter-map", label=S.MAP_LABEL)
+        # shown on page load when the catalog has camera-trap deployments (ui.camtrap_form)
+        camtrap = camtrap_form.build()
     status = gr.Markdown(S.STATUS_IDLE, elem_id="search-status", label=S.STATUS)  # labels name the API outputs
     with gr.Accordion(S.DETAILS, open=False, elem_id="search-details", visible=False) as details_box:
         details = gr.Markdown("", elem_id="search-timings", label=S.DETAILS)
@@ -150,7 +145,7 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     selected = gr.Number(None, visible=False, elem_id="search-selected-id", precision=0, label="photo id")
     outputs = [gallery, status, notices, scale, visualizations, evidence, explanation, details, result, state]
     inputs = [query, preset, k, m, rerank_k, rerank_mode, answer, taxon, date_from, date_to, months, bbox,
-              license_, example, state, *camtrap]
+              license_, example, state, *camtrap.fields]
     # every search may run while another one from this page is still running: the handler cancels the older
     # one (trigger_mode "multiple"); expensive stages wait for engine slots, so the group limit is generous
     run = dict(concurrency_id="search", concurrency_limit=search_limit(s), trigger_mode="multiple",
@@ -182,4 +177,4 @@ def build(h: SearchHandlers, lightbox) -> SimpleNamespace:
     visualizations.change(drawn_buttons, state, picture_buttons, api_visibility="private", show_progress="hidden",
                           trigger_mode="always_last", concurrency_limit=None)
     return SimpleNamespace(state=state, taxon=taxon, outputs=outputs, status=status, place_map=place_map,
-                           examples=examples)
+                           examples=examples, camtrap=camtrap)

@@ -24,24 +24,25 @@ from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import SessionLog
 from core.sessions.memory_log import MemorySessionLog
 from core.search.preparation import Preparation
-from ui import compare_view, dialogue_view, history_view, label_view, marks, place_map, search_view
+from ui import compare_view, dialogue_view, history_view, identify_handlers, label_view, marks, place_map, search_view
 from ui import strings as S
+from ui.api_guard import ApiGuard
 from ui.compare_handlers import CompareHandlers
 from ui.dialogue_handlers import DialogueHandlers
-from ui.api_guard import ApiGuard
 from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
+from ui.identify_handlers import IdentifyHandlers
 from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
-from ui.search_handlers import SearchHandlers
 from ui.schemas import remember_schemas
-from ui.served_in_place import serve_in_place
+from ui.search_handlers import SearchHandlers
 from ui.search_view import search_limit
-from ui.upload_guard import UploadGuard
+from ui.served_in_place import serve_in_place
 from ui.style import CSS, theme
+from ui.upload_guard import UploadGuard
 
 HEAD = (label_view.HOTKEYS_JS + LIGHTBOX_KEYS_JS + search_view.TAXON_PLACEHOLDER_JS + search_view.CITE_JS
         + place_map.head())
@@ -99,13 +100,15 @@ def _banner_md(text: str):
 
 
 def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
-              prepare=None, examples: Callable[[], list[str]] | None = None) -> gr.Blocks:
+              prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
     says what is searched and which stand-ins are in use: a text, or a function asked again at every page
     load and after every search (so it follows the catalog: an ingest by the command line shows at once);
     `prepare(progress) -> notices` builds the photo collection on first use: it runs in the background and
     the page shows its progress until it is done. `examples()`: example searches offered under the query box
-    (a hub corpus's benchmark queries), asked at page load and once the collection is ready."""
+    (a hub corpus's benchmark queries), asked at page load and once the collection is ready. `camtrap`:
+    core.camtrap.desk.CamtrapDesk, the page's door to camera-trap data (None: the page has no camera-trap
+    parts)."""
     remember_schemas()  # every progress update of a search skips outputs: spare the loop their schemas
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
@@ -134,9 +137,11 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         if isinstance(session_log, MemorySessionLog):
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
         marked = gr.State([])  # the photos this page marked, from any gallery
-        lightbox = LightboxView(LightboxHandlers(engine), marked)
+        lightbox = LightboxView(LightboxHandlers(engine, camtrap), marked)
+        identify = IdentifyHandlers(lightbox.h)
+        identify_handlers.wire(lightbox, identify)
         marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
-        search = SearchHandlers(engine, session_log, ready)
+        search = SearchHandlers(engine, session_log, ready, camtrap)
         with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
                 search_ui = search_view.build(search, lightbox)
@@ -145,7 +150,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             with gr.Tab(S.TAB_COMPARE, id="compare", elem_id="tab-compare"):
                 compare_view.build(CompareHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
-                annotator = label_view.build(LabelHandlers(engine, session_log, ready=ready), search_ui.state)
+                labels = LabelHandlers(engine, session_log, ready=ready, camtrap=camtrap)
+                annotator = label_view.build(labels, search_ui.state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
                 history_ui = history_view.build(history, lightbox)
@@ -166,6 +172,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             return gr.update(choices=found, visible=bool(found))
         app.load(example_choices, None, search_ui.examples, api_visibility="private", show_progress="hidden")
         app.load(search.form.place_map, None, search_ui.place_map, api_visibility="private", show_progress="hidden")
+        camtrap_fields = [search_ui.camtrap.box, search_ui.camtrap.deployments]
+        app.load(search.camtrap.offer, None, camtrap_fields, api_visibility="private", show_progress="hidden")
         app.load(banner_now, None, banner_box, api_visibility="private", show_progress="hidden")
         # a search may be the first to see photos a command-line ingest added (an event of its own: chained
         # after the search, the banner would show the search's progress timer)
@@ -180,12 +188,15 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 shown = banner_now() if preparation.finished else gr.update()
                 offered = example_choices() if preparation.finished else gr.update()
                 places = search.form.place_map() if preparation.finished else gr.update()
+                offer = search.camtrap.offer() if preparation.finished else (gr.update(), gr.update())
                 return (gr.update(value=text, visible=bool(text)), gr.Timer(active=not preparation.finished), taxa,
-                        shown, places, offered)
+                        shown, places, offered, *offer)
             timer.tick(poll, None, [progress, timer, search_ui.taxon, banner_box, search_ui.place_map,
-                                    search_ui.examples],
+                                    search_ui.examples, *camtrap_fields],
                        api_visibility="private",
                        concurrency_limit=None, show_progress="hidden")
+        # a person's identification of a camera-trap frame or event, for scripts (docs/reference/api.md)
+        gr.api(identify.identify_api, api_name="identify", concurrency_id="label-api", concurrency_limit=1)
         app.unload(search.page_closed)
         if oauth_enabled():
             app.load(annotator_name, None, annotator, api_visibility="private")
@@ -249,11 +260,12 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
 
 
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
-           prepare=None, examples: Callable[[], list[str]] | None = None) -> int:
+           prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
     and the page says that nothing is saved."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
-    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples)
+    app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples,
+                    camtrap)
     # Gradio rebuilds its monitoring summary (a pandas table of up to its last 10,000 events) after every event
     # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))

@@ -47,13 +47,6 @@ MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and
 MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
                "to the npm registry. The place box works without it.")
 LICENSE = "Licence (cc-by: exactly; cc-by*: the family; nc: any non-commercial)"
-CT_DEPLOYMENT = "Deployments (camera traps; comma-separated ids)"
-CT_TIME_OF_DAY = "Time of day (day, night, dawn, dusk; comma-separated)"
-CT_INCLUDE_EMPTY = "Show empty frames"
-CT_BY_EVENT = "One result per event"
-CT_CATEGORY = "Detection category (animal, person, vehicle)"
-CT_SPECIES = "Observed species (scientific name)"
-CT_CLASSIFIED = "Classified by (human, machine, none)"
 RESULTS = "Results"
 STATUS_IDLE = "Type a query and press Search."
 VISUALIZATIONS = ("Pictures searched with: drawings made by EcoLens (not real photos), and your example photo if you "
@@ -84,7 +77,7 @@ COVERS = "covers: {parts}"
 # a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
 IN_BOX_SHORT = "matched in the {category}'s box"
 IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
-          "the search looked at the animal, not only the whole frame.")
+          "the search looked inside the box, not only at the whole frame.")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
 COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
@@ -150,6 +143,7 @@ DIALOGUE_SUGGESTIONS = ["yes", "no", "partly", "I cannot tell from the photos"]
 DIALOGUE_CANDIDATES = "Candidates (select photos that match, then Answer)"
 DIALOGUE_DESCRIPTION = "What EcoLens now searches for"
 NOTE_TITLE = "Note"
+NOTICE_TITLE = "Notice"
 DIALOGUE_OWN_QUESTION = ("None of the questions written for this turn was new and told the photos shown apart, so "
                          "EcoLens asks its own question about these photos.")
 DIALOGUE_UNAVAILABLE = ("The dialogue engine is not installed in this build; only plain search is available. "
@@ -258,6 +252,8 @@ STEP_NAMES = {"search": "comparing your words with the photos", "instruction": "
               "answer": "writing the answer", "group": "putting the group your words name first"}
 STOPPED_EARLY = "a later step failed; the photos found so far are shown"
 STAGE_FAILED = "A later step failed; the results so far are shown."
+STAGE_FAILED_WHY = ("A later step failed ({error}, an error inside EcoLens; its details are in ecolens.log); the "
+                    "results so far are shown.")
 CANCELLED = "stopped ({reason})"
 PREVIOUS_CANCELLED = "Your previous search was stopped because you started a new one."
 STOP = "Stop"
@@ -354,8 +350,8 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
               "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
               "--preset": "How to search", "--deployment": "the deployments filter",
               "--time-of-day": "“Time of day”", "--include-empty": "“Show empty frames”",
-              "--by-event": "“One result per event”", "--category": "the detection category filter",
-              "--classified": "“Classified by”", "--species": "the observed species filter"}
+              "--by-event": "“One result per event”", "--category": "“The detector found”",
+              "--classified": "“Identified by”", "--species": "the species filter"}
 
 # the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
 REASON_WORDS = (
@@ -378,3 +374,70 @@ INTERNAL_ERROR_TITLE = "Server error"
 UNREADABLE_VALUE = ("a value sent to /{api} could not be read: check each parameter's type against "
                     "Client(url).view_api()")
 CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of
+
+# ---- camera traps (shown only when the catalog has deployments) --------------------------------------
+CT_FILTERS = "Camera traps"
+CT_DEPLOYMENTS = "Deployments (cameras at one place for one period; empty: all)"
+CT_TIMES = "Time of day, from the sun at the camera's place (frames without place or time are left out)"
+CT_TIME_NAMES = {"day": "day", "dawn": "dawn (civil twilight)", "dusk": "dusk (civil twilight)", "night": "night"}
+CT_INCLUDE_EMPTY = "Show empty frames (a detector looked and found no animal, person or vehicle)"
+CT_BY_EVENT = "One result per event (a burst of frames): its best frame"
+CT_CATEGORIES = "The detector found"
+CT_CATEGORY_NAMES = {"animal": "an animal", "person": "a person", "vehicle": "a vehicle"}
+CT_SPECIES = "Species someone identified (scientific name)"
+CT_CLASSIFIED = "Identified by"
+CT_CLASSIFIED_NAMES = {"": "any (no filter)", "human": "a person", "machine": "a machine (classifier)",
+                       "none": "not identified yet"}
+CT_FRAMES = "{n} frames"
+CT_ONE_FRAME = "1 frame"
+CT_NO_TIME = "time unknown"
+# the photo view's camera-trap lines
+CT_HEAD = "Camera trap"
+CT_DEPLOYMENT = "Deployment"
+CT_PLACE = "Place"
+CT_TAKEN = "Taken"
+CT_TAKEN_LOCAL = "{time} (the camera's clock, offset from UTC not known)"
+CT_TAKEN_OFFSET = "{time} (UTC{offset})"
+CT_TIME_ISSUE = "kept out of the date and time-of-day filters: {why}"
+CT_EVENT = "Event"
+CT_EVENT_LINE = "{event}: {frames}, most animals in one frame: {max_n}"
+CT_EVENT_LINE_PLAIN = "{event}: {frames}"
+CT_DETECTIONS = "Detector"
+CT_DETECTION = "{category} ({conf:.0%} sure{where}), by {model}"
+CT_DETECTION_LABEL = ", classified as {label}"
+CT_NO_DETECTIONS = "looked at this frame and found nothing"
+CT_NOT_LOOKED = "no detector has looked at this frame"
+CT_OBSERVATIONS = "Identified"
+CT_OBSERVATION = "{what}{count} · {level}, by {who}{when}"
+CT_OBS_COUNT = ", {n} seen"
+CT_OBS_LEVELS = {"media": "this frame", "event": "the whole event"}
+CT_OBS_BY_HUMAN = "{name} (a person)"
+CT_OBS_BY_MACHINE = "{name} (a machine, {p:.0%} sure)"
+CT_OBS_BY_MACHINE_PLAIN = "{name} (a machine)"
+CT_OBS_SOMEONE = "someone"
+CT_OBS_TYPES = {"blank": "no animal", "human": "a person", "vehicle": "a vehicle", "unknown": "an animal not known",
+                "unclassified": "not identified yet"}
+CT_STRIP = "The event's frames, in time order: click one to see it"
+CT_STRIP_CAPTION = "frame {n} of {total} · {time}"
+CT_STRIP_FRAME = ("A frame of this result's event, picked in the strip below (not itself ranked); ◀ ▶ move "
+                  "through the results.")
+CT_PEOPLE_HIDDEN = ("A person was detected on this photo: the person is blurred (or the photo withheld) for "
+                    "whoever is not logged in.")
+# identifications
+CT_IDENTIFY = "Identify"
+CT_ID_SPECIES = "Species (scientific name; 'blank' for no animal)"
+CT_ID_COUNT = "How many"
+CT_ID_WHO = "Your name"
+CT_ID_PHOTO = "This frame (i)"
+CT_ID_EVENT = "The whole event (e)"
+CT_ID_CONFIRM = "Confirm {name} (c)"
+CT_ID_SAVED = "Saved: {target} is {what}{count}, identified by {who}."
+CT_ID_TARGET_PHOTO = "photo {photo}"
+CT_ID_TARGET_EVENT = "event {event} ({frames})"
+CT_ID_KEYS = "Keys in the photo view: i this frame · e the whole event · c confirm the species shown"
+CT_ID_NOTHING = "Open a camera-trap photo first."
+CT_ID_NO_EVENT = "This photo belongs to no event; identify the frame instead."
+CT_ID_NO_SPECIES = "Type a species first (or 'blank' for no animal)."
+CT_ID_NONE_TO_CONFIRM = "No species has been identified on this photo yet, so there is nothing to confirm."
+CT_EVENT_LABEL = "The label applies to all {n} frames of this event."
+CT_BOX_LABEL = "{category} {conf:.0%}"

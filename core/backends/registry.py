@@ -141,6 +141,10 @@ class Backends:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     # core.workers.pool.WorkerPool: backends that run a model are built in its worker processes (None: here)
     workers: object | None = field(default=None, repr=False, compare=False)
+    # called as on_load(kind, backend) after each build (core.search.model_checkup starts its check there)
+    on_load: Callable[[str, object], None] | None = field(default=None, repr=False, compare=False)
+    # kind -> why its answers are not used (a model that failed its check: core.search.model_checkup)
+    unusable: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     # the world plug-in (core.contracts.world.World) the collection is, as the composition root sees it before
     # the reader is built: the answer reader 'auto' picks its reader (None: no world)
     world: object | None = field(default=None, repr=False, compare=False)
@@ -168,6 +172,8 @@ class Backends:
                                   getattr(self.settings, SETTING_OF.get(name, name)))
                     _remember_failure(name, self.settings, exc)
                     raise
+                if self.on_load is not None:
+                    self.on_load(name, getattr(self, "_" + name))
             return getattr(self, "_" + name)
 
     @property

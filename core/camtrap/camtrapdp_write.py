@@ -64,7 +64,7 @@ def _tz(offset: str) -> timezone:
 
 def default_place(settings: Any) -> tuple[float | None, float | None]:
     """The setting camtrap_default_place as (latitude, longitude); (None, None) when unset."""
-    text = str(getattr(settings, "camtrap_default_place", "") or "").strip()
+    text = str(settings.camtrap_default_place or "").strip()
     if not text:
         return None, None
     try:
@@ -80,8 +80,8 @@ def default_place(settings: Any) -> tuple[float | None, float | None]:
 class _Package:
     def __init__(self, store: Any, photos: Callable[[Sequence[int]], list[Photo]], settings: Any):
         self.store, self.photos, self.settings = store, photos, settings
-        self.threshold = float(getattr(settings, "detection_threshold", 0.2))
-        self.default_offset = str(getattr(settings, "default_utc_offset", "+00:00") or "+00:00")
+        self.threshold = float(settings.detection_threshold)
+        self.default_offset = str(settings.default_utc_offset or "+00:00")
         self.out = Written()
         self.assumed: set[str] = set()  # deployments for which an offset was assumed
         # deployment key -> (the time is doubtful, seconds since 1970, timestamp) of its media

@@ -50,18 +50,18 @@ def _taxa(names: Iterable[str], source: Sequence[Mapping[str, Any]]) -> list[dic
 
 def _from_settings(settings: Any) -> tuple[dict, list[str]]:
     notices = []
-    who = str(getattr(settings, "camtrap_contributor", "") or "").strip()
+    who = str(settings.camtrap_contributor or "").strip()
     if not who:
         notices.append("the package names no contributor (set camtrap_contributor, and camtrap_contributor_email)")
     person = {"title": who or "unknown", "role": "contact"}
-    email = str(getattr(settings, "camtrap_contributor_email", "") or "").strip()
+    email = str(settings.camtrap_contributor_email or "").strip()
     if email:
         person["email"] = email
-    title = str(getattr(settings, "camtrap_project_title", "") or "").strip() or DEFAULT_TITLE
-    design = getattr(settings, "camtrap_sampling_design", "opportunistic")
+    title = str(settings.camtrap_project_title or "").strip() or DEFAULT_TITLE
+    design = settings.camtrap_sampling_design
     meta: dict[str, Any] = {"name": "ecolens-camtrap-export", "id": str(uuid.uuid4()), "title": title,
                             "contributors": [person], "project": {"title": title, "samplingDesign": design}}
-    data, media = (str(getattr(settings, k, "") or "").strip() for k in ("camtrap_license", "camtrap_media_license"))
+    data, media = (str(getattr(settings, k) or "").strip() for k in ("camtrap_license", "camtrap_media_license"))
     if data and media:
         meta["licenses"] = [_licence(data, "data"), _licence(media, "media")]
     else:
@@ -91,7 +91,7 @@ def descriptor(settings: Any, deployments: Sequence[Mapping[str, Any]], media: S
         meta, notices = _from_settings(settings)
     project = dict(meta.get("project") or {})
     project.setdefault("title", meta.get("title") or DEFAULT_TITLE)
-    project.setdefault("samplingDesign", getattr(settings, "camtrap_sampling_design", "opportunistic"))
+    project.setdefault("samplingDesign", settings.camtrap_sampling_design)
     project["captureMethod"] = _in_order({m["captureMethod"] for m in media if m.get("captureMethod")},
                                          project.get("captureMethod")) or ["activityDetection"]
     project["individualAnimals"] = any(o.get("individualID") for o in observations)

@@ -84,7 +84,7 @@ class CamtrapPool:
                 hidden = len(before) - len(kept)
                 if hidden:
                     notices.append(f"{hidden:,} empty frame{'s' if hidden != 1 else ''} hidden (a detector found "
-                                   "nothing in them; --include-empty shows them)")
+                                   f"nothing in {'them' if hidden != 1 else 'it'}; --include-empty shows them)")
                 pool = kept
         return pool, notices
 

@@ -7,22 +7,25 @@ import unicodedata
 from typing import Any, Iterable
 
 from core.contracts.errors import BackendError, InputError
+from core.contracts.limits import (  # noqa: F401 (the limits, stated once; named here for older callers)
+    EXAMPLE_SIDE,
+    MAX_EXAMPLE_PIXELS,
+    MAX_EXAMPLES,
+    MAX_FULL_DECODE_PIXELS,
+    MAX_ID,
+    MAX_IDS,
+    MAX_K,
+    MAX_M,
+    MAX_PHOTO_BYTES,
+    MAX_QUERY_CHARS,
+    MAX_REPLY_CHARS,
+    MAX_RERANK_K,
+    MAX_ROUNDS,
+    MAX_VOTES,
+    MIN_RERANK_K,
+    WORKING_SIDE,
+)
 
-MAX_QUERY_CHARS = 2000
-MAX_K = 1000  # results returned
-MAX_RERANK_K = 1000  # candidates judged
-MAX_M = 16  # generated pictures per instruction
-MAX_VOTES = 9  # judge votes per question
-MAX_ROUNDS = 100  # dialogue questions in one chat
-MAX_IDS = 100_000  # photo ids in one request (a benchmark pool, relevance marks)
-MAX_ID = 2**63 - 1  # SQLite / FAISS ids are signed 64-bit
-MAX_PHOTO_BYTES = 100_000_000  # one downloaded photo (CSV image_url)
-MAX_EXAMPLES = 8  # example photos in one search (uploaded, --image, or catalog photos by id)
-MAX_EXAMPLE_PIXELS = 100_000_000  # an example JPEG (decoded reduced, so its full size never sits in memory)
-MAX_FULL_DECODE_PIXELS = 24_000_000  # an example in a format decoded at full size (PNG, WebP, GIF, TIFF, BMP)
-EXAMPLE_SIDE = 1024  # example photos are used at most this large (JPEGs decoded reduced, the rest scaled)
-WORKING_SIDE = 1024  # catalog photos read for the judge and captioner (they send at most 1024 px anyway)
-MAX_REPLY_CHARS = 200_000  # a model backend's text reply; a longer one is not an answer
 EXAMPLE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
 
 

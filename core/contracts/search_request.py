@@ -3,6 +3,7 @@ core.contracts.bounds before any costly stage runs."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -14,6 +15,14 @@ from core.contracts.records import Filters
 
 METHODS = ("baseline", "rewrite", "visret")
 RERANK_MODES = ("none", "direct", "subq", "context", "full")
+
+
+def visible(text: object) -> str:
+    """`text` without its invisible characters (Unicode format characters: zero-width spaces and joiners, a
+    byte-order mark, bidi marks), so a query of only those is empty, as it looks."""
+    if not isinstance(text, str):
+        return text  # bytes and other types are clean_query's to refuse
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
 # how a question opens ("What colour ...", "Does it ..."); a request that is a question may be answered (the web
@@ -34,7 +43,7 @@ def clean_query(query: str) -> str:
             query = query.decode("utf-8")
         except UnicodeDecodeError:
             raise InputError("The query is not valid UTF-8 text", "type the query again as plain text") from None
-    q = bounds.name(query)
+    q = bounds.name(visible(query))
     if not q:
         raise InputError("The query is empty", "type what you are looking for, e.g. 'a frog calling at night'")
     if any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in q):
@@ -83,7 +92,7 @@ class SearchRequest:
             raise InputError(f"Unknown method {self.method!r}", "use one of: " + ", ".join(METHODS))
         if self.rerank not in RERANK_MODES:
             raise InputError(f"Unknown rerank mode {self.rerank!r}", "use one of: " + ", ".join(RERANK_MODES))
-        if str(self.query or "").strip() or not self.has_examples:
+        if str(visible(self.query) or "").strip() or not self.has_examples:
             self.query = clean_query(self.query)
         else:
             self.query = ""
@@ -93,8 +102,8 @@ class SearchRequest:
         if self.k is not None:
             self.k = bounds.whole_number("k (results)", self.k, 1, bounds.MAX_K)
         if self.rerank_k is not None:
-            self.rerank_k = bounds.whole_number("rerank_k (candidates to verify)", self.rerank_k, 1,
-                                                bounds.MAX_RERANK_K)
+            self.rerank_k = bounds.whole_number("rerank_k (candidates to verify)", self.rerank_k,
+                                                bounds.MIN_RERANK_K, bounds.MAX_RERANK_K)
         if self.m is not None:
             self.m = bounds.whole_number("m (pictures to draw)", self.m, 1, bounds.MAX_M)
         if self.votes is not None:

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings
 
-from core.contracts import profiles
+from core.contracts import limits, profiles
 
 SECRET = {"secret": True}  # json_schema_extra of a field whose value is masked when settings are shown
 
@@ -21,6 +21,14 @@ class SettingFields(BaseSettings):
     cache_size_mb: int = Field(1024, ge=1, le=1 << 20, description="Most megabytes the disk cache of backend answers "
         "(data_dir/cache: embeddings, LLM, judge, reader and captioner answers) may hold; past it the least recently "
         "used entries are evicted, and a cache over a lowered bound shrinks when next opened.")
+    space_storage: str = Field("/data", description="On a Hugging Face Space (SPACE_ID set): the Space's persistent "
+        "storage folder, which becomes the data directory when it exists and data_dir was not set (ECOLENS_DATA_DIR "
+        "or the file still wins), so a restart keeps the downloads, the catalog and the index. Without it the page "
+        "says that a restart starts over. Not read elsewhere.")
+    vectors_repo: str = Field("", description="Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION]) "
+        "holding companion vectors for a hub corpus: vectors/SPLIT.parquet written by `python app.py export vectors` "
+        "and uploaded there (docs/deployment.md); downloaded with the corpus and used by the ingest when their "
+        "model is the embedder's. Empty: only vectors inside the corpus's own repository are looked for.")
     corpus: str = Field("", description="Photo collection to build on first use (a folder, CSV or parquet, or a "
         "hub dataset hf://datasets/OWNER/NAME[@REVISION][:SPLIT], downloaded once into data_dir/hub). Empty: the "
         "synthetic field-guide world is built when the offline stand-in models are in use.")
@@ -99,6 +107,13 @@ class SettingFields(BaseSettings):
         "frame).")
     ingest_workers: int = Field(0, ge=0, le=1024, description="Ingest parallelism: decoding threads for the local "
         "engine, embedding actors for the ray engine; 0 picks from the machine (CPU cores, GPUs).")
+    ray_address: str = Field("", max_length=300, description="The Ray cluster the ray ingest engine joins "
+        "(host:port of a running `ray start --head`, e.g. 127.0.0.1:6379, or ray://host:10001); empty starts a "
+        "private Ray instance on this machine for each ingest. The cluster's workers must run the same Python and "
+        "packages and reach this EcoLens folder.")
+    ray_start_timeout_s: float = Field(300.0, ge=1, le=86_400, description="Seconds the ray ingest engine waits for "
+        "a Ray worker to start (its check task) and for the actors' first embeddings (loading the model); past it "
+        "the ingest stops with a message instead of waiting without a word.")
     download_timeout_s: float = Field(60.0, ge=0.1, le=3600, description="Total seconds one photo URL may take to "
         "download at ingest (a slower one is skipped with a note).")
     hub_max_gb: float = Field(20.0, ge=0.001, le=10_000, description="Largest download from the Hugging Face hub, "
@@ -172,12 +187,13 @@ class SettingFields(BaseSettings):
         "logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
         "in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
-    k: int = Field(20, ge=1, le=1000, description="Results returned per search.")
-    visret_m: int = Field(3, ge=1, le=16, description="Visualizations generated per query (VisRet m).")
+    k: int = Field(20, ge=1, le=limits.MAX_K, description="Results returned per search.")
+    visret_m: int = Field(3, ge=1, le=limits.MAX_M, description="Visualizations generated per query (VisRet m).")
     rrf_lambda: float = Field(1.0, ge=0, le=1000, description="Reciprocal Rank Fusion constant lambda in 1/(lambda "
         "+ rank).")
     image_size: int = Field(224, ge=32, le=2048, description="Side in pixels of generated visualizations.")
-    rerank_k: int = Field(100, ge=1, le=1000, description="First-stage candidates reranked by the judge (K).")
+    rerank_k: int = Field(100, ge=limits.MIN_RERANK_K, le=limits.MAX_RERANK_K,
+                          description="First-stage candidates reranked by the judge (K).")
     group_words: bool = Field(True, description="A query whose subject is a group word (frog, birds, moth, "
         "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
         "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
@@ -191,8 +207,8 @@ class SettingFields(BaseSettings):
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")
-    rerank_votes: int = Field(1, ge=1, le=9, description="Judge votes per (photo, sub-question); 3 enables majority "
-        "voting.")
+    rerank_votes: int = Field(1, ge=1, le=limits.MAX_VOTES, description="Judge votes per (photo, sub-question); "
+        "3 enables majority voting.")
     judge_concurrency: int = Field(8, ge=1, le=256, description="Judge calls in flight at once.")
     undecided_band: float = Field(0.1, ge=0.0, le=0.5, description="A yes/no check whose p(yes) is within this of "
         "0.5 is \"can't tell\": neither a yes nor a no, on the page, in `search --json` and the API alike, and it "
@@ -210,6 +226,9 @@ class SettingFields(BaseSettings):
         "that was slow. A small vision-language model on a CPU needs more than a hosted one.")
     deadline_cover_s: float = Field(60.0, ge=0.5, le=86_400, description="Total seconds a Cover search may take; "
         "past it the search returns what it has, with a notice.")
+    deadline_dialogue_s: float = Field(30.0, ge=0.5, le=86_400, description="Total seconds one Dialogue turn (the "
+        "answer read, the next question written) may take; past it the question is the offline rules' own, with a "
+        "notice that the model was late.")
     max_judge_calls: int = Field(1000, ge=1, le=1_000_000, description="Per-query budget of judge calls; rerank_k x "
         "sub-questions x votes must fit (100 x 3 x 3 = 900).")
     plugir_clusters: int = Field(10, ge=1, le=100, description="PlugIR k-means clusters over the retrieval "

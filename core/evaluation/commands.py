@@ -56,7 +56,12 @@ def load_items(args) -> list[EvalItem]:
     benchmark folder before calling)."""
     if not args.data:
         raise InputError(f"--benchmark {args.benchmark} needs --data", "the benchmark file or folder")
-    return load_benchmark(args.benchmark, args.data, args.limit)
+    try:
+        return load_benchmark(args.benchmark, args.data, args.limit)
+    except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
+        raise InputError(f"--data {args.data} is not UTF-8 text (byte {exc.start} cannot be read): not a "
+                         f"{args.benchmark} benchmark file", "point --data at the benchmark's own file (JSON "
+                         "lines, CSV or parquet as its release has it)") from None
 
 
 NO_IMAGES_HINT = ("point --images at the folder the benchmark's image paths are relative to (for VisRet's release: "

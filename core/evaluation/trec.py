@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
+from core.contracts import limits
 from core.contracts.errors import InputError, NotFoundError
 from core.evaluation.dialogue import dialogue_summary
 from core.evaluation.metrics import mean_metrics, parse_metrics, score_rankings
@@ -24,8 +26,13 @@ def _not_utf8(p: Path, exc: UnicodeDecodeError) -> InputError:
 
 
 def _text(p: Path) -> str:
-    """The file's text (UTF-8, a leading byte-order mark allowed); InputError naming the file otherwise."""
-    data = p.read_bytes()
+    """The file's text (UTF-8, a leading byte-order mark allowed); InputError naming the file otherwise, or when
+    it is larger than limits.MAX_EVAL_FILE_BYTES (read no further than that)."""
+    with p.open("rb") as fh:
+        data = fh.read(limits.MAX_EVAL_FILE_BYTES + 1)
+    if len(data) > limits.MAX_EVAL_FILE_BYTES:
+        raise InputError(f"{p} is larger than {limits.MAX_EVAL_FILE_BYTES // 1_000_000} MB",
+                         "split it into smaller files, or score fewer queries at once")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -53,11 +60,21 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             raise InputError(f"{path}:{n}: expected 4 fields 'qid 0 docid rel', found {len(parts)}",
                              "qrels lines are: query id, the literal 0 (iteration), document id, relevance")
         qid, _, doc, rel = parts
-        try:
-            qrels.setdefault(qid, {})[doc] = int(float(rel))
-        except ValueError:
-            raise InputError(f"{path}:{n}: relevance {rel!r} is not a number", "use 0, 1, 2, ...") from None
+        qrels.setdefault(qid, {})[doc] = _relevance(rel, path, n)
     return qrels
+
+
+def _relevance(rel: str, path, n: int) -> int:
+    """A qrels grade: a whole number within +-limits.MAX_RELEVANCE (a grade of 1e308 would overflow the gains)."""
+    top = limits.MAX_RELEVANCE
+    try:
+        value = float(rel)
+    except ValueError:
+        raise InputError(f"{path}:{n}: relevance {rel!r} is not a number", "use 0, 1, 2, ...") from None
+    if not math.isfinite(value) or value != int(value) or abs(value) > top:
+        raise InputError(f"{path}:{n}: relevance {rel!r} is not a whole number from -{top} to {top}",
+                         "use 0 (not relevant), 1, 2, ... (more relevant)")
+    return int(value)
 
 
 def read_run(path: str | Path) -> dict[str, list[str]]:
@@ -74,6 +91,8 @@ def read_run(path: str | Path) -> dict[str, list[str]]:
         except ValueError:
             raise InputError(f"{path}:{n}: rank {rank!r} must be an integer and score {score!r} a number",
                              "fields 4 and 5 are rank and score") from None
+        if not math.isfinite(s):
+            raise InputError(f"{path}:{n}: score {score!r} is not a finite number", "write each score as a number")
         rows.setdefault(qid, []).append((-s, r, doc))
     return {q: [d for _, _, d in sorted(v)] for q, v in rows.items()}
 

@@ -21,6 +21,7 @@ from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog
 from core.contracts.errors import InputError
 from core.imageio import sha256_bytes
+from core.ingest.local_files import read_bounded
 from core.ingest.downloads import DownloadPolicy
 from core.ingest.sources import SourceItem, SourceScan
 from core.ingest.state import IngestReport
@@ -75,7 +76,7 @@ class PackageHooks:
                         self.gate = HostGate(DownloadPolicy())
                     data = self.gate.fetch(medium.source)
                 else:
-                    data = Path(medium.source).read_bytes()
+                    data = read_bounded(medium.source)
             except OSError as exc:
                 with self._lock:
                     self._failed[medium.capture.media_key] = str(exc)

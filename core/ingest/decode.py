@@ -13,6 +13,7 @@ from PIL import Image
 from core.contracts.errors import InputError
 from core.imageio import decode_sized
 from core.ingest.downloads import DownloadError
+from core.ingest.local_files import FileRefused
 from core.ingest.sources import SourceItem, content_hash
 
 DECODE_MIN_SIDE = 512  # the shorter side a reduced JPEG decode keeps (covers embedders up to 512 px input)
@@ -32,8 +33,8 @@ class ReadItem:
 def read_and_hash(item: SourceItem) -> ReadItem:
     try:
         data = item.read()
-    except DownloadError as exc:  # a photo URL refused or cut at its time limit: the reason says which
-        return ReadItem(item, error=str(exc))
+    except (DownloadError, FileRefused) as exc:  # a URL refused or cut at its time limit, a path that is no
+        return ReadItem(item, error=str(exc))  # photo file (a device, FIFO, /proc) or too large: the reason says which
     except OSError as exc:
         return ReadItem(item, error=f"cannot be read ({exc.strerror or exc}); check the path and permissions")
     if not data:

@@ -5,7 +5,10 @@ core/backends/hub_download.py) and then ingested through the INQUIRE parquet sou
 beside them records what was fetched: with it, a later start needs no network at all. With them come the
 split's precomputed vectors, when the repository has them (`vectors/<split>.parquet`: used by the ingest when
 their model is the embedder's, core/ingest/companion_vectors.py), and the dataset card (README.md, whose
-licence the banner names: core/ingest/dataset_card.py).
+licence the banner names: core/ingest/dataset_card.py). A deployer who cannot add files to the dataset's own
+repository names their own in the setting `vectors_repo` (hf://datasets/OWNER/NAME): its `vectors/<split>.parquet`
+(written by `python app.py export vectors`) is downloaded beside, into data_dir/hub/datasets/OWNER/NAME, and
+recorded in the same marker; one named after the dataset was downloaded is fetched at the next start.
 
 The dataset's benchmark queries (its `query` column) are offered as example searches; their relevance labels
 are never read here (they belong to the evaluation)."""
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,8 +126,10 @@ def fetch(settings: Any, spec: str, progress: Progress | None = None) -> list[Pa
     from core.contracts.errors import BackendError
 
     ds = parse(spec)
+    own_vectors_repo(settings)  # a vectors_repo that names no repository is refused before any download
     have = local_files(settings, spec)
     if have is not None:
+        _add_own_vectors(settings, ds, progress)
         return have
     error = unreachable(settings, spec)
     if error is not None:
@@ -162,7 +168,62 @@ def fetch(settings: Any, spec: str, progress: Progress | None = None) -> list[Pa
     (ds.folder(settings) / MARKER).write_text(json.dumps(record, indent=1), encoding="utf-8")
     log.info("downloaded %s: %d parquet files, %d of precomputed vectors%s", spec, len(todo), len(vectors),
              ", the dataset card" if record["card"] else "")
+    _add_own_vectors(settings, ds, progress)
     return [got[f.path] for f in todo]
+
+
+def own_vectors_repo(settings: Any) -> HubDataset | None:
+    """The repository the setting vectors_repo names (None when empty); InputError when it is not one."""
+    text = str(getattr(settings, "vectors_repo", "") or "").strip()
+    if not text:
+        return None
+    own = parse(text)
+    if own.split:
+        raise InputError(f"vectors_repo {text!r} names a split; it names a repository",
+                         f"write it as hf://datasets/{own.repo_id} (the corpus's split picks vectors/SPLIT.parquet)")
+    return own
+
+
+def _add_own_vectors(settings: Any, ds: HubDataset, progress: Progress | None) -> None:
+    """Download the split's vector file from vectors_repo (once) and record it in the dataset's marker, where
+    core.ingest.companion_vectors looks. A repository without one, or out of reach, leaves a warning in the
+    log: the photos are then embedded here, as without it."""
+    from core.backends import hf_hub, hub_download
+    from core.contracts.errors import BackendError
+
+    own = own_vectors_repo(settings)
+    marker = ds.folder(settings) / MARKER
+    record = json.loads(marker.read_text(encoding="utf-8"))
+    if own is None or record.get("vectors_repo") == f"{PREFIX}{own.repo_id}@{own.revision or 'main'}":
+        return
+    if not hf_hub.hub_reachable():
+        log.warning("vectors_repo %s: the hub is out of reach, its vectors are fetched at a later start",
+                    settings.vectors_repo)
+        return
+    try:
+        files = hub_download.list_files(own.repo_id, "dataset", own.revision)
+        chosen = set(split_files([f.path for f in files], ds.split, vectors=True))
+        todo = [f for f in files if f.path in chosen]
+        report = (lambda done, total: progress(f"downloading vectors from {own.name}", done, total)) \
+            if progress is not None else None
+        if todo:
+            hub_download.download(own.repo_id, todo, repo_type="dataset", revision=own.revision,
+                                  local_dir=own.folder(settings), max_bytes=int(settings.hub_max_gb * 1e9),
+                                  progress=report, what=f"{PREFIX}{own.repo_id}")
+    except BackendError as exc:
+        log.warning("vectors_repo %s could not be read (%s); the photos are embedded here", settings.vectors_repo,
+                    exc.message)
+        return
+    if not todo:
+        log.warning("vectors_repo %s has no vectors/<split>.parquet for the split %r (its files: %s); the photos "
+                    "are embedded here", settings.vectors_repo, ds.split, ", ".join(f.path for f in files[:10]))
+    folder = ds.folder(settings)
+    kept = [v for v in record.get("vectors", []) if not v.get("own")]
+    record["vectors"] = [{"path": os.path.relpath(own.folder(settings) / f.path, folder), "size": f.size,
+                          "own": True} for f in todo] + kept  # the deployer's own vectors are tried first
+    record["vectors_repo"] = f"{PREFIX}{own.repo_id}@{own.revision or 'main'}"
+    marker.write_text(json.dumps(record, indent=1), encoding="utf-8")
+    log.info("vectors_repo %s: %d vector files recorded beside %s", settings.vectors_repo, len(todo), ds.repo_id)
 
 
 def _values(files: list[Path], column: str):

@@ -20,6 +20,7 @@ from PIL import Image
 from core.backends.base import Embedder
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
+from core.ingest import local_files
 from core.ingest.decode import read_and_hash
 from core.ingest.state import EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
@@ -118,7 +119,7 @@ def precomputed_batches(path: Path, embedder: Embedder, catalog: Catalog, vs: Ve
             refs, photos = reader.photos(rb, notes)
             local = [p.path and not p.path.startswith(("http://", "https://")) for p in photos]
             if any(local):
-                items = [SourceItem(name, (lambda f=p.path: Path(f).read_bytes()) if is_local else (lambda: b""), p)
+                items = [SourceItem(name, local_files.reader(p.path) if is_local else (lambda: b""), p)
                          for name, p, is_local in zip(refs, photos, local)]
                 digests = list(pool.map(_digest, items))
             else:  # (a hash of each reference: a URL's bytes are not fetched)

@@ -7,12 +7,11 @@ images to their media path, downloaded URLs to a spool folder). Phase 2 (Ray): `
 decode and embed. Phase 3 (here, in Ingestor): commit, the single SQLite writer and the FAISS
 checkpoints, so a killed run resumes exactly once like the local engine.
 
-Ray is started on this machine only (loopback address, no dashboard, no usage report), with one logical
-CPU more than the actors reserve, so that Ray Data's own tasks are never starved (two actors reserving
-both CPUs of a 2-core machine deadlocked), and shut down afterwards."""
+Where Ray runs (a private instance on this machine, or the cluster named by `ray_address`), the check that
+its workers can start, and the translation of Ray's failures into EcoLens's errors: core/ingest/ray_session.py.
+The actors register the same plug-ins as this process (core.plugins.registry.loaded_modules)."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -25,18 +24,19 @@ from typing import Iterator
 import numpy as np
 
 from core.backends.base import Embedder
-from core.contracts.errors import BackendError, InputError
-from core.ingest.decode import ReadItem, decode_for_embedding, read_and_hash
-from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
-from core.ingest.media_store import is_remote
-from core.contracts.records import Photo
 from core.config import Settings
+from core.contracts.errors import InputError
+from core.contracts.records import Photo
+from core.ingest.decode import ReadItem, decode_for_embedding, read_and_hash
+from core.ingest.local_files import FileRefused, read_bounded
+from core.ingest.media_store import is_remote
+from core.ingest.ray_session import bounded, check_workers, ray_session
 from core.ingest.sources import SourceItem
+from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
+from core.plugins.registry import loaded_modules
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository root
-INSTALL = "pip install 'ray[data]'"
 HASH_CHUNK = 256  # items read and hashed per step of phase 1
 
 
@@ -60,6 +60,7 @@ class RayEngine:
         self.gpus = _gpus(settings)
         self.workers = workers if workers > 0 else (self.gpus or max(1, self.cores // 2))
         self.spool = settings.path("ingest-spool")
+        self.plugins = loaded_modules()  # registered in the actors too
 
     def batches(self, resume: list[Photo], items: list[SourceItem], dedupe: Deduper,
                 report: IngestReport) -> Iterator[EmbeddedBatch]:
@@ -88,8 +89,11 @@ class RayEngine:
             return
         # phase 2: embed in Ray actors; phase 3: the caller commits what comes back
         try:
-            with ray_session(self.settings, self.workers, self.gpus):
-                for out in self._dataset(rows).iter_batches(batch_size=None, batch_format="numpy"):
+            with ray_session(self.settings, self.workers, self.gpus) as (ray, fitted):
+                self.workers = report.workers = fitted
+                check_workers(ray, self.plugins, self.settings)  # a worker that cannot start: said at once
+                outs = self._dataset(rows).iter_batches(batch_size=None, batch_format="numpy")
+                for out in bounded(outs, float(self.settings.ray_start_timeout_s)):
                     yield from self._collect(out, waiting, dedupe, report)
         finally:
             shutil.rmtree(self.spool, ignore_errors=True)
@@ -115,7 +119,8 @@ class RayEngine:
         ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows) // bs, 4 * self.workers * 8)))
         # why a bound subclass instead of constructor arguments: Ray keeps those in the object store and
         # warns on every actor start
-        bound = type("EmbedActor", (EmbedActor,), {"bound": (self.settings, threads, "cuda" if self.gpus else "cpu")})
+        bound = type("EmbedActor", (EmbedActor,), {"bound": (self.settings, threads, "cuda" if self.gpus else "cpu",
+                                                             self.plugins)})
         with warnings.catch_warnings():  # ray_remote_args_fn is deprecated after 2.60 (pinned); still honoured
             warnings.simplefilter("ignore", DeprecationWarning)
             return ds.map_batches(bound, batch_size=bs, batch_format="numpy",
@@ -158,12 +163,15 @@ def _no_restarts() -> dict:
 class EmbedActor:
     """One Ray Data actor: loads the embedder once, then reads, decodes (threads) and embeds batches."""
 
-    bound: tuple[Settings, int, str]  # (settings, torch threads, device), set by RayEngine._dataset
+    bound: tuple[Settings, int, str, tuple[str, ...]]  # (settings, torch threads, device, plug-ins): _dataset
 
     def __init__(self):
-        settings, threads, device = self.bound
+        settings, threads, device, plugins = self.bound
 
         from core.backends.registry import create_embedder
+        from core.plugins.registry import load_modules
+
+        load_modules(plugins)  # the same plug-ins as the main process (the demo world's embedder)
 
         try:
             import torch
@@ -177,11 +185,13 @@ class EmbedActor:
 
     def _decode(self, path: str):
         try:
-            data = Path(path).read_bytes()
+            data = read_bounded(path)
             image, size = decode_for_embedding(data, name=path, max_pixels=self.settings.max_image_pixels)
             return image, size, hashlib.sha256(data).hexdigest(), ""
         except InputError as exc:
             return None, (0, 0), "", f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+        except FileRefused as exc:
+            return None, (0, 0), "", str(exc)
         except OSError as exc:
             return None, (0, 0), "", f"cannot be read ({exc.strerror or exc}); check the path and permissions"
 
@@ -196,39 +206,3 @@ class EmbedActor:
                 "height": np.array([d[1][1] for d in decoded], np.int64),
                 "digest": np.array([d[2] for d in decoded], dtype=object),
                 "error": np.array([d[3] for d in decoded], dtype=object)}
-
-
-@contextlib.contextmanager
-def ray_session(settings: Settings, workers: int, gpus: int):
-    """A Ray instance on this machine for the length of one ingest (reused, and left running, if this
-    process had already started one)."""
-    try:
-        import ray
-        import ray.data
-    except ImportError:
-        raise BackendError("ray is not installed (needed by ingest_engine='ray')",
-                           f"{INSTALL}, or use the local engine (--engine local)") from None
-    if ray.is_initialized():
-        yield ray
-        return
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # why: no report to the outside world
-    # why: Ray starts one idle Python worker per CPU in advance; on a small machine they only compete with the
-    # actors for the cores while Ray starts (the actors and Ray Data's tasks start their own workers)
-    os.environ["RAY_enable_worker_prestart"] = "0"
-    os.environ["RAY_prestart_worker_first_driver"] = "0"
-    tag = hashlib.sha256(str(settings.path().resolve()).encode()).hexdigest()[:8]
-    cores = os.cpu_count() or 1
-    ray.init(address="local", num_cpus=max(cores, workers + 1), num_gpus=gpus, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False, logging_level=logging.ERROR,
-             _temp_dir=f"/tmp/ecolens-ray-{tag}", object_store_memory=512 * 1024 * 1024,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}})
-    for name in ("ray", "ray.data", "ray.train", "ray.tune"):  # why: library code leaves the terminal alone
-        logging.getLogger(name).setLevel(logging.ERROR)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.enable_operator_progress_bars = False
-    ctx.print_on_execution_start = False
-    try:
-        yield ray
-    finally:
-        ray.shutdown()

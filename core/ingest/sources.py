@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.contracts.errors import InputError
-from core.ingest import downloads
+from core.ingest import downloads, local_files
 from core.ingest.iconic import apply_iconic_group, iconic_value
 from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.contracts.records import Photo, parse_date  # noqa: F401  (parse_date: also imported from here)
@@ -132,6 +132,9 @@ def scan(path: str | Path, media_dir: Path) -> SourceScan:
         raise InputError(f"{p} does not exist", "give a folder of images, a .csv or a .parquet file")
     if p.is_dir():
         return _scan_folder(p)
+    if not p.is_file():  # a FIFO's open would wait for a writer; a device's read never ends
+        raise InputError(f"{p} is not a regular file (a device, FIFO or socket)",
+                         "give a folder of images, a .csv or a .parquet file")
     if p.suffix.lower() == ".csv":
         return _scan_csv(p)
     if p.suffix.lower() == ".parquet":
@@ -141,7 +144,8 @@ def scan(path: str | Path, media_dir: Path) -> SourceScan:
 
 
 def _file_reader(p: Path) -> Callable[[], bytes]:
-    return lambda: p.read_bytes()
+    """A regular file of at most limits.MAX_PHOTO_BYTES, read with bounded memory (core.ingest.local_files)."""
+    return local_files.reader(p)
 
 
 def _scan_folder(root: Path) -> SourceScan:

@@ -58,6 +58,32 @@ class Unavailable:
         return 0
 
 
+class UnusedJudge:
+    """The judge of a model that failed its check (core.search.model_checkup): every question is answered
+    "not checked" with the reason, so no photo is scored by it; its own prompt id keeps its answers apart in the
+    cache."""
+
+    is_standin = False
+
+    def __init__(self, model_id: str, reason: str):
+        self.model_id, self.reason = model_id, reason
+        self.prompt_id = "not used: failed its check"
+
+    def ask(self, request):
+        from core.backends.reach import abstain
+
+        return abstain(self.reason)
+
+    def unseen(self, text: str) -> list[str]:
+        return []
+
+
+def unusable(backends: Any, name: str) -> str:
+    """Why backend `name` of `backends` is not used ('' when it is, or nothing checked it)."""
+    found = getattr(backends, "unusable", None)
+    return str(found.get(name, "")) if isinstance(found, dict) else ""
+
+
 def _raw(backends: Any, name: str) -> Any:
     if name == "embedder":  # nothing works without it: let its error reach the user
         return backends.embedder
@@ -98,7 +124,15 @@ class CachedBackends:
 
     @property
     def judge(self) -> CachedJudge:
+        unused = self._unused_judge()
+        if unused is not None:
+            return CachedJudge(unused, self.cache)
         return self._wrap("judge", lambda b: CachedJudge(b, self.cache))
+
+    def _unused_judge(self) -> UnusedJudge | None:
+        """The stand-in that answers "not checked" when the judge failed its check, else None."""
+        reason = unusable(self.raw, "judge")
+        return UnusedJudge(str(self.raw.judge.model_id), reason) if reason else None
 
     @property
     def generator(self) -> CachedGenerator:
@@ -131,6 +165,9 @@ class CachedBackends:
         """A cached judge whose real calls spend `budget` (one query's)."""
         from core.methods.budget import BudgetedJudge
 
+        unused = self._unused_judge()
+        if unused is not None:  # its answers cost nothing and spend no budget
+            return CachedJudge(unused, self.cache)
         return CachedJudge(BudgetedJudge(self.counted("judge"), budget), self.cache)
 
     def generator_for(self, budget) -> CachedGenerator:

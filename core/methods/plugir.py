@@ -19,21 +19,23 @@ as a note (`notes`, `Question.fallback`), not as a failure.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from core.contracts.records import Filters, Hit
 from core.contracts.world import RuleBooks, answer_word
-from core.methods.anatomy import impossible as impossible_for, named_taxa
+from core.methods.anatomy import impossible as impossible_for
+from core.methods.anatomy import named_taxa
 from core.methods.cached_backends import CachedBackends
 from core.methods.constraints import Constraint, ConstraintChecker, question_key
+from core.methods.deadline import SearchDeadline, backend_where
 from core.methods.feedback import check_photo_ids, rocchio
 from core.methods.llm_call import short_error
 from core.methods.llm_tasks import FILTER_FALLBACK, filter_questions, propose_questions, reformulate
-from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
-                                            representatives)
-from core.contracts.records import Filters, Hit
+from core.methods.retrieval_context import candidate_count, caption_entropies, cluster, kl_select, representatives
 
 log = logging.getLogger(__name__)
 SKIP_TOP = 10  # the KL choice looks at candidates ranked 11..n_t
@@ -93,6 +95,19 @@ class DialogueSession:
                                          self._notice, band=self.settings.undecided_band)
         self.ranked = self.retrieve(self.k)
         self._log()
+
+    @contextmanager
+    def turn_deadline(self) -> Iterator[SearchDeadline]:
+        """One turn's time limit (deadline_dialogue_s): every model-server call inside ends by it, a task whose
+        model was cut falls back to its offline rule, and a turn that ran out of time says so in `notices`."""
+        total = float(getattr(self.settings, "deadline_dialogue_s", 0) or 0) or None
+        limit = SearchDeadline(total, "Dialogue", "deadline_dialogue_s")
+        with limit.applied():
+            yield limit
+        if limit.passed():
+            self._notice(limit.notice_text(
+                "the question and the description were written by the offline rules",
+                f"{backend_where(self.settings, 'llm')} was late").replace("the search stopped", "the turn stopped"))
 
     # ---- retrieval ----------------------------------------------------------------------------------
     def _vector(self) -> np.ndarray:

@@ -12,7 +12,25 @@ import threading
 from core.contracts.world import World
 
 _PLUGINS: dict[str, World] = {}
+_MODULES: list[str] = []  # the plug-in modules loaded in this process, in order (for the processes it starts)
 _LOCK = threading.Lock()
+
+
+def load_modules(modules: tuple[str, ...] | list[str]) -> None:
+    """Import each plug-in module and call its register(), remembering its name so that processes started
+    later (worker processes, Ray actors) load the same ones: `loaded_modules()`."""
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module).register()
+        with _LOCK:
+            if module not in _MODULES:
+                _MODULES.append(module)
+
+
+def loaded_modules() -> tuple[str, ...]:
+    with _LOCK:
+        return tuple(_MODULES)
 
 
 def register(plugin: World) -> World:

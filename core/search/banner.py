@@ -116,11 +116,12 @@ def model_name(spec: str) -> str:
     return str(spec).rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
 
 
-def hub_line(label: str, count: int, licences: list[str], settings: Any, card_licence: str = "") -> str:
+def hub_line(label: str, count: int, licences: list[str], settings: Any, card_licence: str = "",
+             judged: bool = True) -> str:
     """What a hub corpus is and which models search it: '4000 photos from INQUIRE-Rerank (validation split),
     under CC BY-NC 4.0 (the dataset card's licence; each photo shows its own licence and rights holder);
     searched with bioclip, checked by SmolVLM-256M-Instruct.' Without a licence on the card, the photos'
-    licence values, saying where they came from."""
+    licence values, saying where they came from. `judged` False (the judge failed its check): no 'checked by'."""
     shown = ", ".join(licences[:4]) + (f" and {len(licences) - 4} more" if len(licences) > 4 else "")
     what = f"{count} photos from {label}" if count else f"{label}, being prepared"
     if card_licence:
@@ -130,5 +131,6 @@ def hub_line(label: str, count: int, licences: list[str], settings: Any, card_li
                "shows its rights holder)")
     else:
         lic = ""
-    models = f"; searched with {model_name(settings.embedder)}, checked by {model_name(settings.judge)}"
+    models = f"; searched with {model_name(settings.embedder)}" + (
+        f", checked by {model_name(settings.judge)}" if judged else "")
     return f"{what}{lic}{models}."

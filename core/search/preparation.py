@@ -71,6 +71,9 @@ def amount(what: str, done: int, total: int) -> str:
     return f"{done} of {total}"
 
 
+PREPARED = "the photo collection is prepared"  # the log line at the end of a preparation (tests wait on it)
+
+
 @dataclass
 class Preparation:
     """Runs `work(progress) -> notices` once and tells anyone who asks how far it got."""
@@ -89,6 +92,7 @@ class Preparation:
     def run(self) -> None:
         try:
             self.notices = list(self.work(self._step))
+            log.info("%s: %s", PREPARED, "; ".join(self.notices) or "nothing to do")
         except EcoLensError as exc:
             log.error("preparing the photo collection failed: %s", exc)
             self.error = str(exc)

@@ -5,6 +5,11 @@ starts on a real model profile (hub-gpu when a GPU is there, else hub-cpu) and t
 split, when the hub can be reached; when it cannot, it keeps the offline stand-in world and says why (the
 banner shows the reason). Anywhere else nothing is chosen for the user: no setting, no change.
 
+On a Space, the data directory is the Space's persistent storage (setting space_storage, /data by default)
+when that folder exists and can be written, unless data_dir was set (ECOLENS_DATA_DIR or the file): a restart
+or a wake from sleep then finds its downloads, catalog and index and neither downloads nor embeds again.
+Without persistent storage the banner says that a restart starts over.
+
 A real profile or a hub corpus keeps its downloads in the data directory (data_dir/models for models,
 data_dir/hub for datasets) unless HF_HOME or HF_HUB_CACHE says otherwise; `preflight` fails within seconds
 when what they need is neither here nor downloadable."""
@@ -13,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any, Mapping
 
 from core.contracts import profiles
@@ -27,6 +33,29 @@ def on_space(environ: Mapping[str, str] = os.environ) -> bool:
     return bool(environ.get("SPACE_ID"))
 
 
+NO_STORAGE = "this Space has no persistent storage ({folder}); a restart starts over"
+STORAGE_READ_ONLY = "this Space's persistent storage ({folder}) cannot be written; a restart starts over"
+
+
+def space_storage(settings: Any, environ: Mapping[str, str] = os.environ) -> tuple[Any, str]:
+    """(the settings with data_dir on the Space's persistent storage, '') when on a Space with that folder and
+    data_dir not set; (the settings unchanged, why a restart starts over) on a Space without it; unchanged and
+    '' elsewhere, and wherever data_dir was set."""
+    if not on_space(environ) or "data_dir" in settings.explicit():
+        return settings, ""
+    folder = Path(settings.space_storage).expanduser()
+    if not folder.is_dir():
+        log.warning("on a Space without persistent storage (%s): the data directory %s is lost at a restart",
+                    folder, settings.data_dir)
+        return settings, NO_STORAGE.format(folder=folder)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        log.warning("the Space's persistent storage %s cannot be written: the data directory stays %s", folder,
+                    settings.data_dir)
+        return settings, STORAGE_READ_ONLY.format(folder=folder)
+    log.info("on a Space with persistent storage: the data directory is %s", folder)
+    return settings.replace(data_dir=str(folder)), ""
+
+
 def _has_gpu() -> bool:
     try:
         import torch
@@ -36,18 +65,22 @@ def _has_gpu() -> bool:
 
 
 def space_start(settings: Any, environ: Mapping[str, str] = os.environ) -> tuple[Any, str]:
-    """(the settings to start on, why the stand-in world was kept or '') for a Space; unchanged elsewhere and
-    wherever the user chose models or a corpus."""
-    if not on_space(environ) or {"models", "corpus"} & set(settings.explicit()):
+    """(the settings to start on, what the banner must note or '') for a Space: the data directory on its
+    persistent storage (space_storage), and the real profile and INQUIRE unless the user chose models or a
+    corpus (the note: why the stand-in world was kept, and when a restart starts over). Unchanged elsewhere."""
+    if not on_space(environ):
         return settings, ""
+    settings, storage = space_storage(settings, environ)
+    if {"models", "corpus"} & set(settings.explicit()):
+        return settings, storage
     from core.backends import hf_hub
 
     if not hf_hub.hub_reachable():
         log.warning("on a Space without the hub: starting on the stand-in world")
-        return settings, NO_HUB
+        return settings, "; ".join(t for t in (NO_HUB, storage) if t)
     profile = "hub-gpu" if _has_gpu() else "hub-cpu"
     log.info("on a Space with the hub: starting on models=%s and %s", profile, SPACE_CORPUS)
-    return settings.replace(models=profile, corpus=SPACE_CORPUS), ""
+    return settings.replace(models=profile, corpus=SPACE_CORPUS), storage
 
 
 def uses_hub(settings: Any) -> bool:

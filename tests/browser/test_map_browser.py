@@ -1,4 +1,4 @@
-"""The Filters map in Chromium against the real server: Leaflet (fetched from the npm registry, inlined: no
+"""The Filters map in Chromium against the real server: Leaflet (committed from the npm registry, inlined: no
 CDN) shows where the collection's photos are on a plain grid (no tile server is set, nothing is fetched
 from elsewhere); drawing a box on it fills the place box field, and the next search keeps only photos inside
 that box; a box typed in the field is drawn on the map."""
@@ -11,7 +11,7 @@ from ui.place_map import leaflet_installed
 
 
 def test_a_box_drawn_on_the_map_filters_the_search(server, open_browser, shot):
-    assert leaflet_installed(), "Leaflet is missing: run `python scripts/fetch_leaflet.py` (setup.sh does)"
+    assert leaflet_installed(), "Leaflet is missing: restore assets/vendor/leaflet (committed; scripts/fetch_leaflet.py checks it)"
     page = open_browser()
     outside = []
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:",

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import pytest
 from PIL import Image
 
+from core.contracts import limits
 from tests.live_server import LiveServer, app_env, cli, counts, integrity_ok
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -135,6 +136,28 @@ CALLS = [
          lambda r: ["1234567890123456789012345678901"], "1234567890123456789012345678901 is outside", raw=True),
     Call("/history_open with a list", "/history_open", lambda r: [[1]], "session_id must be text or a number",
          raw=True),
+    # issue 36, item 3: numbers checked by type and range before use, choices named, invisible text is empty
+    Call("/search with taxon 1", "/search", search(taxon=1), "taxon = 1 is a number, not a taxon's name", raw=True),
+    Call("/search with taxon -1", "/search", search(taxon=-1), "taxon = -1 is a number", raw=True),
+    Call("/more_like_this with 10**30", "/more_like_this", lambda r: [10**30], f"is outside 1 to {limits.MAX_ID}",
+         raw=True),
+    Call("/more_like_this with 2**63", "/more_like_this", lambda r: [2**63], f"{2**63} is outside 1 to", raw=True),
+    Call("/more_like_this with 1.5", "/more_like_this", lambda r: [1.5], "1.5 is not a whole number", raw=True),
+    Call("/search with preset 'Nope'", "/search", search(preset="Nope"),
+         "preset = 'Nope' is not one of its choices (Fast, ", raw=True),
+    Call("/search with rerank_mode 'Nope'", "/search", search(rerank_mode="Nope"),
+         "rerank_mode = 'Nope' is not one of its choices (full, subq, context, direct)", raw=True),
+    Call("/search with months ['Maybe']", "/search", search(months=["Maybe"]),
+         "months = 'Maybe' is not one of its choices (Jan, Feb, ", raw=True),
+    Call("/compare with presets ['Nope']", "/compare", lambda r: ["a heron", ["Fast", "Nope"], 10],
+         "= 'Nope' is not one of its choices", raw=True),
+    Call("a query of zero-width spaces", "/search", search(query="\u200b\u200b\u200b"), "The query is empty",
+         raw=True),
+    Call("a query of a byte-order mark", "/search", search(query="\ufeff"), "The query is empty", raw=True),
+    Call("/search with m 17 (one limit everywhere)", "/search", search(preset="Visualize", m=limits.MAX_M + 1),
+         f"(use 1 to {limits.MAX_M})"),
+    Call("/search with rerank_k 0 (one limit everywhere)", "/search", search(preset="Verify", rerank_k=0),
+         f"(use {limits.MIN_RERANK_K} to {limits.MAX_RERANK_K})", raw=True),
 ]
 
 
@@ -206,6 +229,18 @@ def test_refused_inputs_are_one_log_line_each_and_no_traceback(site):
     assert any("HistoryHandlers.open refused: session number = 1234567890123456789012345678901 is outside" in line
                for line in refused), logged[-3000:]
     assert len(refused) >= len(CALLS), "\n".join(refused)  # each refused call of the table: one line
+    site.healthy()
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "{data}/ecolens.sqlite", "{data}/logs/ecolens.log"])
+def test_a_refused_file_does_not_name_its_path_on_the_server(site, path):
+    """A file the app does not serve is refused in the API's error shape, without the path asked for (Gradio's
+    own 403 named the file's absolute path)."""
+    wanted = path.format(data=site.data)
+    status, body = site.server.get(f"/gradio_api/file={wanted}")
+    assert status in (403, 404), (status, body[:300])
+    text = body.decode("utf-8", "replace")
+    assert wanted not in text and str(site.root) not in text and json.loads(text)["error"], text
     site.healthy()
 
 

@@ -3,6 +3,7 @@
 database passes its integrity check and its row counts change only for accepted input."""
 from __future__ import annotations
 
+import os
 import resource
 import signal
 from dataclasses import dataclass, field
@@ -12,9 +13,11 @@ from typing import Callable
 import pytest
 from PIL import Image
 
+from core.contracts import limits
 from storage.db import open_engine
 from tests.live_server import app_env, cli, counts, integrity_ok
 from tests.photos import colour_image, make_photo_folder
+
 
 @dataclass
 class Case:
@@ -27,6 +30,7 @@ class Case:
     accepted: bool = False  # rows may be added (the input is valid, with a note)
     fresh: bool = False  # run on a data directory of its own
     limit_file_bytes: int = 0  # a disk that fills up during the command: RLIMIT_FSIZE for the child
+    run_only: bool = False  # an ingest that skipped every row: only its own run is recorded, nothing else
 
 
 def _write(root: Path, name: str, data: bytes) -> str:
@@ -62,6 +66,28 @@ def _csv_with(root: Path, name: str, column: str, value: str, seed: int) -> str:
     row[column] = value
     (folder / "obs.csv").write_text(",".join(row) + "\n" + ",".join(row.values()) + "\n")
     return str(folder / "obs.csv")
+
+
+def _csv_naming(root: Path, name: str, target: Callable[[Path], str]) -> str:
+    """A CSV whose one row's path is `target(folder)`: a device, a FIFO, a file of /proc, a huge file."""
+    folder = root / "inputs" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "obs.csv").write_text(f"path,taxon_name\n{target(folder)},Ardea alba\n")
+    return str(folder / "obs.csv")
+
+
+def _fifo(folder: Path, name: str = "pipe.jpg") -> str:
+    path = folder / name
+    if not path.exists():
+        os.mkfifo(path)
+    return str(path)
+
+
+def _sparse(folder: Path) -> str:  # 101 MB on paper, no disk used
+    path = folder / "huge.jpg"
+    with path.open("wb") as fh:
+        fh.truncate(limits.MAX_PHOTO_BYTES + 1_000_000)
+    return str(path)
 
 
 def _many(root: Path) -> str:
@@ -156,6 +182,36 @@ CASES = [
     Case("--detections given SpeciesNet's predictions", lambda r: ["ingest", str(r / "inputs"), "--detections", _write(
         r, "predictions.json", b'{"predictions": [{"filepath": "a.jpg", "prediction": "x"}]}')],
          "speciesnet.scripts.speciesnet_to_md"),
+    # issue 36, item 3: a path that is no photo file is skipped with the reason, read with bounded memory and time
+    Case("CSV naming /dev/zero", lambda r: ["ingest", _csv_naming(r, "zero", lambda f: "/dev/zero")],
+         "skipping /dev/zero: is under /dev", rc=0, run_only=True),
+    Case("CSV naming a FIFO", lambda r: ["ingest", _csv_naming(r, "fifo", _fifo)], "is a FIFO (named pipe)", rc=0,
+         run_only=True),
+    Case("CSV naming /proc/self/environ", lambda r: ["ingest", _csv_naming(r, "proc", lambda f: "/proc/self/environ")],
+         "is under /proc", rc=0, run_only=True),
+    Case("CSV naming a 101 MB file", lambda r: ["ingest", _csv_naming(r, "huge", _sparse)],
+         f"more than the {limits.MAX_PHOTO_BYTES // 1_000_000} MB a photo may be", rc=0, run_only=True),
+    Case("a FIFO named as the CSV", lambda r: ["ingest", _fifo(r / "inputs", "pipe.csv")], "is not a regular file"),
+    # issue 36, item 3: evaluation inputs are checked before any work starts
+    Case("eval --data a binary file", lambda r: ["eval", "--benchmark", "visual-rag", "--data",
+                                                 _write(r, "random.jsonl", RANDOM), "--out", str(r / "eval-out")],
+         "random.jsonl is not UTF-8 text"),
+    Case("eval --data /dev/zero", lambda r: ["eval", "--benchmark", "fieldguide", "--data", "/dev/zero", "--out",
+                                             str(r / "eval-out")], "is not a regular file or folder"),
+    Case("eval --out /proc/ev", lambda r: ["eval", "--benchmark", "fieldguide", "--out", "/proc/ev"],
+         "--out /proc/ev is in the system's own files"),
+    Case("eval --out a file", lambda r: ["eval", "--benchmark", "fieldguide", "--out", _write(r, "a-file", b"x")],
+         "cannot be written"),
+    Case("eval --rounds 1000000000", lambda r: ["eval", "--benchmark", "fieldguide", "--out", str(r / "eval-out"),
+                                                "--rounds", "1000000000"], f"outside 0 to {limits.MAX_ROUNDS}"),
+    Case("eval --limit -1", lambda r: ["eval", "--benchmark", "fieldguide", "--out", str(r / "eval-out"),
+                                       "--limit", "-1"], "--limit = -1 is outside 1 to"),
+    Case("eval-run relevance 1e308", lambda r: ["eval-run", "--qrels", _write(r, "huge-qrels.txt", b"q1 0 d1 1e308\n"),
+                                                "--run", _write(r, "run.txt", RUN)],
+         f"relevance '1e308' is not a whole number from -{limits.MAX_RELEVANCE}"),
+    Case("eval-run score inf", lambda r: ["eval-run", "--qrels", _write(r, "qrels.txt", QRELS),
+                                          "--run", _write(r, "inf-run.txt", b"q1 Q0 d1 1 inf t\n")],
+         "score 'inf' is not a finite number"),
     Case("--config names a folder", lambda r: ["--config", str(r / "inputs"), "config"], "is a folder, not a file"),
     Case("ECOLENS_CONFIG names a folder", lambda r: ["config"], "is a folder, not a file",
          env={"ECOLENS_CONFIG": "{root}/inputs"}),
@@ -188,7 +244,11 @@ def test_cli_input(site, case: Case):
         assert "error: " in done.stderr and "how to fix: " in done.stderr
     if (data / "ecolens.sqlite").exists():
         assert integrity_ok(data)
-    if before is not None and not case.accepted:
+    if before is not None and case.run_only:
+        before.pop("ingest_runs")
+        after = counts(data)
+        assert after.pop("ingest_runs") >= 1 and after == before
+    elif before is not None and not case.accepted:
         assert counts(data) == before
     site.healthy()
 

@@ -157,3 +157,45 @@ def test_an_ingest_stopped_half_way_takes_the_rest_from_the_vectors(tmp_path):
     stored, expected = _stored(catalog, store, embedder), _file_vectors(data)
     assert len(stored) == 12 and catalog.count() == 12
     assert all(np.allclose(stored[k], v, atol=1e-5) for k, v in expected.items())  # all twelve from the file
+
+
+def test_exported_vectors_are_read_back_as_companion_vectors(tmp_path):
+    """`export vectors` (core.exporting -> core.ingest.companion_writer) writes what the reader takes: a second
+    data directory ingests the same dataset with the written file beside it and embeds nothing, each photo
+    getting the vector the first catalog holds for it."""
+    from core import exporting
+
+    first, embedder, catalog, store = _ingest(tmp_path / "first", None)
+    assert first.added == 12 and _images_embedded(embedder) == 12
+    vs = catalog.vector_set(embedder.model_id, embedder.dim)
+    index, _ = store.open(vs, catalog)
+    sources = exporting.ExportSources(Settings(data_dir=str(tmp_path / "first" / "data")), None, catalog.get_photos,
+                                      vectors=lambda: (embedder.model_id, index.ids(), index.matrix()))
+    out = tmp_path / "validation.parquet"
+    done = exporting.export(sources, "vectors", out)
+    assert done.rows == 12 and done.path == out and not done.notices
+    table = pq.read_table(out)
+    assert table.schema.metadata[b"model_id"].decode() == embedder.model_id
+    assert sorted(table.column("inat24_image_id").to_pylist()) == sorted(image_ids())
+    second, again, catalog2, store2 = _ingest(tmp_path / "second", out.read_bytes())
+    assert second.added == 12 and _images_embedded(again) == 0, again.calls
+    before, after = _stored(catalog, store, embedder), _stored(catalog2, store2, again)
+    assert set(before) == set(after) == set(image_ids())
+    for key in before:
+        np.testing.assert_allclose(after[key], before[key], atol=1e-6)
+
+
+def test_vectors_export_refuses_a_query_and_a_collection_without_keys(tmp_path):
+    from core import exporting
+    from core.contracts.errors import InputError
+    from core.contracts.records import Photo
+
+    sources = exporting.ExportSources(Settings(data_dir=str(tmp_path)), None,
+                                      lambda ids: [Photo(path=f"/p/{i}.jpg", id=i) for i in ids],
+                                      vectors=lambda: ("m", np.array([1, 2]), np.ones((2, 4), np.float32)))
+    with pytest.raises(InputError, match="whole collection"):
+        exporting.export(sources, "vectors", tmp_path / "v.parquet", query="a heron")
+    with pytest.raises(InputError, match="inat24_image_id") as err:
+        exporting.export(sources, "vectors", tmp_path / "v.parquet")
+    assert "hf://datasets" in err.value.hint
+    assert not (tmp_path / "v.parquet").exists()

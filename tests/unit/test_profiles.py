@@ -105,10 +105,10 @@ def test_hub_corpus_names():
     assert len(hub_dataset.split_files(paths, None)) == 3
 
 
-def test_space_start_only_on_a_space_and_only_when_nothing_was_chosen(monkeypatch):
+def test_space_start_only_on_a_space_and_only_when_nothing_was_chosen(monkeypatch, tmp_path):
     from core.backends import hf_hub
 
-    s = Settings()
+    s = Settings(data_dir=str(tmp_path))  # set: the Space's persistent storage is not looked for
     assert space.space_start(s, {}) == (s, "")  # not a Space: nothing changes
     monkeypatch.setattr(hf_hub, "hub_reachable", lambda *a, **k: False)
     kept, why = space.space_start(s, {"SPACE_ID": "me/ecolens"})
@@ -117,8 +117,45 @@ def test_space_start_only_on_a_space_and_only_when_nothing_was_chosen(monkeypatc
     monkeypatch.setattr(space, "_has_gpu", lambda: False)
     chosen, why = space.space_start(s, {"SPACE_ID": "me/ecolens"})
     assert (chosen.models, chosen.corpus, why) == ("hub-cpu", space.SPACE_CORPUS, "")
-    mine = Settings(models="standin")
+    mine = Settings(models="standin", data_dir=str(tmp_path))
     assert space.space_start(mine, {"SPACE_ID": "me/ecolens"}) == (mine, "")  # the user's choice stands
+
+
+def test_a_space_keeps_its_data_on_its_persistent_storage(monkeypatch, tmp_path):
+    from core.backends import hf_hub
+
+    monkeypatch.setattr(hf_hub, "hub_reachable", lambda *a, **k: False)
+    on_space = {"SPACE_ID": "me/ecolens"}
+    storage = tmp_path / "persistent"
+    storage.mkdir()
+    s = Settings(space_storage=str(storage), models="standin")
+    moved, why = space.space_start(s, on_space)
+    assert moved.data_dir == str(storage) and why == ""
+    assert moved.models == "standin"  # the user's other choices stand
+    assert space.space_start(s, {}) == (s, "")  # not a Space: the data directory stays
+    mine = Settings(space_storage=str(storage), data_dir=str(tmp_path / "mine"), models="standin")
+    assert space.space_start(mine, on_space) == (mine, "")  # data_dir set explicitly wins
+    gone = Settings(space_storage=str(tmp_path / "absent"), models="standin")
+    kept, why = space.space_start(gone, on_space)
+    assert kept.data_dir == "./data"
+    assert why == f"this Space has no persistent storage ({tmp_path / 'absent'}); a restart starts over"
+    both, why = space.space_start(Settings(space_storage=str(tmp_path / "absent")), on_space)
+    assert "cannot reach the Hugging Face hub" in why and "no persistent storage" in why
+
+
+def test_the_data_directory_from_the_environment_beats_the_space_storage(monkeypatch, tmp_path):
+
+    storage = tmp_path / "persistent"
+    storage.mkdir()
+    monkeypatch.setenv("ECOLENS_SPACE_STORAGE", str(storage))
+    monkeypatch.setenv("ECOLENS_MODELS", "standin")
+    monkeypatch.setenv("ECOLENS_DATA_DIR", str(tmp_path / "chosen"))
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    loaded = load_settings(str(tmp_path / "empty.toml"))
+    assert space.space_storage(loaded, {"SPACE_ID": "me/ecolens"}) == (loaded, "")
+    monkeypatch.delenv("ECOLENS_DATA_DIR")
+    loaded = load_settings(str(tmp_path / "empty.toml"))
+    assert space.space_storage(loaded, {"SPACE_ID": "me/ecolens"})[0].data_dir == str(storage)
 
 
 def test_hub_banner_line():

@@ -2,6 +2,8 @@
 fake backends (tests/fakes.py), remembering each request; dialogues are scripted."""
 from __future__ import annotations
 
+import contextlib
+
 from datetime import date
 from types import SimpleNamespace
 
@@ -55,6 +57,9 @@ class FakeDialogue:
         self.pending = None
         self.relevant: list[int] = []  # photos marked as looking right, as DialogueSession keeps them
         self.fallback = ""  # set by a test: the next question is the rule book's, asked because of this
+
+    def turn_deadline(self):
+        return contextlib.nullcontext()
 
     def hits(self, k=None):
         ids = list(range(1, N_PHOTOS + 1))[len(self.turns):][:5]

@@ -70,3 +70,18 @@ def test_a_question_the_checker_cannot_see_shows_as_not_checked_and_counts_for_n
     assert rows["results"][0]["checks"] == {"made": 1, "asked": 2} and rows["results"][0]["score"] == 74.5
     assert rows["results"][0]["badges"][1]["answer"] == "not checked"
     assert rows["results"][0]["badges"][1]["p_yes"] is None
+
+
+def test_a_rerank_that_scored_no_photo_is_not_shown_on_the_checks_scale():
+    unchecked = {"question": "Is it a heron?", "answer": "not checked", "p_yes": None, "checked": False,
+                 "reason": "SmolVLM-256M-Instruct answers like random weights: its checks are not used."}
+    none_scored = {"rerank": {"photos": [{"id": 1, "answers": [unchecked], "score": None},
+                                         {"id": 2, "answers": [unchecked], "score": None}]}}
+    assert present.scale_of(none_scored) == "similarity"
+    one_scored = {"rerank": {"photos": [{"id": 1, "answers": [unchecked], "score": None},
+                                        {"id": 2, "answers": [], "score": 81.0}]}}
+    assert present.scale_of(one_scored) == "checks"
+    hit = {"id": 1, "rank": 1, "similarity": 0.31}
+    assert present.score_text(hit, present.scale_of(none_scored)) == "0.31"
+    badges = present.badges_html([unchecked])
+    assert "badge-unchecked" in badges and "its checks are not used" in badges

@@ -11,6 +11,7 @@ import gradio as gr
 import pytest
 from PIL import Image
 
+from core.contracts.errors import BackendError
 from core.search.presets import request_for
 from core.contracts.sessionlog import Label
 from core.sessions.memory_log import MemorySessionLog
@@ -24,7 +25,7 @@ FORM = dict(k=5, m=2, rerank_k=10, rerank_mode="full", want_answer=False, taxon=
 
 
 def run(h, query="a frog calling", preset="Fast", request=None, **over):
-    return list(h.search(query, preset, *{**FORM, **over}.values(), request))
+    return list(h.search(query, preset, *{**FORM, **over}.values(), request=request))
 
 
 @pytest.fixture()
@@ -101,16 +102,29 @@ def test_verify_streams_preview_then_pictures_then_checks_then_final(setup):
     assert log.session(log.sessions()[0].id).requests[-1].method == "visret+rerank:full"
 
 
-def test_a_failing_stage_keeps_the_first_results_and_warns(tmp_path):
+@pytest.mark.parametrize("error,reason", [
+    (RuntimeError("image encoder crashed"), "A later step failed (RuntimeError, an error inside EcoLens"),
+    (BackendError("the picture maker failed: out of memory", "use a smaller model"),
+     "picture maker failed: out of memory")])
+def test_a_failing_stage_keeps_the_first_results_and_says_why(tmp_path, caplog, error, reason):
+    """Issue 36, item 4: the reason is in the notices (the page's and the API's), the session log and
+    ecolens.log, not only in a toast."""
     class BrokenImages(FakeEmbedder):
         def embed_images(self, images):
-            raise RuntimeError("image encoder crashed")
+            raise error
 
     engine = FakeEngine(tmp_path, backends=FakeBackends(embedder=BrokenImages(DIM)))
-    h = SearchHandlers(engine, MemorySessionLog())
-    with pytest.warns(UserWarning, match="later step failed"):
+    log = MemorySessionLog()
+    h = SearchHandlers(engine, log)
+    with pytest.warns(UserWarning, match=re.escape(reason[:30])), caplog.at_level("WARNING", "ui.search_handlers"):
         outs = run(h, preset="Visualize")
     assert len(items(outs[-1])) == 5 and outs[-1][1].endswith(S.STOPPED_EARLY)
+    assert reason in outs[-1][2]  # the page's notices
+    assert any(reason in n for n in outs[-1][8]["notices"]), outs[-1][8]["notices"]  # the API's
+    assert any("stopped after its first results" in r.message and reason.split(" (")[0][:20] in r.message
+               or "RuntimeError" in r.message for r in caplog.records), caplog.text  # ecolens.log
+    recorded = log.session(log.sessions()[0].id).requests[-1].stages[-1].artefacts["notices"]
+    assert any(reason in n for n in recorded), recorded  # the session log
 
 
 def test_a_hung_photo_checker_is_waited_for_on_screen_until_the_time_limit_then_said(tmp_path):
@@ -212,7 +226,7 @@ def test_a_selection_made_while_a_search_streams_is_kept(tmp_path):
                         judge_concurrency=1)
     h = SearchHandlers(engine, MemorySessionLog())
     page = SimpleNamespace(session_hash="page-9")
-    stream = h.search("a frog calling", "Verify", *{**FORM, "k": 12, "rerank_k": 12}.values(), page)
+    stream = h.search("a frog calling", "Verify", *{**FORM, "k": 12, "rerank_k": 12}.values(), request=page)
     first = next(stream)
     picked = first[-1]["hits"][3]["id"]
     html, _ = h.select(first[-1], SimpleNamespace(index=3), page)  # clicked while the checks still run
@@ -267,7 +281,7 @@ def test_a_newer_search_from_the_same_page_cancels_the_running_one(tmp_path):
     log = MemorySessionLog()
     h = SearchHandlers(engine, log)
     page = SimpleNamespace(session_hash="page-1")
-    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), page)
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), request=page)
     first = next(slow)  # the preview is on screen; judging has started in the background
     assert "still working" in first[1]
     rest: list = []
@@ -288,7 +302,7 @@ def test_stop_cancels_the_running_search(tmp_path):
                         judge_concurrency=1)
     h = SearchHandlers(engine, MemorySessionLog())
     page = SimpleNamespace(session_hash="page-2")
-    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), page)
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), request=page)
     next(slow)
     assert h.stop(page) == "Search stopped."
     outs = list(slow)
@@ -303,7 +317,8 @@ def test_a_search_the_page_stopped_listening_to_is_cancelled_and_recorded(tmp_pa
                         judge_concurrency=1)
     log = MemorySessionLog()
     h = SearchHandlers(engine, log)
-    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(), SimpleNamespace(session_hash="p"))
+    slow = h.search("a frog calling", "Verify", *{**FORM, "rerank_k": 40}.values(),
+                    request=SimpleNamespace(session_hash="p"))
     next(slow)
     slow.close()
     notes = [r.stages[0].artefacts.get("notices") for s in log.sessions() for r in log.session(s.id).requests]
