@@ -235,7 +235,7 @@ def setting_of(settings: Any, kind: str) -> str:
     setting it reads ('openai (judge_model=...)' for the captioner, which uses the judge's model name)."""
     value = str(getattr(settings, kind))
     model_setting = MODEL_SETTING.get(kind)
-    model = str(getattr(settings, model_setting, "") or "") if model_setting and value == "openai" else ""
+    model = str(getattr(settings, model_setting) or "") if model_setting and value == "openai" else ""
     return mask_urls_in(f"{value} ({model_setting}={model})" if model else value)
 
 
