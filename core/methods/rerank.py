@@ -12,8 +12,8 @@ Abstentions (core/backends/reach.py): a question the judge could not answer from
 neither pass nor fail: it counts as undecided (p(yes) 0.5) in the photo's score, which stays the share of the
 questions asked that passed (with no abstention, the paper's mean over all), so a photo shows 100 only when
 every check was made and passed. A photo with no check made has no score (it is not on the checks scale) and
-follows the scored ones in first-stage order. What no check covered (the judge's unseen parts of the query and of its questions, the
-parts of the query no question asks about) is named in one notice.
+follows the scored ones in first-stage order. What no check covered (the judge's unseen parts of the query
+and of its questions, the parts of the query no question asks about) is named in one notice.
 
 Catalog facts (core/methods/catalog_evidence.py, settings.catalog_evidence): a question that asks only what the
 catalog records is answered from the photo's fields when it has them (p_yes 1.0 or 0.0, reason "catalog: ..."),
@@ -42,7 +42,8 @@ from core.contracts.events import PhotoJudged
 from core.contracts.world import GENERIC, RuleBook
 from core.methods.cache import CacheMiss, judge_prompt_version
 from core.methods.cache_keys import key_of
-from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
+from core.methods.catalog_evidence import CatalogEvidence, plan_evidence, summary
+from core.methods.catalog_evidence import notice_text as catalog_notice
 from core.methods.confidence import YES, p_yes, verdict
 from core.methods.deadline import backend_where, in_context
 from core.methods.llm_call import short_error

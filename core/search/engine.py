@@ -29,6 +29,8 @@ from core.camtrap.pool import search_pool
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
+from core.contracts.search_request import SearchRequest
+from core.contracts.search_result import SearchResult
 from core.contracts.world import RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
@@ -39,12 +41,10 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.search import scales
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
-from core.contracts.search_request import SearchRequest
-from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
-from core.search import scales
 from core.vectors import near_copies
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope

@@ -12,9 +12,9 @@ from PIL import Image
 from core.backends.base import JudgeAnswer, JudgeRequest
 from core.backends.openai_judge import OpenAIJudge
 from core.backends.reach import NOT_CHECKED, abstain, notice_text, phrases
+from core.config import Settings
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings
 from core.methods.cache import CachedJudge
 from core.methods.disk_cache import DiskCache
 from core.methods.rerank import answer_entry, passed, photo_score
@@ -110,8 +110,8 @@ def test_rerank_orders_by_checked_questions_and_names_the_unchecked_parts_once(t
         checked = [a for a in photo["answers"] if a["checked"]]
         assert all("calling" not in a["question"] for a in checked)
         asked = photo["answers"]  # every question asked: an unmade one counts 0.5
-        assert photo["score"] == pytest.approx(100 * (sum(a["p_yes"] for a in checked) + 0.5 * (len(asked) - len(checked)))
-                                               / len(asked), abs=1e-3)
+        share = (sum(a["p_yes"] for a in checked) + 0.5 * (len(asked) - len(checked))) / len(asked)
+        assert photo["score"] == pytest.approx(100 * share, abs=1e-3)
         assert (photo["checks_made"], photo["checks_asked"]) == (len(checked), len(asked))
     assert res.ids[:3] == [4, 2, 6]  # by the frog question alone
     assert [n for n in res.notices if "not checked" in n] == [

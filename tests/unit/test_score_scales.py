@@ -126,3 +126,19 @@ def test_no_score_of_any_preset_leaves_its_scale(tmp_path, preset, judge):
         assert min(row["similarity"] for row in out["results"]) == 0.0
     if out["score"]["scale"] == "checks passed" and isinstance(judge, HalfBlindJudge):
         assert {row["score"] is None for row in out["results"]} == {True, False}
+
+
+def test_the_command_lines_checks_never_contradict_their_verdict(capsys):
+    from types import SimpleNamespace
+
+    from cli.methods_search import _print_checks
+
+    rerank = {"photos": [{"id": 5, "answers": [
+        {"question": "Is the belly clearly visible?", "answer": "can't tell", "judge_answer": "yes", "p_yes": 0.55,
+         "checked": True, "reason": "belly visible 1.00"},
+        {"question": "Is the crest red?", "answer": "yes", "judge_answer": "yes", "p_yes": 0.9, "checked": True,
+         "reason": "crest red 0.90"}]}]}
+    _print_checks(rerank, [SimpleNamespace(photo_id=5)])
+    unsure, sure = capsys.readouterr().out.splitlines()
+    assert "1.00" not in unsure and "leaned yes" in unsure and "belly visible" in unsure
+    assert sure.endswith("(crest red 0.90)")
