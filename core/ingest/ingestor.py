@@ -202,10 +202,18 @@ class Ingestor:
     def _near_copies(self, index: VectorIndex, report: IngestReport) -> None:
         """Hash the photos without perceptual hashes (this run's, and an older catalog's) and say how many of them
         are near-copies of another photo (core.ingest.near_hashing)."""
-        from core.ingest.near_hashing import hash_missing, index_neighbours
+        from core.ingest.near_hashing import MOST_PER_INGEST, hash_missing, index_neighbours
 
-        report.hashed, report.near_copies = hash_missing(self.catalog, self.settings, self.camtrap,
-                                                         index_neighbours(index))
+        if report.kind == "precomputed":  # its pictures are never read: hashing them would read every one
+            report.near_copies = None
+            report.notices.append("near-copies: photos of a precomputed-vector ingest are not hashed (their pictures "
+                                  "are not read), so searches do not fold their near-copies")
+            return
+        report.hashed, report.near_copies, left = hash_missing(self.catalog, self.settings, self.camtrap,
+                                                               index_neighbours(index))
+        if left:
+            report.notices.append(f"near-copies: {left} older photos are not hashed yet (an ingest hashes at most "
+                                  f"{MOST_PER_INGEST}, the newest first); the next ingests hash them")
         if report.near_copies:
             report.notices.append(
                 f"{report.near_copies} of the {report.hashed} photos hashed for near-copies are near-copies of "

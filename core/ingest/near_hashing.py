@@ -1,6 +1,8 @@
 """Near-copies at ingest (core.vectors.near_copies): every photo of the catalog without perceptual hashes gets
 them (the photos just added, and those of a catalog made before migration 0012: hashed at their next ingest,
-not lazily during a search), and the report says how many of the photos hashed are near-copies of another."""
+not lazily during a search; at most MOST_PER_INGEST a run, the newest first), and the report says how many of
+the photos hashed are near-copies of another. An ingest of precomputed vectors reads no picture and hashes
+none (core.ingest.ingestor)."""
 from __future__ import annotations
 
 import logging
@@ -19,6 +21,7 @@ from core.vectors import near_copies
 
 log = logging.getLogger(__name__)
 CHUNK = 512  # photos hashed, then written, at a time
+MOST_PER_INGEST = 100_000  # photos one ingest hashes at most, the newest first (an older catalog: over several)
 NEIGHBOURS = 20  # embedding neighbours of a new photo checked as crops of it
 
 
@@ -56,13 +59,16 @@ def deployment_lookup(camtrap: Any) -> Callable[[int, int], bool]:
 
 
 def hash_missing(catalog: Catalog, settings: Any, camtrap: Any = None,
-                 neighbours: Callable[[int], Sequence[tuple[int, float]]] = lambda pid: ()) -> tuple[int, int | None]:
-    """Hash every photo without hashes; returns (photos hashed, how many of them are near-copies of another
-    photo: None when the catalog is too large to count). `neighbours(id)`: its embedding neighbours (id,
-    cosine), for crops."""
-    ids = catalog.unhashed_ids()
+                 neighbours: Callable[[int], Sequence[tuple[int, float]]] = lambda pid: (),
+                 most: int = MOST_PER_INGEST) -> tuple[int, int | None, int]:
+    """Hash the photos without hashes, the newest first (this ingest's), at most `most`; returns (photos
+    hashed, how many of them are near-copies of another photo: None when the catalog is too large to count,
+    photos left unhashed for a later ingest). `neighbours(id)`: its embedding neighbours (id, cosine), for
+    crops."""
+    waiting = catalog.unhashed_ids()
+    ids, left = waiting[-most:] if most > 0 else [], max(0, len(waiting) - max(most, 0))
     if not ids:
-        return 0, 0
+        return 0, 0, left
     made: dict[int, bytes] = {}
     with ThreadPoolExecutor(max_workers=decode_workers(settings.ingest_workers),
                             thread_name_prefix="ingest-near-hash") as pool:
@@ -76,9 +82,9 @@ def hash_missing(catalog: Catalog, settings: Any, camtrap: Any = None,
     known = {pid: h for pid, raw in catalog.all_near_hashes().items()
              if pid not in new and (h := near_copies.unpack(raw)) is not None}
     found = near_copies.copies_among(new, known, neighbours, deployment_lookup(camtrap))
-    log.info("near-copies: %d photos hashed (%d could not be), %s of them near-copies of another", len(made),
-             len(made) - len(new), "uncounted" if found is None else found)
-    return len(made), found
+    log.info("near-copies: %d photos hashed (%d could not be), %s of them near-copies of another; %d left for a "
+             "later ingest", len(made), len(made) - len(new), "uncounted" if found is None else found, left)
+    return len(made), found, left
 
 
 def index_neighbours(index: Any) -> Callable[[int], list[tuple[int, float]]]:

@@ -16,6 +16,7 @@ from PIL import Image, ImageOps
 
 import app
 from core.config import Settings
+from core.ingest.near_hashing import hash_missing
 from core.search.presets import request_for
 from core.vectors import near_copies
 from ui import present
@@ -163,3 +164,16 @@ def test_a_catalog_without_hashes_gets_them_at_its_next_ingest(tmp_path, origina
     assert report.added == 1 and report.hashed == services.catalog.count()
     assert services.catalog.unhashed_ids() == []
     assert report.near_copies == len(VARIANTS) + 1 + 2  # nacti's group, and the pheasant with its rotated copy
+
+
+def test_an_ingest_hashes_at_most_so_many_the_newest_first(tmp_path):
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for p in PHOTOS:
+        shutil.copy(p, folder / p.name)
+    services = _services(tmp_path, near_copies=False)
+    services.ingestor().run(folder)
+    waiting = services.catalog.unhashed_ids()
+    hashed, found, left = hash_missing(services.catalog, services.settings, most=4)
+    assert (hashed, found, left) == (4, 0, len(PHOTOS) - 4)
+    assert services.catalog.unhashed_ids() == waiting[:-4]  # the oldest wait for the next ingest
