@@ -25,7 +25,8 @@ class SettingFields(BaseSettings):
         "storage folder, which becomes the data directory when it exists and data_dir was not set (ECOLENS_DATA_DIR "
         "or the file still wins), so a restart keeps the downloads, the catalog and the index. Without it the page "
         "says that a restart starts over. Not read elsewhere.")
-    vectors_repo: str = Field("", description="Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION]) "
+    vectors_repo: str = Field("", pattern=r"^(hf://datasets/[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?)?$",
+        description="Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION]) "
         "holding companion vectors for a hub corpus: vectors/SPLIT.parquet written by `python app.py export vectors` "
         "and uploaded there (docs/deployment.md); downloaded with the corpus and used by the ingest when their "
         "model is the embedder's. Empty: only vectors inside the corpus's own repository are looked for.")
