@@ -165,7 +165,8 @@ class Services:
                             judged="judge" not in self.backends.unusable)
         else:
             counts = self.photo_counts()
-            line = headline(self.settings, self.backends.describe(), self.corpus_kind(), counts if sum(counts) else None)
+            line = headline(self.settings, self.backends.describe(), self.corpus_kind(),
+                            counts if sum(counts) else None)
         return (line or text), text
 
     def hub_banner(self) -> str:

@@ -55,7 +55,8 @@ def test_the_headline_is_one_short_line_of_what_is_searched_with_which_models():
     """The page shows this line; the whole banner_for text opens under it (ui.server.banner_html)."""
     mixed = headline(Settings(), {}, OWN, (480, 20))
     assert mixed == "Searching 480 demo photos and 20 of your photos with stand-in models"
-    assert headline(Settings(), {}, SYNTHETIC, (480, 0)) == "SYNTHETIC DEMO: 480 photos of invented species; stand-in models"
+    demo = headline(Settings(), {}, SYNTHETIC, (480, 0))
+    assert demo == "SYNTHETIC DEMO: 480 photos of invented species; stand-in models"
     some = headline(Settings(**{**REAL, "judge": "clip"}), {}, OWN, (0, 20))
     assert some.startswith("Searching 20 of your photos with ") and "stand-in judge" in some
     assert headline(Settings(**REAL), {}, OWN, (0, 20)) == ""  # no banner, no line
