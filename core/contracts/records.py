@@ -151,6 +151,8 @@ class Hit:
     camtrap: dict[str, Any] | None = None
     # the query's words that the catalog records for this photo (hybrid retrieval); None: none matched
     catalog_match: list[str] | None = None
+    # the ids of the near-copies folded into this result (core.vectors.near_copies), best-ranked first; None: none
+    near_copies: list[int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
@@ -162,6 +164,8 @@ class Hit:
             out["covers"] = list(self.covers)
         if self.catalog_match:
             out["catalog_match"] = list(self.catalog_match)
+        if self.near_copies:
+            out["near_copies"] = list(self.near_copies)
         if p is not None:
             out.update(path=p.path, taxon=p.scientific_name, common_name=p.common_name,
                        observed_on=p.observed_on.isoformat() if p.observed_on else None,
