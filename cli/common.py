@@ -5,8 +5,8 @@ import argparse
 import os
 import sys
 
-from core.contracts.errors import InputError
 from core.camtrap.filters import camtrap_filters
+from core.contracts.errors import InputError
 from core.contracts.records import Filters, parse_bbox
 from core.ingest.sources import parse_date
 

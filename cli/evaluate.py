@@ -16,12 +16,12 @@ from pathlib import Path
 from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments, check_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
-from core.plugins.registry import demo_world, get_world
 from core.evaluation.benchmarks import default_images_root, own_catalog
 from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
 from core.evaluation.runner import evaluate_dialogue
+from core.plugins.registry import demo_world, get_world
 from core.search.presets import METHOD_NAMES
 
 

@@ -8,9 +8,9 @@ import sys
 
 from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
 from core.contracts import bounds
+from core.contracts.search_request import METHODS, RERANK_MODES, SearchRequest
 from core.imageio import example_photo
 from core.search.presets import PRESET_NAMES, request_for
-from core.contracts.search_request import METHODS, RERANK_MODES, SearchRequest
 
 
 def add_parser(sub) -> None:

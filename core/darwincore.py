@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Callable, Collection, Sequence
 from xml.etree import ElementTree as ET
 
-from core.plugins.registry import worlds
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
 from core.exports import public_name, spreadsheet_safe
 from core.licences import assumed_version, licence_url, parse_licence
+from core.plugins.registry import worlds
 
 DWC = "http://rs.tdwg.org/dwc/terms/"
 DC = "http://purl.org/dc/terms/"

@@ -146,7 +146,7 @@ def reads_english(backend: Any, kind: str, said: str) -> str:
     model = getattr(backend, "model_id", "") or kind
     try:
         got = check()
-    except Exception as exc:  # noqa: BLE001  (a model whose text part cannot be read alone): no verdict either way
+    except Exception as exc:
         log.warning("doctor: the English-sentence check could not run on %s", model, exc_info=True)
         return f"; the English-sentence check could not run ({type(exc).__name__}: {str(exc)[:120]})"
     if not got.reads_english:

@@ -10,9 +10,9 @@ from typing import Mapping, Sequence
 from core import darwincore
 from core.contracts import bounds
 from core.contracts.errors import InputError
-from core.exports import public_name, write_csv
 from core.contracts.records import Photo
 from core.contracts.sessionlog import RELEVANT, SKIPPED, Label
+from core.exports import public_name, write_csv
 
 # csv / jsonl: one row per (query, photo, annotator), the final judgement; keypresses: every label as made
 # (a skip then a label is two rows); dwc: a Darwin Core Archive of the photos judged relevant

@@ -14,14 +14,41 @@ from sqlalchemy.orm import Session
 
 from core.contracts import bounds
 from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
-from core.licences import parse_licence
 from core.contracts.records import Filters, Photo
-from storage import filter_rows as bulk_columns, filter_sql
+from core.licences import parse_licence
+from storage import filter_rows as bulk_columns
+from storage import filter_sql
 from storage.db import chunks
-from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
-                            PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
-from storage.photo_rows import (GET_PHOTOS, HASH_LOOKUP, INSERT_PHOTO, INSERT_TAXON, ROW_FIELDS, TAXA_NAMED, TAXON_OF,
-                                UNTAXED, full_path, json_value, photo_select, row_to_photo, shared_prefix, stored)
+from storage.models import (
+    HASH_PREFIX_BYTES,
+    TAXON_FIELDS,
+    DayNumber,
+    HashBytes,
+    IngestRunRow,
+    LicenceRow,
+    PathPrefixRow,
+    PhotoRow,
+    PhotoVectorRow,
+    TaxonRow,
+    VectorSetRow,
+    utcnow,
+)
+from storage.photo_rows import (
+    GET_PHOTOS,
+    HASH_LOOKUP,
+    INSERT_PHOTO,
+    INSERT_TAXON,
+    ROW_FIELDS,
+    TAXA_NAMED,
+    TAXON_OF,
+    UNTAXED,
+    full_path,
+    json_value,
+    photo_select,
+    row_to_photo,
+    shared_prefix,
+    stored,
+)
 
 MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
 SQLITE_DEFAULT_CACHE = -2000  # SQLite's own default page cache (2 MB)

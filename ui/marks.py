@@ -13,16 +13,15 @@ from typing import Any, Sequence
 import gradio as gr
 
 from core import darwincore
+from core.contracts.sessionlog import ExportRecord, SessionLog
 from core.exporting import ExportSources, dwc_options
 from core.exports import MARK_FORMATS, collection_roots, export_marks
-from core.contracts.sessionlog import ExportRecord, SessionLog
 from ui import present
 from ui import strings as S
 from ui.forms import photo_id as read_photo_id
 from ui.forms import shows_errors
 from ui.lightbox import is_marked
 from ui.photos import PhotoFiles
-
 
 # format -> file suffix (dwc: a Darwin Core Archive, a zip)
 FORMATS = {**{f: f for f in MARK_FORMATS}, "dwc": "dwc.zip"}

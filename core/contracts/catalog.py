@@ -9,7 +9,6 @@ import numpy as np
 
 from core.contracts.records import Filters, Photo
 
-
 # what a source may say about a photo, and an ingest of the source again updates (Catalog.update_metadata)
 METADATA_FIELDS = ("scientific_name", "common_name", "kingdom", "phylum", "class_name", "order", "family", "genus",
                    "observed_on", "latitude", "longitude", "license", "rights_holder", "caption")

@@ -16,19 +16,20 @@ from pathlib import Path
 from typing import Callable
 
 from core.backends.base import Embedder
+from core.camtrap import card as camtrap_card
+from core.config import Settings
 from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
-from core.vectors.gpu import choose as choose_gpu
-from core.vectors.index import VectorIndex
-from core.vectors.threads import set_threads, threads as faiss_threads
-from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
-from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
-from core.config import Settings
 from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
-from core.camtrap import card as camtrap_card
+from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
+from core.vectors.gpu import choose as choose_gpu
+from core.vectors.index import VectorIndex
+from core.vectors.index_store import IndexStore
+from core.vectors.threads import set_threads
+from core.vectors.threads import threads as faiss_threads
 
 __all__ = ["Ingestor", "IngestReport"]
 
@@ -211,9 +212,10 @@ class Ingestor:
     def _detections(self, path: Path | None, vs: VectorSet, report: IngestReport, results) -> None:
         """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
         from core.camtrap.crop_index import CropIndex
-        from core.camtrap.crops import embed_crops, reconcile as reconcile_crops
-        from core.ingest.detections_file import apply_results
+        from core.camtrap.crops import embed_crops
+        from core.camtrap.crops import reconcile as reconcile_crops
         from core.ingest.decode import decode_workers
+        from core.ingest.detections_file import apply_results
 
         s = self.settings
         crops = CropIndex(self.store.root, vs.id, vs.dim).load()

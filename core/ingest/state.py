@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from core.contracts.catalog import Catalog
+from core.contracts.records import Photo
 from core.ingest.decode import ReadItem
 from core.ingest.media_store import is_remote, keep_local
-from core.contracts.records import Photo
 
 MAX_DUPLICATE_NOTICES = 20  # a few examples; the count says the rest
 

@@ -41,7 +41,8 @@ from core.contracts.events import PhotoJudged
 from core.contracts.world import GENERIC, RuleBook
 from core.methods.cache import CacheMiss, judge_prompt_version
 from core.methods.cache_keys import key_of
-from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
+from core.methods.catalog_evidence import CatalogEvidence, plan_evidence, summary
+from core.methods.catalog_evidence import notice_text as catalog_notice
 from core.methods.confidence import YES, p_yes, verdict
 from core.methods.deadline import backend_where, in_context
 from core.methods.llm_call import short_error

@@ -29,6 +29,8 @@ from core.camtrap.pool import search_pool
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
+from core.contracts.search_request import SearchRequest
+from core.contracts.search_result import SearchResult
 from core.contracts.world import RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
@@ -41,8 +43,6 @@ from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
-from core.contracts.search_request import SearchRequest
-from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope

@@ -12,9 +12,9 @@ from PIL import Image
 from core.backends.base import JudgeAnswer, JudgeRequest
 from core.backends.openai_judge import OpenAIJudge
 from core.backends.reach import NOT_CHECKED, abstain, notice_text, phrases
+from core.config import Settings
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings
 from core.methods.cache import CachedJudge
 from core.methods.disk_cache import DiskCache
 from core.methods.rerank import answer_entry, passed, photo_score
