@@ -92,7 +92,8 @@ def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float], ro
     extra = p.extra or {}
     return {"query": lb.query, "relevant": lb.label, "annotator": lb.annotator,
             "clip_score": scores.get(lb.photo_id, ""),
-            "inat24_image_id": extra.get("inat24_image_id", lb.photo_id),
+            # the dataset's own id; EcoLens's row id means nothing to INQUIRE's tools, so a photo without one is ''
+            "inat24_image_id": extra.get("inat24_image_id", ""),
             "inat24_file_name": public_name(p, roots) if photo else "",
             "supercategory": extra.get("supercategory", p.kingdom), "category": extra.get("category", p.class_name),
             "iconic_group": extra.get("iconic_group", p.class_name),

@@ -17,7 +17,7 @@ from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, Ve
 from core.contracts.records import Filters, Photo
 from core.licences import parse_licence
 from storage import filter_rows as bulk_columns
-from storage import filter_sql
+from storage import filter_sql, near_hashes
 from storage.db import chunks
 from storage.models import (
     HASH_PREFIX_BYTES,
@@ -414,6 +414,20 @@ class SqlCatalog:
         fileless = func.substr(PhotoRow.sha256, 1, len(FILELESS)) == literal(FILELESS, LargeBinary)
         with Session(self.engine) as s:
             return list(s.scalars(select(PhotoRow.id).where(PhotoRow.id.not_in(done), ~fileless).order_by(PhotoRow.id)))
+
+    # ---- near-copies' perceptual hashes (storage.near_hashes, migration 0012) -------------------------
+    def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
+        return near_hashes.near_hashes(self.engine, ids)
+
+    def unhashed_ids(self, limit: int | None = None) -> list[int]:
+        return near_hashes.unhashed_ids(self.engine, limit)
+
+    def all_near_hashes(self) -> dict[int, bytes]:
+        return near_hashes.all_hashed(self.engine)
+
+    def set_near_hashes(self, hashes: dict[int, bytes]) -> None:
+        with self._write, self._writing() as conn:
+            near_hashes.set_near_hashes(conn, hashes)
 
     # ---- ingest runs ------------------------------------------------------------------------------
     def start_ingest(self, source: str) -> int:

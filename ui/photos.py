@@ -34,11 +34,11 @@ class PhotoFiles:
         every viewer counts as not logged in (a Hugging Face login on a Space is not told apart yet: people stay
         blurred)."""
         store = getattr(self.corpus, "camtrap", None)
-        mode = getattr(self.settings, "hide_people", "show")
-        logins = getattr(self.settings, "password", "") or getattr(self.settings, "users_file", "")
+        mode = self.settings.hide_people
+        logins = self.settings.password or self.settings.users_file
         if store is None or mode == "show" or logins or not ids:
             return {}
-        threshold = float(getattr(self.settings, "detection_threshold", 0.2))
+        threshold = float(self.settings.detection_threshold)
         found = {pid: person_boxes(dets, threshold) for pid, dets in store.detections(list(ids)).items()}
         return {pid: boxes for pid, boxes in found.items() if boxes}
 

@@ -121,6 +121,18 @@ class Catalog(Protocol):
     def unindexed_ids(self, vector_set_id: int) -> list[int]:
         """Photos of the catalog that have no vector in this set yet."""
 
+    def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """photo id -> its perceptual hashes (core.vectors.near_copies), for the photos of `ids` hashed so far
+        (b'': could not be hashed)."""
+
+    def unhashed_ids(self, limit: int | None = None) -> list[int]:
+        """Photos not hashed yet, in id order."""
+
+    def all_near_hashes(self) -> dict[int, bytes]:
+        """Every photo's hashes (those that could not be hashed left out)."""
+
+    def set_near_hashes(self, hashes: dict[int, bytes]) -> None: ...
+
     def start_ingest(self, source: str) -> int: ...
 
     def finish_ingest(self, run_id: int, summary: dict[str, Any]) -> None: ...

@@ -213,6 +213,10 @@ class Corpus:
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         return self.index.vectors(ids)
 
+    def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """The photos' perceptual hashes (core.vectors.near_copies); photos not hashed yet are left out."""
+        return self.catalog.near_hashes([int(i) for i in ids])
+
     def load_image(self, photo: Photo) -> Image.Image:
         return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
 
