@@ -185,8 +185,8 @@ class SettingFields(BaseSettings):
         "see of a photo with a person detected on it (a 'person' box at or above detection_threshold): 'blur' "
         "the person's box pixelated and blurred, 'hide' the photo withheld (a placeholder and a notice), 'show' as "
         "it is. A web app with a password or a users_file has only logged-in viewers; without one every viewer "
-        "counts as not logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
-        "in a Camtrap DP export.")
+        "counts as not logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also "
+        "filePublic=false in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = Field(20, ge=1, le=limits.MAX_K, description="Results returned per search.")
     visret_m: int = Field(3, ge=1, le=limits.MAX_M, description="Visualizations generated per query (VisRet m).")

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from app import build_services
-from core.contracts.search_request import SearchRequest
 from core.config import load_settings
+from core.contracts.search_request import SearchRequest
 from tests.photos import colour_image, write_observations
 
 

@@ -12,8 +12,8 @@ from core.methods import rules
 from core.search.groups import Group, find_group, group_first, real_group
 from fieldguide.judge import FieldGuideJudge
 from fieldguide.reading import read_text
-from fieldguide.taxa import group_taxa, plan_taxa
 from fieldguide.species import SPECIES, by_name
+from fieldguide.taxa import group_taxa, plan_taxa
 from tests.photos import world_book
 
 BOOK = world_book()  # the field-guide world's rule book, for the world's requests
