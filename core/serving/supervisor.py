@@ -82,7 +82,8 @@ class Supervisor:
             self.web.append([port, self._start_web(i, port)])
         self._wait_listening()
         conf = nginx.write_config(run, self.host, self.port, ports, self.settings.max_upload_mb)
-        self.proxy = subprocess.Popen([self.nginx_path, "-p", str(run), "-c", str(conf)],
+        # -e: its log from the first moment (before reading the configuration) in data_dir/serve, not /var/log
+        self.proxy = subprocess.Popen([self.nginx_path, "-p", str(run), "-e", str(run / "error.log"), "-c", str(conf)],
                                       stdin=subprocess.DEVNULL)
         end = time.monotonic() + 30
         while not listening(self.port, "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host.strip("[]")):

@@ -21,7 +21,7 @@ from typing import Any
 from core.backends.http_bounds import search_left
 from core.contracts.errors import BackendError
 from core.workers.pool import KINDS, WorkerPool
-from core.workers.scope import Scope, _CURRENT, current
+from core.workers.scope import current, lane
 
 log = logging.getLogger(__name__)
 # not ECOLENS_*: those are settings, and an unknown one is refused
@@ -41,11 +41,8 @@ def _answer(pool: WorkerPool, conn) -> None:
                 reply = (True, pool.worker(message[1]).facts())
             else:
                 _, kind, method, args, kwargs, priority = message
-                token = _CURRENT.set(Scope(None, int(priority)))
-                try:
+                with lane(int(priority)):
                     reply = (True, pool.worker(kind).call(method, *args, **kwargs))
-                finally:
-                    _CURRENT.reset(token)
         except Exception as exc:
             reply = (False, (type(exc).__name__, getattr(exc, "message", None) or str(exc),
                              getattr(exc, "hint", "") or ""))
