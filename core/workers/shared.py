@@ -15,6 +15,7 @@ import queue
 import signal
 import threading
 import time
+from multiprocessing import AuthenticationError
 from multiprocessing.connection import Client, Listener
 from typing import Any
 
@@ -137,8 +138,8 @@ class SharedPool:
             pass
         try:
             return Client(self.address, family="AF_UNIX", authkey=self.key)
-        except (OSError, EOFError) as exc:
-            raise BackendError(f"the shared worker pool at {self.address} cannot be reached: {exc}",
+        except (OSError, EOFError, AuthenticationError) as exc:
+            raise BackendError(f"the shared worker pool at {self.address} cannot be reached: {exc!r}",
                                "the serve command starts it; restart `python app.py serve`") from exc
 
     def ask(self, message: tuple, limit_s: float, cancel=None) -> Any:
