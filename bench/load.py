@@ -65,8 +65,8 @@ def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path,
     with open(log_path, "w") as log:
         # --serve N: `python app.py serve --processes N` (nginx in front of N web processes)
         command = ["serve", "--processes", str(serve)] if serve else []
-        proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--port", str(port), *command], cwd=root, env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--port", str(port), *command], cwd=root,
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
     return proc, wait_for_app(proc, port, 600, str(log_path))
 
 
