@@ -34,7 +34,7 @@ def listen_address(host: str, port: int) -> str:
 def render(run_dir: Path, host: str, port: int, ports: list[int], max_upload_mb: float,
            template: Path = TEMPLATE) -> str:
     """The configuration text for web processes on 127.0.0.1:`ports`."""
-    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;" for p in ports)
+    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=3 fail_timeout=5s;" for p in ports)
     text = template.read_text(encoding="utf-8")
     for name, value in (("RUN", str(run_dir)), ("SERVERS", servers), ("LISTEN", listen_address(host, port)),
                         ("MAX_BODY", str(math.ceil(max_upload_mb) + 1))):
