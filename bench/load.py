@@ -10,6 +10,7 @@ labels stored in SQLite, and the load average. Bounded in count (N x M searches)
     /root/.cache/ecolens/venv/bin/python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
     /root/.cache/ecolens/venv/bin/python bench/load.py --mix Fast=100 --labels 0   # Fast searches only
     /root/.cache/ecolens/venv/bin/python bench/load.py --servers 2   # experiment: sessions split over 2 servers
+    /root/.cache/ecolens/venv/bin/python bench/load.py --serve 2   # through `app.py serve --processes 2` (nginx)
 
 Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
 ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world
