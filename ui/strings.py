@@ -67,6 +67,9 @@ MARK_EXPORT_NAMES = {"csv": "CSV", "jsonl": "JSON lines", "dwc": "Darwin Core Ar
 LIKE_PHOTO = "more like photo {photo} ({name})"  # the query of a 'More like this' search: page, marks, history
 USE_LABELS = "Refine with my labels"
 EVIDENCE = "Answer with evidence"
+BANNER_MORE = "(details)"  # the banner's one line opens to its whole text
+EVIDENCE_REFUSED = "No answer"  # the model's answer was refused (core/methods/answer_check.py)
+EVIDENCE_UNVERIFIED = "Unverified answer"  # the offline rule wrote it: no model, nothing checked
 CITED = "photos"
 CITE_TITLE = "open photo #{rank}"
 CITED_OFF_SCREEN = "id {photo} (not among the results shown)"
@@ -76,6 +79,9 @@ UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
 # a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
 IN_BOX_SHORT = "matched in the {category}'s box"
+CATALOG_MATCH_SHORT = "catalog: {words}"
+CATALOG_MATCH = ("Found by its catalog record too: the catalog's names and notes for this photo hold {words} "
+                 "(hybrid retrieval)")
 IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
           "the search looked inside the box, not only at the whole frame.")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
