@@ -10,14 +10,15 @@ and prints each server process's CPU seconds per call (from /proc) and their rat
     /root/.cache/ecolens/venv/bin/python bench/server_cpu.py --smoke   # 5 calls each, a tiny world
 
 The two servers are measured in turn, --rounds times, interleaved, so that both see the same machine; the
-ratio printed last is the median over the rounds. Profiling: ECOLENS_PROFILE_TO=FILE makes the EcoLens server
-this bench starts write a cProfile of its whole run to FILE when it stops (app.py reads no such setting: this
-bench starts the server under `python -m cProfile`)."""
+ratio printed last is the median over the rounds. Profiling: --profile FILE starts the EcoLens server under
+bench/support/stack_sampler.py, which keeps FILE updated with the functions its busy threads were seen in (the
+sampler costs the server some CPU: the ratio of such a run is not the figure to report)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -95,13 +96,15 @@ def record(url: str, out: Path) -> dict:
     return recorded
 
 
-def per_call(proc: subprocess.Popen, url: str, real: bool, calls: int) -> float:
+def per_call(proc: subprocess.Popen, url: str, real: bool, calls: int, profiled: bool = False) -> float:
     """Server CPU seconds per call over `calls` calls back to back (after two calls not counted)."""
     c = client(url)
     if real:
         c.predict(api_name="/stop")  # the session's first call, as a page load
     for i in range(2):
         call(c, real, f"{QUERY} warm {i} {time.time_ns()}")
+    if profiled:
+        proc.send_signal(signal.SIGUSR1)  # the stack sampler counts the measured calls only
     before = cpu_seconds(proc.pid)
     for i in range(calls):  # distinct words each call: no answer from the search cache
         call(c, real, f"{QUERY} {i} {time.time_ns()}")
@@ -146,6 +149,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=100, help="calls measured per server per round")
     ap.add_argument("--rounds", type=int, default=2, help="rounds, each measuring both servers in turn")
     ap.add_argument("--per-species", type=int, default=10, help="pictures per species of the world it builds")
+    ap.add_argument("--profile", metavar="FILE", help="sample the EcoLens server's stacks into FILE (see above)")
     ap.add_argument("--smoke", action="store_true", help="5 calls each, one round, a tiny world")
     ap.add_argument("--bare", help=argparse.SUPPRESS)  # internal: serve the bare app over this recording
     ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -159,12 +163,12 @@ def main() -> None:
     if args.calls < 1 or args.rounds < 1:
         raise SystemExit("--calls and --rounds take 1 or more")
     set_client_poll(0.005)  # gradio_client's 50 ms polls would make the client, not the servers, the pace
-    profile = os.environ.get("ECOLENS_PROFILE_TO")
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
         build_world(data, args.per_species)
-        real_cmd = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else []), str(ROOT / "app.py")]
+        sampler = ["-m", "bench.support.stack_sampler", args.profile] if args.profile else []
+        real_cmd = [sys.executable, *sampler, str(ROOT / "app.py")]
         real, real_url = start(real_cmd, data, Path(tmp) / "real.log")
         try:
             recorded = record(real_url, Path(tmp) / "recorded.json")
@@ -180,7 +184,7 @@ def main() -> None:
             try:
                 ratios = []
                 for r in range(args.rounds):
-                    ecolens = per_call(real, real_url, True, args.calls)
+                    ecolens = per_call(real, real_url, True, args.calls, bool(args.profile))
                     floor = per_call(bare, bare_url, False, args.calls)
                     ratios.append(ecolens / floor)
                     print(f"round {r + 1}: server CPU per call: EcoLens Fast {ecolens * 1000:.1f} ms, bare Gradio "
