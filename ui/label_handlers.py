@@ -275,7 +275,9 @@ class LabelHandlers:
         scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
         sources = ExportSources(self.engine.settings, self.log, self.engine.corpus.photos,
                                 getattr(self.engine.corpus, "camtrap", None))
-        rows = exporting.export(sources, fmt, path, query, annotator or "", scores).rows
+        done = exporting.export(sources, fmt, path, query, annotator or "", scores)
+        rows = done.rows
+        warn(exporting.few(done.notices))  # a Darwin Core export's licences GBIF cannot take, a missing contact
         try:
             self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
         except EcoLensError as exc:  # the file is written and offered; only its record is missing

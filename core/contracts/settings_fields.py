@@ -125,6 +125,11 @@ class SettingFields(BaseSettings):
         description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
         "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
         "camera-trap collection.")
+    dwc_contact: str = Field("", description="The person named as the contact (and creator) of an exported "
+        "Darwin Core Archive (eml.xml), as GBIF's metadata wants one. Empty: the archive names 'EcoLens export' "
+        "and the export says to set it before publishing.")
+    dwc_contact_email: str = Field("", description="The contact's e-mail address in an exported Darwin Core "
+        "Archive's eml.xml (empty: none).")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
@@ -194,6 +199,12 @@ class SettingFields(BaseSettings):
         "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
         "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
         "alone. `eval` turns it off (its benchmarks rank pictures alone).")
+    near_copies: bool = Field(True, description="Fold near-copies (re-encodes, greyscale or CMYK copies, rotations, "
+        "resizes and crops of one picture, found by perceptual hashes made at ingest and the embedding distance) "
+        "into one result that says '+N near-copies'; frames of one camera-trap deployment never fold. Ingest "
+        "hashes the photos that have no hashes yet (a catalog made before: at its next ingest) and reports how "
+        "many near-copies it found. Off: no folding and no hashing. `eval` turns it off (its benchmarks judge "
+        "every picture).")
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")

@@ -104,7 +104,7 @@ CORE_FLOORS = (
     ("core.prompts", "core.imageio", "core.logs", "core.config", "core.plugins", "core.sessions",
      "core.people",  # who may log in (users file) and session tokens
      "core.camtrap"),  # camera-trap records, files and filters read and written
-    ("core.backends", "core.vectors", "core.served", "core.exports", "core.darwincore",
+    ("core.backends", "core.vectors", "core.served", "core.exports", "core.darwincore", "core.dwc",
      "core.camtrap.crop_index", "core.camtrap.crops"),  # crops: pictures cut and their vectors
     ("core.ingest", "core.workers", "core.labels", "core.exporting"),
     ("core.methods",),

@@ -4,7 +4,7 @@ files the web app handed to whom are listed (served_files), so that only those a
 and export folders, by every web process and after a restart.
 
 Revision ID: 0013_owners
-Revises: 0011_camtrap_packages
+Revises: 0012_near_copies
 """
 import secrets
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0013_owners"
-down_revision = "0011_camtrap_packages"
+down_revision = "0012_near_copies"
 branch_labels = None
 depends_on = None
 
