@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.backends.registry import Backends
+from core.config import Settings, load_settings
+from core.contracts.errors import EcoLensError
+from core.contracts.world import RuleBooks, World
+from core.ingest.ingestor import Ingestor
+from core.logs import configure_logging
+from core.plugins.registry import demo_world, get_world, load_modules
+from core.search import space
 from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for
 from core.search.corpus import Corpus
 from core.search.engine import SearchEngine
-from core.contracts.errors import EcoLensError
-from core.contracts.world import RuleBooks, World
-from core.plugins.registry import demo_world, get_world, load_modules
-from core.vectors.index_store import IndexStore
-from core.ingest.ingestor import Ingestor
-from core.logs import configure_logging
-from core.config import Settings, load_settings
 from core.search.preparation import Progress, prepare_corpus
-from core.search import space
+from core.vectors.index_store import IndexStore
 
 ROOT = Path(__file__).resolve().parent
 
@@ -227,11 +227,10 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     `serving`: for the web app (workers = 'auto' puts local model work in worker processes there). `checks`
     (default: `serving`): run the doctor's checks on each real model once it loads, in the background
     (core.search.model_checkup; the banner names a model that fails them)."""
+    from core.vectors.threads import set_threads
     from storage.camtrap_store import SqlCamtrapStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
-
-    from core.vectors.threads import set_threads
 
     set_threads(settings.threads)
     settings.path().mkdir(parents=True, exist_ok=True)

@@ -30,10 +30,10 @@ def offline_backends() -> dict:
 
 def one_setup(label: str, per_species: int, smoke: bool = False, **overrides) -> bool:
     from app import build_services
-    from fieldguide.world import build_world
-    from core.search.engine import SearchEngine
-    from core.contracts.search_request import SearchRequest
     from core.config import load_settings
+    from core.contracts.search_request import SearchRequest
+    from core.search.engine import SearchEngine
+    from fieldguide.world import build_world
 
     with tempfile.TemporaryDirectory() as tmp:
         csv_path = build_world(Path(tmp) / "world", seed=0, per_species=per_species, benchmark=False)

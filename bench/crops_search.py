@@ -51,11 +51,10 @@ def build(tmp: Path, n: int, dim: int, gen: ClipLike, rng: np.random.Generator, 
 
 def corpus_over(tmp: Path, frames, dim: int):
     """Corpus (core.search.corpus) over the bench's own frame index and the crop index files in `tmp`."""
+    from core.config import load_settings
     from core.contracts.catalog import VectorSet
     from core.search.corpus import Corpus
     from core.vectors.index_store import IndexStore
-
-    from core.contracts.settings import load_settings
 
     corpus = Corpus.__new__(Corpus)  # no catalog: rank_vector needs only the two indexes (and the threshold)
     corpus._index, corpus._vs, corpus._crops = frames, VectorSet(1, "bench", dim), None

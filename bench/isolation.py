@@ -20,7 +20,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tests.live_server import free_port  # noqa: F401  (bench/load.py imports it from here too)
+from tests.live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

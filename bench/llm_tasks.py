@@ -104,8 +104,8 @@ def small_world(data: Path, per_species: int) -> None:
     """Build and ingest the field-guide world at `per_species` pictures per species into `data`, as the app
     would on first use (same default backends), so the searches find a catalog and build nothing."""
     from app import build_services
-    from fieldguide.world import build_world
     from core.config import load_settings
+    from fieldguide.world import build_world
 
     services = build_services(load_settings(environ={}, data_dir=str(data)))
     if services.catalog.count() == 0:

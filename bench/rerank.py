@@ -36,10 +36,10 @@ def main() -> int:
         args.candidates, args.delay, args.concurrency = 8, 0.02, 4
 
     from core.backends.openai_judge import OpenAIJudge
-    from core.search.engine import SearchEngine
-    from core.contracts.search_request import SearchRequest
-    from core.contracts.records import Photo
     from core.config import Settings
+    from core.contracts.records import Photo
+    from core.contracts.search_request import SearchRequest
+    from core.search.engine import SearchEngine
     from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
 
     server = JudgeServer(args.delay)

@@ -55,7 +55,6 @@ from bench.support.phase_results import results, write_result  # noqa: E402
 from bench.support.scale_build import phase_bare_build, phase_data, phase_ingest, phase_sizes  # noqa: E402
 from bench.support.scale_search import phase_bare_search, phase_exact, phase_search  # noqa: E402
 
-
 # (the bare build last: the longest phase, and the one a cut-off run can most easily extrapolate)
 PHASES = {"data": phase_data, "ingest": phase_ingest, "sizes": phase_sizes, "search": phase_search,
           "bare_search": phase_bare_search, "exact": phase_exact, "bare_build": phase_bare_build}

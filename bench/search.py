@@ -18,11 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from bench.clip_like import ClipLike, statistics  # noqa: E402
-from bench.support.measure import pct  # noqa: E402
+from bench.clip_like import ClipLike, statistics
+from bench.support.measure import pct
 
 
 def fill_catalog(engine, n: int) -> None:
@@ -38,9 +37,9 @@ def fill_catalog(engine, n: int) -> None:
 def overhead(index, n: int, queries: np.ndarray, k: int) -> tuple[float, float]:
     """EcoLens's path vs bare FAISS on the same flat index; prints and returns the bare p50, p95."""
     from core.backends.registry import Backends
-    from core.vectors.index_store import IndexStore
-    from core.search.corpus import Corpus
     from core.config import load_settings
+    from core.search.corpus import Corpus
+    from core.vectors.index_store import IndexStore
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 

@@ -95,8 +95,8 @@ def main() -> int:
     import torch
 
     from core.backends import transformers_vlm as tv
-    from core.backends.vlm_loading import shared_model
     from core.backends.base import JudgeRequest
+    from core.backends.vlm_loading import shared_model
     from core.config import Settings
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -39,6 +39,10 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
                    help="answer sub-questions about what the catalog records (species, date, place, licence) from "
                         "the catalog, as the web app does; off by default, since every benchmark's protocol ranks "
                         "pictures alone (the report says which was used)")
+    p.add_argument("--hybrid", action="store_true",
+                   help="search the query's words in what the catalog records too (hybrid retrieval, as the web app "
+                        "does); off by default: INQUIRE's and Visual-RAG's protocols rank pictures alone, and the "
+                        "catalog's names and notes would give the answer away (the report says which was used)")
 
 
 def add_eval_run_arguments(p: argparse.ArgumentParser) -> None:

@@ -45,12 +45,12 @@ def image_source(args) -> tuple[str, str | None]:
     return str(root), str(root)
 
 
-def eval_services(ctx, benchmark: str, source: str, catalog_evidence: bool = False):
+def eval_services(ctx, benchmark: str, source: str, catalog_evidence: bool = False, hybrid: bool = False):
     """Services on data_dir/eval/<benchmark>-<hash>: a catalog holding only this benchmark's images."""
     tag = hashlib.sha1(str(Path(source).resolve()).encode("utf-8")).hexdigest()[:10]
     settings = ctx.settings.replace(data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")),
                                     catalog_evidence=catalog_evidence, group_words=False,
-                                    near_copies=False)
+                                    hybrid_retrieval=hybrid, near_copies=False)
     return dataclasses.replace(ctx, settings=settings, _services=None).services()
 
 
@@ -63,6 +63,15 @@ def evidence_note(on: bool) -> str:
             "(--catalog-evidence turns it on)")
 
 
+def hybrid_note(on: bool) -> str:
+    """What the report says about hybrid retrieval (settings.hybrid_retrieval)."""
+    if on:
+        return ("on (--hybrid): the query's words were also searched in what the catalog records (names, captions, "
+                "places, tags) and fused with the vectors; the benchmark's own protocol ranks pictures alone")
+    return ("off: the first stage ranked by the pictures alone, as the benchmark's protocol does (--hybrid turns on "
+            "the search of the catalog's text)")
+
+
 # a benchmark ranks pictures alone: a group word's photos are never put first by the catalog's taxonomy
 GROUP_WORDS_NOTE = ("off (the benchmark ranks pictures alone, so the catalog's taxonomy does not put a group's "
                     "photos first)")
@@ -72,9 +81,10 @@ def run(ctx, args) -> int:
     check_eval_arguments(args)  # before any work: numbers in range, --data a file or folder, --out writable
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
+    hybrid = bool(getattr(args, "hybrid", False))
     if own_catalog(args.benchmark):
         services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False,
-                                                                          near_copies=False),
+                                                                          hybrid_retrieval=hybrid, near_copies=False),
                                        _services=None).services()
         notices = prepare(services)
         # a world's own benchmark is read in its terms, wherever its photos lie
@@ -93,7 +103,7 @@ def run(ctx, args) -> int:
         source, root = image_source(args)
         if root is not None:
             prepare_or_fail(items, root)  # exit 2 before ingesting when no image is there
-        services = eval_services(ctx, args.benchmark, source, on)
+        services = eval_services(ctx, args.benchmark, source, on, hybrid)
         notices = []
         update, bar = progress_bar("ingest")
         try:
@@ -126,7 +136,8 @@ def run(ctx, args) -> int:
                                 for r, v in services.engine.backends.describe().items()},
                             dialogue=dialogue, progress=lambda m, d, t: update(d, t), prepared=prepared,
                             notes={"catalog": catalog, "catalog_evidence": evidence_note(on),
-                                   "group_words": GROUP_WORDS_NOTE}, answers=answers,
+                                   "group_words": GROUP_WORDS_NOTE, "hybrid": hybrid_note(hybrid)},
+                            answers=answers,
                             caveats=lambda models: model_caveats(services.engine.backends, models))
     finally:
         bar.close()

@@ -6,13 +6,21 @@ from __future__ import annotations
 
 from collections import Counter
 
+from core.contracts.world import answer_word
 from fieldguide.facts import question_facts, text_facts, understood
-from fieldguide.phrasing import (a, attr_question, behaviour_of, entity, modifier, picture_description,
-                                 renamed_subject, species_fact_question)
+from fieldguide.phrasing import (
+    a,
+    attr_question,
+    behaviour_of,
+    entity,
+    modifier,
+    picture_description,
+    renamed_subject,
+    species_fact_question,
+)
 from fieldguide.reading import read_text
 from fieldguide.request import Attr, Target, _target, read_request
 from fieldguide.species import SPECIES
-from core.contracts.world import answer_word
 
 _SINGLE = ("species", "plan", "view", "pose", "behaviour", "habitat", "count", "stage", "item")
 

@@ -10,11 +10,10 @@ since a yes for the frog alone is not a yes to the question. So is a question th
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import threading
 from collections import OrderedDict
-
-import logging
 
 import numpy as np
 

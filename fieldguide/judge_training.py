@@ -21,8 +21,17 @@ import numpy as np
 import torch
 
 from fieldguide.encoder import HEADS, scene_labels
-from fieldguide.judge_net import (CONFIG_NAME, MAP, SIDE, VERSION, WEIGHTS_NAME, JudgeNet, predict_logits,
-                                      to_array, to_tensor)
+from fieldguide.judge_net import (
+    CONFIG_NAME,
+    MAP,
+    SIDE,
+    VERSION,
+    WEIGHTS_NAME,
+    JudgeNet,
+    predict_logits,
+    to_array,
+    to_tensor,
+)
 from fieldguide.render import SIZE, render, render_with_item_mask
 from fieldguide.scene import Scene, sample_scene
 from fieldguide.species import LOOKALIKE_PAIRS, SPECIES, Species

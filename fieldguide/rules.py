@@ -8,18 +8,29 @@ from __future__ import annotations
 
 import re
 
-from fieldguide.dialogue import consistent, denied_facts, filter_answers, questions, reformulate, settled_by_denials
-from fieldguide.facts import content_key, question_facts, text_facts, understood
-from fieldguide.phrasing import (a, attr_question, count_question, describe_request, entity, field_note,
-                                 identity_question, identity_with, known_colour, part_with, picture_description)
-from fieldguide.request import Attr, Request, Target, read_request
-from fieldguide.species import PART_PHRASE
-from fieldguide.taxa import catalog_topics, group_taxa, organism_kinds
-from fieldguide.traits import impossible, meaning_key
 from core.contracts.world import RuleBook
 from core.methods.decompose import SubQuery
 from core.methods.instruction import Instruction
 from core.methods.rules import comparison_organisms
+from fieldguide.dialogue import consistent, denied_facts, filter_answers, questions, reformulate, settled_by_denials
+from fieldguide.facts import content_key, question_facts, text_facts, understood
+from fieldguide.phrasing import (
+    a,
+    attr_question,
+    count_question,
+    describe_request,
+    entity,
+    field_note,
+    identity_question,
+    identity_with,
+    known_colour,
+    part_with,
+    picture_description,
+)
+from fieldguide.request import Attr, Request, Target, read_request
+from fieldguide.species import PART_PHRASE
+from fieldguide.taxa import catalog_topics, group_taxa, organism_kinds
+from fieldguide.traits import impossible, meaning_key
 
 RULE_NOTE = "(Written by the offline rule from the field guide, not by an expert model.)"
 

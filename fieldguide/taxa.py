@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from core.contracts.world import CatalogTopic
 from fieldguide.facts import PLANS_OF_STAGE, question_facts, understood
 from fieldguide.reading import read_text
 from fieldguide.species import SPECIES
-from core.contracts.world import CatalogTopic
 
 
 def organism_kinds(text: str) -> set[str]:

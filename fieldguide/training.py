@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fieldguide.encoder import (CONFIG_NAME, HEADS, INPUT_SIDE, VERSION, WEIGHTS_NAME, DualEncoder, bag,
-                                     scene_labels)
+from fieldguide.encoder import CONFIG_NAME, HEADS, INPUT_SIDE, VERSION, WEIGHTS_NAME, DualEncoder, bag, scene_labels
 from fieldguide.lexicon import all_training_words, training_caption
 from fieldguide.render import render
 from fieldguide.scene import sample_scene

@@ -13,10 +13,10 @@ import functools
 import hashlib
 import random
 
+from core.contracts.world import answer_word
 from fieldguide.facts import question_facts, scene_facts, text_facts
 from fieldguide.scene import DEFAULT_COLOURS, HABITATS, LARVA_DEFAULT, VIEWS, sample_scene
 from fieldguide.species import PART_PHRASE, PLAN_PARTS, SPECIES, Species, by_name
-from core.contracts.world import answer_word
 
 LARVA_PARTS = ("larva body", "larva stripes")
 _ALL = {"habitat": HABITATS, "count": (1, 2)}

@@ -4,8 +4,8 @@ run.sh calls it with the app's own arguments (for --config) so that llama-cpp-py
 people who chose it. Bad settings exit 1 too: the app itself then explains them."""
 import sys
 
-from core.contracts.errors import EcoLensError
 from core.config import load_settings
+from core.contracts.errors import EcoLensError
 
 
 def config_argument(argv: list[str]) -> str | None:

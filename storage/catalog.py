@@ -16,8 +16,8 @@ from core.contracts import bounds
 from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
 from core.contracts.records import Filters, Photo
 from core.licences import parse_licence
+from storage import catalog_text, filter_sql, near_hashes
 from storage import filter_rows as bulk_columns
-from storage import filter_sql, near_hashes
 from storage.db import chunks
 from storage.models import (
     HASH_PREFIX_BYTES,
@@ -298,6 +298,15 @@ class SqlCatalog:
                 out.update(r[0] for r in conn.exec_driver_sql(UNTAXED.format(", ".join("?" * len(chunk))),
                                                               tuple(chunk)))
         return out
+
+    def text_matches(self, words: Sequence[Sequence[str]], limit: int):
+        """Per word (its forms), the taxa whose names hold it and the photos whose own text holds it, best first
+        (storage.catalog_text)."""
+        return catalog_text.text_matches(self.engine, words, limit)
+
+    def taxon_photos(self, taxon_ids: Sequence[int]) -> np.ndarray:
+        """The ids of the photos of these taxa, ascending."""
+        return catalog_text.taxon_photos(self.engine, taxon_ids)
 
     def all_photos(self) -> list[Photo]:
         with Session(self.engine) as s:

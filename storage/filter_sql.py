@@ -16,6 +16,7 @@ from core.licences import like_escape, parse_licence_filter
 from storage.db import NAME_KEY_SQL, chunks
 from storage.models import TAXON_FIELDS, DayNumber, LicenceRow, PhotoRow, TaxonRow
 
+
 def month_ranges(first: date | None, last: date | None, months: Sequence[int]) -> list:
     """The month filter on the date index: for every year from the first date to the last, the range of days
     of each month asked (why not a month column with its own index: its bytes on every photo)."""

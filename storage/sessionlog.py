@@ -18,13 +18,19 @@ from sqlalchemy.orm import Session
 
 from core.contracts import bounds
 from core.contracts.errors import NotFoundError
+from core.contracts.sessionlog import (
+    ExportRecord,
+    Label,
+    RequestRecord,
+    SessionDetail,
+    SessionInfo,
+    StageRecord,
+    TurnRecord,
+)
 from core.people.session_tokens import looks_like_token, new_token, no_such_session
-from core.contracts.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
-                             TurnRecord)
 from storage.models import utcnow
 from storage.retry import LONG_S, SHORT_S, Busy, retrying
-from storage.session_models import (ExportRow, InstructionRow, LabelRow, RequestRow, SessionRow, StageRow,
-                                    TurnRow)
+from storage.session_models import ExportRow, InstructionRow, LabelRow, RequestRow, SessionRow, StageRow, TurnRow
 
 
 def _aware(ts: datetime | None) -> datetime:

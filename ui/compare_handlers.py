@@ -8,11 +8,11 @@ from typing import Any
 
 import gradio as gr
 
+from core.config import masked
 from core.contracts.errors import EcoLensError, InputError
-from core.search.presets import request_for
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
-from core.config import masked
+from core.search.presets import request_for
 from ui import present
 from ui import strings as S
 from ui.forms import not_recorded, shows_errors, web_notices

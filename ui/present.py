@@ -130,8 +130,19 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
             parts = ", ".join(short.get(t, t) for t in h["covers"])
             out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
         else:
-            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"))
+            out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"
+                              f"{catalog_match(h, short=True)}"))
     return out
+
+
+def catalog_match(hit: dict[str, Any], short: bool = False) -> str:
+    """What the page says of a photo whose catalog text holds words of the query ('' for none): a few words
+    for a gallery caption, a sentence for the photo view."""
+    words = hit.get("catalog_match")
+    if not words:
+        return ""
+    quoted = ", ".join(f"“{w}”" for w in words)
+    return " · " + S.CATALOG_MATCH_SHORT.format(words=quoted) if short else S.CATALOG_MATCH.format(words=quoted)
 
 
 def near_copies_text(hit: dict[str, Any]) -> str:
@@ -336,6 +347,8 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
         html.append(_closest_html(hit, stages, picture_url))
         if hit.get("matched_detection"):
             html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
+        if hit.get("catalog_match"):
+            html.append(f"<p class='ecolens-catalog-match'>{escape(catalog_match(hit))}</p>")
         if hit.get("near_copies"):
             ids = ", ".join(str(i) for i in hit["near_copies"])
             html.append(f"<p class='ecolens-near-copies'>{escape(S.NEAR_COPIES_LIST.format(ids=ids))}</p>")
@@ -377,7 +390,8 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
         row = {k: h.get(k) for k in ("rank", "id", "similarity", "taxon", "common_name", "observed_on",
                                      "latitude", "longitude", "license", "license_code", "license_url",
                                      "rights_holder", "deployment_id", "event_id", "timestamp", "detections",
-                                     "matched_detection", "event_frames", "event_frame_ids", "near_copies")
+                                     "matched_detection", "event_frames", "event_frame_ids", "near_copies",
+                                     "catalog_match")
                if k in h}
         if row.get("similarity") is not None:
             row["similarity"] = on_similarity_scale(row["similarity"])

@@ -14,8 +14,17 @@ import gradio as gr
 from core.camtrap.filters import camtrap_filters
 from core.contracts.cancel import REPLACED, LatestSearches
 from core.contracts.errors import EcoLensError, InputError
-from core.contracts.events import (Cancelled, Done, Failed, FirstResults, Notice, PhotoJudged, StageEvent,
-                                   Visualization, Waiting)
+from core.contracts.events import (
+    Cancelled,
+    Done,
+    Failed,
+    FirstResults,
+    Notice,
+    PhotoJudged,
+    StageEvent,
+    Visualization,
+    Waiting,
+)
 from core.contracts.records import Filters
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import NOT_RELEVANT, RELEVANT, SessionLog

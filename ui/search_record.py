@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from core.config import masked
 from core.contracts.errors import EcoLensError
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
-from core.config import masked
 from ui import strings as S
 from ui.forms import user_message
 

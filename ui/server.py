@@ -23,8 +23,8 @@ from starlette.middleware import Middleware
 
 from core.contracts.errors import InputError, NotReady
 from core.contracts.sessionlog import SessionLog
-from core.sessions.memory_log import MemorySessionLog
 from core.search.preparation import Preparation
+from core.sessions.memory_log import MemorySessionLog
 from ui import compare_view, dialogue_view, history_view, identify_handlers, label_view, marks, place_map, search_view
 from ui import strings as S
 from ui.api_guard import ApiGuard
@@ -38,8 +38,8 @@ from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
-from ui.photos import served_files
 from ui.owned_log import OwnedLog
+from ui.photos import served_files
 from ui.schemas import remember_schemas
 from ui.search_handlers import SearchHandlers
 from ui.search_view import search_limit

@@ -9,8 +9,13 @@ import time
 from typing import Any
 from urllib.parse import urlparse
 
-from core.contracts.events import FirstResults, PhotoJudged, StageEvent, Waiting
-from core.contracts.events import STEP_BACKEND  # which backend each step waits on; the others run here
+from core.contracts.events import (
+    STEP_BACKEND,  # which backend each step waits on; the others run here
+    FirstResults,
+    PhotoJudged,
+    StageEvent,
+    Waiting,
+)
 from ui import strings as S
 
 

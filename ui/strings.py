@@ -79,6 +79,9 @@ UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
 # a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
 IN_BOX_SHORT = "matched in the {category}'s box"
+CATALOG_MATCH_SHORT = "catalog: {words}"
+CATALOG_MATCH = ("Found by its catalog record too: the catalog's names and notes for this photo hold {words} "
+                 "(hybrid retrieval)")
 IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
           "the search looked inside the box, not only at the whole frame.")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"

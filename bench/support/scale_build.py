@@ -98,8 +98,8 @@ def services(workdir: Path, n: int):
     from core.backends.registry import Backends
     from core.config import Settings  # noqa: F401
     from core.search.corpus import Corpus
-    from core.vectors.threads import set_threads
     from core.vectors.index_store import IndexStore
+    from core.vectors.threads import set_threads
     from storage.catalog import SqlCatalog
     from storage.db import open_engine
 

@@ -55,7 +55,7 @@ class Combiner:
                 return
             try:
                 results = self._run([s.item for s in batch])
-            except Exception as exc:  # noqa: BLE001  (handed to each caller of the batch)
+            except Exception as exc:
                 for s in batch:
                     s.error = exc
             else:

@@ -8,8 +8,8 @@ from PIL import Image
 
 from core.backends import openai_common as oc
 from core.backends import served_model
-from core.prompts import judge as prompts
 from core.contracts.records import Photo
+from core.prompts import judge as prompts
 
 MAX_TOKENS = 80
 

@@ -17,11 +17,18 @@ from typing import Any
 from core.backends import openai_common as oc
 from core.backends import served_model
 from core.backends.base import JudgeAnswer, JudgeRequest
-from core.backends.judge_answers import (MIN_ANSWER_SHARE, _get, _yes_no_mass, answer_logprobs,  # noqa: F401
-                                         answer_share, first_answer_logprobs, legacy_first_answer_logprobs,
-                                         parse_answer)
-from core.backends.reach import abstain
+from core.backends.judge_answers import (  # noqa: F401
+    MIN_ANSWER_SHARE,
+    _get,
+    _yes_no_mass,
+    answer_logprobs,
+    answer_share,
+    first_answer_logprobs,
+    legacy_first_answer_logprobs,
+    parse_answer,
+)
 from core.backends.judge_checks import VisionProbe, honest_reply, not_json
+from core.backends.reach import abstain
 from core.prompts import judge as prompts
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,9 @@ import logging
 import threading
 from typing import Any, Sequence
 
-from core.backends import http_bounds
+from core.backends import http_bounds, served_model
 from core.backends import openai_common as oc
 from core.backends.base import ChatMessage
-from core.backends import served_model
 from core.backends.model_facts import llm_facts
 from core.backends.served_model import ServedModel
 

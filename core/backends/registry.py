@@ -16,9 +16,9 @@ from typing import Callable
 from core.backends.base import LLM, Captioner, Embedder, ImageGenerator, Judge
 from core.backends.model_facts import ModelFacts, model_facts  # noqa: F401  (the registry's model data)
 from core.backends.resolution import resolve
+from core.config import Settings
 from core.contracts.errors import BackendError
 from core.plugins import registry as plugins
-from core.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -78,7 +78,7 @@ class TransformersLLM(FactsCaveats):
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, **local)
             model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **local).to(device)
-        except Exception as exc:  # noqa: BLE001  (any failure to read the folder or the weights)
+        except Exception as exc:
             raise BackendError(f"Could not load the language model {spec!r} ({type(exc).__name__}: {str(exc)[:200]})",
                                "check that it is a causal language model with its tokenizer, downloaded once "
                                "while online (it is cached) or in a local folder "
@@ -103,7 +103,7 @@ class TransformersLLM(FactsCaveats):
                 info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.model.config.vocab_size)
                 self._compiler = xgr.GrammarCompiler(info)
             compiled = self._compiler.compile_json_schema(key, any_whitespace=False)
-        except Exception:  # noqa: BLE001  (a schema feature xgrammar does not support)
+        except Exception:
             log.warning("xgrammar could not compile a JSON schema for %s; the reply is generated unconstrained "
                         "and validated", self.spec, exc_info=True)
             compiled = None
@@ -141,7 +141,7 @@ class TransformersLLM(FactsCaveats):
                     torch.manual_seed(int(seed))
                 out = self.model.generate(**inputs, max_new_tokens=int(max_tokens), pad_token_id=pad,
                                           logits_processor=self._processors(json_schema), **sampling)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise BackendError(f"The language model {self.spec!r} failed to answer ({type(exc).__name__}: "
                                f"{str(exc)[:200]})", "shorten the prompt or check the model and free memory") from None
         reply = out[0, inputs["input_ids"].shape[1]:]

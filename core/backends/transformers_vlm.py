@@ -69,7 +69,7 @@ class TransformersJudge:
             raise BackendError("a judge request reached the model without its photo", "pass the image or a loader")
         try:
             prepared = self.vlm.prepare(request.image)
-        except Exception as exc:  # noqa: BLE001  (an unreadable picture fails only its own request)
+        except Exception as exc:
             raise BackendError(f"The image processor of {self.vlm.spec!r} could not prepare the photo "
                                f"({type(exc).__name__}: {str(exc)[:200]})", "check the photo file") from None
         return prepared, self.vlm.prompt(self.system, prompts.user_text(request))
@@ -107,7 +107,7 @@ class TransformersJudge:
     def _run(self, items: list[tuple[PreparedImage, str]]) -> list[YesNoReading]:
         try:
             return self.vlm.read(items)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise BackendError(f"The vision-language model {self.vlm.spec!r} failed on a batch of {len(items)} "
                                f"({type(exc).__name__}: {str(exc)[:200]})",
                                "check the model, the photos and free memory") from None
@@ -187,7 +187,7 @@ class TransformersCaptioner:
                  for image, photo in pairs]
         try:
             texts = self.vlm.generate(items, self.max_tokens)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise BackendError(f"The vision-language model {self.vlm.spec!r} failed to caption "
                                f"({type(exc).__name__}: {str(exc)[:200]})",
                                "check the model, the photo and free memory") from None

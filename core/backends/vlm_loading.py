@@ -78,7 +78,7 @@ def load_model(spec: str, settings: Any, setting: str = "judge") -> VisionLangua
     except ImportError as exc:  # a processor's own dependency (SmolVLM's needs num2words)
         raise BackendError(f"The processor of {spec!r} needs a package that is not installed ({str(exc)[:200]})",
                            f"{INSTALL} (the message above names the package)") from None
-    except Exception as exc:  # noqa: BLE001  (any failure to read the folder or the weights)
+    except Exception as exc:
         raise BackendError(f"Could not load the vision-language model {spec!r} for {setting} "
                            f"({type(exc).__name__}: {str(exc)[:200]})",
                            f"check that it is an image-text-to-text model with its processor, downloaded once while "

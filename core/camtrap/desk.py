@@ -11,7 +11,6 @@ from core.contracts.camtrap import CamtrapStore, Observation
 from core.contracts.sessionlog import Label
 
 
-
 class CamtrapDesk:
     def __init__(self, store: CamtrapStore | None, settings: Any):
         self.store, self.settings = store, settings

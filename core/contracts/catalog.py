@@ -64,6 +64,15 @@ class Catalog(Protocol):
     def untaxed(self, ids: Sequence[int]) -> set[int]:
         """Those of `ids` whose photo has no taxon name at any rank (a user's own photos, not identified)."""
 
+    def text_matches(self, words: Sequence[Sequence[str]], limit: int
+                     ) -> list[tuple[list[int], list[tuple[int, float, bool]]]]:
+        """For each word (a sequence of its forms): the ids of the taxa whose names (scientific and common, of
+        every rank) hold one of its forms, and up to `limit` photos whose own text (synonyms, observations'
+        names, captions, places, tags, notes) holds one, best first: (id, score, whether among its names)."""
+
+    def taxon_photos(self, taxon_ids: Sequence[int]) -> np.ndarray:
+        """The ids of the photos of these taxa, ascending."""
+
     def count(self) -> int: ...
 
     def sources(self) -> set[str]: ...

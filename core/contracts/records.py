@@ -149,6 +149,8 @@ class Hit:
     # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections, and with
     # by_event event_frames, event_frame_ids; None: the photo has none
     camtrap: dict[str, Any] | None = None
+    # the query's words that the catalog records for this photo (hybrid retrieval); None: none matched
+    catalog_match: list[str] | None = None
     # the ids of the near-copies folded into this result (core.vectors.near_copies), best-ranked first; None: none
     near_copies: list[int] | None = None
 
@@ -160,6 +162,8 @@ class Hit:
             out["similarity"] = round(float(self.similarity), 6)
         if self.covers is not None:
             out["covers"] = list(self.covers)
+        if self.catalog_match:
+            out["catalog_match"] = list(self.catalog_match)
         if self.near_copies:
             out["near_copies"] = list(self.near_copies)
         if p is not None:

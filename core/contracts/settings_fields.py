@@ -185,8 +185,8 @@ class SettingFields(BaseSettings):
         "see of a photo with a person detected on it (a 'person' box at or above detection_threshold): 'blur' "
         "the person's box pixelated and blurred, 'hide' the photo withheld (a placeholder and a notice), 'show' as "
         "it is. A web app with a password or a users_file has only logged-in viewers; without one every viewer "
-        "counts as not logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
-        "in a Camtrap DP export.")
+        "counts as not logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also "
+        "filePublic=false in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = Field(20, ge=1, le=limits.MAX_K, description="Results returned per search.")
     visret_m: int = Field(3, ge=1, le=limits.MAX_M, description="Visualizations generated per query (VisRet m).")
@@ -199,6 +199,18 @@ class SettingFields(BaseSettings):
         "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
         "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
         "alone. `eval` turns it off (its benchmarks rank pictures alone).")
+    hybrid_retrieval: bool = Field(True, description="Every preset's first stage also searches the words of the "
+        "query in what the catalog records for each photo (names of every rank, synonyms, captions, places, tags, "
+        "notes; a full-text index in the catalog) and fuses that ranking with the vectors' (weighted reciprocal rank "
+        "fusion), so a catalogued name finds its photos with any embedder; each result says which words matched "
+        "(catalog_match). Off: the first stage ranks by the pictures alone. `eval` turns it off unless --hybrid.")
+    hybrid_text_weight: float = Field(2.0, ge=0, le=100, description="Weight of the catalog-text ranking in the "
+        "hybrid fusion, w / (hybrid_rrf_lambda + rank). At 2 against the vectors' 1, about the first "
+        "hybrid_rrf_lambda catalog matches rank above every photo only the vectors found.")
+    hybrid_vector_weight: float = Field(1.0, ge=0, le=100, description="Weight of the first stage's own (vector) "
+        "ranking in the hybrid fusion.")
+    hybrid_rrf_lambda: float = Field(60.0, ge=0, le=1000, description="Reciprocal Rank Fusion constant of the "
+        "hybrid fusion (60, Cormack et al. 2009: deep lists of two different kinds weigh evenly down the list).")
     near_copies: bool = Field(True, description="Fold near-copies (re-encodes, greyscale or CMYK copies, rotations, "
         "resizes and crops of one picture, found by perceptual hashes made at ingest and the embedding distance) "
         "into one result that says '+N near-copies'; frames of one camera-trap deployment never fold. Ingest "

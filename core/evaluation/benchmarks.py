@@ -5,11 +5,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from core.contracts.errors import InputError
-from core.plugins import registry as plugins
-from core.evaluation.inquire import (find_fullrank_files, load_inquire_fullrank, load_inquire_rerank,
-                                     load_inquire_rerank_hard)
+from core.evaluation.inquire import (
+    find_fullrank_files,
+    load_inquire_fullrank,
+    load_inquire_rerank,
+    load_inquire_rerank_hard,
+)
 from core.evaluation.items import EvalItem, ImageCheck, check_images
 from core.evaluation.loaders import load_coco_captions, load_visual_rag, load_visual_rag_me
+from core.plugins import registry as plugins
 
 BENCHMARKS = ["visual-rag", "visual-rag-me", "inquire-rerank", "inquire-rerank-hard", "inquire-fullrank", "coco"]
 # the cut-offs each benchmark's paper reports, used as defaults for --metrics

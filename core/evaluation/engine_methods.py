@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from core.contracts.errors import InputError
+from core.contracts.records import Filters
+from core.contracts.search_request import SearchRequest
 from core.evaluation.items import EvalItem
 from core.evaluation.runner import MethodOutput
 from core.search.presets import request_for
-from core.contracts.records import Filters
-from core.contracts.search_request import SearchRequest
 
 MIN_DEPTH = 100  # results fetched per item (at least the whole pool)
 

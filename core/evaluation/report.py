@@ -158,6 +158,8 @@ def write_report(out_dir: str | Path, result: EvalResult | None = None, *, bench
             lines.append(f"- Evaluation catalog: {data_notes['catalog']}")
         if data_notes.get("catalog_evidence"):
             lines.append(f"- Catalog facts as evidence: {data_notes['catalog_evidence']}")
+        if data_notes.get("hybrid"):
+            lines.append(f"- Catalog text in the first stage (hybrid retrieval): {data_notes['hybrid']}")
         if img:
             lines.append(f"- Images checked under `{img['root']}`: {img['checked']}; missing: "
                          f"{img['missing_count']} (removed from pools and labels; {len(img['items_affected'])} "

@@ -12,11 +12,10 @@ from typing import Mapping
 
 from core.backends.base import JudgeRequest
 from core.contracts.errors import InputError
+from core.contracts.records import Filters
 from core.evaluation.items import EvalItem
 from core.methods.confidence import CANNOT_TELL, p_yes, verdict
 from core.methods.plugir import DialogueSession
-from core.contracts.records import Filters
-
 
 # what offline judges say about their own method, not about the photo: never passed on as the user's words
 _BOILERPLATE = (

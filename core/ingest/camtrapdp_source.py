@@ -16,13 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.camtrap import camtrapdp_read, camtrapdp_validate, package_files
-from core.ingest.host_gate import HostGate
 from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog
 from core.contracts.errors import InputError
 from core.imageio import sha256_bytes
-from core.ingest.local_files import read_bounded
 from core.ingest.downloads import DownloadPolicy
+from core.ingest.host_gate import HostGate
+from core.ingest.local_files import read_bounded
 from core.ingest.sources import SourceItem, SourceScan
 from core.ingest.state import IngestReport
 

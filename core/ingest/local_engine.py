@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from core.backends.base import Embedder
-from core.contracts.errors import InputError
-from core.ingest.decode import (ReadItem, decode_for_embedding, decode_workers, load_for_embedding,
-                                read_and_hash)
-from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
-from core.contracts.records import Photo
 from core.config import Settings
+from core.contracts.errors import InputError
+from core.contracts.records import Photo
+from core.ingest.decode import ReadItem, decode_for_embedding, decode_workers, load_for_embedding, read_and_hash
 from core.ingest.sources import SourceItem
+from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 
 
 @dataclass

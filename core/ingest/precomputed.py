@@ -18,15 +18,15 @@ import numpy as np
 from PIL import Image
 
 from core.backends.base import Embedder
+from core.config import Settings
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
-from core.ingest import local_files
-from core.ingest.decode import read_and_hash
-from core.ingest.state import EmbeddedBatch, IngestReport
 from core.contracts.records import Photo
-from core.config import Settings
+from core.ingest import local_files
 from core.ingest.arrow_rows import ArrowRows
+from core.ingest.decode import read_and_hash
 from core.ingest.sources import SourceItem, ValueNotes
+from core.ingest.state import EmbeddedBatch, IngestReport
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Callable
 
 from core.contracts.errors import InputError
+from core.contracts.records import Photo, parse_date
+from core.imageio import IMAGE_SUFFIXES, sha256_bytes
 from core.ingest import downloads, local_files
 from core.ingest.iconic import apply_iconic_group, iconic_value
-from core.imageio import IMAGE_SUFFIXES, sha256_bytes
-from core.contracts.records import Photo, parse_date  # noqa: F401  (parse_date: also imported from here)
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,7 @@ ANIMALS = frozenset({AVES, AMPHIBIA, REPTILIA, MAMMALIA, INSECTA, ARACHNIDA, FIS
 # broad rank: INQUIRE's rows carry the iconic group, e.g. class Amphibia, not the order Anura of frogs). The
 # search's group words (core.search.groups) and the traits below read this one table.
 _INSECTS, _AMPHIBIANS, _REPTILES, _MOLLUSCS = "Insecta", "Amphibia", "Reptilia", "Mollusca"
+_MAMMALS = "Mammalia"
 GROUP_TAXA: dict[str, tuple[str, ...]] = {
     "bird": ("Aves",), "frog": ("Anura", _AMPHIBIANS), "toad": ("Anura", _AMPHIBIANS),
     "salamander": ("Caudata", _AMPHIBIANS), "newt": ("Caudata", _AMPHIBIANS), "amphibian": (_AMPHIBIANS,),
@@ -36,6 +37,23 @@ GROUP_TAXA: dict[str, tuple[str, ...]] = {
     "fish": ("Actinopterygii",), "reptile": (_REPTILES,), "snake": ("Serpentes", _REPTILES),
     "lizard": ("Squamata", _REPTILES), "turtle": ("Testudines", _REPTILES), "tortoise": ("Testudines", _REPTILES),
     "snail": ("Gastropoda", _MOLLUSCS), "slug": ("Gastropoda", _MOLLUSCS), "mollusc": (_MOLLUSCS,),
+    # mammals and birds a camera trap or a walk meets (family or order first, then the class a catalog that
+    # records only the iconic group holds)
+    "cat": ("Felidae", _MAMMALS), "dog": ("Canidae", _MAMMALS), "fox": ("Vulpes", "Canidae", _MAMMALS),
+    "wolf": ("Canidae", _MAMMALS), "deer": ("Cervidae", _MAMMALS), "bat": ("Chiroptera", _MAMMALS),
+    "rodent": ("Rodentia", _MAMMALS), "mouse": ("Muridae", "Rodentia", _MAMMALS),
+    "rat": ("Muridae", "Rodentia", _MAMMALS), "squirrel": ("Sciuridae", "Rodentia", _MAMMALS),
+    "rabbit": ("Leporidae", _MAMMALS), "hare": ("Leporidae", _MAMMALS), "bear": ("Ursidae", _MAMMALS),
+    "weasel": ("Mustelidae", _MAMMALS), "badger": ("Mustelidae", _MAMMALS), "boar": ("Suidae", _MAMMALS),
+    "pig": ("Suidae", _MAMMALS), "monkey": ("Primates", _MAMMALS), "primate": ("Primates", _MAMMALS),
+    "whale": ("Cetacea", _MAMMALS), "dolphin": ("Delphinidae", "Cetacea", _MAMMALS),
+    "seal": ("Phocidae", _MAMMALS), "horse": ("Equidae", _MAMMALS), "elephant": ("Elephantidae", _MAMMALS),
+    "owl": ("Strigiformes", "Aves"), "duck": ("Anatidae", "Aves"), "goose": ("Anatidae", "Aves"),
+    "swan": ("Anatidae", "Aves"), "heron": ("Ardeidae", "Aves"), "egret": ("Ardeidae", "Aves"),
+    "eagle": ("Accipitridae", "Aves"), "hawk": ("Accipitridae", "Aves"), "gull": ("Laridae", "Aves"),
+    "woodpecker": ("Picidae", "Aves"), "parrot": ("Psittaciformes", "Aves"), "crow": ("Corvidae", "Aves"),
+    "pigeon": ("Columbidae", "Aves"), "dove": ("Columbidae", "Aves"), "hummingbird": ("Trochilidae", "Aves"),
+    "penguin": ("Spheniscidae", "Aves"), "pheasant": ("Phasianidae", "Aves"),
 }
 # a group word (singular, lower case) -> the broadest taxon it names, lower case (what the traits are kept by)
 GROUP_WORDS: dict[str, str] = {word: taxa[-1].lower() for word, taxa in GROUP_TAXA.items()}

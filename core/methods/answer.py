@@ -36,11 +36,49 @@ def run_answer(run: Run, question: str, ids: Sequence[int], limit: int = EVIDENC
                checked: Mapping[int, Sequence[str]] | None = None) -> dict[str, Any]:
     """The answer stage. `checked`: photo id -> the questions the photo checker answered "yes" for it in this
     search (evidence for the organisms they name)."""
+    ids = _evidence_first(ids, checked)
     photos = run.photos(list(ids)[:limit])
+    photos = _for_the_reader(run, photos, list(ids)[limit:], limit)
     out, notes = _written(run, question, photos)
     if out.pop("by_model", True):
         return _checked(run, question, photos, out, notes, checked)
     return _rule_answer(run, question, photos, out, checked)
+
+
+def _evidence_first(ids: Sequence[int], checked: Mapping[int, Sequence[str]] | None) -> list[int]:
+    """The photos the answer may read: where the search checked its photos, those the checker said "yes" to at
+    least once, in their order (a photo that failed every check is no evidence, and which of the failed ones
+    fill the last places shifts with unrelated photos added to the collection); all of `ids` when nothing was
+    checked or nothing passed."""
+    if checked:
+        passed = [int(i) for i in ids if checked.get(int(i))]
+        if passed:
+            return passed
+    return [int(i) for i in ids]
+
+
+def _for_the_reader(run: Run, photos: list, more_ids: Sequence[int], limit: int) -> list:
+    """The photos the answer reads. A world's stand-in reader cannot speak for photos outside its world: on a
+    mixed collection, when some of the first `limit` results are of its world and some are not, it reads the
+    first `limit` of its world's photos among the results (the next results fill the places of those left out),
+    so that photos added to the collection do not change what it answers about the world; a notice says so.
+    Any other reader, or no photo of the world among them: `photos` as they are."""
+    reader = run.backends.reader
+    if reader is None or not photos or not reader.is_standin:
+        return photos
+    outside = evidence.outside_world(photos, run.rules)
+    if not outside or len(outside) == len(photos):
+        return photos
+    left = {int(p.id) for p in outside}
+    inside = [p for p in photos if int(p.id) not in left]
+    if more_ids and len(inside) < limit:
+        further = run.photos(list(more_ids))
+        gone = {int(p.id) for p in evidence.outside_world(further, run.rules)}
+        inside += [p for p in further if int(p.id) not in gone][:limit - len(inside)]
+    run.notice(f"the photo reader {reader.model_id} is a stand-in made for the demo world: it read the world's "
+               f"{len(inside)} photo{'s' if len(inside) != 1 else ''} among the results, not the {len(outside)} "
+               f"outside it (catalogued as {evidence.catalogued_as(outside)})")
+    return inside
 
 
 def _checked(run: Run, question: str, photos, out: dict[str, Any], notes: list[tuple[int, str]],

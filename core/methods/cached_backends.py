@@ -9,8 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from core.methods.cache import (CachedCaptioner, CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM,
-                                CachedReader)
+from core.methods.cache import CachedCaptioner, CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM, CachedReader
 from core.methods.disk_cache import DiskCache
 
 log = logging.getLogger(__name__)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from core.backends.base import ReferenceImage
 from core.backends.metadata_captioner import describe
 from core.methods.cache_keys import key_of
 from core.methods.decompose import caption_terms, satisfies
@@ -14,7 +15,6 @@ from core.methods.llm_call import short_error
 from core.methods.llm_tasks import decompose
 from core.methods.pareto import alpha_grid_front, beta_max, grid_steps, pareto_front, uncovered
 from core.methods.run import Run
-from core.backends.base import ReferenceImage
 from core.prompts.coverage import reference_instruction, reference_prompt, reference_request
 
 log = logging.getLogger(__name__)

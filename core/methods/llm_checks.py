@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 
-from core.contracts.search_request import QUESTION_START, is_question  # noqa: F401  (is_question: also here)
+from core.contracts.search_request import QUESTION_START, is_question
 from core.contracts.world import GENERIC, RuleBook
 from core.methods import rules
 from core.methods.decompose import rule_decompose, token_set, tokens

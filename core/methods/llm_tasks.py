@@ -17,7 +17,7 @@ from core.methods import llm_checks as checks
 from core.methods import llm_schemas as schemas
 from core.methods import rules
 from core.methods.decompose import MAX_SUBQUERIES, SubQuery, core_concept
-from core.methods.instruction import Instruction  # noqa: F401  (re-exported: callers import it from here)
+from core.methods.instruction import Instruction
 from core.methods.llm_call import ask, backend_attr, checked, checked_rule, model_label, note_model, parse_json
 from core.prompts import answer as answer_prompts
 from core.prompts import coverage as coverage_prompts

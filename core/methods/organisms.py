@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Callable
+
 from core.methods.decompose import tokens
 from core.methods.instruction import Instruction
 from core.methods.llm_call import ask, parse_json

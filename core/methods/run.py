@@ -10,13 +10,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from core.config import Settings
 from core.contracts.cancel import CancelToken
 from core.contracts.events import Event, Notice, StageEvent
 from core.contracts.world import RuleBook, RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends
 from core.methods.deadline import SearchDeadline
-from core.config import Settings
 
 log = logging.getLogger(__name__)
 

@@ -41,6 +41,8 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.search import catalog_text
+from core.search.reading import for_request
 from core.search import scales
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
@@ -115,7 +117,7 @@ class SearchEngine:
         followed = self.corpus.follow_catalog()  # an ingest by another process shows up without a restart
         before = self.backends.snapshot()
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), on_event,
-                  cancel or CancelToken(), deadline=deadline, rules=self.rules())
+                  cancel or CancelToken(), deadline=deadline, rules=self.rules(request.query))
         for text in followed:
             run.notice(text)
         k = request.k or s.k
@@ -138,8 +140,10 @@ class SearchEngine:
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
             group = self._group(run, request, stages)
+            text = self._catalog_text(run, request, depth, pool, stages, group, adjust)
+            ranked = catalog_text.fuse(ranked, text, s, depth) if text is not None else ranked
             ranked = self._group_first(run, group, request, ranked, depth, adjust)
-            first = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            first = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
             run.emit(FirstResults("first", [h.to_json() for h in first]))
             if request.rerank != "none" and ranked:
                 votes = request.votes or s.rerank_votes
@@ -160,7 +164,7 @@ class SearchEngine:
                     ranked, copies = near_copies.fold_results(self.corpus, ranked, k)
                 if copies:
                     stages["near_copies"] = {"results": len(copies), "folded": sum(map(len, copies.values()))}
-            hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            hits = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
             for h in hits:
                 h.near_copies = copies.get(h.photo_id)
             camtrap_hits.attach(self.corpus, hits, request.filters)
@@ -240,7 +244,7 @@ class SearchEngine:
 
         s = self.settings
         run = Run(self.corpus, self.backends, s, Budget(s.max_generated, s.max_judge_calls), None,
-                  cancel or CancelToken(), rules=self.rules())
+                  cancel or CancelToken(), rules=self.rules(question))
         ids = [int(i) for i in photo_ids]
         out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
         return {**out, "notices": list(run.notices)}
@@ -251,7 +255,7 @@ class SearchEngine:
 
         self.corpus.follow_catalog()
         return DialogueSession(self.corpus, description, settings=self.settings, backends=self.backends,
-                               filters=filters, k=k, rules=self.rules())
+                               filters=filters, k=k, rules=self.rules(description))
 
     # ---- the right of way (core.workers.right_of_way), for the web app's own work around a search --------------
     @staticmethod
@@ -264,9 +268,11 @@ class SearchEngine:
         """Costly work (a costly search's page update, a label write) waits a moment for running plain searches."""
         ROAD.give_way()
 
-    def rules(self) -> RuleBooks:
-        """The rule books a search started now reads (fixed for the whole search)."""
-        return self._rules()
+    def rules(self, text: str = "") -> RuleBooks:
+        """The rule books a search started now reads (fixed for the whole search); with the request's `text`, a
+        request naming a world's species is read by that world's book on a mixed collection too
+        (core.search.reading)."""
+        return for_request(self._rules(), text)
 
     # ---- stages ---------------------------------------------------------------------------------
     @staticmethod
@@ -366,13 +372,42 @@ class SearchEngine:
                            len(request.example_ids)}
         return ranked
 
+    def _catalog_text(self, run: Run, request: SearchRequest, depth: int, pool, stages: dict, group=None,
+                      adjust=lambda v: v):
+        """The catalog's full-text ranking of the query's words (core.search.catalog_text), with a group word's
+        taxa as further words ('bird' (Aves)), or None: the setting is off, there are no words, or the catalog
+        cannot search text."""
+        catalog = getattr(self.corpus, "catalog", None)
+        if not self.settings.hybrid_retrieval or not request.query or catalog is None:
+            return None
+        taxa = [(f"{group.word} ({t})", t) for t in group.taxa] if group is not None else []
+        with run.timed("catalog_text"):
+            text = catalog_text.search(catalog, request.query, depth, pool, taxa,
+                                       lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids))
+        stages["catalog_text"] = {**text.to_json(), "weights": {"vectors": self.settings.hybrid_vector_weight,
+                                                                "catalog": self.settings.hybrid_text_weight},
+                                  "lambda": self.settings.hybrid_rrf_lambda}
+        if text.ranked:
+            run.notice(catalog_text.notice_text(text))
+            log.info("catalog words %s matched %d photos", text.matched_words(), text.total)
+        return text
+
+    @staticmethod
+    def _matched(text, hits: list) -> list:
+        """`hits` with the query's words their catalog text holds (Hit.catalog_match)."""
+        found = catalog_text.matches_of(text, [h.photo_id for h in hits])
+        for h in hits:
+            h.catalog_match = found.get(h.photo_id)
+        return hits
+
     def _group(self, run: Run, request: SearchRequest, stages: dict):
         """The group the query's subject names in the catalog (core.search.groups), or None: the setting is off,
         there is no query, or the catalog records no such group."""
         if not self.settings.group_words or not request.query:
             return None
         with run.timed("group"):
-            group = find_group(self.corpus, request.query, request.filters, run.book)
+            group = find_group(self.corpus, request.query, request.filters, run.book,
+                               [b for _, b in run.rules.sources])  # a mixed collection: the world's groups too
         if group is not None:
             stages["group"] = group.to_json()
         return group
@@ -380,14 +415,20 @@ class SearchEngine:
     def _group_first(self, run: Run, group, request: SearchRequest, ranked: Ranked, depth: int, adjust) -> Ranked:
         """`ranked` with the group's photos first and a notice saying so (core.search.groups.group_first; up to
         `depth` group photos the ranking did not reach are ranked by the query's words); as it is without a
-        group or when the order does not change."""
+        group. The notice is what it says of the photos shown, said whenever the group's photos are among them."""
         if group is None:
             return ranked
         unplaced = self.corpus.untaxed([i for i, _ in ranked])
         reordered = group_first(ranked, group, depth,
                                 lambda ids, n: run.rank(adjust(run.embed_text(request.query)), n, ids), unplaced)
+        k = request.k or self.settings.k
+        shown = [i for i, _ in reordered[:k]]
+        last = max((n for n, i in enumerate(shown) if i in group.ids), default=-1)
+        if last >= 0:  # said whenever the group's photos head the page, whoever put them first (the catalog's text)
+            text = group_notice(group, sum(1 for i in shown[:last + 1] if i in unplaced))
+            run.notices[:] = [n for n in run.notices if not n.startswith(f"“{group.word}” was read as the group")]
+            run.notice(text)  # after the judge: what it says of the final order replaces what it said before
         if [i for i, _ in reordered] != [i for i, _ in ranked]:
-            run.notice(group_notice(group))
             log.info("group word %r read as %s (%d photos): group photos first", group.word, group.taxon,
                      len(group.ids))
         return reordered

@@ -1,8 +1,8 @@
 """Group words: a query whose subject is a group of organisms ("a frog sitting on sand", "beetles on bark")
 finds the photos the catalog records in that group first.
 
-Which taxon a group word names comes from the rule book that reads the request: a world names its own groups from its own
-taxonomy (`RuleBook.group_taxa`); for any other text, the subject's head noun is looked up in `REAL_GROUPS`,
+Which taxon a group word names comes from the rule book that reads the request: a world names its own groups from
+its own taxonomy (`RuleBook.group_taxa`); for any other text, the subject's head noun is looked up in `REAL_GROUPS`,
 common English nouns for groups of the real (Linnaean) taxonomy, most specific taxon first. The first taxon
 the catalog records at any rank is used; where the catalog records none (a folder of photos without names)
 nothing changes. The photos catalogued in the group come first, in the first stage's own order (members the
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -43,29 +43,46 @@ def real_group(query: str) -> tuple[str, tuple[str, ...]] | None:
 @dataclass(frozen=True)
 class Group:
     word: str  # as the query writes it
-    taxon: str  # the taxon the catalog records
-    ids: frozenset[int]  # the photos of the pool catalogued in it
+    taxa: tuple[str, ...]  # the taxa the catalog records: the world's group and the real one, where both are
+    ids: frozenset[int]  # the photos of the pool catalogued in them
+    counts: tuple[int, ...] = ()  # photos per taxon, in the order of `taxa`
+
+    @property
+    def taxon(self) -> str:
+        return " and ".join(self.taxa)
 
     def to_json(self) -> dict[str, Any]:
-        return {"word": self.word, "taxon": self.taxon, "photos": len(self.ids)}
+        return {"word": self.word, "taxon": self.taxon, "taxa": list(self.taxa), "photos": len(self.ids)}
 
 
-def find_group(corpus, query: str, filters: Filters | None, book: RuleBook = GENERIC) -> Group | None:
-    """The group the query's subject names (in `book`'s terms first), as the catalog records it inside the
-    search's pool; None when the subject is no group word, the catalog records none of its taxa, or a taxon
-    filter is set already."""
+def find_group(corpus, query: str, filters: Filters | None, book: RuleBook = GENERIC,
+               photo_books: Sequence[RuleBook] = ()) -> Group | None:
+    """The group the query's subject names (in `book`'s terms first, then in those of the books that read some
+    of the photos: a world's, on a mixed collection), as the catalog records it inside the search's pool; None
+    when the subject is no group word, the catalog records none of its taxa, or a taxon filter is set already.
+    On a mixed collection both count: the world's own group ('bird': its Avifictae) and the real one (class
+    Aves), each by the first of its taxa the catalog records, their photos together."""
     if not query or (filters is not None and filters.taxon):
         return None
-    for found in (book.group_taxa(query), real_group(query)):  # the world's groups, then the real ones
-        word, taxa = found or ("", ())
-        for taxon in taxa:
+    word, taxa, counts, ids = "", [], [], set()
+    books = [book, *(b for b in photo_books if b is not book)]
+    # the world's groups, then the real ones
+    for found in (*(b.group_taxa(query) for b in books), real_group(query)):
+        named, candidates = found or ("", ())
+        for taxon in candidates:
             try:
-                ids = corpus.pool(replace(filters or Filters(), taxon=taxon))
+                pool = corpus.pool(replace(filters or Filters(), taxon=taxon))
             except NotFoundError:  # the catalog records no photo under this name
                 continue
-            if ids is not None and len(ids):
-                return Group(word, taxon, frozenset(int(i) for i in ids))
-    return None
+            if pool is not None and len(pool):
+                members = {int(i) for i in pool}
+                word = word or named
+                if taxon not in taxa:
+                    taxa.append(taxon)
+                    counts.append(len(members))
+                    ids |= members
+                break
+    return Group(word, tuple(taxa), frozenset(ids), tuple(counts)) if taxa else None
 
 
 def group_first(ranked: Ranked, group: Group, depth: int, rank_group: Callable[[np.ndarray, int], Ranked],
@@ -84,6 +101,16 @@ def group_first(ranked: Ranked, group: Group, depth: int, rank_group: Callable[[
     return inside + outside
 
 
-def notice_text(group: Group) -> str:
-    return (f"“{group.word}” was read as the group {group.taxon}, which the catalog records for "
-            f"{len(group.ids)} photo{'s' if len(group.ids) != 1 else ''}: those come first")
+def notice_text(group: Group, mixed_in: int = 0) -> str:
+    """What the page says the group word did: which taxa it was read as, how many photos each holds, and, when
+    photos the catalog names nothing for (`mixed_in` of those shown) keep their place among the group's, that
+    too, so the notice is true of the photos on screen."""
+    parts = [f"{t} ({n} photo{'s' if n != 1 else ''})" for t, n in zip(group.taxa, group.counts or
+                                                                    (len(group.ids),) * len(group.taxa))]
+    read = " and ".join(parts) if len(parts) > 1 else parts[0]
+    kind = "groups" if len(parts) > 1 else "group"
+    text = f"“{group.word}” was read as the {kind} {read}, as the catalog records them: those come first"
+    if mixed_in:
+        text += (f"; {mixed_in} photo{'s' if mixed_in != 1 else ''} the catalog names nothing for "
+                 f"{'keep their' if mixed_in != 1 else 'keeps its'} place among them, ranked by the picture")
+    return text

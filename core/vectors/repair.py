@@ -14,8 +14,8 @@ from pathlib import Path
 import faiss
 
 from core.contracts.catalog import Catalog
-from core.vectors.integrity import read_checked
 from core.vectors.index_store import IndexStore
+from core.vectors.integrity import read_checked
 
 log = logging.getLogger(__name__)
 

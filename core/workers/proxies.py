@@ -6,8 +6,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Sequence
 
-
-
 IMAGE_SIDE = frozenset({"preprocess_images", "encode_preprocessed"})
 
 

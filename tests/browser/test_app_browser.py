@@ -8,8 +8,8 @@ import os
 import re
 
 from tests.browser.conftest import wait_until_ready
-from ui.strings import LABEL_EXPORT_NAMES
 from tests.browser.pages import CONTRAST_JS, QUERY, load_labels, press, search, tab, wait_until
+from ui.strings import LABEL_EXPORT_NAMES
 
 
 def test_first_start_shows_the_preparation_and_then_searches(server, open_browser, shot):

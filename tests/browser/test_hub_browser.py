@@ -14,10 +14,10 @@ pytest.importorskip("transformers")
 pytest.importorskip("open_clip")
 pytest.importorskip("num2words")
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, READY_TIMEOUT_MS, wait_until_ready  # noqa: E402
-from tests.fake_hub import child_env  # noqa: E402
-from tests.hub_repos import DATASET, QUERIES, profile_hub  # noqa: E402
-from tests.live_server import LiveServer  # noqa: E402
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, READY_TIMEOUT_MS, wait_until_ready
+from tests.fake_hub import child_env
+from tests.hub_repos import DATASET, QUERIES, profile_hub
+from tests.live_server import LiveServer
 
 CORPUS = f"hf://datasets/{DATASET}:validation"
 SLOW = 150_000.0  # bytes a second: the tiny BioCLIP's 13 MB take about 90 s, until the test has seen the progress

@@ -14,9 +14,19 @@ import re
 
 from dwca.read import DwCAReader
 
-from tests.browser.pages import (CONTRAST_JS, QUERY, captions, close_photo, lightbox_key, open_photo, search,
-                                 show_tab, tab, wait_searched, wait_settled)
-
+from tests.browser.pages import (
+    CONTRAST_JS,
+    QUERY,
+    captions,
+    close_photo,
+    lightbox_key,
+    open_photo,
+    search,
+    show_tab,
+    tab,
+    wait_searched,
+    wait_settled,
+)
 from ui.strings import MARK_EXPORT_NAMES
 
 MARK_COLUMNS = ["id", "species", "common_name", "path", "latitude", "longitude", "date", "month", "license",

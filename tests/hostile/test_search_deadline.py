@@ -14,15 +14,15 @@ import pytest
 from core.backends import http_bounds
 from core.backends.base import ChatMessage
 from core.backends.openai_llm import OpenAILLM
+from core.config import Settings, load_settings
 from core.contracts.errors import DeadlinePassed
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings, load_settings
 from core.methods.deadline import SearchDeadline, backend_where
 from core.search.engine import SearchEngine
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind, request_for
-from tests.faultservers import FaultServer
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeJudge, FakeSearch
+from tests.faultservers import FaultServer
 
 DIM, N = 8, 6
 RELEASE = threading.Event()  # set at the end of the module: the hung fakes' threads end

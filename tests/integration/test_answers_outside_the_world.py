@@ -17,8 +17,8 @@ import pytest
 from PIL import Image
 
 from app import build_services
-from core.contracts.search_request import SearchRequest
 from core.config import load_settings
+from core.contracts.search_request import SearchRequest
 from fieldguide.species import SPECIES
 from tests.photos import write_observations
 

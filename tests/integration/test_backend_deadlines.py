@@ -16,9 +16,9 @@ from app import build_services
 from core.backends.base import ChatMessage, JudgeRequest
 from core.backends.openai_judge import OpenAIJudge
 from core.backends.openai_llm import OpenAILLM
+from core.config import load_settings
 from core.contracts.errors import BackendError, BackendUnavailable
 from core.contracts.search_request import SearchRequest
-from core.config import load_settings
 from tests.faultservers import FaultServer
 from tests.photos import colour_image, make_photo_folder
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from app import build_services
-from tests.photos import shaded_photos as _photos
-from core.search.banner import OWN, SYNTHETIC
 from core.config import load_settings
-
+from core.search.banner import OWN, SYNTHETIC
+from tests.photos import shaded_photos as _photos
 
 
 def test_the_world_stays_synthetic_after_a_restart_and_own_photos_make_it_own(tmp_path):

@@ -29,6 +29,7 @@ EXPECTED = {
     "clip_like.py": (r"random-pair cosine -?\d\.\d\d \(CLIP: 0\.1-0\.3\)", 120),
     "crops_ingest.py": (r"ratio ingest with crops / bare decode\+crop\+forward \(throughput\): median \d", 300),
     "crops_search.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
+    "hybrid.py": (r"ratio hybrid / vectors nDCG@10: field guide \d+\.\d\d, mixed \d+\.\d\d", 300),
     "ingest.py": (r"ratio ingest \(local\) / bare decode\+forward: median \d", 300),
     "isolation.py": (r"ratio \(loaded / alone\): +p50 +\d+\.\d+ +p95 +\d+\.\d+", 300),
     "load.py": (r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", 300),

@@ -63,8 +63,8 @@ def test_loopback_urls_are_refused_by_default_with_a_note_and_the_ingest_goes_on
 def test_a_redirect_to_a_private_address_is_refused(monkeypatch):
     """The first hop is allowed (the rule is told 127.0.0.1 is public for that port only); its redirect to
     another loopback port is checked again and refused."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
     import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Redirect(BaseHTTPRequestHandler):
         def log_message(self, *a):

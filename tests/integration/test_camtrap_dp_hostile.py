@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from app import build_services
-from core.ingest.host_gate import HostGate
-from core.contracts.errors import InputError
 from core.config import load_settings
+from core.contracts.errors import InputError
 from core.ingest.downloads import DownloadError, DownloadPolicy
+from core.ingest.host_gate import HostGate
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "camtrap-dp-example"

@@ -16,9 +16,9 @@ import app
 from core.camtrap import camtrapdp_validate
 from core.camtrap.camtrapdp_columns import DEPLOYMENT_COLUMNS, MEDIA_COLUMNS, OBSERVATION_COLUMNS
 from core.camtrap.package_files import read_descriptor
+from core.config import load_settings
 from core.contracts.camtrap import Detection, Observation
 from core.contracts.records import Filters
-from core.config import load_settings
 from tests.integration.test_camtrap_dp_import import EXAMPLE, offline  # noqa: F401 (a fixture)
 from tests.live_server import STANDIN_ENV
 

@@ -11,8 +11,8 @@ import unicodedata
 import pytest
 from sqlalchemy import text
 
-from core.licences import matches, parse_licence, parse_licence_filter
 from core.contracts.records import Filters, Photo
+from core.licences import matches, parse_licence, parse_licence_filter
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
 

@@ -13,13 +13,13 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("xgrammar")
 
-from core import doctor  # noqa: E402
-from core.backends import fluency as fl  # noqa: E402
-from core.backends import vlm_loading  # noqa: E402
-from core.backends.registry import Backends  # noqa: E402
-from core.backends.transformers_llm import TransformersLLM  # noqa: E402
-from core.config import Settings  # noqa: E402
-from tests.tiny_llm import folder, llm  # noqa: E402,F401  (the module's tiny Llama fixtures)
+from core import doctor
+from core.backends import fluency as fl
+from core.backends import vlm_loading
+from core.backends.registry import Backends
+from core.backends.transformers_llm import TransformersLLM
+from core.config import Settings
+from tests.tiny_llm import folder, llm  # noqa: F401  (the module's tiny Llama fixtures)
 
 
 class _Bundle:

@@ -13,7 +13,6 @@ from core.doctor import PASS_MATCHES, probe
 from tests.integration.test_real_backends import TINY_CLIP
 
 
-
 class _Bundle:
     """What `probe` needs of the registry: the settings and the backend by kind."""
 

@@ -4,10 +4,9 @@ import json
 
 import pytest
 
-from core.contracts.errors import InputError
 from cli.eval_args import add_eval_arguments, add_eval_run_arguments
-from core.evaluation.commands import (parse_methods, run_benchmark,
-                                      run_eval_run)
+from core.contracts.errors import InputError
+from core.evaluation.commands import parse_methods, run_benchmark, run_eval_run
 
 
 def _parser(add):

@@ -68,10 +68,11 @@ def test_committed_judge_is_accurate_and_calibrated_on_unseen_pictures():
 
 @pytest.mark.skipif(not HAVE_WEIGHTS, reason="committed field-guide judge weights not present")
 def test_judge_answers_a_look_alike_by_the_telling_part():
-    from fieldguide.judge import FieldGuideJudge
-    from fieldguide.species import by_name
-    from fieldguide.scene import sample_scene
     import random
+
+    from fieldguide.judge import FieldGuideJudge
+    from fieldguide.scene import sample_scene
+    from fieldguide.species import by_name
 
     judge = FieldGuideJudge(reader=JudgeReader())
     rng = random.Random(5)

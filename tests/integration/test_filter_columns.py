@@ -283,8 +283,8 @@ def test_columns_that_cannot_be_written_leave_the_catalog_answering_with_a_notic
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_corpus_pool_comes_from_the_columns_unless_turned_off(tmp_path, enabled):
-    from core.contracts.errors import NotFoundError
     from core.config import load_settings
+    from core.contracts.errors import NotFoundError
     from core.search.corpus import Corpus
     from core.vectors.index_store import IndexStore
 

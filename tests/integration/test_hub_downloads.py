@@ -20,8 +20,9 @@ import pytest
 
 pytest.importorskip("open_clip")
 
-from tests.fake_hub import FakeHub, child_env as _env  # noqa: E402
-from tests.hub_repos import TINY_CLIP, dataset_files, image_ids, tiny_open_clip_repo, vector_parquet  # noqa: E402
+from tests.fake_hub import FakeHub
+from tests.fake_hub import child_env as _env
+from tests.hub_repos import TINY_CLIP, dataset_files, image_ids, tiny_open_clip_repo, vector_parquet
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

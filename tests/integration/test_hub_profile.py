@@ -23,8 +23,8 @@ pytest.importorskip("open_clip")
 pytest.importorskip("xgrammar")
 pytest.importorskip("num2words")
 
-from tests.fake_hub import child_env as _env  # noqa: E402
-from tests.hub_repos import DATASET, QUERIES, SPLIT_FILE, dataset_files, profile_hub  # noqa: E402
+from tests.fake_hub import child_env as _env
+from tests.hub_repos import DATASET, QUERIES, SPLIT_FILE, dataset_files, profile_hub
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image
 
 from app import build_services
-from core.contracts.search_request import SearchRequest
 from core.config import load_settings
+from core.contracts.search_request import SearchRequest
 from tests.photos import colour_image, make_photo_folder
 
 ROOT = Path(__file__).resolve().parents[2]

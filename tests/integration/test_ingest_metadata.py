@@ -11,8 +11,8 @@ from datetime import date
 import pytest
 
 from app import build_services
-from core.contracts.records import Filters
 from core.config import load_settings
+from core.contracts.records import Filters
 from tests.photos import write_corpus, write_observations
 
 N = 20

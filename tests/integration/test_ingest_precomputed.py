@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from app import build_services
-from core.contracts.search_request import SearchRequest
 from core.backends.hash_embedder import HashEmbedder
-from core.contracts.errors import InputError
 from core.config import load_settings
+from core.contracts.errors import InputError
+from core.contracts.search_request import SearchRequest
 from tests.photos import colour_image
 
 ROOT = Path(__file__).resolve().parents[2]

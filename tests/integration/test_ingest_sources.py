@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from app import build_services
-from core.contracts.search_request import SearchRequest
 from core.config import load_settings
+from core.contracts.search_request import SearchRequest
 from tests.photos import colour_image, write_observations
 
 
@@ -68,7 +68,7 @@ def test_inquire_iconic_group_becomes_a_taxon_that_a_group_word_finds(tmp_path):
     # the hash embedder ranks at random: the catalog's taxonomy puts the four birds first
     res = services.engine.search(SearchRequest("two birds perched on a wire", k=6))
     assert {h.photo.class_name for h in res.hits[:4]} == {"Aves"}
-    assert res.stages["group"] == {"word": "birds", "taxon": "Aves", "photos": 4}
+    assert res.stages["group"] == {"word": "birds", "taxon": "Aves", "taxa": ["Aves"], "photos": 4}
     assert any("“birds” was read as the group Aves" in n for n in res.notices), res.notices
 
 

@@ -15,8 +15,8 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from app import build_services
-from core.contracts.search_request import SearchRequest
 from core.config import load_settings
+from core.contracts.search_request import SearchRequest
 from tests.photos import make_photo_folder
 from tests.standin_servers import JsonHandler, completion
 

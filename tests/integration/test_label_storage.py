@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from core.contracts.errors import NotFoundError
-from core.labels import latest
 from core.contracts.records import Photo
 from core.contracts.sessionlog import Label
+from core.labels import latest
 from storage.catalog import SqlCatalog
 from storage.db import open_engine
 from storage.sessionlog import SqlSessionLog

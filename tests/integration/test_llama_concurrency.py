@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest_llama import smollm_path  # noqa: F401  (session fixture: skips without llama_cpp)
 from tests.photos import make_photo_folder
 
@@ -46,7 +44,7 @@ print(json.dumps({"results": results, "errors": errors, "llm": services.backends
 """
 
 
-def test_two_concurrent_searches_with_in_process_llama_cpp(smollm_path, tmp_path):  # noqa: F811
+def test_two_concurrent_searches_with_in_process_llama_cpp(smollm_path, tmp_path):
     photos = make_photo_folder(tmp_path / "photos", good=8, broken=0)
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     env = {k: v for k, v in env.items() if not (k.startswith("ECOLENS_") and not k.startswith("ECOLENS_SETUP_"))}

@@ -26,7 +26,7 @@ TASKS = ("visualization instruction", "expert context", "sub-questions")
 
 
 @pytest.fixture(scope="module")
-def renamed_server(smollm_path, tmp_path_factory):  # noqa: F811
+def renamed_server(smollm_path, tmp_path_factory):
     """Base URL of llama_cpp.server serving the SmolLM2 file through a link named model.gguf."""
     folder = tmp_path_factory.mktemp("renamed")
     link = folder / "model.gguf"
@@ -96,8 +96,8 @@ def _subquestion_patterns(requests) -> list[str]:
 @pytest.mark.parametrize("model_name", ["", "local-model"])
 def test_model_text_is_labelled_or_refused_and_the_grammar_reaches_the_server(renamed_server, tmp_path, model_name):
     import app
-    from core.contracts.search_request import SearchRequest
     from core.config import load_settings
+    from core.contracts.search_request import SearchRequest
     from core.methods.llm_checks import request_vocabulary
     from core.methods.llm_schemas import yes_no_pattern
 
@@ -140,7 +140,7 @@ def test_model_text_is_labelled_or_refused_and_the_grammar_reaches_the_server(re
         proxy.close()
 
 
-def test_in_process_llama_reads_the_size_of_a_renamed_file(smollm_path, tmp_path):  # noqa: F811
+def test_in_process_llama_reads_the_size_of_a_renamed_file(smollm_path, tmp_path):
     from core.backends.llamacpp_llm import LlamaCppLLM
     from core.config import Settings
 

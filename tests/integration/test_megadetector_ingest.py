@@ -12,8 +12,8 @@ from PIL import Image
 from app import build_services
 from core.camtrap import boxes
 from core.camtrap.crop_index import CropIndex
-from core.contracts.errors import InputError
 from core.config import load_settings
+from core.contracts.errors import InputError
 from core.search.presets import request_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -30,8 +30,8 @@ def env_for(data: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     from app import build_services
-    from fieldguide.world import build_world
     from core.config import load_settings
+    from fieldguide.world import build_world
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=4, benchmark=False)

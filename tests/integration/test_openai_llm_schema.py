@@ -11,9 +11,9 @@ import pytest
 
 from core.backends import registry
 from core.backends.base import ChatMessage
+from core.config import Settings
 from core.methods import llm_tasks
 from core.methods.llm_schemas import SubQuestionsReply, schema_for
-from core.config import Settings
 
 ANSWER = {"questions": ["Is there a heron in the photo?", "Is the heron eating a fish?"]}
 

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.skipif(not ((ASSET_DIR / WEIGHTS_NAME).exists() and (AS
 @pytest.fixture(scope="module")
 def services(tmp_path_factory):
     from app import build_services
-    from fieldguide.world import build_world
     from core.config import load_settings
+    from fieldguide.world import build_world
 
     data = tmp_path_factory.mktemp("data")
     csv_path = build_world(data / "world", seed=0, per_species=6, benchmark=False)

@@ -12,8 +12,8 @@ from PIL import Image
 
 from core.backends import registry
 from core.backends.base import ChatMessage, Embedder, JudgeRequest
-from core.contracts.errors import BackendError
 from core.config import Settings
+from core.contracts.errors import BackendError
 from tests.conftest_llama import llama_server, smollm_path  # noqa: F401  (session fixtures)
 
 TINY_CLIP = {  # a deliberately small CLIP: 32-d space, 32 px images, two layers per tower

@@ -7,7 +7,7 @@ from core.backends.base import ReferenceImage
 from tests.integration.test_real_backends import tiny_pipeline  # noqa: F401  (the shared tiny pipeline fixture)
 
 
-def test_diffusers_image_to_image_from_references(tiny_pipeline):  # noqa: F811
+def test_diffusers_image_to_image_from_references(tiny_pipeline):
     from core.backends.diffusers_generator import DiffusersGenerator
 
     gen = DiffusersGenerator("tiny-test-pipeline", pipeline=tiny_pipeline, device="cpu", num_inference_steps=2)

@@ -9,8 +9,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from app import build_services
-from core.search.presets import request_for
 from core.config import load_settings
+from core.search.presets import request_for
 from tests.photos import colour_image, write_observations
 from ui.photos import served_files
 

@@ -79,7 +79,7 @@ def test_two_threads_labelling_at_once_lose_nothing(tmp_path):
             for p in range(n):
                 logs[i].add_label(Label(session_id=sessions[i], query="q", photo_id=p, label=p % 2,
                                         annotator=f"annotator-{i}", seconds=0.1))
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]

@@ -10,12 +10,12 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("xgrammar")
 
-from core.backends.base import ChatMessage  # noqa: E402
-from core.backends.registry import Backends, list_backends  # noqa: E402
-from core.contracts.errors import BackendError  # noqa: E402
-from core.config import Settings  # noqa: E402
-from core.methods import llm_schemas, llm_tasks  # noqa: E402
-from tests.tiny_llm import folder, llm  # noqa: E402,F401  (the module's tiny Llama fixtures)
+from core.backends.base import ChatMessage
+from core.backends.registry import Backends, list_backends
+from core.config import Settings
+from core.contracts.errors import BackendError
+from core.methods import llm_schemas, llm_tasks
+from tests.tiny_llm import folder, llm  # noqa: F401  (the module's tiny Llama fixtures)
 
 CHAT = [ChatMessage("system", "Reply with JSON only."), ChatMessage("user", "Request: a heron eating a fish")]
 

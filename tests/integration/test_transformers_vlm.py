@@ -14,15 +14,15 @@ from PIL import Image
 pytest.importorskip("transformers")
 pytest.importorskip("num2words")
 
-from core.backends import transformers_vlm as tv  # noqa: E402
-from core.backends import vlm_loading  # noqa: E402
-from core.backends.base import JudgeRequest  # noqa: E402
-from core.backends.registry import Backends, list_backends  # noqa: E402
-from core.contracts.errors import BackendError  # noqa: E402
-from core.config import Settings  # noqa: E402
-from core.methods.confidence import p_yes as confidence_of  # noqa: E402
-from core.prompts import judge as prompts  # noqa: E402
-from tests.tiny_vlm import NO_SPELLINGS, YES_SPELLINGS, build_tiny_smolvlm, sample_photos  # noqa: E402
+from core.backends import transformers_vlm as tv
+from core.backends import vlm_loading
+from core.backends.base import JudgeRequest
+from core.backends.registry import Backends, list_backends
+from core.config import Settings
+from core.contracts.errors import BackendError
+from core.methods.confidence import p_yes as confidence_of
+from core.prompts import judge as prompts
+from tests.tiny_vlm import NO_SPELLINGS, YES_SPELLINGS, build_tiny_smolvlm, sample_photos
 
 QUESTIONS = ("Is there a bird in this photo?", "Is the frog green?")
 

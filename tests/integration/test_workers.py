@@ -13,8 +13,8 @@ import pytest
 
 from core.backends.base import JudgeRequest
 from core.backends.registry import Backends
-from core.contracts.cancel import CancelToken, SearchCancelled
 from core.config import Settings
+from core.contracts.cancel import CancelToken, SearchCancelled
 from core.search.presets import request_for
 from core.workers.pool import WorkerCrashed, WorkerPool
 from core.workers.scope import search_scope

@@ -2,12 +2,11 @@
 world; on a user's own photos the generic rules word every request and the photo notes answer questions."""
 from __future__ import annotations
 
-
 from app import build_services
-from tests.photos import shaded_photos as _photos
-from core.contracts import world
 from core.config import load_settings
+from core.contracts import world
 from core.methods import rules
+from tests.photos import shaded_photos as _photos
 
 WORLD_REQUEST = "a Slate Reedpiper carrying a twig"
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.config import Settings
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings
 from core.contracts.world import RuleBooks
-from tests.photos import world_books
 from core.methods.evidence import named_organisms, outside_world, unsupported
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch
+from tests.photos import world_books
 
 DIM = 8
 ZEBRA = dict(scientific_name="Equus quagga", common_name="Plains zebra", genus="Equus", family="Equidae")

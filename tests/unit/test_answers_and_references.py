@@ -14,13 +14,13 @@ from core.backends.base import GeneratedImage, ReferenceImage
 from core.backends.openai_generator import OpenAIGenerator
 from core.backends.openai_reader import OpenAIReader
 from core.backends.standin_generator import StandinGenerator
-from core.search.engine import SearchEngine
+from core.config import Settings
 from core.contracts.errors import BackendError
-from core.evaluation.answers import answer_units, judge_answer, keyword_score
-from core.evaluation.items import EvalItem
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings
+from core.evaluation.answers import answer_units, judge_answer, keyword_score
+from core.evaluation.items import EvalItem
+from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeGenerator, FakeLLM, FakeSearch
 
 DIM = 8

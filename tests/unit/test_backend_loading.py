@@ -12,8 +12,8 @@ from PIL import Image
 
 from core.backends import registry
 from core.backends.model_facts import model_facts
-from core.contracts.errors import BackendError
 from core.config import Settings
+from core.contracts.errors import BackendError
 
 CALLS: list[str] = []
 ALL_ASKING = threading.Event()  # set when the last thread of the concurrency test is about to ask

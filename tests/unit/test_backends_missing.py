@@ -8,8 +8,8 @@ import pytest
 
 from core.backends import llamacpp_llm, registry
 from core.backends.openclip_embedder import parse_spec
-from core.contracts.errors import BackendError
 from core.config import Settings
+from core.contracts.errors import BackendError
 
 
 @pytest.mark.parametrize("module,create,settings,install", [

@@ -8,13 +8,13 @@ import pytest
 from PIL import Image
 
 from core.backends import registry
-from core.backends.base import ChatMessage, Captioner, ImageGenerator, LLM
+from core.backends.base import LLM, Captioner, ChatMessage, ImageGenerator
 from core.backends.metadata_captioner import MetadataCaptioner
 from core.backends.rule_llm import RuleLLM
 from core.backends.standin_generator import StandinGenerator
+from core.config import Settings
 from core.contracts.errors import ConfigError, EcoLensError
 from core.contracts.records import Photo
-from core.config import Settings
 
 
 def test_rule_llm_is_a_standin_that_answers_empty():

@@ -15,9 +15,9 @@ from core.backends.base import JudgeRequest
 from core.backends.openai_generator import OpenAIGenerator, api_size
 from core.backends.openai_judge import OpenAIJudge, answer_logprobs, first_answer_logprobs, parse_answer
 from core.backends.openai_llm import OpenAILLM
+from core.config import Settings
 from core.contracts.errors import BackendError
 from core.prompts import judge as prompts
-from core.config import Settings
 
 
 @pytest.mark.parametrize("text,answer,reason", [

@@ -1,7 +1,7 @@
 """The banner tells the truth in each case: the synthetic demo world; the user's own photos with stand-in
 models (not meaningful, and how to configure a real embedder and judge); real models."""
-from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for, headline, standins
 from core.config import Settings
+from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for, headline, standins
 
 REAL = dict(embedder="open_clip:hf-hub:imageomics/bioclip-2", judge="openai",
             generator="diffusers:stabilityai/sdxl-turbo", llm="openai", captioner="openai")

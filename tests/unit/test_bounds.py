@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
-from core.contracts import bounds
-from core.imageio import example_photo
 from core.backends import openai_common as oc
+from core.contracts import bounds
 from core.contracts.errors import BackendError, InputError, NotFoundError
 from core.contracts.search_request import SearchRequest
+from core.imageio import example_photo
 from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.label_handlers import LabelHandlers

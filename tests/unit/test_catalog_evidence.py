@@ -8,13 +8,20 @@ from datetime import date
 import numpy as np
 import pytest
 
+from core.config import Settings, load_settings, parse_places
 from core.contracts.errors import ConfigError
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings, load_settings, parse_places
 from core.contracts.world import CatalogTopic
-from core.methods.catalog_evidence import (CatalogEvidence, Vocabulary, asks_only, check, generic_topics,
-                                           question_topics, verdict)
+from core.methods.catalog_evidence import (
+    CatalogEvidence,
+    Vocabulary,
+    asks_only,
+    check,
+    generic_topics,
+    question_topics,
+    verdict,
+)
 from core.methods.rerank import catalog_tier
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch

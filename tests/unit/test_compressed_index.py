@@ -7,8 +7,8 @@ import faiss
 import numpy as np
 import pytest
 
-from core.vectors.half_store import HalfStore
 from core.vectors import ivf as ivf_module
+from core.vectors.half_store import HalfStore
 from core.vectors.index import VectorIndex
 
 

@@ -6,9 +6,9 @@ import json
 import numpy as np
 
 from core.backends.base import JudgeAnswer
-from core.doctor import CHANCE_LIMIT, PASS_MATCHES, PROBE_COLOURS, chance_of, check_up, probe
-from core.contracts.errors import BackendError
 from core.config import Settings
+from core.contracts.errors import BackendError
+from core.doctor import CHANCE_LIMIT, PASS_MATCHES, PROBE_COLOURS, chance_of, check_up, probe
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeLLM, logprobs_for
 
 

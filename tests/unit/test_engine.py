@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from core.contracts.cancel import CancelToken, LatestSearches, SearchCancelled
+from core.contracts.search_request import SearchRequest
 from core.search.engine import final_ranking
 from core.search.presets import METHOD_NAMES, PRESET_NAMES, preset, request_for
-from core.contracts.search_request import SearchRequest
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine
 

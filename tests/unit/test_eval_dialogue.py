@@ -4,8 +4,15 @@ import math
 import pytest
 
 from core.contracts.errors import InputError
-from core.evaluation.dialogue import (best_ranks, bri, bri_per_round, bri_query, dialogue_summary, hits_per_round,
-                                      recall_per_round)
+from core.evaluation.dialogue import (
+    best_ranks,
+    bri,
+    bri_per_round,
+    bri_query,
+    dialogue_summary,
+    hits_per_round,
+    recall_per_round,
+)
 
 # q1: ranks 50, 5, 30, 40 over rounds 0..3 -> best ranks pi = 50, 5, 5, 5
 # q2: ranks 8, 1 (stopped after round 1) -> padded 8, 1, 1, 1 -> pi = 8, 1, 1, 1

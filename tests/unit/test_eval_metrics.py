@@ -4,8 +4,19 @@ import math
 import pytest
 
 from core.contracts.errors import InputError
-from core.evaluation.metrics import (ap_at_k, hit_at_k, mean_metrics, mrr, ndcg_at_k, ndcg_visret_at_k,
-                                     parse_metric, parse_metrics, recall_at_k, score_rankings, score_with_ranx)
+from core.evaluation.metrics import (
+    ap_at_k,
+    hit_at_k,
+    mean_metrics,
+    mrr,
+    ndcg_at_k,
+    ndcg_visret_at_k,
+    parse_metric,
+    parse_metrics,
+    recall_at_k,
+    score_rankings,
+    score_with_ranx,
+)
 
 # One query used throughout: five retrieved keys; b and d relevant; f relevant but never retrieved;
 # a judged not relevant. So the pool holds N_pos = 3 positives.

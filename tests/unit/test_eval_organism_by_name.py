@@ -6,14 +6,14 @@ import json
 
 import numpy as np
 
-from core.search.engine import SearchEngine
+from core.config import Settings
+from core.contracts.records import Photo
 from core.evaluation.engine_methods import item_request
 from core.evaluation.loaders import load_visual_rag_me
 from core.methods.llm_tasks import Instruction
 from core.methods.organisms import aliases, match_organism, mentions, rule_description
 from core.methods.rules import instruction
-from core.contracts.records import Photo
-from core.config import Settings
+from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeLLM, FakeSearch
 
 DIM = 8

@@ -9,10 +9,10 @@ from datetime import date
 
 import pytest
 
-from core.exports import export_marks, spreadsheet_safe
-from core.labels import export_labels
 from core.contracts.records import Photo
 from core.contracts.sessionlog import Label
+from core.exports import export_marks, spreadsheet_safe
+from core.labels import export_labels
 
 CELLS = [  # (cell as made, cell as written to a CSV)
     ("=HYPERLINK(\"http://evil\",\"x\")", "'=HYPERLINK(\"http://evil\",\"x\")"),

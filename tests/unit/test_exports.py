@@ -9,10 +9,10 @@ from datetime import date
 import pytest
 
 from core.contracts.errors import InputError
-from core.exports import MARK_COLUMNS, export_marks, public_name
-from core.labels import ADJUDICATED, agreement, disagreements
 from core.contracts.records import Photo
 from core.contracts.sessionlog import Label
+from core.exports import MARK_COLUMNS, export_marks, public_name
+from core.labels import ADJUDICATED, agreement, disagreements
 
 
 def test_public_names_are_urls_benchmark_names_or_relative_paths(tmp_path):

@@ -208,8 +208,8 @@ def test_auto_uses_a_gpu_when_there_is_one(monkeypatch):
 
 
 def test_the_corpus_tells_the_user_when_cuda_finds_no_faiss_gpu(tmp_path):
-    from core.contracts.catalog import VectorSet
     from core.config import load_settings
+    from core.contracts.catalog import VectorSet
     from core.search.corpus import Corpus
     from core.vectors.index_store import IndexStore
     from tests.fakes import FakeEmbedder

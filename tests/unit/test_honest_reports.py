@@ -10,8 +10,8 @@ from types import SimpleNamespace as NS
 import numpy as np
 
 from core.backends.model_facts import llm_facts, model_facts
-from core.contracts.records import Photo
 from core.config import Settings
+from core.contracts.records import Photo
 from core.evaluation.answers import answer_evaluator, judge_validity
 from core.evaluation.caveats import model_caveats
 from core.evaluation.engine_methods import engine_methods

@@ -7,10 +7,9 @@ import unicodedata
 import pytest
 
 from core.contracts import bounds
-from core.labels import agreement, disagreements, latest, same_annotator
-from core.licences import (Licence, LicenceFilter, like_escape, matches, parse_licence,
-                           parse_licence_filter, url_of)
 from core.contracts.sessionlog import Label
+from core.labels import agreement, disagreements, latest, same_annotator
+from core.licences import Licence, LicenceFilter, like_escape, matches, parse_licence, parse_licence_filter, url_of
 
 WRITTEN = [  # (as a source writes it, code, version)
     ("CC-BY-NC", "cc-by-nc", ""),

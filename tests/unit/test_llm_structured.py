@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from core.methods import llm_tasks, rules
 from core.backends.model_facts import model_facts
+from core.methods import llm_tasks, rules
 from core.methods.llm_schemas import DecompositionReply, schema_for
 from tests.fakes import FakeLLM
 

@@ -14,11 +14,11 @@ from core.backends import served_model
 from core.backends.gguf_header import GGUFError, read_header
 from core.backends.model_facts import llm_facts
 from core.backends.openai_llm import OpenAILLM
-from tests.photos import world_book
 from core.methods import llm_checks, llm_schemas, llm_tasks, rules
 from core.methods.cache import CachedLLM
 from core.methods.disk_cache import DiskCache
 from tests.fakes import FakeLLM
+from tests.photos import world_book
 
 PIPIT = "what colour is the underside of a tawny pipit's wings?"
 COWBIRD = "a nest showing brood parasitism by a cowbird"

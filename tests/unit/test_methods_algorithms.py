@@ -10,8 +10,7 @@ import pytest
 from core.methods.confidence import p_yes
 from core.methods.feedback import rocchio
 from core.methods.pareto import alpha_grid_front, beta_max, dominates, grid_steps, pareto_front, uncovered
-from core.methods.retrieval_context import (candidate_count, caption_entropies, cluster, kl_select,
-                                            representatives)
+from core.methods.retrieval_context import candidate_count, caption_entropies, cluster, kl_select, representatives
 from core.methods.rrf import rrf
 
 

@@ -10,12 +10,12 @@ from PIL import Image
 
 from core.backends.base import JudgeRequest
 from core.contracts.errors import BackendError, BudgetExceeded, ConfigError
+from core.contracts.records import Photo
 from core.methods.budget import Budget, BudgetedJudge
 from core.methods.cache import CachedEmbedder, CachedGenerator, CachedJudge, CachedLLM
 from core.methods.cache_keys import key_of
-from core.methods.disk_cache import DiskCache
 from core.methods.cached_backends import CachedBackends
-from core.contracts.records import Photo
+from core.methods.disk_cache import DiskCache
 from tests.fakes import FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM
 
 

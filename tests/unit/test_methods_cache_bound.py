@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from core.backends.base import ChatMessage
+from core.config import load_settings
 from core.methods import llm_tasks
 from core.methods.cache import CachedLLM
 from core.methods.cache_keys import key_of
-from core.methods.disk_cache import DiskCache
 from core.methods.cached_backends import CachedBackends
-from core.config import load_settings
+from core.methods.disk_cache import DiskCache
 from tests.fakes import FakeEmbedder, FakeLLM
 
 KIB = 1 << 10

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from core.backends.base import JudgeRequest
-from core.search.engine import SearchEngine
-from core.contracts.search_request import SearchRequest
-from core.contracts.records import Filters, Photo
 from core.config import Settings
+from core.contracts.records import Filters, Photo
+from core.contracts.search_request import SearchRequest
+from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeJudge, FakeLLM, FakeSearch
 
 DIM = 8

@@ -5,12 +5,12 @@ import json
 
 import numpy as np
 
-from core.search.engine import SearchEngine
-from core.methods.plugir import DialogueSession
-from core.contracts.records import Photo
 from core.config import Settings
-from tests.photos import world_book, world_books
+from core.contracts.records import Photo
+from core.methods.plugir import DialogueSession
+from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeLLM, FakeSearch
+from tests.photos import world_book, world_books
 
 DIM = 8
 

@@ -9,12 +9,12 @@ from PIL import Image
 
 from core.backends.base import JudgeRequest
 from core.backends.openai_judge import VOTE_TEMPERATURE, OpenAIJudge
+from core.config import Settings
+from core.contracts.records import Photo
+from core.contracts.search_request import SearchRequest
 from core.methods.cache import CachedJudge
 from core.methods.disk_cache import DiskCache
 from core.search.engine import SearchEngine
-from core.contracts.search_request import SearchRequest
-from core.contracts.records import Photo
-from core.config import Settings
 from tests.fakes import FakeBackends, FakeChatClient, FakeEmbedder, FakeJudge, FakeSearch
 
 DIM = 8

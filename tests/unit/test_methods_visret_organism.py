@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from core.evaluation.engine_methods import item_request, organism_of
-from core.contracts.errors import InputError
-from core.evaluation.loaders import load_visual_rag_me
-from core.search.engine import SearchEngine
-from core.contracts.search_request import SearchRequest
-from core.methods.rules import instruction
-from core.contracts.records import Photo
 from core.config import Settings
+from core.contracts.errors import InputError
+from core.contracts.records import Photo
+from core.contracts.search_request import SearchRequest
+from core.evaluation.engine_methods import item_request, organism_of
+from core.evaluation.loaders import load_visual_rag_me
+from core.methods.rules import instruction
+from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeGenerator, FakeSearch
 
 DIM = 8

@@ -11,10 +11,10 @@ import pytest
 from core.contracts import bounds
 from core.contracts.errors import ConfigError, InputError, NotFoundError
 from core.contracts.sessionlog import Label
-from core.sessions.memory_log import MemorySessionLog
 from core.labels import same_annotator
 from core.people.session_tokens import looks_like_token
 from core.people.users import Users, add_user, hash_password, read_users, verify_password
+from core.sessions.memory_log import MemorySessionLog
 from ui.identity import Identity
 from ui.owned_log import OwnedLog
 

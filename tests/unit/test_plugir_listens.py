@@ -6,14 +6,14 @@ import json
 
 import numpy as np
 
-from fieldguide.facts import question_facts, scene_facts
-from fieldguide.world import sample_observations
+from core.config import Settings
+from core.contracts.records import Photo
 from core.methods.constraints import question_key
 from core.methods.plugir import DialogueSession
-from core.contracts.records import Photo
-from core.config import Settings
-from tests.photos import world_books
+from fieldguide.facts import question_facts, scene_facts
+from fieldguide.world import sample_observations
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeLLM, FakeSearch
+from tests.photos import world_books
 
 DIM = 16
 

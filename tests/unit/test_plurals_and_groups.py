@@ -12,8 +12,8 @@ from core.methods import rules
 from core.search.groups import Group, find_group, group_first, real_group
 from fieldguide.judge import FieldGuideJudge
 from fieldguide.reading import read_text
-from fieldguide.taxa import group_taxa, plan_taxa
 from fieldguide.species import SPECIES, by_name
+from fieldguide.taxa import group_taxa, plan_taxa
 from tests.photos import world_book
 
 BOOK = world_book()  # the field-guide world's rule book, for the world's requests
@@ -149,14 +149,46 @@ class _Corpus:
 
 def test_find_group_uses_the_first_taxon_the_catalog_records():
     group = find_group(_Corpus(), "birds on a wire", None)
-    assert group == Group("birds", "Aves", frozenset({1, 3, 5}))
+    assert group == Group("birds", ("Aves",), frozenset({1, 3, 5}), (3,))
+    assert group.taxon == "Aves"
     assert find_group(_Corpus(), "a frog on a leaf", None) is None  # the catalog records no Anura or Amphibia
     assert find_group(_Corpus(), "birds on a wire", Filters(taxon="Insecta")) is None  # the user's filter rules
-    assert find_group(_Corpus(), "a heron eating a fish", None) is None
+    assert find_group(_Corpus(), "a mantis eating a fly", None) is None  # no group word
+    # a heron is a bird: a catalog that records the class alone puts its birds first
+    assert find_group(_Corpus(), "a heron eating a fish", None) == Group("heron", ("Aves",), frozenset({1, 3, 5}),
+                                                                         (3,))
+
+
+class _WorldBook:
+    """A world's rule book that names its own bird group for 'bird'."""
+
+    def group_taxa(self, query):
+        return ("bird", ("Avifictae",)) if "bird" in query else None
+
+
+class _MixedCorpus(_Corpus):
+    """The five photos above plus the world's birds 11 and 12 (its own group Avifictae)."""
+
+    classes = {**_Corpus.classes, 11: "Avifictae", 12: "Avifictae"}
+
+
+def test_on_a_mixed_collection_a_group_word_takes_the_worlds_group_and_the_real_one():
+    from core.search import groups
+
+    group = find_group(_MixedCorpus(), "a bird with a red crest", None, _WorldBook())
+    assert group.taxa == ("Avifictae", "Aves") and group.ids == frozenset({1, 3, 5, 11, 12})
+    assert group.counts == (2, 3)
+    text = groups.notice_text(group)
+    assert "Avifictae (2 photos) and Aves (3 photos)" in text and "groups" in text
+    assert "names nothing" not in text
+    mixed = groups.notice_text(group, mixed_in=2)
+    assert "2 photos the catalog names nothing for keep their place among them" in mixed
+    # a world alone: its group alone, as before
+    assert find_group(_Corpus(), "a bird", None).taxa == ("Aves",)
 
 
 def test_group_first_keeps_each_part_in_order_and_fetches_missing_members():
-    group = Group("birds", "Aves", frozenset({1, 3, 5}))
+    group = Group("birds", ("Aves",), frozenset({1, 3, 5}))
     ranked = [(2, 0.9), (1, 0.8), (4, 0.7), (3, 0.6)]
     asked = []
 
@@ -191,7 +223,7 @@ def test_iconic_group_fills_the_taxon_of_its_rank_and_above():
 def test_photos_with_no_taxon_keep_their_place_among_the_group():
     from core.search.groups import Group, group_first
 
-    group = Group("frogs", "Anura", frozenset({1, 2, 3}))
+    group = Group("frogs", ("Anura",), frozenset({1, 2, 3}))
     ranked = [(9, 0.9), (7, 0.8), (1, 0.7), (8, 0.6), (2, 0.5)]
     # 7 is the user's own photo with no species: the picture decides; 9 and 8 are catalogued outside the group
     out = group_first(ranked, group, 0, lambda ids, n: [], unplaced={7})

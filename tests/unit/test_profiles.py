@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from core.backends import model_fetch
+from core.config import Settings, load_settings
 from core.contracts import profiles
 from core.contracts.errors import ConfigError, InputError
-from core.config import Settings, load_settings
 from core.ingest import hub_dataset
 from core.search import space
 from core.search.banner import hub_line

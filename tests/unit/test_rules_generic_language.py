@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from core.methods import llm_tasks, rules
-from tests.photos import world_book
 from tests.fakes import FakeLLM
+from tests.photos import world_book
 
 REAL = ["a nest showing brood parasitism by a cowbird", "albino American robin",
         "what colour is the underside of a tawny pipit's wings?", "Does the red-spotted newt have orange spots?",

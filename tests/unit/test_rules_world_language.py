@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from core.backends.metadata_captioner import describe
+from core.contracts.records import Photo
+from core.methods import llm_tasks
+from core.methods.constraints import question_key
+from core.methods.decompose import CaptionTerms, satisfies
+from core.methods.pareto import uncovered
 from fieldguide.benchmark import build_queries
 from fieldguide.facts import scene_facts, text_facts
 from fieldguide.reading import read_text
 from fieldguide.request import read_request
 from fieldguide.world import sample_observations
-from core.methods import llm_tasks
-from core.methods.constraints import question_key
-from core.methods.decompose import CaptionTerms, satisfies
-from core.methods.pareto import uncovered
-from core.contracts.records import Photo
 from tests.fakes import FakeLLM
 from tests.photos import world_book
 

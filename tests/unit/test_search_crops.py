@@ -3,8 +3,8 @@ crop (with the crop margin) under its own cache identity; photos matched by thei
 import numpy as np
 from PIL import Image
 
-from core.contracts.records import Photo
 from core.config import load_settings
+from core.contracts.records import Photo
 from core.methods.budget import Budget
 from core.methods.run import Run
 

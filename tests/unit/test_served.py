@@ -6,8 +6,8 @@ import io
 
 from PIL import Image
 
-from core.imageio import decode_image
 from core.contracts.records import Photo
+from core.imageio import decode_image
 from core.served import SIZES, ServedFiles
 from tests.photos import colour_image
 

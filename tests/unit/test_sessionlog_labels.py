@@ -8,9 +8,9 @@ from datetime import date
 import pytest
 
 from core.contracts.errors import InputError
-from core.labels import INQUIRE_RERANK_COLUMNS, agreement, cohen_kappa, export_labels, latest
 from core.contracts.records import Photo
 from core.contracts.sessionlog import Label
+from core.labels import INQUIRE_RERANK_COLUMNS, agreement, cohen_kappa, export_labels, latest
 from core.sessions.memory_log import MemorySessionLog
 
 

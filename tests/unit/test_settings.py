@@ -1,8 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from core.contracts.errors import ConfigError
 from core.config import Settings, field_help, load_settings, masked
+from core.contracts.errors import ConfigError
 
 
 def test_defaults_then_toml_then_environment(tmp_path):

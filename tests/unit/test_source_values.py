@@ -10,11 +10,11 @@ from datetime import date
 import pytest
 
 from core.contracts.errors import InputError
-from core.ingest.ingestor import Ingestor
-from core.ingest.decode import ReadItem
-from core.ingest.state import Deduper, IngestReport
 from core.contracts.records import Photo
+from core.ingest.decode import ReadItem
+from core.ingest.ingestor import Ingestor
 from core.ingest.sources import MAX_VALUE_NOTICES, SourceItem, parse_date, scan
+from core.ingest.state import Deduper, IngestReport
 
 DATES = [  # (text, date or None when refused)
     ("2024-05-31", date(2024, 5, 31)),

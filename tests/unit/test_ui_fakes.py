@@ -3,16 +3,15 @@ fake backends (tests/fakes.py), remembering each request; dialogues are scripted
 from __future__ import annotations
 
 import contextlib
-
 from datetime import date
 from types import SimpleNamespace
 
 import numpy as np
 from PIL import Image
 
-from core.search.engine import SearchEngine
-from core.contracts.records import Photo
 from core.config import Settings
+from core.contracts.records import Photo
+from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeSearch
 
 N_PHOTOS = 12

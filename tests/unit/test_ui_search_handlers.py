@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from core.contracts.errors import BackendError
-from core.search.presets import request_for
 from core.contracts.sessionlog import Label
+from core.search.presets import request_for
 from core.sessions.memory_log import MemorySessionLog
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge
 from tests.unit.test_ui_fakes import DIM, FakeEngine

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 
+from core.config import Settings
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings
 from core.methods.confidence import verdict
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch
