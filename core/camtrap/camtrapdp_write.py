@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from core.camtrap import camtrapdp_media, package_meta
-from core.camtrap.observation_boxes import is_imported
 from core.camtrap.camtrapdp_media import MediaFiles
 from core.camtrap.camtrapdp_rows import (
     DEPLOYMENT_COLUMNS,
@@ -39,6 +38,7 @@ from core.camtrap.camtrapdp_rows import (
     observation_row,
     with_offset,
 )
+from core.camtrap.observation_boxes import is_imported
 from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Observation
 from core.contracts.errors import InputError
 from core.contracts.records import Photo

@@ -7,8 +7,8 @@ A medium whose file cannot be had (not in the package, its host unreachable, a v
 in the catalog as a photo without a vector: sha256 'media:<package>:<mediaID>', its path the URL or file it
 names, with its deployment, time, event and observations (counted, filtered and exported; never found by
 picture). Media-level observations with a box also become detections of their frame
-(core.camtrap.observation_boxes). An ingest of the same package again finds its photos by content (or by that placeholder) and
-writes the same rows again: nothing is added twice."""
+(core.camtrap.observation_boxes). An ingest of the same package again finds its photos by content (or by that
+placeholder) and writes the same rows again: nothing is added twice."""
 from __future__ import annotations
 
 import logging
