@@ -155,12 +155,12 @@ def _world_need_in(subquery: str, book: RuleBook) -> frozenset[str] | None:
 
 
 def satisfies(subquery: str, caption: "CaptionTerms | set[str] | str", book: RuleBook = GENERIC) -> bool:
-    """Sparse satisfaction. A sub-query in the vocabulary of `book` (the rule book of the caption's photo) is
-    satisfied when the caption states each of its facts (so "in full bloom" matches "flower open", a species name
-    its body plan, and a colour counts only for the part it is said of). Other text: every content token of the sub-query occurs in
-    the caption (normalised: lower case, simple plural stripped, grey/gray unified; a compound word counts for
-    its head word) and each modifier describes the same word in the caption as in the sub-query ("red crest" is
-    not satisfied by "yellow crest, red wings"). A bare token set (no caption text) is matched on tokens only."""
+    """Sparse satisfaction. A sub-query in the vocabulary of `book` (the rule book of the caption's photo) is satisfied
+    when the caption states each of its facts (so "in full bloom" matches "flower open", a species name its body plan,
+    and a colour counts only for the part it is said of). Other text: every content token of the sub-query occurs in the
+    caption (normalised: lower case, simple plural stripped, grey/gray unified; a compound word counts for its head
+    word) and each modifier describes the same word in the caption as in the sub-query ("red crest" is not satisfied by
+    "yellow crest, red wings"). A bare token set (no caption text) is matched on tokens only."""
     if isinstance(caption, str):
         caption = CaptionTerms(caption)
     if not isinstance(caption, CaptionTerms):

@@ -1,14 +1,13 @@
 """Group words: a query whose subject is a group of organisms ("a frog sitting on sand", "beetles on bark")
 finds the photos the catalog records in that group first.
 
-Which taxon a group word names comes from the rule book that reads the request: a world names its own groups from its own
-taxonomy (`RuleBook.group_taxa`); for any other text, the subject's head noun is looked up in `REAL_GROUPS`,
-common English nouns for groups of the real (Linnaean) taxonomy, most specific taxon first. The first taxon
-the catalog records at any rank is used; where the catalog records none (a folder of photos without names)
-nothing changes. The photos catalogued in the group come first, in the first stage's own order (members the
-first stage did not reach follow, ranked by the query's words); every other photo follows in its order. A
-notice names the word, the taxon and how many photos it holds. The setting `group_words` turns this off
-(evaluations whose protocol ranks pictures alone do)."""
+Which taxon a group word names comes from the rule book that reads the request: a world names its own groups from its
+own taxonomy (`RuleBook.group_taxa`); for any other text, the subject's head noun is looked up in `REAL_GROUPS`, common
+English nouns for groups of the real (Linnaean) taxonomy, most specific taxon first. The first taxon the catalog records
+at any rank is used; where the catalog records none (a folder of photos without names) nothing changes. The photos
+catalogued in the group come first, in the first stage's own order (members the first stage did not reach follow, ranked
+by the query's words); every other photo follows in its order. A notice names the word, the taxon and how many photos it
+holds. The setting `group_words` turns this off (evaluations whose protocol ranks pictures alone do)."""
 from __future__ import annotations
 
 import logging

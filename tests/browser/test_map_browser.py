@@ -11,7 +11,8 @@ from ui.place_map import leaflet_installed
 
 
 def test_a_box_drawn_on_the_map_filters_the_search(server, open_browser, shot):
-    assert leaflet_installed(), "Leaflet is missing: restore assets/vendor/leaflet (committed; scripts/fetch_leaflet.py checks it)"
+    assert leaflet_installed(), ("Leaflet is missing: restore assets/vendor/leaflet (committed; "
+                                 "scripts/fetch_leaflet.py checks it)")
     page = open_browser()
     outside = []
     page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:",

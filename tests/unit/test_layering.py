@@ -114,8 +114,8 @@ CORE_FLOORS = (
 # engine for, the preparation it shows, and the files it serves and writes for people. Everything else the page
 # needs comes through the engine it is handed (core.search.engine.SearchEngine) or through the contracts.
 UI_DOOR = ("core.contracts", "core.config", "core.search.presets", "core.search.preparation", "core.served",
-           "core.imageio", "core.labels", "core.exports", "core.exporting", "core.darwincore", "core.sessions.memory_log",
-           "core.camtrap.filters", "core.camtrap.people")
+           "core.imageio", "core.labels", "core.exports", "core.exporting", "core.darwincore",
+           "core.sessions.memory_log", "core.camtrap.filters", "core.camtrap.people")
 
 
 def _core_names(path: Path) -> set[str]:
