@@ -37,11 +37,11 @@ load_modules(WORLD_PLUGINS)  # remembered: worker processes and Ray actors regis
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
             "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair",
-            "export": "cli.export"}
+            "export": "cli.export", "users": "cli.users"}
 
 
 # commands that run without the models and photos a profile or a hub corpus needs (they report on them)
-NO_PREFLIGHT = {"config", "doctor", "export"}
+NO_PREFLIGHT = {"config", "doctor", "export", "users"}
 
 
 @dataclass
@@ -281,10 +281,16 @@ def serve(ctx: Context) -> int:
     ctx.serving = True
     services = ctx.services()
     from core.camtrap.desk import CamtrapDesk
+    from core.people.users import Users
+    from storage.db import open_engine
+    from storage.served_files import SqlServedFiles
 
+    settings = services.settings
+    users = Users(settings.path(settings.users_file)) if settings.users_file else None  # a bad file stops here
+    grants = SqlServedFiles(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
     return launch(services.engine, services.session_log(), services.banner,
                   lambda progress: _prepare(services, progress), services.example_queries,
-                  CamtrapDesk(services.camtrap, services.settings))
+                  CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants)
 
 
 def _prepare(services: Services, progress: Progress) -> list[str]:

@@ -5,8 +5,8 @@ import argparse
 import os
 import sys
 
-from core.contracts.errors import InputError
 from core.camtrap.filters import camtrap_filters
+from core.contracts.errors import InputError
 from core.contracts.records import Filters, parse_bbox
 from core.ingest.sources import parse_date
 
@@ -149,6 +149,8 @@ def print_hits(result) -> None:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
         covers = f"  covers: {'; '.join(hit.covers)}" if hit.covers else ""
-        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}{covers}")
+        n = len(hit.near_copies or [])  # core.vectors.near_copies: copies of this picture folded into it
+        copies = f"  +{n} near-cop{'y' if n == 1 else 'ies'} {list(hit.near_copies)}" if n else ""
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}{covers}{copies}")
     if not result.hits:
         print("no results")

@@ -19,6 +19,12 @@ def add_parser(sub) -> None:
 SETTING_MAX = 52  # the setting column grows to this so that a hub model's whole name shows
 
 
+def wrap(text: str, width: int) -> list[str]:
+    """`text` in lines of about `width`, broken only at spaces: a setting, a model name or a command in a fix
+    line (open_clip:ViT-B-32/laion2b_s34b_b79k) stays whole on one line, so it can be copied as it is."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
+
+
 def _table(rows) -> str:
     width = max(80, min(160, shutil.get_terminal_size((120, 20)).columns))
     side = max([28] + [min(SETTING_MAX, len(r.setting)) for r in rows])
@@ -31,7 +37,7 @@ def _table(rows) -> str:
             status = "stand-in"
         setting = r.setting if len(r.setting) <= side else "..." + r.setting[-(side - 3):]
         text = r.detail if r.ok else f"{r.detail}\nhow to fix: {r.fix}"
-        wrapped = [w for para in text.splitlines() for w in textwrap.wrap(para, max(30, width - side - 30)) or [""]]
+        wrapped = [w for para in text.splitlines() for w in wrap(para, max(30, width - side - 30))]
         lines.append(f"{r.backend:<10} {status:<8} {setting:<{side}} {r.seconds:>7.2f}  "
                      f"{wrapped[0] if wrapped else ''}")
         lines += [indent + w for w in wrapped[1:]]

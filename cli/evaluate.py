@@ -16,12 +16,12 @@ from pathlib import Path
 from cli.common import prepare, progress_bar
 from cli.eval_args import add_eval_arguments, check_eval_arguments
 from core.contracts.errors import InputError, NotFoundError
-from core.plugins.registry import demo_world, get_world
 from core.evaluation.benchmarks import default_images_root, own_catalog
 from core.evaluation.caveats import model_caveats
 from core.evaluation.commands import load_items, parse_methods, prepare_or_fail, run_benchmark
 from core.evaluation.engine_methods import engine_methods, photo_keys
 from core.evaluation.runner import evaluate_dialogue
+from core.plugins.registry import demo_world, get_world
 from core.search.presets import METHOD_NAMES
 
 
@@ -49,7 +49,8 @@ def eval_services(ctx, benchmark: str, source: str, catalog_evidence: bool = Fal
     """Services on data_dir/eval/<benchmark>-<hash>: a catalog holding only this benchmark's images."""
     tag = hashlib.sha1(str(Path(source).resolve()).encode("utf-8")).hexdigest()[:10]
     settings = ctx.settings.replace(data_dir=str(ctx.settings.path("eval", f"{benchmark}-{tag}")),
-                                    catalog_evidence=catalog_evidence, group_words=False)
+                                    catalog_evidence=catalog_evidence, group_words=False,
+                                    near_copies=False)
     return dataclasses.replace(ctx, settings=settings, _services=None).services()
 
 
@@ -72,7 +73,8 @@ def run(ctx, args) -> int:
     names = parse_methods(args.methods, list(METHOD_NAMES) + ["plugir"])
     on = bool(args.catalog_evidence)
     if own_catalog(args.benchmark):
-        services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False),
+        services = dataclasses.replace(ctx, settings=ctx.settings.replace(catalog_evidence=on, group_words=False,
+                                                                          near_copies=False),
                                        _services=None).services()
         notices = prepare(services)
         # a world's own benchmark is read in its terms, wherever its photos lie

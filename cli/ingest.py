@@ -71,8 +71,9 @@ def _ingest_one(ctx, services, args) -> int:
         ctx.noted = True
         print(json.dumps(out, indent=2))
         return 0
+    near = f"{report.near_copies} near-copies, " if report.near_copies is not None and report.hashed else ""
     print(f"ingested {args.path} ({report.kind}): {report.added} added, {report.already} already in the catalog, "
-          f"{report.duplicates} duplicate(s), {len(report.skipped)} skipped, {report.reembedded} re-embedded, "
+          f"{report.duplicates} duplicate(s), {near}{len(report.skipped)} skipped, {report.reembedded} re-embedded, "
           f"in {report.seconds:.1f} s; engine: {report.engine}; index: {report.index_kind}")
     for name, reason in report.skipped:
         print(f"skipping {name}: {reason}")

@@ -4,13 +4,14 @@ answer; text, example photos, or both."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from cli.common import add_filter_args, filters_from_args, parse_ids, prepare, print_hits
 from core.contracts import bounds
+from core.contracts.search_request import METHODS, RERANK_MODES, SearchRequest
 from core.imageio import example_photo
 from core.search.presets import PRESET_NAMES, request_for
-from core.contracts.search_request import METHODS, RERANK_MODES, SearchRequest
 
 
 def add_parser(sub) -> None:
@@ -39,6 +40,9 @@ def add_parser(sub) -> None:
     add_filter_args(p)
 
 
+NOTE_NUMBER = re.compile(r"\s*\(?\b[01]\.\d\d\)?")  # a judge's note's own confidence ("visible 1.00")
+
+
 def _print_checks(rerank: dict, hits) -> None:
     """Each returned photo's answers, with where each came from (the catalog or the picture) and why."""
     by_id = {p["id"]: p for p in rerank.get("photos") or []}
@@ -47,6 +51,10 @@ def _print_checks(rerank: dict, hits) -> None:
             p = a.get("p_yes")
             sure = f" {float(p):.0%}" if isinstance(p, (int, float)) else ""
             why = a.get("reason") or "no reason given"
+            said, own = a.get("answer"), a.get("judge_answer", a.get("answer"))
+            if said == "can't tell" or (said in ("yes", "no") and own not in (said, None)):
+                # the note's own confidence would contradict the verdict: what the checker leaned to, the note bare
+                why = f"too close to call, the checker leaned {own}; its note: {NOTE_NUMBER.sub('', why).strip()}"
             print(f"  [{hit.photo_id}] {a.get('answer')}{sure}: {a.get('question')} ({why})")
 
 

@@ -8,26 +8,42 @@ What each term is filled from (docs/reference/formats.md, "Darwin Core"):
 - basisOfRecord: a column `basisOfRecord` (or `basis_of_record`; `camera_trap` = true means
   MachineObservation); MachineObservation for a camera-trap frame of the data model (a photo with a capture
   in a deployment); else the `dwc_basis_of_record` setting (HumanObservation by default);
-- license: the licence's URL (core.licences.licence_url); rightsHolder as the source wrote it;
-- associatedMedia / the multimedia identifier: the photo's URL when it came from the web, else its file name
-  relative to the collection (a local file has no public address: publish the photos and rewrite it);
+- license (dcterms): the licence's URL (core.licences.licence_url); rightsHolder (dcterms) as the source
+  wrote it; a record whose licence GBIF cannot publish gets a warning (core.dwc.eml.gbif_licence);
+- references (dcterms): the source's web page of the observation; modified (dcterms): a source column
+  `modified` or iNaturalist's `updated_at`, as ISO 8601;
+- countryCode: a source column `countryCode` / `country_code` holding an ISO 3166-1 alpha-2 code, else empty
+  (GBIF fills it from the coordinates); individualCount: a source column `individualCount`, else the count
+  of the camera-trap observations of the frame (media level, else its event's) naming the photo's taxon;
+- associatedMedia / the multimedia identifier: the photo's URL when it came from the web, else its path
+  relative to the collection (or, outside it, to the folder all exported files share), so camA/IMG_0001.JPG
+  and camB/IMG_0001.JPG stay apart (a local file has no public address: publish the photos and rewrite it);
 - photos of a synthetic world (its demo folder) say so in occurrenceRemarks, and the archive's metadata too.
+Values go into the archive as they are (only tabs and line breaks inside a value become spaces): the
+spreadsheet formula guard of core.exports is for CSV files people open in spreadsheets, not for the data
+GBIF publishes.
 """
 from __future__ import annotations
 
 import io
+import logging
 import mimetypes
 import zipfile
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Mapping, Sequence
 from xml.etree import ElementTree as ET
 
-from core.plugins.registry import worlds
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
-from core.exports import public_name, spreadsheet_safe
+from core.dwc.eml import GBIF_LICENCES, Contact, dataset_licence, eml_xml, gbif_licence
+from core.dwc.values import country_code, individual_count, media_names, modified
+from core.exports import public_name
 from core.licences import assumed_version, licence_url, parse_licence
+from core.plugins.registry import worlds
+
+log = logging.getLogger(__name__)
 
 DWC = "http://rs.tdwg.org/dwc/terms/"
 DC = "http://purl.org/dc/terms/"
@@ -36,13 +52,21 @@ MULTIMEDIA_ROW = "http://rs.gbif.org/terms/1.0/Multimedia"
 BASES = ("HumanObservation", "MachineObservation")
 OCCURRENCE_TERMS = ("occurrenceID", "basisOfRecord", "scientificName", "taxonRank", "vernacularName", "kingdom",
                     "phylum", "class", "order", "family", "genus", "eventDate", "year", "month", "day",
-                    "decimalLatitude", "decimalLongitude", "geodeticDatum", "coordinateUncertaintyInMeters",
-                    "license", "rightsHolder", "associatedMedia", "references", "occurrenceRemarks")
+                    "countryCode", "decimalLatitude", "decimalLongitude", "geodeticDatum",
+                    "coordinateUncertaintyInMeters", "individualCount", "license", "rightsHolder", "associatedMedia",
+                    "references", "modified", "occurrenceRemarks")
+# Dublin Core terms among them (http://purl.org/dc/terms/...); every other is Darwin Core's
+DC_TERMS = frozenset({"license", "rightsHolder", "references", "modified"})
 # GBIF Simple Multimedia: the first column is the core id (the occurrence the photo belongs to)
 MULTIMEDIA_TERMS = ("coreid", "type", "format", "identifier", "references", "title", "license", "rightsHolder")
 _RANKS = (("genus", "genus"), ("family", "family"), ("order", "order"), ("class_name", "class"),
           ("phylum", "phylum"), ("kingdom", "kingdom"))
 _TRUE = ("1", "true", "yes", "y")
+
+
+def term_iri(term: str) -> str:
+    """A term's IRI: Dublin Core's for DC_TERMS, else Darwin Core's."""
+    return (DC if term in DC_TERMS else DWC) + term
 
 
 @dataclass(frozen=True)
@@ -96,21 +120,24 @@ def taxon_rank(photo: Photo) -> str:
 
 
 def _cell(value: object) -> object:
-    """A value for a tab-separated file: no tabs or line breaks inside, formulas neutralised (core.exports)."""
+    """A value for a tab-separated file: no tabs or line breaks inside; otherwise the value as it is (the
+    archive is data, not a spreadsheet: no formula guard)."""
     if value is None:
         return ""
     if isinstance(value, str):
-        return spreadsheet_safe(" ".join(value.split()))
+        return " ".join(value.split())
     return value
 
 
 def occurrence_row(item: Occurrence, roots: Sequence[Path | str], synthetic: str = "",
-                   default_basis: str = "HumanObservation", camera_trap: bool = False) -> dict[str, object]:
+                   default_basis: str = "HumanObservation", camera_trap: bool = False, media: str | None = None,
+                   counts: Mapping[int, int] | None = None) -> dict[str, object]:
+    """One photo as an occurrence; `media`: its name in the archive (media_names), else public_name's."""
     p, extra = item.photo, item.photo.extra or {}
     lic = parse_licence(p.license)
     when = p.observed_on
     has_place = p.latitude is not None and p.longitude is not None
-    media = public_name(p, roots)
+    media = media if media is not None else public_name(p, roots)
     url = str(extra.get("url") or "")
     remarks = [r for r in (item.remarks, synthetic) if r]
     if assumed_version(lic):
@@ -122,11 +149,13 @@ def occurrence_row(item: Occurrence, roots: Sequence[Path | str], synthetic: str
             "kingdom": p.kingdom, "phylum": p.phylum, "class": p.class_name, "order": p.order, "family": p.family,
             "genus": p.genus, "eventDate": when.isoformat() if when else "", "year": when.year if when else "",
             "month": when.month if when else "", "day": when.day if when else "",
+            "countryCode": country_code(p),
             "decimalLatitude": p.latitude if has_place else "", "decimalLongitude": p.longitude if has_place else "",
             "geodeticDatum": "EPSG:4326" if has_place else "",
             "coordinateUncertaintyInMeters": uncertainty if _is_number(uncertainty) else "",
+            "individualCount": individual_count(p, counts or {}),
             "license": licence_url(lic) or p.license, "rightsHolder": p.rights_holder, "associatedMedia": media,
-            "references": url if url.startswith(("http://", "https://")) else "",
+            "references": url if url.startswith(("http://", "https://")) else "", "modified": modified(p),
             "occurrenceRemarks": "; ".join(remarks)}
 
 
@@ -160,7 +189,7 @@ def _meta_xml() -> bytes:
     ET.SubElement(ET.SubElement(core, "files"), "location").text = "occurrence.txt"
     ET.SubElement(core, "id", {"index": "0"})
     for i, term in enumerate(OCCURRENCE_TERMS):
-        ET.SubElement(core, "field", {"index": str(i), "term": DWC + term})
+        ET.SubElement(core, "field", {"index": str(i), "term": term_iri(term)})
     ext = ET.SubElement(archive, "extension", {**layout, "rowType": MULTIMEDIA_ROW})
     ET.SubElement(ET.SubElement(ext, "files"), "location").text = "multimedia.txt"
     ET.SubElement(ext, "coreid", {"index": "0"})
@@ -169,26 +198,18 @@ def _meta_xml() -> bytes:
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(archive, encoding="utf-8")
 
 
-def _eml_xml(title: str, abstract: str) -> bytes:
-    eml = ET.Element("eml:eml", {"xmlns:eml": "eml://ecoinformatics.org/eml-2.1.1",
-                                 "packageId": "ecolens-export", "system": "EcoLens", "xml:lang": "en"})
-    dataset = ET.SubElement(eml, "dataset")
-    ET.SubElement(dataset, "title").text = title
-    creator = ET.SubElement(dataset, "creator")
-    ET.SubElement(creator, "organizationName").text = "EcoLens export"
-    ET.SubElement(ET.SubElement(dataset, "abstract"), "para").text = abstract
-    ET.SubElement(ET.SubElement(dataset, "intellectualRights"), "para").text = (
-        "Each photo keeps its own licence and rights holder (columns license and rightsHolder).")
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(eml, encoding="utf-8")
-
-
 def write_archive(path: Path | str, items: Sequence[Occurrence], roots: Sequence[Path | str] = (),
                   synthetic: Callable[[Photo], str] = lambda p: "", default_basis: str = "HumanObservation",
-                  title: str = "Photos exported from EcoLens", camera_traps: Collection[int] = ()) -> int:
+                  title: str = "Photos exported from EcoLens", camera_traps: Collection[int] = (),
+                  counts: Mapping[int, int] | None = None, contact: Contact = Contact(),
+                  published: date | None = None, notices: list[str] | None = None) -> int:
     """Write a Darwin Core Archive of `items` (one occurrence and one multimedia row per photo; a photo listed
     twice is written once, its reasons joined) to `path`; returns the number of occurrences.
     `synthetic(photo)`: the note for a photo that is not a real observation ('' for a real one);
-    `camera_traps`: the ids of camera-trap frames (MachineObservation)."""
+    `camera_traps`: the ids of camera-trap frames (MachineObservation); `counts`: photo id -> individuals
+    counted (camera-trap observations); `contact`: the dataset's contact; `published`: its pubDate (today,
+    UTC, by default). `notices` (when given) receives what the user should know before publishing: one
+    warning per record whose licence GBIF cannot take, and a missing contact."""
     if default_basis not in BASES:
         raise InputError(f"Unknown basisOfRecord {default_basis!r}", "use one of: " + ", ".join(BASES))
     if not items:
@@ -200,13 +221,28 @@ def write_archive(path: Path | str, items: Sequence[Occurrence], roots: Sequence
             reasons = [r for r in (merged[key].remarks, item.remarks) if r]
             item = Occurrence(item.photo, "; ".join(dict.fromkeys(reasons)))
         merged[key] = item
-    occurrences, media, synthetic_count = [], [], 0
-    for item in merged.values():
+    occurrences, media, synthetic_count, said = [], [], 0, []
+    kept = list(merged.values())
+    names = media_names([item.photo for item in kept], roots)
+    for i, item in enumerate(kept):
         note = synthetic(item.photo)
         synthetic_count += bool(note)
-        row = occurrence_row(item, roots, note, default_basis, item.photo.id in camera_traps)
+        row = occurrence_row(item, roots, note, default_basis, item.photo.id in camera_traps, names[i], counts)
         occurrences.append(row)
         media.append(multimedia_row(row, item.photo))
+        if not gbif_licence(item.photo.license):
+            said.append(f"{row['occurrenceID']}: licence {item.photo.license or 'not given'!r} is not one GBIF "
+                        f"publishes ({', '.join(GBIF_LICENCES.values())}): ask the rights holder for one of them, "
+                        "or leave this record out before publishing")
+    if len(set(names.values())) < len(names):
+        log.warning("two exported photos have the same name in the Darwin Core Archive: %s", names)
+    licence = dataset_licence([gbif_licence(item.photo.license) for item in kept])
+    if not contact.name.strip():
+        said.append("the archive names no contact person: set dwc_contact and dwc_contact_email before publishing")
+    for line in said:
+        log.warning("Darwin Core export: %s", line)
+    if notices is not None:
+        notices.extend(said)
     abstract = f"{len(occurrences)} photos exported from EcoLens as occurrences, each with its photo."
     if synthetic_count:
         abstract += (f" {synthetic_count} of them are synthetic pictures of a demo world, not real observations "
@@ -218,7 +254,8 @@ def write_archive(path: Path | str, items: Sequence[Occurrence], roots: Sequence
         zf.writestr("occurrence.txt", _table(OCCURRENCE_TERMS, occurrences))
         zf.writestr("multimedia.txt", _table(MULTIMEDIA_TERMS, media))
         zf.writestr("meta.xml", _meta_xml())
-        zf.writestr("eml.xml", _eml_xml(title, abstract))
+        zf.writestr("eml.xml", eml_xml(title, abstract, licence, contact,
+                                       published or datetime.now(timezone.utc).date()))
     path.write_bytes(buf.getvalue())
     return len(occurrences)
 
@@ -265,4 +302,5 @@ def marked_occurrences(marks: Sequence[dict], photos: dict[int, Photo]) -> list[
 
 def options(settings: object) -> dict:
     """write_archive's options from the settings: which photos are synthetic, the default basisOfRecord."""
-    return {"synthetic": synthetic_note(settings), "default_basis": settings.dwc_basis_of_record}
+    return {"synthetic": synthetic_note(settings), "default_basis": settings.dwc_basis_of_record,
+            "contact": Contact(settings.dwc_contact, settings.dwc_contact_email)}

@@ -146,7 +146,7 @@ def reads_english(backend: Any, kind: str, said: str) -> str:
     model = getattr(backend, "model_id", "") or kind
     try:
         got = check()
-    except Exception as exc:  # noqa: BLE001  (a model whose text part cannot be read alone): no verdict either way
+    except Exception as exc:  # (a model whose text part cannot be read alone): no verdict either way
         log.warning("doctor: the English-sentence check could not run on %s", model, exc_info=True)
         return f"; the English-sentence check could not run ({type(exc).__name__}: {str(exc)[:120]})"
     if not got.reads_english:
@@ -223,13 +223,25 @@ GENERIC_FIX = {
     "llm": "check llm, llm_model and openai_base_url; a server must accept JSON output",
     "judge": "use a vision-language model that returns logprobs (judge=openai, judge_model=...)",
     "generator": "check the generator setting and that its weights are available",
-    "captioner": "use a vision-language model (captioner=openai, judge_model=...)",
+    "captioner": "set captioner to a vision-language model (captioner=transformers:MODEL, or captioner=openai "
+                 "with judge_model naming a served one), or captioner=metadata for notes from the catalog",
 }
+# the setting that names the model a backend set to 'openai' asks its server for (the captioner shares the judge's)
+MODEL_SETTING = {"llm": "llm_model", "judge": "judge_model", "captioner": "judge_model"}
+
+
+def setting_of(settings: Any, kind: str) -> str:
+    """What the row of backend `kind` names: its own setting's value, and for a server backend the model
+    setting it reads ('openai (judge_model=...)' for the captioner, which uses the judge's model name)."""
+    value = str(getattr(settings, kind))
+    model_setting = MODEL_SETTING.get(kind)
+    model = str(getattr(settings, model_setting) or "") if model_setting and value == "openai" else ""
+    return mask_urls_in(f"{value} ({model_setting}={model})" if model else value)
 
 
 def probe(backends: Any, kind: str) -> ProbeResult:
     """Build backend `kind` from `backends` (a registry.Backends) and probe it."""
-    setting = mask_urls_in(str(getattr(backends.settings, kind)))
+    setting = setting_of(backends.settings, kind)
     start = time.monotonic()
     backend = None
     try:

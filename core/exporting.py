@@ -132,10 +132,19 @@ def _labels(sources: ExportSources, fmt: str, path: Path, query: str, annotator:
         raise InputError("No labels can be read here", "label photos in the web app's Label view first")
     labels = query_labels(sources.log, query, annotator)
     photos = {p.id: p for p in sources.photos(sorted({lb.photo_id for lb in labels}))}
-    dwc = dwc_options(sources, list(photos)) if fmt == "dwc" else {}
+    notices: list[str] = []  # a Darwin Core export's warnings (licences GBIF cannot take, no contact)
+    dwc = {**dwc_options(sources, list(photos)), "notices": notices} if fmt == "dwc" else {}
     rows = export_labels(labels, fmt, path, photos=photos, scores=scores,
                          roots=collection_roots(sources.settings), dwc=dwc)
-    return Exported(path, rows, fmt)
+    return Exported(path, rows, fmt, tuple(notices))
+
+
+def few(notices: Sequence[str], shown: int = 3) -> list[str]:
+    """At most `shown` notices, and how many more there are (the log file names each): what a page shows of
+    an export's warnings, one per record, without a toast per record."""
+    more = len(notices) - shown
+    return list(notices[:shown]) + ([f"... and {more} more like these (data/logs/ecolens.log names each)"]
+                                    if more > 0 else [])
 
 
 def _vectors(sources: ExportSources, path: Path, query: str, annotator: str) -> Exported:
@@ -162,10 +171,37 @@ def camera_trap_ids(store: Any, photo_ids: Sequence[int]) -> frozenset[int]:
     return frozenset(pid for pid, c in store.captures(list(photo_ids)).items() if c.deployment_id is not None)
 
 
+def individual_counts(store: Any, photos: Sequence[Photo]) -> dict[int, int]:
+    """photo id -> individuals counted on the frame by its camera-trap observations: the media-level ones of
+    the photo, else those of its event, of the photo's taxon where both name one (observations of another
+    species on the same frame are not this occurrence's); photos without a counted observation left out."""
+    if store is None or not photos:
+        return {}
+    ids = [int(p.id) for p in photos if p.id is not None]
+    captures = store.captures(ids)
+    events = sorted({c.event_id for c in captures.values() if c.event_id is not None})
+    observed = store.observations(photo_ids=ids) + (store.observations(event_ids=events) if events else [])
+    out: dict[int, int] = {}
+    for p in photos:
+        name = p.scientific_name.strip().lower()
+        event = captures[p.id].event_id if p.id in captures else None
+
+        def counted(level: str, *, _p=p, _event=event, _name=name) -> list[int]:
+            return [o.count for o in observed if o.level == level and o.count is not None
+                    and (o.photo_id == _p.id if level == "media" else (_event is not None and o.event_id == _event))
+                    and (not _name or not o.scientific_name or o.scientific_name.strip().lower() == _name)]
+        found = counted("media") or counted("event")
+        if found:
+            out[int(p.id)] = sum(found)
+    return out
+
+
 def dwc_options(sources: ExportSources, photo_ids: Sequence[int]) -> dict:
-    """darwincore.write_archive's options: the settings' (core.darwincore.options) and which photos are
-    camera-trap frames (basisOfRecord MachineObservation)."""
-    return {**darwincore.options(sources.settings), "camera_traps": camera_trap_ids(sources.camtrap, photo_ids)}
+    """darwincore.write_archive's options: the settings' (core.darwincore.options), which photos are
+    camera-trap frames (basisOfRecord MachineObservation) and how many individuals each shows."""
+    counts = individual_counts(sources.camtrap, sources.photos(list(photo_ids))) if sources.camtrap else {}
+    return {**darwincore.options(sources.settings), "camera_traps": camera_trap_ids(sources.camtrap, photo_ids),
+            "counts": counts}
 
 
 def relevant_ids(sources: ExportSources, query: str, annotator: str = "") -> list[int]:

@@ -10,9 +10,9 @@ from typing import Mapping, Sequence
 from core import darwincore
 from core.contracts import bounds
 from core.contracts.errors import InputError
-from core.exports import public_name, write_csv
 from core.contracts.records import Photo
 from core.contracts.sessionlog import RELEVANT, SKIPPED, Label
+from core.exports import public_name, write_csv
 
 # csv / jsonl: one row per (query, photo, annotator), the final judgement; keypresses: every label as made
 # (a skip then a label is two rows); dwc: a Darwin Core Archive of the photos judged relevant
@@ -54,7 +54,8 @@ def latest(labels: Sequence[Label]) -> list[Label]:
 
 
 def _label_row(lb: Label) -> dict:
-    return {"session_id": lb.session_id, "query": lb.query, "photo_id": lb.photo_id, "label": lb.label,
+    return {"session_id": lb.session_token or lb.session_id,  # the token a log gave, else the number given
+            "query": lb.query, "photo_id": lb.photo_id, "label": lb.label,
             "judgement": JUDGEMENTS.get(lb.label, ""), "annotator": lb.annotator, "seconds": round(lb.seconds, 3),
             "created_at": lb.created_at.isoformat()}
 
@@ -91,7 +92,8 @@ def _inquire_row(lb: Label, photo: Photo | None, scores: Mapping[int, float], ro
     extra = p.extra or {}
     return {"query": lb.query, "relevant": lb.label, "annotator": lb.annotator,
             "clip_score": scores.get(lb.photo_id, ""),
-            "inat24_image_id": extra.get("inat24_image_id", lb.photo_id),
+            # the dataset's own id; EcoLens's row id means nothing to INQUIRE's tools, so a photo without one is ''
+            "inat24_image_id": extra.get("inat24_image_id", ""),
             "inat24_file_name": public_name(p, roots) if photo else "",
             "supercategory": extra.get("supercategory", p.kingdom), "category": extra.get("category", p.class_name),
             "iconic_group": extra.get("iconic_group", p.class_name),

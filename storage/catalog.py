@@ -14,14 +14,41 @@ from sqlalchemy.orm import Session
 
 from core.contracts import bounds
 from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
-from core.licences import parse_licence
 from core.contracts.records import Filters, Photo
-from storage import filter_rows as bulk_columns, filter_sql
+from core.licences import parse_licence
+from storage import filter_rows as bulk_columns
+from storage import filter_sql, near_hashes
 from storage.db import chunks
-from storage.models import (HASH_PREFIX_BYTES, TAXON_FIELDS, DayNumber, HashBytes, IngestRunRow, LicenceRow, PathPrefixRow,
-                            PhotoRow, PhotoVectorRow, TaxonRow, VectorSetRow, utcnow)
-from storage.photo_rows import (GET_PHOTOS, HASH_LOOKUP, INSERT_PHOTO, INSERT_TAXON, ROW_FIELDS, TAXA_NAMED, TAXON_OF,
-                                UNTAXED, full_path, json_value, photo_select, row_to_photo, shared_prefix, stored)
+from storage.models import (
+    HASH_PREFIX_BYTES,
+    TAXON_FIELDS,
+    DayNumber,
+    HashBytes,
+    IngestRunRow,
+    LicenceRow,
+    PathPrefixRow,
+    PhotoRow,
+    PhotoVectorRow,
+    TaxonRow,
+    VectorSetRow,
+    utcnow,
+)
+from storage.photo_rows import (
+    GET_PHOTOS,
+    HASH_LOOKUP,
+    INSERT_PHOTO,
+    INSERT_TAXON,
+    ROW_FIELDS,
+    TAXA_NAMED,
+    TAXON_OF,
+    UNTAXED,
+    full_path,
+    json_value,
+    photo_select,
+    row_to_photo,
+    shared_prefix,
+    stored,
+)
 
 MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
 SQLITE_DEFAULT_CACHE = -2000  # SQLite's own default page cache (2 MB)
@@ -387,6 +414,20 @@ class SqlCatalog:
         fileless = func.substr(PhotoRow.sha256, 1, len(FILELESS)) == literal(FILELESS, LargeBinary)
         with Session(self.engine) as s:
             return list(s.scalars(select(PhotoRow.id).where(PhotoRow.id.not_in(done), ~fileless).order_by(PhotoRow.id)))
+
+    # ---- near-copies' perceptual hashes (storage.near_hashes, migration 0012) -------------------------
+    def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
+        return near_hashes.near_hashes(self.engine, ids)
+
+    def unhashed_ids(self, limit: int | None = None) -> list[int]:
+        return near_hashes.unhashed_ids(self.engine, limit)
+
+    def all_near_hashes(self) -> dict[int, bytes]:
+        return near_hashes.all_hashed(self.engine)
+
+    def set_near_hashes(self, hashes: dict[int, bytes]) -> None:
+        with self._write, self._writing() as conn:
+            near_hashes.set_near_hashes(conn, hashes)
 
     # ---- ingest runs ------------------------------------------------------------------------------
     def start_ingest(self, source: str) -> int:

@@ -16,6 +16,8 @@ class SessionRow(Base):
     kind: Mapped[str] = mapped_column(String(20))
     title: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    token: Mapped[str | None] = mapped_column(String(40), unique=True, index=True, nullable=True)  # shown outside
+    owner: Mapped[str] = mapped_column(String(200), default="", index=True)  # '' when nobody logs in
 
 
 class RequestRow(Base):
@@ -79,3 +81,12 @@ class InstructionRow(Base):
     query: Mapped[str] = mapped_column(Text, primary_key=True)
     text: Mapped[str] = mapped_column(Text, default="")
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ServedFileRow(Base):
+    """A file the web app handed out from its upload folder, and to whom ('user:<name key>' or 'browser:...')."""
+
+    __tablename__ = "served_files"
+    path: Mapped[str] = mapped_column(Text, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(200), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

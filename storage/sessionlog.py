@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from core.contracts import bounds
 from core.contracts.errors import NotFoundError
+from core.people.session_tokens import looks_like_token, new_token, no_such_session
 from core.contracts.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
                              TurnRecord)
 from storage.models import utcnow
@@ -96,13 +97,26 @@ class SqlSessionLog:
                 self._write.release()
         return retrying(attempt, budget_s, what)
 
-    def start_session(self, kind: str, title: str = "") -> int:
+    def start_session(self, kind: str, title: str = "", owner: str = "") -> int:
         def work(s: Session) -> int:
-            row = SessionRow(kind=kind, title=(title or "")[:200])
+            row = SessionRow(kind=kind, title=(title or "")[:200], token=new_token(), owner=(owner or "")[:200])
             s.add(row)
             s.flush()
             return row.id
         return self._transaction("The session", self.long_s if kind == "label" else self.short_s, work)
+
+    def token(self, session_id: int) -> str:
+        with Session(self.engine) as s:
+            return self._need(s, session_id).token or ""
+
+    def find(self, token: Any, owner: str | None = None) -> int:
+        """Looked up by the token only (bound as a parameter, never as SQL text), then its owner checked."""
+        if looks_like_token(token):
+            with Session(self.engine) as s:
+                row = s.scalars(select(SessionRow).where(SessionRow.token == token.strip())).first()
+                if row is not None and (owner is None or (row.owner or "") == owner):
+                    return row.id
+        raise no_such_session(token)
 
     def log_request(self, request: RequestRecord) -> int:
         def work(s: Session) -> int:
@@ -195,19 +209,20 @@ class SqlSessionLog:
         return row
 
     @staticmethod
-    def _label(row: LabelRow) -> Label:
+    def _label(row: LabelRow, token: str | None = "") -> Label:
         return Label(session_id=row.session_id, query=row.query, photo_id=row.photo_id, label=row.label,
                      annotator=row.annotator, seconds=row.seconds or 0.0, id=row.id,
-                     created_at=_aware(row.created_at))
+                     created_at=_aware(row.created_at), session_token=token or "")
 
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
-        stmt = select(LabelRow).order_by(LabelRow.id)
+        stmt = select(LabelRow, SessionRow.token).join(SessionRow, SessionRow.id == LabelRow.session_id) \
+            .order_by(LabelRow.id)
         if session_id is not None:
             stmt = stmt.where(LabelRow.session_id == session_id)
         if query is not None:
             stmt = stmt.where(LabelRow.query == bounds.name(query))
         with Session(self.engine) as s:
-            return [self._label(r) for r in s.scalars(stmt)]
+            return [self._label(r, token) for r, token in s.execute(stmt)]
 
     def exports(self) -> list[ExportRecord]:
         with Session(self.engine) as s:
@@ -227,11 +242,15 @@ class SqlSessionLog:
         queries += [q for q, _ in sorted(labelled, key=lambda x: x[1])]
         return SessionInfo(id=row.id, kind=row.kind, title=row.title or "", created_at=_aware(row.created_at),
                            requests=int(n_req or 0), labels=int(n_lab or 0),
-                           queries=tuple(dict.fromkeys(q for q in queries if q)))
+                           queries=tuple(dict.fromkeys(q for q in queries if q)), token=row.token or "",
+                           owner=row.owner or "")
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+    def sessions(self, limit: int = 50, owner: str | None = None) -> list[SessionInfo]:
+        stmt = select(SessionRow)
+        if owner is not None:
+            stmt = stmt.where(SessionRow.owner == owner)
         with Session(self.engine) as s:
-            rows = s.scalars(select(SessionRow).order_by(SessionRow.id.desc()).limit(limit)).all()
+            rows = s.scalars(stmt.order_by(SessionRow.id.desc()).limit(limit)).all()
             return [self._info(s, r) for r in rows]
 
     def session(self, session_id: int) -> SessionDetail:

@@ -127,7 +127,9 @@ def integrity_ok(data_dir: Path) -> bool:
 
 
 def counts(data_dir: Path) -> dict[str, int]:
-    """Rows per table (Alembic's own table left out)."""
+    """Rows per table (Alembic's own table left out, and served_files: the record of which upload went to whom
+    grows with every upload, even one the app then refuses to use)."""
     tables = [r[0] for r in db_rows(data_dir, "SELECT name FROM sqlite_master WHERE type='table' "
-                                              "AND name NOT LIKE 'sqlite_%' AND name != 'alembic_version'")]
+                                              "AND name NOT LIKE 'sqlite_%' "
+                                              "AND name NOT IN ('alembic_version', 'served_files')")]
     return {t: db_rows(data_dir, f'SELECT COUNT(*) FROM "{t}"')[0][0] for t in tables}

@@ -3,37 +3,27 @@ each search's ranking as a gallery (a click opens the photo view with its yes/no
 searched with, the dialogue turns, and the labels."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import gradio as gr
 
-from core.contracts import bounds
-from core.contracts.errors import InputError
 from core.contracts.sessionlog import RequestRecord, SessionDetail, SessionLog
 from ui import present
 from ui import strings as S
 from ui.forms import shows_errors, warn
 from ui.photos import PhotoFiles
 
-_NUMBER = re.compile(r"^\s*#?\s*(\d+)")
-
 
 def new_history_state() -> dict[str, Any]:
     return {"session_id": None, "query": "", "preset": "", "method": "", "hits": [], "stages": {}}
 
 
-def session_number(value: Any) -> int | None:
-    """A session id from the list (an int) or typed / sent by a script ('12', '#12 ...'); None for empty."""
+def session_token(value: Any) -> str | None:
+    """A session's token from the list or sent by a script (a search's `session_id`); None for nothing. A
+    number, a list or anything else is not looked up: the log answers it as a session that does not exist."""
     if value in (None, ""):
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return bounds.whole_number("session number", value, 1, bounds.MAX_ID, S.HISTORY_BAD_ID_HINT)
-    found = _NUMBER.match(str(value))
-    if not found:
-        raise InputError(S.HISTORY_BAD_ID.format(value=value), S.HISTORY_BAD_ID_HINT)
-    # a number of 31 digits is no session (ids are signed 64-bit): said so, not a database overflow
-    return bounds.whole_number("session number", found.group(1), 1, bounds.MAX_ID, S.HISTORY_BAD_ID_HINT)
+    return value.strip() if isinstance(value, str) else value
 
 
 class HistoryHandlers:
@@ -41,10 +31,10 @@ class HistoryHandlers:
         self.engine, self.log = engine, log
         self.photos = PhotoFiles(engine)
 
-    def choices(self) -> list[tuple[str, int]]:
-        """Sessions that hold something (searches or labels), most recent first."""
-        return [(f"#{s.id} {s.created_at:%Y-%m-%d %H:%M} · {S.KINDS.get(s.kind, s.kind)} · {s.named()} "
-                 f"({S.counted(s.requests, 'search', 'searches')}, {S.counted(s.labels, 'label', 'labels')})", s.id)
+    def choices(self) -> list[tuple[str, str]]:
+        """Sessions that hold something (searches or labels), most recent first; each chosen by its token."""
+        return [(f"{s.created_at:%Y-%m-%d %H:%M} · {S.KINDS.get(s.kind, s.kind)} · {s.named()} "
+                 f"({S.counted(s.requests, 'search', 'searches')}, {S.counted(s.labels, 'label', 'labels')})", s.token)
                 for s in self.log.sessions(200) if s.requests or s.labels]
 
     @shows_errors
@@ -104,13 +94,13 @@ class HistoryHandlers:
     @shows_errors
     def open(self, session_id: Any):
         """Outputs: (searches table, gallery, pictures, dialogue turns, labels table, state), plain values for
-        scripts. `session_id`: from the list, typed, or sent by a script (e.g. 12)."""
-        number = session_number(session_id)
-        if number is None:
+        scripts. `session_id`: a token from the list, or the `session_id` a search returned to a script."""
+        token = session_token(session_id)
+        if token is None:
             return S.HISTORY_PICK, [], [], [], "", new_history_state()
-        detail = self.log.session(number)
+        detail = self.log.session(self.log.find(token))
         info = detail.session
-        head = S.HISTORY_SESSION.format(id=info.id, kind=S.KINDS.get(info.kind, info.kind),
+        head = S.HISTORY_SESSION.format(kind=S.KINDS.get(info.kind, info.kind),
                                         when=f"{info.created_at:%Y-%m-%d %H:%M}", title=present.md_cell(info.named()))
         rows = [f"**{head}**", "", "| # | query | how | photos |", "|---|---|---|---|"]
         for i, r in enumerate(detail.requests, start=1):

@@ -1,4 +1,4 @@
-"""History view layout and wiring: pick a past session from the log (or type its number) and reopen it
+"""History view layout and wiring: pick a past session from the log (or paste its token) and reopen it
 fully: its searches, each one's ranking (a click opens the photo view with the badges), the pictures it was
 searched with, the dialogue turns and the labels."""
 from __future__ import annotations

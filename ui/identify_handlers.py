@@ -8,7 +8,7 @@ species box identifies the event when the frame has one (a burst is one sighting
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from core.contracts import bounds
 from core.contracts.errors import InputError
@@ -21,14 +21,18 @@ log = logging.getLogger(__name__)
 
 
 class IdentifyHandlers:
-    def __init__(self, lightbox: Any):
-        """`lightbox`: ui.lightbox.LightboxHandlers (its camera-trap page and how it draws the photo view)."""
+    def __init__(self, lightbox: Any, names: Callable[[str], str] | None = None):
+        """`lightbox`: ui.lightbox.LightboxHandlers (its camera-trap page and how it draws the photo view);
+        `names(typed)`: the name an identification is saved under (ui.owned_log.OwnedLog.annotator: the
+        logged-in person's, another refused; without logins the name as typed)."""
         self.lightbox = lightbox
         self.camtrap = lightbox.camtrap
+        self.names = names if names is not None else bounds.name
 
     def _save(self, target: str, photo: Any, species: str, count: Any, annotator: str) -> str:
         """Store one identification of the frame `photo` ('frame') or its event ('event'); returns what the
         page says."""
+        annotator = self.names(annotator)
         pid = read_photo_id(photo)
         if pid is None or self.camtrap.desk is None:
             raise InputError(S.CT_ID_NOTHING.rstrip("."), "")
@@ -93,6 +97,7 @@ class IdentifyHandlers:
         `annotator`. Returns the stored observation."""
         if self.camtrap.desk is None:
             raise InputError("This catalog has no camera-trap data", "ingest a camera-trap folder or package first")
+        annotator = self.names(annotator)
         pid = read_photo_id(photo)
         key = bounds.text("event id", event or "", 400).strip() or None
         obs = self.camtrap.desk.identify(species, annotator, photo_id=pid, event=key, count=count)

@@ -31,6 +31,8 @@ from core.search.presets import request_for
 from ui import label_board, present
 from ui import strings as S
 from ui.forms import not_recorded, shows_errors, user_message, warn
+from ui.identity import Identity
+from ui.owned_log import OwnedLog
 from ui.photos import PhotoFiles
 
 # the label formats of core.exporting (the camera-trap ones are the command line's: `python app.py export`)
@@ -43,10 +45,6 @@ def new_label_state() -> dict[str, Any]:
             "seq": 0, "pick": None}
 
 
-def _name(annotator: str) -> str:
-    return bounds.name(annotator or "")  # NFC, one space, trimmed: as Label.checked stores it
-
-
 def judged(done: dict[str, int]) -> int:
     return sum(1 for v in done.values() if v in (0, 1))
 
@@ -54,9 +52,11 @@ def judged(done: dict[str, int]) -> int:
 class LabelHandlers:
     def __init__(self, engine: Any, log: SessionLog, clock=time.monotonic, ready=lambda: None, camtrap: Any = None):
         """`camtrap`: core.camtrap.desk.CamtrapDesk (a label given to an event card applies to its frames)."""
-        self.engine, self.log, self.clock, self.ready = engine, log, clock, ready
+        # whose labels: the log as the asker may use it (ui.owned_log; without logins, the log itself)
+        self.log = log if isinstance(log, OwnedLog) else OwnedLog(log, Identity())
+        self.engine, self.clock, self.ready = engine, clock, ready
         self.camtrap = camtrap
-        self._api_sessions: dict[str, int] = {}
+        self._api_sessions: dict[tuple[str, str, str], int] = {}
         self._api_lock = threading.Lock()
         self.photos = PhotoFiles(engine)
 
@@ -98,7 +98,7 @@ class LabelHandlers:
     def _start(self, query: str, hits: list[dict[str, Any]], annotator: str, before: dict[str, Any] | None):
         st = new_label_state()
         st.update(query=query, items=hits, seq=int((before or {}).get("seq") or 0))
-        name = _name(annotator)
+        name = self.log.annotator(annotator)
         mine = {str(lb.photo_id): lb.label for lb in self.log.labels(query=query) if same_annotator(lb.annotator, name)}
         ids = {str(h["id"]) for h in hits}
         st["done"] = {k: v for k, v in mine.items() if k in ids}  # resume what this annotator already said
@@ -168,8 +168,8 @@ class LabelHandlers:
     def _judge(self, st: dict[str, Any], annotator: str, at: int | None, value: int):
         if at is None:  # every photo judged and none picked: a key must not overwrite anything
             return self.outputs(st, S.LABEL_ALL_DONE)
-        name = _name(annotator)
-        if not name:
+        name = self.log.annotator(annotator)
+        if not bounds.name_key(name):
             raise InputError("The annotator name is empty", "type your name before judging")
         hit = st["items"][at]
         seconds = max(0.0, self.clock() - float(st.get("shown_at") or self.clock()))
@@ -224,12 +224,13 @@ class LabelHandlers:
         query = clean_query(query)
         label_ = Label(session_id=0, query=query, photo_id=self._known_photo(photo_id),
                        label=bounds.whole_number("label", label, -1, 1, "use 1 relevant, 0 not relevant, -1 skip"),
-                       annotator=annotator, seconds=bounds.seconds(seconds)).checked()
+                       annotator=self.log.annotator(annotator), seconds=bounds.seconds(seconds)).checked()
         self.engine.give_way()  # a label write waits a moment for running plain searches (bounded): they come first
+        mine = (self.log.identity.owner_key(), bounds.name_key(label_.annotator), query)  # one session per person
         with self._api_lock:  # calls at once for a new query share one session
-            if query not in self._api_sessions:
-                self._api_sessions[query] = self.log.start_session("label", f"{query[:60]} (api: {label_.annotator})")
-            sid = self._api_sessions[query]
+            if mine not in self._api_sessions:
+                self._api_sessions[mine] = self.log.start_session("label", f"{query[:60]} (api: {label_.annotator})")
+            sid = self._api_sessions[mine]
         first = replace(label_, session_id=sid)
         frames = self.camtrap.event_labels(first)[1:] if whole_event and self.camtrap is not None else []
         lid = self.log.add_label(first)
@@ -269,10 +270,14 @@ class LabelHandlers:
             raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(EXPORT_SUFFIX))
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         path = self.engine.settings.path("exports", f"labels-{stamp}.{EXPORT_SUFFIX[fmt]}")
+        if (annotator or "").strip() and self.log.identity.visible_owner() is not None:
+            annotator = self.log.annotator(annotator)  # an annotator exports their own labels only
         scores = {h["id"]: h["score"] for h in st.get("items") or []} if st.get("query") == query else {}
         sources = ExportSources(self.engine.settings, self.log, self.engine.corpus.photos,
                                 getattr(self.engine.corpus, "camtrap", None))
-        rows = exporting.export(sources, fmt, path, query, annotator or "", scores).rows
+        done = exporting.export(sources, fmt, path, query, annotator or "", scores)
+        rows = done.rows
+        warn(exporting.few(done.notices))  # a Darwin Core export's licences GBIF cannot take, a missing contact
         try:
             self.log.log_export(ExportRecord(session_id=st.get("session_id"), format=fmt, path=str(path), rows=rows))
         except EcoLensError as exc:  # the file is written and offered; only its record is missing
@@ -287,6 +292,7 @@ class LabelHandlers:
         """(agreement table, disagreements gallery, note, state): kappa per pair of annotators, then the photos
         they disagree on, each with every annotator's label and the final word if given."""
         st = dict(st or new_label_state())
+        self.log.may_compare()
         if not st.get("query"):
             return S.LABEL_NOTHING, [], "", st
         labels = self.log.labels(query=st["query"])
@@ -311,10 +317,12 @@ class LabelHandlers:
     def adjudicate(self, value: int, annotator: str, st: dict[str, Any] | None):
         """The final word on the picked disagreement, saved as a label by 'adjudicated' (core.labels)."""
         st = dict(st or new_label_state())
+        self.log.may_compare()
         if not st.get("pick"):
             raise InputError(S.ADJUDICATE_PICK.rstrip("."), "")
         if st["session_id"] is None:
-            st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({_name(annotator) or '?'})")
+            who = self.log.annotator(annotator) or "?"
+            st["session_id"] = self.log.start_session("label", f"{st['query'][:60]} ({who})")
         self.log.add_label(Label(session_id=st["session_id"], query=st["query"], photo_id=int(st["pick"]),
                                  label=int(value), annotator=ADJUDICATED))
         table, items, _, st = self.kappa(st)

@@ -16,8 +16,9 @@ from ui.label_handlers import EXPORT_SUFFIX, LabelHandlers, new_label_state
 HOTKEYS_JS = label_board.HOTKEYS_JS
 
 
-def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
-    """Lay out the label tab; returns the annotator box (filled from the Hugging Face login on a Space)."""
+def build(h: LabelHandlers, search_state: gr.State) -> tuple[gr.Textbox, gr.Button]:
+    """Lay out the label tab; returns the annotator box and the agreement button (with personal logins the
+    page load fills the box with the person's name, read-only, and offers the agreement to an owner only)."""
     st = gr.State(new_label_state())
     with gr.Column(elem_id="label-view"):
         with gr.Row():
@@ -86,4 +87,4 @@ def build(h: LabelHandlers, search_state: gr.State) -> gr.Textbox:
     final_non.click(lambda a, s: h.adjudicate(0, a, s), [annotator, st], [kappa, disagreements, disagree_note, st],
                     api_visibility="private")
     gr.api(h.label_photo, api_name="label", concurrency_id="label-api", concurrency_limit=1)
-    return annotator
+    return annotator, kappa_btn

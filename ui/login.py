@@ -12,7 +12,7 @@ import secrets
 import threading
 import time
 from collections import deque
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from fastapi import HTTPException
 
@@ -27,8 +27,10 @@ class LoginGuard:
     """Counts wrong passwords in a sliding window; `clock` is time.monotonic (a fake in tests)."""
 
     def __init__(self, password: str, clock: Callable[[], float] = time.monotonic,
-                 max_failures: int = MAX_FAILURES, window_s: float = WINDOW_S):
-        self.password, self.clock = password, clock
+                 max_failures: int = MAX_FAILURES, window_s: float = WINDOW_S,
+                 users: Callable[[str, str], bool] | None = None):
+        """`users(name, password)`: each person's own password (the users file) instead of the one shared."""
+        self.password, self.clock, self.users = password, clock, users
         self.max_failures, self.window_s = max_failures, window_s
         self.failures: deque[float] = deque()
         self._lock = threading.Lock()
@@ -50,8 +52,11 @@ class LoginGuard:
             log.warning("login refused: %d wrong passwords in %.0f s", self.max_failures, self.window_s)
             raise HTTPException(status_code=429, detail=f"Too many wrong passwords. Wait {wait:.0f} seconds, "
                                                         "then try again.")
-        ok = secrets.compare_digest(str(username or "").encode("utf-8", "replace"), USER.encode()) and \
-            secrets.compare_digest(str(password or "").encode("utf-8", "replace"), self.password.encode("utf-8"))
+        if self.users is not None:
+            ok = self.users(str(username or ""), str(password or ""))
+        else:
+            ok = secrets.compare_digest(str(username or "").encode("utf-8", "replace"), USER.encode()) and \
+                secrets.compare_digest(str(password or "").encode("utf-8", "replace"), self.password.encode("utf-8"))
         if not ok:
             with self._lock:
                 self.failures.append(self.clock())
@@ -59,13 +64,15 @@ class LoginGuard:
         return ok
 
 
-def auth_function(password: str) -> Callable[[str, str], Awaitable[bool]]:
+def auth_function(password: str, users: Any = None) -> Callable[[str, str], Awaitable[bool]]:
     """What Gradio's `auth` gets: an async check (Gradio awaits coroutine functions), so a wrong password's
-    delay never blocks the server."""
-    guard = LoginGuard(password)
+    delay never blocks the server. `users` (core.people.users.Users): each person logs in with their own name and
+    password, checked in a worker thread (a scrypt hash takes tens of milliseconds)."""
+    guard = LoginGuard(password, users=(lambda n, p: users.check(n, p) is not None) if users is not None else None)
 
     async def check(username: str, password: str) -> bool:
-        ok = guard.check(username, password)
+        ok = await asyncio.to_thread(guard.check, username, password) if users is not None \
+            else guard.check(username, password)
         if not ok:
             await asyncio.sleep(FAILURE_DELAY_S)
         return ok

@@ -13,16 +13,16 @@ from typing import Any, Sequence
 import gradio as gr
 
 from core import darwincore
-from core.exporting import ExportSources, dwc_options
-from core.exports import MARK_FORMATS, collection_roots, export_marks
+from core.contracts.errors import InputError
 from core.contracts.sessionlog import ExportRecord, SessionLog
+from core.exporting import ExportSources, dwc_options, few
+from core.exports import MARK_FORMATS, collection_roots, export_marks
 from ui import present
 from ui import strings as S
 from ui.forms import photo_id as read_photo_id
-from ui.forms import shows_errors
+from ui.forms import shows_errors, warn
 from ui.lightbox import is_marked
 from ui.photos import PhotoFiles
-
 
 # format -> file suffix (dwc: a Darwin Core Archive, a zip)
 FORMATS = {**{f: f for f in MARK_FORMATS}, "dwc": "dwc.zip"}
@@ -66,15 +66,22 @@ class MarkHandlers:
         """Write the marked photos to data/exports and return a copy to download (never the data folder)."""
         fmt = (fmt or "csv").strip().lower()
         marks = list(marks or [])
+        if fmt not in FORMATS:
+            raise InputError(f"Unknown export format {fmt!r}", "choose one of: " + ", ".join(FORMATS))
+        if not marks:  # said before any format's writer runs: the same message for csv, jsonl and dwc
+            raise InputError("No photo is marked", "mark photos first (open a photo and press Mark)")
         settings = self.engine.settings
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         path = settings.path("exports", f"marked-{stamp}.{FORMATS.get(fmt, 'txt')}")
         photos = {p.id: p for p in self.engine.corpus.photos([int(m["id"]) for m in marks])}
-        if fmt == "dwc" and marks:
+        if fmt == "dwc":
             camtrap = getattr(self.engine.corpus, "camtrap", None)  # camera-trap frames: MachineObservation
             sources = ExportSources(settings, None, self.engine.corpus.photos, camtrap)
+            notices: list[str] = []  # licences GBIF cannot take, a missing contact: said, not refused
             rows = darwincore.write_archive(path, darwincore.marked_occurrences(marks, photos),
-                                            collection_roots(settings), **dwc_options(sources, list(photos)))
+                                            collection_roots(settings), **dwc_options(sources, list(photos)),
+                                            notices=notices)
+            warn(few(notices))
         else:
             rows = export_marks(marks, photos, fmt, path, collection_roots(settings))
         self.log.log_export(ExportRecord(session_id=None, format=f"marked-{fmt}", path=str(path), rows=rows))

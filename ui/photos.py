@@ -30,13 +30,15 @@ class PhotoFiles:
 
     def people(self, ids: Sequence[int]) -> dict[int, list]:
         """photo id -> the person boxes to keep from a viewer who is not logged in (setting hide_people). A web
-        app with a password has only logged-in viewers: nothing is kept from them; without one every viewer
-        counts as not logged in (a Hugging Face login on a Space is not told apart yet: people stay blurred)."""
+        app with a password or a users file has only logged-in viewers: nothing is kept from them; without one
+        every viewer counts as not logged in (a Hugging Face login on a Space is not told apart yet: people stay
+        blurred)."""
         store = getattr(self.corpus, "camtrap", None)
-        mode = getattr(self.settings, "hide_people", "show")
-        if store is None or mode == "show" or getattr(self.settings, "password", "") or not ids:
+        mode = self.settings.hide_people
+        logins = self.settings.password or self.settings.users_file
+        if store is None or mode == "show" or logins or not ids:
             return {}
-        threshold = float(getattr(self.settings, "detection_threshold", 0.2))
+        threshold = float(self.settings.detection_threshold)
         found = {pid: person_boxes(dets, threshold) for pid, dets in store.detections(list(ids)).items()}
         return {pid: boxes for pid, boxes in found.items() if boxes}
 

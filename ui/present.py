@@ -1,11 +1,14 @@
 """Turning results, stages and log records into what the views show: gallery items, escaped HTML panels and
 Markdown tables. Pure functions of plain data (no gradio), so the handlers stay thin and testable.
 
-Scores: each view shows one scale with a stated meaning (ui.strings.SCALES): 'similarity' (the photo's
-cosine with the query's words, every preset has it) or, once photos were checked with yes/no questions
-(Verify), 'checks passed, %' (the judge's mean confidence over the checks)."""
+Scores: each view shows one scale with a stated meaning and range (ui.strings.SCALES): 'similarity' (the
+photo's cosine with the query's words, clamped to 0-1: core.search.scales; every preset has it) or, once a
+photo's checks were made (Verify), 'checks passed' (0-100%: the share of the yes/no checks asked that it
+passed, a check not made counting as undecided; with how many were made: "67% (2 of 3 checked)"). A
+ranking score that is neither (rank fusion) is never shown as a similarity."""
 from __future__ import annotations
 
+import math
 import re
 from html import escape
 from pathlib import PurePosixPath
@@ -13,7 +16,7 @@ from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
 from core.contracts.settings_fields import SettingFields
-from core.contracts.verdicts import CANNOT_TELL, NOT_CHECKED, YES, entry_verdict
+from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
 from ui.camtrap_present import caption_tail
 
@@ -24,7 +27,7 @@ def scale_of(stages: dict[str, Any] | None) -> str:
     a judge that failed its check, scores none: its photos keep their similarity); 'pictures' when they were
     found by the pictures searched with (VisRet drew some, or the user gave an example); else 'similarity'."""
     stages = stages or {}
-    if any(p.get("score") is not None for p in (stages.get("rerank") or {}).get("photos") or []):
+    if checked_ids(stages):  # a photo with a check made; checks all "not checked" put nothing on this scale
         return "checks"
     return "pictures" if searched_by_pictures(stages) else "similarity"
 
@@ -52,17 +55,34 @@ def checked_ids(stages: dict[str, Any] | None) -> dict[int, float]:
             if "id" in p and p.get("score", 0.0) is not None}  # a photo none of whose checks could be made: none
 
 
+def checks_made(stages: dict[str, Any] | None, photo_id: int) -> tuple[int, int]:
+    """(checks made, checks asked) of one photo (0, 0 when it was not checked)."""
+    answers = answers_of(stages, photo_id)
+    return sum(1 for a in answers if check_verdict(a) != NOT_CHECKED and a.get("p_yes") is not None), len(answers)
+
+
+def percent(score: float) -> str:
+    """A checks score as the page writes it: rounded down, so 100% appears only for a score of exactly 100
+    (every check made and passed surely), never for 99.6."""
+    lo, hi = SCALE_RANGES["checks"]
+    return f"{math.floor(min(hi, max(lo, float(score))) + 1e-9):.0f}%"
+
+
 def score_text(hit: dict[str, Any], scale: str, checked: dict[int, float] | None = None,
-               similarity_is_score: bool = False) -> str:
-    """The hit's score on `scale`, as the page writes it: '0.83' (similarity) or '83%' (checks passed, from the
-    judge's own score of the photo when `checked` has it). `similarity_is_score`: rankings by similarity
-    itself (the dialogue's candidates), whose hits carry no separate similarity."""
+               similarity_is_score: bool = False, made: tuple[int, int] | None = None) -> str:
+    """The hit's score on `scale`, as the page writes it: '0.83' (similarity, 0-1) or '83%' (checks passed, from
+    the judge's own score of the photo when `checked` has it), with '(2 of 3 checked)' when `made` (checks made,
+    asked) says some were not made. `similarity_is_score`: rankings by similarity itself (the dialogue's
+    candidates), whose hits carry no separate similarity."""
     if scale == "checks":
         if checked is not None and int(hit["id"]) not in checked:
             return S.NOT_CHECKED
-        return f"{float((checked or {}).get(int(hit['id']), hit.get('score', 0.0))):.0f}%"
-    sim = hit.get("similarity", hit.get("score") if similarity_is_score else None)
-    return "–" if sim is None else f"{float(sim):.2f}"
+        text = percent((checked or {}).get(int(hit["id"]), hit.get("score", 0.0)))
+        if made and made[0] < made[1]:
+            text += " " + S.CHECKS_MADE.format(made=made[0], asked=made[1])
+        return text
+    sim = on_similarity_scale(hit.get("similarity", hit.get("score") if similarity_is_score else None))
+    return "–" if sim is None else f"{sim:.2f}"
 
 
 def name_of(hit: dict[str, Any]) -> str:
@@ -75,6 +95,19 @@ def name_of(hit: dict[str, Any]) -> str:
     path = str(hit.get("path") or "")
     file = PurePosixPath(urlparse(path).path if "://" in path else path.replace("\\", "/")).name
     return file or f"photo {hit['id']}"
+
+
+# the range each scale holds to, as core.search.scales sets them (the engine clamps similarities; the page
+# holds to them too for hits that carry a raw cosine, the dialogue's)
+SCALE_RANGES = {"similarity": (0.0, 1.0), "pictures": (0.0, 1.0), "checks": (0.0, 100.0)}
+
+
+def on_similarity_scale(value: Any) -> float | None:
+    """A cosine shown on the 0-1 similarity scale (clamped; None stays None)."""
+    if value is None:
+        return None
+    lo, hi = SCALE_RANGES["similarity"]
+    return min(hi, max(lo, float(value)))
 
 
 # ---- galleries ------------------------------------------------------------------------------------
@@ -90,13 +123,21 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
     short = part_names(((stages or {}).get("coverage") or {}).get("subqueries") or [])
     out = []
     for h, path in zip(hits, paths):
-        score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None)}"
+        made = checks_made(stages, h["id"]) if scale == "checks" else None
+        score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None, made)}"
+        score += near_copies_text(h)
         if h.get("covers") is not None:  # a covering photo: what it covers first, so two lines always show it
             parts = ", ".join(short.get(t, t) for t in h["covers"])
             out.append((path, f"#{h['rank']} {S.COVERS.format(parts=parts)} · {name_of(h)}{score}"))
         else:
             out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"))
     return out
+
+
+def near_copies_text(hit: dict[str, Any]) -> str:
+    """' · +2 near-copies' for a result with near-copies folded into it (core.vectors.near_copies), else ''."""
+    n = len(hit.get("near_copies") or [])
+    return "" if not n else " · " + (S.NEAR_COPIES[0] if n == 1 else S.NEAR_COPIES[1].format(n=n))
 
 
 def in_box(hit: dict[str, Any], short: bool = False) -> str:
@@ -203,9 +244,25 @@ def check_verdict(a: dict[str, Any]) -> str:
     return entry_verdict(a, LEGACY_BAND)
 
 
+def badge_reason(a: dict[str, Any]) -> str:
+    """The reason a badge shows, never contradicting its verdict: the judge's own note in plain words with its
+    own confidences ("belly visible (100% sure)") only where the verdict is the judge's own yes or no; for a
+    "can't tell", or a verdict its votes turned, the note without its numbers, after what the judge leaned to."""
+    said = check_verdict(a)
+    text = reason_text(a.get("reason", ""))
+    own = str(a.get("judge_answer", said)).strip().lower()
+    if said == NOT_CHECKED or (said in (YES, NO) and own in ("", said)):
+        return text
+    plain = re.sub(r"\s*\((?:\d+% sure|[01]\.\d\d)\)", "", text).strip()
+    p = a.get("p_yes")
+    lean = S.LEANED.format(word=own or "?", p=f"{float(p):.0%}" if isinstance(p, (int, float)) else "?")
+    return f"{lean}{S.LEANED_NOTE.format(note=plain) if plain else ''}"
+
+
 def badges_html(answers: Iterable[dict[str, Any]]) -> str:
     """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped. A question
-    the checker could not check says "not checked" and why (it counts neither for nor against the photo)."""
+    the checker could not check says "not checked" and why (it counts as undecided, 50%: neither for nor against
+    the photo)."""
     parts = []
     for a in answers:
         said = check_verdict(a)
@@ -220,7 +277,7 @@ def badges_html(answers: Iterable[dict[str, Any]]) -> str:
             f'<div class="ecolens-badge {kind}">'
             f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
             f" <span class='badge-conf'>{escape(conf)}</span>"
-            f"<div class='badge-reason'>{escape(reason_text(a.get('reason', '')))}</div></div>")
+            f"<div class='badge-reason'>{escape(badge_reason(a))}</div></div>")
     return "".join(parts)
 
 
@@ -273,11 +330,15 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
     if badges:
         name, meaning = S.SCALES[scale]
         html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
-                    f"{escape(score_text(hit, scale, checked))}</b><br><span class='ecolens-scale'>"
+                    f"{escape(score_text(hit, scale, checked, made=checks_made(stages, hit['id'])))}</b>"
+                    f"<br><span class='ecolens-scale'>"
                     f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
         html.append(_closest_html(hit, stages, picture_url))
         if hit.get("matched_detection"):
             html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
+        if hit.get("near_copies"):
+            ids = ", ".join(str(i) for i in hit["near_copies"])
+            html.append(f"<p class='ecolens-near-copies'>{escape(S.NEAR_COPIES_LIST.format(ids=ids))}</p>")
         inner = badges_html(answers_of(stages, hit["id"]))
         html.append(f"<div class='ecolens-badges'>{inner or escape(S.NO_BADGES)}</div>")
     cov = _stage_photo(stages, "coverage", hit["id"])
@@ -313,20 +374,31 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
     checked = checked_ids(stages)
     results = []
     for h in state.get("hits") or []:
-        row = {k: h.get(k) for k in ("rank", "id", "score", "similarity", "taxon", "common_name", "observed_on",
+        row = {k: h.get(k) for k in ("rank", "id", "similarity", "taxon", "common_name", "observed_on",
                                      "latitude", "longitude", "license", "license_code", "license_url",
                                      "rights_holder", "deployment_id", "event_id", "timestamp", "detections",
-                                     "matched_detection", "event_frames", "event_frame_ids") if k in h}
+                                     "matched_detection", "event_frames", "event_frame_ids", "near_copies")
+               if k in h}
+        if row.get("similarity") is not None:
+            row["similarity"] = on_similarity_scale(row["similarity"])
+        # `score` is on the stated scale (None: not on it, e.g. a photo with no check made); the ranking's own
+        # number (a rank-fusion value, ...) is `ranking_score`, described by `ranking`
+        row["score"] = checked.get(int(h["id"])) if scale == "checks" else row.get("similarity")
+        row["ranking_score"] = h.get("score")
         row["checked"] = int(h["id"]) in checked
-        row["badges"] = [{**{k: a.get(k) for k in ("question", "answer", "p_yes", "reason", "checked") if k in a},
-                          "answer": check_verdict(a)} for a in answers_of(stages, h["id"])]
+        made, asked = checks_made(stages, h["id"])
+        if asked:
+            row["checks"] = {"made": made, "asked": asked}
+        row["badges"] = [{**{k: a.get(k) for k in ("question", "answer", "p_yes", "checked") if k in a},
+                          "answer": check_verdict(a), "reason": badge_reason(a)} for a in answers_of(stages, h["id"])]
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])
         results.append(row)
     name, meaning = S.SCALES[scale]
-    return {"session_id": state.get("session_id"), "query": state.get("query", ""),
+    return {"session_id": state.get("session_token") or None, "query": state.get("query", ""),
             "preset": state.get("preset", ""), "method": state.get("method", ""),
-            "score": {"scale": name, "meaning": meaning}, "results": results, "notices": list(notices),
+            "score": {"scale": name, "meaning": meaning, "range": list(SCALE_RANGES[scale])},
+            "ranking": stages.get("score"), "results": results, "notices": list(notices),
             "status": status}
 
 

@@ -23,6 +23,7 @@ class SearchRecord:
         """The page's session in the log (opened by its first search)."""
         if state.get("session_id") is None:
             state["session_id"] = self.log.start_session(kind, title[:80])
+            state["session_token"] = self.log.token(state["session_id"])  # what the page and the API are told
         return state["session_id"]
 
     def open(self, state: dict[str, Any], request: Any) -> None:

@@ -32,11 +32,13 @@ from ui.dialogue_handlers import DialogueHandlers
 from ui.forms import typed_api
 from ui.history_handlers import HistoryHandlers
 from ui.identify_handlers import IdentifyHandlers
+from ui.identity import Identity
 from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
 from ui.photos import served_files
+from ui.owned_log import OwnedLog
 from ui.schemas import remember_schemas
 from ui.search_handlers import SearchHandlers
 from ui.search_view import search_limit
@@ -80,8 +82,19 @@ def oauth_enabled(environ=os.environ) -> bool:
     return bool(environ.get("SPACE_ID") and environ.get("OAUTH_CLIENT_ID"))
 
 
-def annotator_name(profile: gr.OAuthProfile | None) -> str:
-    return profile.username if profile is not None else ""
+def annotator_box(identity: Identity):
+    """What the page load does to the label view's annotator box, its agreement button and the photo view's
+    identifier box: with personal logins both boxes show the logged-in person's name and cannot be typed in,
+    and only an owner is offered the agreement."""
+    def fill():
+        who = identity.person()
+        if not identity.personal:
+            return gr.update(), gr.update(), gr.update()
+        if who is None:  # a Space's visitor who has not logged in with Hugging Face: a name to type, as before
+            return gr.update(interactive=True), gr.update(visible=False), gr.update(interactive=True)
+        name = gr.update(value=who.name, interactive=False)
+        return name, gr.update(visible=who.is_owner), name
+    return fill
 
 
 def _gate(preparation: Preparation | None):
@@ -100,7 +113,8 @@ def _banner_md(text: str):
 
 
 def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
-              prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None) -> gr.Blocks:
+              prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None,
+              identity: Identity | None = None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
     says what is searched and which stand-ins are in use: a text, or a function asked again at every page
     load and after every search (so it follows the catalog: an ingest by the command line shows at once);
@@ -108,7 +122,11 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
     the page shows its progress until it is done. `examples()`: example searches offered under the query box
     (a hub corpus's benchmark queries), asked at page load and once the collection is ready. `camtrap`:
     core.camtrap.desk.CamtrapDesk, the page's door to camera-trap data (None: the page has no camera-trap
-    parts)."""
+    parts). `identity` (ui.identity): who logs in as themselves (default: a Hugging Face login on a Space,
+    else nobody); every handler sees the session log as the asker may use it (ui.owned_log)."""
+    identity = identity if identity is not None else Identity(oauth=oauth_enabled())
+    memory = isinstance(session_log, MemorySessionLog)
+    session_log = OwnedLog(session_log, identity)
     remember_schemas()  # every progress update of a search skips outputs: spare the loop their schemas
     preparation = Preparation(prepare).start() if prepare is not None else None
     ready = _gate(preparation)
@@ -134,11 +152,11 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         # a callable value is read when each page loads (a string would be the note of the server's start)
         progress = gr.Markdown(preparation.status if preparation else "", elem_id="prepare-status",
                                visible=bool(preparation and not preparation.ready))
-        if isinstance(session_log, MemorySessionLog):
+        if memory:
             gr.Markdown(S.MEMORY_LOG, elem_id="memory-log-notice")
         marked = gr.State([])  # the photos this page marked, from any gallery
         lightbox = LightboxView(LightboxHandlers(engine, camtrap), marked)
-        identify = IdentifyHandlers(lightbox.h)
+        identify = IdentifyHandlers(lightbox.h, session_log.annotator)  # identified by the logged-in person
         identify_handlers.wire(lightbox, identify)
         marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
         search = SearchHandlers(engine, session_log, ready, camtrap)
@@ -151,7 +169,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
                 compare_view.build(CompareHandlers(engine, session_log, ready), lightbox)
             with gr.Tab(S.TAB_LABEL, id="label", elem_id="tab-label"):
                 labels = LabelHandlers(engine, session_log, ready=ready, camtrap=camtrap)
-                annotator = label_view.build(labels, search_ui.state)
+                annotator, agreement = label_view.build(labels, search_ui.state)
             with gr.Tab(S.TAB_HISTORY, id="history", elem_id="tab-history") as history_tab:
                 history = HistoryHandlers(engine, session_log)
                 history_ui = history_view.build(history, lightbox)
@@ -198,13 +216,13 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         # a person's identification of a camera-trap frame or event, for scripts (docs/reference/api.md)
         gr.api(identify.identify_api, api_name="identify", concurrency_id="label-api", concurrency_limit=1)
         app.unload(search.page_closed)
-        if oauth_enabled():
-            app.load(annotator_name, None, annotator, api_visibility="private")
+        if identity.personal:
+            app.load(annotator_box(identity), None, [annotator, agreement, lightbox.who], api_visibility="private")
     return typed_api(app)
 
 
 # everything the data directory holds besides the served copies
-PRIVATE = ("ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
+PRIVATE = ("users.txt", "ecolens.sqlite", "ecolens.sqlite-wal", "ecolens.sqlite-shm", "ecolens.sqlite-journal",
            "ecolens.sqlite.migrate.lock", "ingest.lock", "index", "cache", "logs", "exports", "media", "artefacts",
            "generated", "fieldguide", "uploads", "hub", "models")
 
@@ -234,7 +252,9 @@ def blocked_folders(settings: Any) -> list[str]:
 ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's monitoring summary (its default: every event)
 
 
-def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
+def launch_options(settings: Any, environ=os.environ, users: Any = None, grants: Any = None) -> dict[str, Any]:
+    """Gradio's launch arguments. `users` (core.people.users.Users): each person logs in with their own password;
+    `grants` (storage.served_files): the record of who was handed which file of the upload folder."""
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
@@ -246,8 +266,11 @@ def launch_options(settings: Any, environ=os.environ) -> dict[str, Any]:
                                 # a thread for every search the search event admits, and the other events' own
                                 max_threads=search_limit(settings) + 24)
     # one browser's uploads are served to that browser only (ui.upload_guard)
-    opts["app_kwargs"] = {"middleware": [Middleware(UploadGuard)]}
-    if settings.password:
+    opts["app_kwargs"] = {"middleware": [Middleware(UploadGuard, grants=grants)]}
+    if users is not None:
+        opts["auth"] = auth_function("", users)  # each person's own name and password; wrong ones rate-limited
+        opts["auth_message"] = "EcoLens: your own name and password"
+    elif settings.password:
         opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
     return opts
@@ -260,17 +283,19 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
 
 
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
-           prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None) -> int:
+           prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None,
+           users: Any = None, grants: Any = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
-    and the page says that nothing is saved."""
+    and the page says that nothing is saved. `users`, `grants`: as launch_options takes them."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
+    identity = Identity(users, oauth_enabled())
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples,
-                    camtrap)
+                    camtrap, identity)
     # Gradio rebuilds its monitoring summary (a pandas table of up to its last 10,000 events) after every event
     # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))
     app.queue(default_concurrency_limit=8)
-    opts = launch_options(engine.settings)
+    opts = launch_options(engine.settings, users=users, grants=grants)
     serve_in_place(opts["allowed_paths"])  # the served copies: no per-file hashing and copying on the event loop
     # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)
     opts["app_kwargs"]["middleware"].append(Middleware(ApiGuard, names=api_names(app),

@@ -95,8 +95,9 @@ SCALES = {
                                  "(unrelated) to 1 (the closest possible)"),
     "pictures": ("similarity", "how close each photo is to the closest picture searched with (a drawing, or your "
                                "example photo), from 0 (unrelated) to 1 (the closest possible)"),
-    "checks": ("checks passed", "how sure the photo checker is, on average, that the photo passes each yes/no "
-                                "check it could make; 100% means sure of every one"),
+    "checks": ("checks passed", "the share of the yes/no checks asked that the photo passed, each counted by how "
+                                "sure the photo checker is, a check it could not make counting as undecided "
+                                "(50%), from 0% to 100%; 100% means every check was made and passed surely"),
 }
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
 FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
@@ -104,7 +105,12 @@ FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank
                "need not fall in rank order.")
 CLOSEST_PICTURE = "Closest picture searched with: {picture}, similarity {similarity}."
 NOT_CHECKED = "not checked"
-NOT_COUNTED = "(the photo checker cannot see this, so it counts neither for nor against the photo)"
+NOT_COUNTED = "(the photo checker cannot see this, so it counts as undecided, 50%, neither for nor against the photo)"
+CHECKS_MADE = "({made} of {asked} checked)"
+NEAR_COPIES = ("+1 near-copy", "+{n} near-copies")  # a result with copies of its picture folded into it
+NEAR_COPIES_LIST = "Near-copies of this picture (re-encodes, resizes, rotations or crops) not shown apart: {ids}."
+LEANED = "too close to call: the checker leaned {word} (p(yes) {p})"
+LEANED_NOTE = "; its note: {note}"
 
 # ---- photo view (lightbox) ---------------------------------------------------------------------------
 LIGHTBOX_TITLE = "Photo {pos} of {n}"
@@ -196,7 +202,7 @@ ADJUDICATE_PICK = "Click a photo in the disagreements first."
 ADJUDICATED = "Final word saved: photo {photo} is {label}."
 
 # ---- history view ------------------------------------------------------------------------------------
-HISTORY_SESSIONS = "Past sessions (or type a session number)"
+HISTORY_SESSIONS = "Past sessions"
 HISTORY_REFRESH = "Refresh"
 HISTORY_OPEN = "Reopen"
 HISTORY_EMPTY = "No sessions yet."
@@ -205,9 +211,7 @@ HISTORY_REQUESTS = "Searches"
 HISTORY_REQUEST = "Search shown"
 HISTORY_LABELS = "Labels"
 HISTORY_CHAT = "Dialogue turns"
-HISTORY_SESSION = "Session {id} ({kind}, {when}): {title}"
-HISTORY_BAD_ID = "{value!r} is not a session number"
-HISTORY_BAD_ID_HINT = "pick a session from the list or type its number, e.g. 12"
+HISTORY_SESSION = "Session ({kind}, {when}): {title}"
 KINDS = {"search": "search", "dialogue": "dialogue", "compare": "comparison", "label": "labelling"}
 
 # ---- messages ----------------------------------------------------------------------------------------
@@ -325,8 +329,8 @@ WEB_WORDS = (
     ("rerank_k (candidates to verify)", "Photos to check"),
     ("m (pictures to draw)", "Pictures to draw"),
     ("sub-questions:", "writing the yes/no checks:"),
-    (", where it could say neither yes nor no (counted as neither pass nor fail)",
-     " it could answer neither yes nor no (they count neither for nor against a photo)"),
+    (", where it could say neither yes nor no (each counted as undecided, 50%: neither pass nor fail)",
+     " it could answer neither yes nor no (each counts as undecided, 50%: neither for nor against a photo)"),
     ("visualization ", "drawing "),
     # the search's time limit (core.methods.deadline) and the index check of a running server (core.vectors)
     ("keep their first-stage order", "keep the order they had before the checks"),

@@ -68,7 +68,7 @@ class JudgeAnswer:
     """A judge's answer to one yes/no question about one photo, or its abstention: `abstained` means the judge
     could not answer from the photo ("not checked"); `reason` then says why and `unchecked` names the parts
     of the question it cannot see ("calling", "at night"; empty when the whole question was out of reach for
-    another reason, e.g. an undecided reply). An abstention counts as neither pass nor fail
+    another reason, e.g. an undecided reply). An abstention counts as undecided (0.5), neither pass nor fail
     (core/backends/reach.py builds one)."""
 
     answer: str  # "yes" or "no"; "not checked" when abstained

@@ -4,7 +4,7 @@ and the phrases of a question a judge cannot see ("calling", "at night").
 A judge abstains when it cannot answer a question from the photo: the stand-in field-guide judge on words
 none of its heads reads, the CLIP statement judge inside its undecided band or on things with no visual
 statement (sounds, time of day), a real vision-language model when its first answer token puts most of its
-probability on neither yes nor no. The rerank scores an abstention as neither pass nor fail."""
+probability on neither yes nor no. The rerank counts an abstention as undecided (0.5), neither pass nor fail."""
 from __future__ import annotations
 
 import re

@@ -10,7 +10,6 @@ from core.camtrap import event_labels, frame_facts, frame_pictures, identificati
 from core.contracts.camtrap import CamtrapStore, Observation
 from core.contracts.sessionlog import Label
 
-DEFAULT_THRESHOLD = 0.2  # setting detection_threshold's default
 
 
 class CamtrapDesk:
@@ -19,7 +18,7 @@ class CamtrapDesk:
 
     @property
     def threshold(self) -> float:
-        return float(getattr(self.settings, "detection_threshold", DEFAULT_THRESHOLD))
+        return float(self.settings.detection_threshold)
 
     def deployment_keys(self) -> list[str]:
         """The catalog's deployments by key ([] for a catalog without camera-trap data)."""

@@ -176,6 +176,9 @@ def _config_error(error: Mapping[str, Any]) -> ConfigError:
     if problem == "value_error" and name == "named_places":  # its own check says which entry is wrong
         said = str((error.get("ctx") or {}).get("error") or error.get("msg") or "")
         return ConfigError(f"Setting {name}={raw!r}: {said}", f"fix {name}: {field_help()[name]}")
+    if problem == "string_pattern_mismatch":  # text of a fixed form (a UTC offset, a repository name)
+        return ConfigError(f"Setting {name}={raw!r} does not have the form it needs",
+                           f"fix {name}: {field_help()[name]}")
     if problem == "finite_number":
         return ConfigError(f"Setting {name}={raw!r} is not a finite number",
                            f"give {name} a number such as {Settings.model_fields[name].default!r}")

@@ -120,10 +120,24 @@ def name(value: Any) -> str:
     return " ".join(unicodedata.normalize("NFC", "" if value is None else str(value)).split())
 
 
+# characters that show nothing (Unicode category Cf: zero-width space and joiners, the bidi controls, the BOM,
+# soft hyphen, word joiner, ...) and the variation selectors: a name holding them looks like the name without
+INVISIBLE_RANGES = ((0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+
+
+def visible(text: str) -> str:
+    """`text` without invisible characters (format characters, category Cf, and variation selectors)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf"
+                   and not any(lo <= ord(c) <= hi for lo, hi in INVISIBLE_RANGES))
+
+
 def name_key(value: Any) -> str:
-    """What two names are compared by: the stored form (name) case-folded, so "Renée", "RENÉE" and a
-    decomposed "rene\u0301e" are one annotator, and "Straße" is "strasse"."""
-    return unicodedata.normalize("NFC", name(value).casefold())
+    """What two names are compared by: Unicode NFKC (full-width "Ｒｅｎéｅ" and ligatures are the plain letters),
+    invisible characters removed (zero-width, bidi controls, BOM), white space as one space, case-folded; so
+    "Renée", "RENÉE", a decomposed "rene\u0301e" and "Re\u200bnée" are one annotator, and "Straße" is
+    "strasse". Names are still stored and shown as typed (name)."""
+    folded = unicodedata.normalize("NFKC", visible(unicodedata.normalize("NFKC", "" if value is None else str(value))))
+    return " ".join(unicodedata.normalize("NFKC", folded.casefold()).split())
 
 
 def seconds(value: Any) -> float:

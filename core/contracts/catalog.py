@@ -9,7 +9,6 @@ import numpy as np
 
 from core.contracts.records import Filters, Photo
 
-
 # what a source may say about a photo, and an ingest of the source again updates (Catalog.update_metadata)
 METADATA_FIELDS = ("scientific_name", "common_name", "kingdom", "phylum", "class_name", "order", "family", "genus",
                    "observed_on", "latitude", "longitude", "license", "rights_holder", "caption")
@@ -121,6 +120,18 @@ class Catalog(Protocol):
 
     def unindexed_ids(self, vector_set_id: int) -> list[int]:
         """Photos of the catalog that have no vector in this set yet."""
+
+    def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """photo id -> its perceptual hashes (core.vectors.near_copies), for the photos of `ids` hashed so far
+        (b'': could not be hashed)."""
+
+    def unhashed_ids(self, limit: int | None = None) -> list[int]:
+        """Photos not hashed yet, in id order."""
+
+    def all_near_hashes(self) -> dict[int, bytes]:
+        """Every photo's hashes (those that could not be hashed left out)."""
+
+    def set_near_hashes(self, hashes: dict[int, bytes]) -> None: ...
 
     def start_ingest(self, source: str) -> int: ...
 

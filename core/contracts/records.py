@@ -149,6 +149,8 @@ class Hit:
     # camera-trap facts (core.camtrap.hit_facts): deployment_id, event_id, timestamp, detections, and with
     # by_event event_frames, event_frame_ids; None: the photo has none
     camtrap: dict[str, Any] | None = None
+    # the ids of the near-copies folded into this result (core.vectors.near_copies), best-ranked first; None: none
+    near_copies: list[int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         p = self.photo
@@ -158,6 +160,8 @@ class Hit:
             out["similarity"] = round(float(self.similarity), 6)
         if self.covers is not None:
             out["covers"] = list(self.covers)
+        if self.near_copies:
+            out["near_copies"] = list(self.near_copies)
         if p is not None:
             out.update(path=p.path, taxon=p.scientific_name, common_name=p.common_name,
                        observed_on=p.observed_on.isoformat() if p.observed_on else None,

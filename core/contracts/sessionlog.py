@@ -32,6 +32,8 @@ class SessionInfo:
     # every distinct query of the session's searches and labels, in the order first used: what the history
     # picker names the session by (the stored title is only its first search)
     queries: tuple[str, ...] = ()
+    token: str = ""  # what the page and the API call the session by (core.people.session_tokens); `id` stays inside
+    owner: str = ""  # the logged-in person's name key; '' when nobody logs in (or one shared password)
 
     def named(self) -> str:
         """The session's queries joined (whole, none cut), or its title when it has none."""
@@ -88,12 +90,13 @@ class Label:
     seconds: float = 0.0
     id: int | None = None
     created_at: datetime = field(default_factory=utcnow)
+    session_token: str = ""  # the session's token when read back from a log: what an export names it by
 
     def checked(self) -> "Label":
         if self.label not in LABEL_VALUES:
             raise InputError(f"Label {self.label!r} is not 1, 0 or -1", "use 1 relevant, 0 not relevant, -1 skip")
         name = bounds.name(bounds.text("annotator name", self.annotator, 200))  # NFC, one space, trimmed
-        if not name:
+        if not bounds.name_key(name):  # nothing visible: zero-width or bidi characters only
             raise InputError("The annotator name is empty", "type your name before labelling")
         query = bounds.name(bounds.text("query", self.query))  # stored and compared as clean_query leaves it
         if not query:
@@ -122,7 +125,15 @@ class SessionDetail:
 
 
 class SessionLog(Protocol):
-    def start_session(self, kind: str, title: str = "") -> int: ...
+    def start_session(self, kind: str, title: str = "", owner: str = "") -> int:
+        """A new session owned by `owner` ('' nobody); returns its number (its token: `token`)."""
+
+    def token(self, session_id: int) -> str:
+        """The session's token; NotFoundError when the number is unknown."""
+
+    def find(self, token: Any, owner: str | None = None) -> int:
+        """The number of the session with this token, owned by `owner` (None: anyone's); the one
+        core.people.session_tokens.no_such_session answer for anything else."""
 
     def log_request(self, request: RequestRecord) -> int:
         """Store the request and its stages (pictures in artefacts are written as files); returns its id."""
@@ -149,8 +160,8 @@ class SessionLog(Protocol):
 
     def exports(self) -> list[ExportRecord]: ...
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
-        """Most recent first."""
+    def sessions(self, limit: int = 50, owner: str | None = None) -> list[SessionInfo]:
+        """Most recent first; only `owner`'s when given."""
 
     def session(self, session_id: int) -> SessionDetail:
         """NotFoundError when the id is unknown."""

@@ -25,7 +25,8 @@ class SettingFields(BaseSettings):
         "storage folder, which becomes the data directory when it exists and data_dir was not set (ECOLENS_DATA_DIR "
         "or the file still wins), so a restart keeps the downloads, the catalog and the index. Without it the page "
         "says that a restart starts over. Not read elsewhere.")
-    vectors_repo: str = Field("", description="Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION]) "
+    vectors_repo: str = Field("", pattern=r"^(hf://datasets/[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?)?$",
+        description="Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION]) "
         "holding companion vectors for a hub corpus: vectors/SPLIT.parquet written by `python app.py export vectors` "
         "and uploaded there (docs/deployment.md); downloaded with the corpus and used by the ingest when their "
         "model is the embedder's. Empty: only vectors inside the corpus's own repository are looked for.")
@@ -124,6 +125,11 @@ class SettingFields(BaseSettings):
         description="Darwin Core basisOfRecord of exported photos whose source does not say (a column "
         "basisOfRecord, or camera_trap = true): HumanObservation for observers' photos, MachineObservation for a "
         "camera-trap collection.")
+    dwc_contact: str = Field("", description="The person named as the contact (and creator) of an exported "
+        "Darwin Core Archive (eml.xml), as GBIF's metadata wants one. Empty: the archive names 'EcoLens export' "
+        "and the export says to set it before publishing.")
+    dwc_contact_email: str = Field("", description="The contact's e-mail address in an exported Darwin Core "
+        "Archive's eml.xml (empty: none).")
     ingest_prefetch: int = Field(4, ge=1, le=64, description="Batches decoded ahead of the embedder during ingest "
         "(look-ahead).")
     index_flat_copy: bool = Field(True, description="Keep the full-precision flat copy of the vectors beside an "
@@ -178,9 +184,9 @@ class SettingFields(BaseSettings):
     hide_people: Literal["blur", "hide", "show"] = Field("blur", description="What people who are not logged in "
         "see of a photo with a person detected on it (a 'person' box at or above detection_threshold): 'blur' "
         "the person's box pixelated and blurred, 'hide' the photo withheld (a placeholder and a notice), 'show' as "
-        "it is. A web app with a password has only logged-in viewers; without one every viewer counts as not "
-        "logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also filePublic=false "
-        "in a Camtrap DP export.")
+        "it is. A web app with a password or a users_file has only logged-in viewers; without one every viewer "
+        "counts as not logged in (a Hugging Face login on a Space is not told apart yet). Such photos are also "
+        "filePublic=false in a Camtrap DP export.")
     # --- search and methods -------------------------------------------------------------------------
     k: int = Field(20, ge=1, le=limits.MAX_K, description="Results returned per search.")
     visret_m: int = Field(3, ge=1, le=limits.MAX_M, description="Visualizations generated per query (VisRet m).")
@@ -193,6 +199,12 @@ class SettingFields(BaseSettings):
         "beetle, flower) ranks the photos the catalog records in that group (its taxonomy: a world's own groups, or "
         "Aves, Anura, Lepidoptera, Plantae ...) first, with a notice. Off: the first stage ranks by the pictures "
         "alone. `eval` turns it off (its benchmarks rank pictures alone).")
+    near_copies: bool = Field(True, description="Fold near-copies (re-encodes, greyscale or CMYK copies, rotations, "
+        "resizes and crops of one picture, found by perceptual hashes made at ingest and the embedding distance) "
+        "into one result that says '+N near-copies'; frames of one camera-trap deployment never fold. Ingest "
+        "hashes the photos that have no hashes yet (a catalog made before: at its next ingest) and reports how "
+        "many near-copies it found. Off: no folding and no hashing. `eval` turns it off (its benchmarks judge "
+        "every picture).")
     rerank_subquestions: int = Field(3, ge=2, le=3, description="Yes/no sub-questions per query (2-3).")
     top_logprobs: int = Field(20, ge=0, le=20, description="Top log-probabilities requested for the first answer "
         "token.")
@@ -266,6 +278,11 @@ class SettingFields(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web app.")
     password: str = Field("", repr=False, json_schema_extra=SECRET, description="If set, the web app asks for "
         "user 'ecolens' with this password.")
+    users_file: str = Field("", description="A file of the people who may log in to the web app, one a line "
+        "NAME:HASH:ROLE (the password's scrypt hash; role owner or annotator); write lines with `python app.py "
+        "users add NAME --role annotator`. Each person logs in as themselves and labels under their own name; "
+        "their sessions, labels and exports are theirs; an owner also sees everyone's labels and the agreement "
+        "between annotators. Set, it replaces password. Relative paths are under data_dir.")
     map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
         "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
         "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")

@@ -174,7 +174,7 @@ def fetch(settings: Any, spec: str, progress: Progress | None = None) -> list[Pa
 
 def own_vectors_repo(settings: Any) -> HubDataset | None:
     """The repository the setting vectors_repo names (None when empty); InputError when it is not one."""
-    text = str(getattr(settings, "vectors_repo", "") or "").strip()
+    text = str(settings.vectors_repo or "").strip()
     if not text:
         return None
     own = parse(text)

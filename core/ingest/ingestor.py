@@ -16,19 +16,20 @@ from pathlib import Path
 from typing import Callable
 
 from core.backends.base import Embedder
+from core.camtrap import card as camtrap_card
+from core.config import Settings
 from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
-from core.vectors.gpu import choose as choose_gpu
-from core.vectors.index import VectorIndex
-from core.vectors.threads import set_threads, threads as faiss_threads
-from core.vectors.index_store import IndexStore
 from core.contracts.records import Photo
-from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
-from core.config import Settings
 from core.ingest import companion_vectors, downloads
 from core.ingest.sources import scan
-from core.camtrap import card as camtrap_card
+from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
+from core.vectors.gpu import choose as choose_gpu
+from core.vectors.index import VectorIndex
+from core.vectors.index_store import IndexStore
+from core.vectors.threads import set_threads
+from core.vectors.threads import threads as faiss_threads
 
 __all__ = ["Ingestor", "IngestReport"]
 
@@ -192,9 +193,35 @@ class Ingestor:
             self._detections(path, vs, report, results)
         if card is not None:  # after the detections: an event's MaxN counts their animals
             card.finish(self.catalog, report)
+        if self.settings.near_copies:  # after the card: its deployments say which frames never fold
+            self._near_copies(index, report)
         report.seconds = time.perf_counter() - started
         self.catalog.finish_ingest(run_id, report.to_json())
         return report
+
+    def _near_copies(self, index: VectorIndex, report: IngestReport) -> None:
+        """Hash the photos without perceptual hashes (this run's, and an older catalog's) and say how many of them
+        are near-copies of another photo (core.ingest.near_hashing)."""
+        from core.ingest.near_hashing import MOST_PER_INGEST, hash_missing, index_neighbours
+
+        if report.kind == "precomputed":  # its pictures are never read: hashing them would read every one
+            report.near_copies = None
+            report.notices.append("near-copies: photos of a precomputed-vector ingest are not hashed (their pictures "
+                                  "are not read), so searches do not fold their near-copies")
+            return
+        report.hashed, report.near_copies, left = hash_missing(self.catalog, self.settings, self.camtrap,
+                                                               index_neighbours(index))
+        if left:
+            report.notices.append(f"near-copies: {left} older photos are not hashed yet (an ingest hashes at most "
+                                  f"{MOST_PER_INGEST}, the newest first); the next ingests hash them")
+        if report.near_copies:
+            report.notices.append(
+                f"{report.near_copies} of the {report.hashed} photos hashed for near-copies are near-copies of "
+                "another photo (a re-encode, resize, rotation or crop of one picture): search results show each "
+                "group once, with '+N near-copies'")
+        elif report.near_copies is None:
+            report.notices.append(f"{report.hashed} photos hashed for near-copies; the catalog is too large to "
+                                  "count how many are near-copies here (searches still fold them)")
 
     def _scan(self, path: Path):
         """The source at `path`: a Camtrap DP package (core.camtrap), else a folder, CSV or parquet."""
@@ -211,9 +238,10 @@ class Ingestor:
     def _detections(self, path: Path | None, vs: VectorSet, report: IngestReport, results) -> None:
         """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
         from core.camtrap.crop_index import CropIndex
-        from core.camtrap.crops import embed_crops, reconcile as reconcile_crops
-        from core.ingest.detections_file import apply_results
+        from core.camtrap.crops import embed_crops
+        from core.camtrap.crops import reconcile as reconcile_crops
         from core.ingest.decode import decode_workers
+        from core.ingest.detections_file import apply_results
 
         s = self.settings
         crops = CropIndex(self.store.root, vs.id, vs.dim).load()

@@ -57,7 +57,7 @@ def ray_session(settings: Any, workers: int, gpus: int) -> Iterator[tuple[Any, i
     os.environ["RAY_enable_worker_prestart"] = "0"
     os.environ["RAY_prestart_worker_first_driver"] = "0"
     runtime_env = {"env_vars": {"PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}}
-    address = str(getattr(settings, "ray_address", "") or "").strip()
+    address = str(settings.ray_address or "").strip()
     try:
         if address:
             ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR, runtime_env=runtime_env)
@@ -110,7 +110,7 @@ def worker_check(plugins: tuple[str, ...], embedder: str) -> str:
 
 def check_workers(ray: Any, plugins: tuple[str, ...], settings: Any) -> None:
     """One task on a Ray worker, within ray_start_timeout_s: BackendError saying what is wrong otherwise."""
-    timeout = float(getattr(settings, "ray_start_timeout_s", 300.0))
+    timeout = float(settings.ray_start_timeout_s)
     ref = ray.remote(num_cpus=0, max_retries=0)(worker_check).remote(tuple(plugins), settings.embedder)
     try:
         ray.get(ref, timeout=timeout)

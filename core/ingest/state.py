@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from core.contracts.catalog import Catalog
+from core.contracts.records import Photo
 from core.ingest.decode import ReadItem
 from core.ingest.media_store import is_remote, keep_local
-from core.contracts.records import Photo
 
 MAX_DUPLICATE_NOTICES = 20  # a few examples; the count says the rest
 
@@ -36,6 +36,8 @@ class IngestReport:
     workers: int = 0
     seconds: float = 0.0
     crops: int = 0  # detection crops embedded (core.camtrap.crops)
+    hashed: int = 0  # photos given their perceptual hashes (core.ingest.near_hashing)
+    near_copies: int | None = 0  # of those, near-copies of another photo (None: not counted, a very large catalog)
 
     def to_json(self) -> dict:
         return {"source": self.source, "kind": self.kind, "seen": self.seen, "added": self.added,
@@ -44,7 +46,7 @@ class IngestReport:
                 "skipped": [{"path": n, "reason": r} for n, r in self.skipped], "ignored": self.ignored,
                 "notices": self.notices, "precomputed_vectors": self.vector_notes, "index": self.index_kind,
                 "engine": self.engine, "workers": self.workers, "seconds": round(self.seconds, 2),
-                "crops_embedded": self.crops}
+                "crops_embedded": self.crops, "hashed": self.hashed, "near_copies": self.near_copies}
 
 
 @dataclass

@@ -100,7 +100,7 @@ class DialogueSession:
     def turn_deadline(self) -> Iterator[SearchDeadline]:
         """One turn's time limit (deadline_dialogue_s): every model-server call inside ends by it, a task whose
         model was cut falls back to its offline rule, and a turn that ran out of time says so in `notices`."""
-        total = float(getattr(self.settings, "deadline_dialogue_s", 0) or 0) or None
+        total = float(self.settings.deadline_dialogue_s or 0) or None
         limit = SearchDeadline(total, "Dialogue", "deadline_dialogue_s")
         with limit.applied():
             yield limit

@@ -9,10 +9,11 @@ Photos are judged concurrently (settings.judge_concurrency); questions of one ph
 stream as events. Photos the judge fails on follow the judged ones in first-stage order.
 
 Abstentions (core/backends/reach.py): a question the judge could not answer from a photo is "not checked",
-neither pass nor fail: the photo's score is the mean over its checked questions only (with no abstention,
-the paper's mean over all). A photo with no checked question has no score and follows the scored ones in
-first-stage order. What no check covered (the judge's unseen parts of the query and of its questions, the
-parts of the query no question asks about) is named in one notice.
+neither pass nor fail: it counts as undecided (p(yes) 0.5) in the photo's score, which stays the share of the
+questions asked that passed (with no abstention, the paper's mean over all), so a photo shows 100 only when
+every check was made and passed. A photo with no check made has no score (it is not on the checks scale) and
+follows the scored ones in first-stage order. What no check covered (the judge's unseen parts of the query
+and of its questions, the parts of the query no question asks about) is named in one notice.
 
 Catalog facts (core/methods/catalog_evidence.py, settings.catalog_evidence): a question that asks only what the
 catalog records is answered from the photo's fields when it has them (p_yes 1.0 or 0.0, reason "catalog: ..."),
@@ -41,7 +42,8 @@ from core.contracts.events import PhotoJudged
 from core.contracts.world import GENERIC, RuleBook
 from core.methods.cache import CacheMiss, judge_prompt_version
 from core.methods.cache_keys import key_of
-from core.methods.catalog_evidence import CatalogEvidence, notice_text as catalog_notice, plan_evidence, summary
+from core.methods.catalog_evidence import CatalogEvidence, plan_evidence, summary
+from core.methods.catalog_evidence import notice_text as catalog_notice
 from core.methods.confidence import YES, p_yes, verdict
 from core.methods.deadline import backend_where, in_context
 from core.methods.llm_call import short_error
@@ -124,7 +126,8 @@ def judge_photo(run: Run, judge, photo, query: str, context: str, questions: Seq
                 answers[-1]["reason"] = f"{said.reason}, so it was {PICTURE} {seen}"
                 answers[-1]["source"] = "picture"
         history.append((q, answers[-1].get("judge_answer", answers[-1]["answer"])))
-    return {"id": photo.id, "answers": answers, "score": photo_score(answers)}
+    return {"id": photo.id, "answers": answers, "score": photo_score(answers),
+            "checks_made": sum(1 for a in answers if made(a)), "checks_asked": len(answers)}
 
 
 def answer_entry(question: str, got: Sequence[Any], band: float) -> dict[str, Any]:
@@ -154,11 +157,22 @@ def catalog_tier(result: dict[str, Any]) -> int:
     return 1 if any(a.get("source") == "picture" for a in answers) else 0
 
 
+UNMADE_CHECK = 0.5  # a check that could not be made counts as undecided: neither a pass nor a fail
+
+
+def made(answer: dict[str, Any]) -> bool:
+    """Whether this check was made (by the judge or the catalog): it has a p(yes)."""
+    return answer.get("checked", True) is not False and answer.get("p_yes") is not None
+
+
 def photo_score(answers: Sequence[dict[str, Any]]) -> float | None:
-    """100 x the mean p_yes over the checked answers (methods.md 3.5 over what the judge could answer); None
-    when none was checked."""
-    ps = [float(a["p_yes"]) for a in answers if a.get("checked", True) and a.get("p_yes") is not None]
-    return round(100.0 * sum(ps) / len(ps), 4) if ps else None
+    """100 x the share of the questions asked that passed (methods.md 3.5): each check made counts its p(yes),
+    each check that could not be made counts as undecided (UNMADE_CHECK), so 100 means every check was made
+    and passed surely; None when no check was made (the photo is not on the checks scale)."""
+    if not any(made(a) for a in answers):
+        return None
+    ps = [float(a["p_yes"]) if made(a) else UNMADE_CHECK for a in answers]
+    return round(100.0 * sum(ps) / len(ps), 4)
 
 
 def _completed(run: Run, futures, timeout: float):
@@ -177,7 +191,7 @@ def _completed(run: Run, futures, timeout: float):
 def passed(photo: dict[str, Any]) -> bool:
     """Every checked question of this photo has the verdict yes (a "can't tell" inside the undecided band is
     not a yes), and at least one was checked (a "not checked" answer is neither a pass nor a fail)."""
-    answers = [a for a in photo.get("answers") or [] if a.get("checked", True) and a.get("p_yes") is not None]
+    answers = [a for a in photo.get("answers") or [] if made(a)]
     return bool(answers) and all(a.get("answer") == YES for a in answers)
 
 
@@ -211,7 +225,7 @@ def _abstention_notice(run: Run, judge, query: str, questions: Sequence[str], re
         text += f"{';' if parts else ':'} none of the {len(answers)} answers ({next(iter(reasons)).rstrip('.')})"
     elif unnamed:
         text += (f"{';' if parts else ':'} {unnamed} of {len(answers)} answers, where it could say neither yes nor "
-                 "no (counted as neither pass nor fail)")
+                 "no (each counted as undecided, 50%: neither pass nor fail)")
     log.warning("rerank %r with judge %s: %s", query, judge.model_id, text)
     run.notice(text)
 
@@ -244,7 +258,7 @@ def run_rerank(run: Run, query: str, candidates: Sequence[tuple[int, float]], mo
     # catalog ids are never reused for other pictures, so ids identify the candidates within one data dir; what
     # the catalog says to the questions is part of the key, so an edited catalog is not answered from the memo
     memo_key = key_of("rerank-stage", judge.model_id, judge_prompt_version(judge), [pid for pid, _ in candidates],
-                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions",
+                      *ask, "chained" if chain else "independent", "majority-vote", "abstentions", "unmade-counts-0.5",
                       evidence.signature(read) if evidence is not None else "no-catalog-evidence",
                       f"undecided-band {run.settings.undecided_band}")
     memo = run.backends.cache.get_json("rerank_stage", memo_key) or {}

@@ -16,9 +16,11 @@ from PIL import Image
 from core.camtrap.boxes import box_json
 from core.camtrap.crop_index import CropIndex, merge
 from core.camtrap.pool import CamtrapPool
+from core.config import Settings
 from core.contracts import bounds
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError, NotFoundError
+from core.contracts.records import Filters, Hit, Photo
 from core.imageio import load_image
 from core.search.filter_columns import FilterColumns
 from core.vectors.gpu import choose as choose_gpu
@@ -26,8 +28,6 @@ from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
 from core.vectors.integrity import checksum_path
 from core.vectors.warm_up import StoreWarmUps, WarmUp
-from core.contracts.records import Filters, Hit, Photo
-from core.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +212,10 @@ class Corpus:
 
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         return self.index.vectors(ids)
+
+    def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """The photos' perceptual hashes (core.vectors.near_copies); photos not hashed yet are left out."""
+        return self.catalog.near_hashes([int(i) for i in ids])
 
     def load_image(self, photo: Photo) -> Image.Image:
         return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)

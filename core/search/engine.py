@@ -29,6 +29,8 @@ from core.camtrap.pool import search_pool
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
+from core.contracts.search_request import SearchRequest
+from core.contracts.search_result import SearchResult
 from core.contracts.world import RuleBooks
 from core.methods.budget import Budget
 from core.methods.cached_backends import CachedBackends, difference
@@ -39,11 +41,11 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
+from core.search import scales
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
-from core.contracts.search_request import SearchRequest
-from core.contracts.search_result import SearchResult
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
+from core.vectors import near_copies
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
 
@@ -128,8 +130,8 @@ class SearchEngine:
         if request.preview and request.method != "baseline":
             with search_scope(run.cancel, heavy=False):  # the preview is plain work: its lane, not the costly one
                 preview = run.hits(run.rank(adjust(run.embed_text(request.query)), k, pool))
-            for h in preview:  # the preview's score is the similarity itself
-                h.similarity = h.score
+            for h in preview:  # the preview's score is the cosine itself, shown on the 0-1 similarity scale
+                h.similarity = scales.similarity(h.score)
             run.emit(FirstResults("preview", [h.to_json() for h in preview]))
         heavy = self.is_costly(request)
         with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
@@ -152,7 +154,15 @@ class SearchEngine:
             ranked, covers = final_ranking(ranked, stages.get("coverage"),
                                            lambda ids: self._text_scores(run, request, ids, adjust))
             ranked = camtrap_hits.by_event(self.corpus, request.filters, ranked)  # one result per event, if asked
+            copies: dict[int, list[int]] = {}
+            if s.near_copies:  # re-encodes, rotations, crops of one picture: one result (core.vectors.near_copies)
+                with run.timed("near_copies"):
+                    ranked, copies = near_copies.fold_results(self.corpus, ranked, k)
+                if copies:
+                    stages["near_copies"] = {"results": len(copies), "folded": sum(map(len, copies.values()))}
             hits = self._similar(run, request, run.hits(ranked[:k]), adjust, stages)
+            for h in hits:
+                h.near_copies = copies.get(h.photo_id)
             camtrap_hits.attach(self.corpus, hits, request.filters)
             for h in hits:
                 h.covers = covers.get(h.photo_id)
@@ -169,6 +179,7 @@ class SearchEngine:
         run.timings["total"] = (time.perf_counter() - t0) * 1000
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
+        stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
                               timings_ms=run.timings, backends=self.backends.describe(),
                               notices=list(self.corpus.startup_notices) + run.notices, stages=stages,
@@ -324,7 +335,7 @@ class SearchEngine:
         else:
             sims = {}
         for h in hits:
-            h.similarity = sims.get(h.photo_id)
+            h.similarity = scales.similarity(sims.get(h.photo_id))
         return hits
 
     def _first_stage(self, run: Run, request: SearchRequest, depth: int, pool, adjust, stages: dict) -> Ranked:

@@ -3,13 +3,23 @@ need no history (the web app without a data directory). storage/sessionlog.py is
 from __future__ import annotations
 
 import itertools
+import secrets
 import threading
 from dataclasses import replace
+from typing import Any
 
 from core.contracts import bounds
 from core.contracts.errors import NotFoundError
-from core.contracts.sessionlog import (ExportRecord, Label, RequestRecord, SessionDetail, SessionInfo, StageRecord,
-                                       TurnRecord)
+from core.contracts.sessionlog import (
+    ExportRecord,
+    Label,
+    RequestRecord,
+    SessionDetail,
+    SessionInfo,
+    StageRecord,
+    TurnRecord,
+)
+from core.people.session_tokens import looks_like_token, new_token, no_such_session
 
 
 class MemorySessionLog:
@@ -25,11 +35,24 @@ class MemorySessionLog:
         self._exports: list[ExportRecord] = []
         self._instructions: dict[str, str] = {}
 
-    def start_session(self, kind: str, title: str = "") -> int:
+    def start_session(self, kind: str, title: str = "", owner: str = "") -> int:
         with self._lock:
             sid = next(self._ids)
-            self._sessions[sid] = SessionInfo(id=sid, kind=kind, title=title[:200])
+            self._sessions[sid] = SessionInfo(id=sid, kind=kind, title=title[:200], token=new_token(),
+                                              owner=owner or "")
             return sid
+
+    def token(self, session_id: int) -> str:
+        with self._lock:
+            return self._need(session_id).token
+
+    def find(self, token: Any, owner: str | None = None) -> int:
+        if looks_like_token(token):
+            with self._lock:
+                for info in self._sessions.values():
+                    if secrets.compare_digest(info.token, token.strip()) and (owner is None or info.owner == owner):
+                        return info.id
+        raise no_such_session(token)
 
     def _need(self, session_id: int) -> SessionInfo:
         if session_id not in self._sessions:
@@ -65,8 +88,8 @@ class MemorySessionLog:
     def labels(self, session_id: int | None = None, query: str | None = None) -> list[Label]:
         wanted = None if query is None else bounds.name(query)
         with self._lock:
-            return [lb for lb in self._labels if (session_id is None or lb.session_id == session_id)
-                    and (wanted is None or lb.query == wanted)]
+            return [replace(lb, session_token=self._sessions[lb.session_id].token) for lb in self._labels
+                    if (session_id is None or lb.session_id == session_id) and (wanted is None or lb.query == wanted)]
 
     def remove_label(self, label_id: int) -> Label:
         with self._lock:
@@ -98,9 +121,10 @@ class MemorySessionLog:
         with self._lock:
             return list(self._exports)
 
-    def sessions(self, limit: int = 50) -> list[SessionInfo]:
+    def sessions(self, limit: int = 50, owner: str | None = None) -> list[SessionInfo]:
         with self._lock:
-            found = sorted(self._sessions.values(), key=lambda s: s.id, reverse=True)[:limit]
+            found = sorted((s for s in self._sessions.values() if owner is None or s.owner == owner),
+                           key=lambda s: s.id, reverse=True)[:limit]
             return [replace(info, queries=self._queries(info.id)) for info in found]
 
     def _queries(self, session_id: int) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from tests.browser.pages import QUERY, captions, open_photo, search, tab
 def test_history_reopens_a_search_and_a_dialogue_fully(server, open_browser, shot):
     page = open_browser()
     search(page, "a bird carrying a twig", preset="Verify")
-    sid = server.rows("SELECT max(id) FROM sessions WHERE kind = 'search'")[0][0]
+    sid = server.rows("SELECT token FROM sessions WHERE kind = 'search' ORDER BY id DESC LIMIT 1")[0][0]
     tab(page, "Label")
     page.fill("#label-annotator textarea", "hal")
     page.fill("#label-query textarea", "a bird carrying a twig")
@@ -26,10 +26,9 @@ def test_history_reopens_a_search_and_a_dialogue_fully(server, open_browser, sho
     page.click("#history-refresh")
     listed = page.evaluate("() => document.querySelector('#history-sessions input').value")
     assert "labelling" not in listed  # loading photos to label made no (empty) session to list
-    page.fill("#history-sessions input", str(sid))  # a session number typed in
+    page.fill("#history-sessions input", sid)  # a session's token pasted in (what a search's API answer names)
     page.click("#history-open")
-    page.wait_for_function("(s) => document.querySelector('#history-requests').innerText.includes('Session ' + s)",
-                           arg=sid)
+    page.wait_for_function("() => document.querySelector('#history-requests').innerText.includes('twig')")
     page.wait_for_selector("#history-gallery .thumbnail-item img")
     shown = captions(page, "#history-gallery")
     assert shown and all(re.search(r" · (\d+%|not checked)( · |$)", c) for c in shown)  # as it was searched
@@ -45,9 +44,9 @@ def test_history_reopens_a_search_and_a_dialogue_fully(server, open_browser, sho
     page.fill("#dialogue-answer textarea", "it is black")
     page.click("#dialogue-send")
     page.wait_for_function("document.querySelectorAll('#dialogue-chat [data-testid=bot]').length >= 2")
-    did = server.rows("SELECT max(id) FROM sessions WHERE kind = 'dialogue'")[0][0]
+    did = server.rows("SELECT token FROM sessions WHERE kind = 'dialogue' ORDER BY id DESC LIMIT 1")[0][0]
     tab(page, "History")
-    page.fill("#history-sessions input", f"#{did}")
+    page.fill("#history-sessions input", did)
     page.click("#history-open")
     page.wait_for_function("document.querySelector('#history-chat') && "
                            "document.querySelector('#history-chat').innerText.includes('it is black')")

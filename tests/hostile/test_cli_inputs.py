@@ -192,6 +192,8 @@ CASES = [
     Case("CSV naming a 101 MB file", lambda r: ["ingest", _csv_naming(r, "huge", _sparse)],
          f"more than the {limits.MAX_PHOTO_BYTES // 1_000_000} MB a photo may be", rc=0, run_only=True),
     Case("a FIFO named as the CSV", lambda r: ["ingest", _fifo(r / "inputs", "pipe.csv")], "is not a regular file"),
+    Case("a query of zero-width spaces", lambda r: ["search", "\u200b\u200b"], "The query is empty"),
+    Case("a query of a byte-order mark", lambda r: ["search", "\ufeff"], "The query is empty"),
     # issue 36, item 3: evaluation inputs are checked before any work starts
     Case("eval --data a binary file", lambda r: ["eval", "--benchmark", "visual-rag", "--data",
                                                  _write(r, "random.jsonl", RANDOM), "--out", str(r / "eval-out")],

@@ -89,20 +89,22 @@ def test_relevant_photos_go_out_as_a_darwin_core_archive(stores):
         frog = rows["https://www.inaturalist.org/observations/101"].data
         assert frog[DWC + "eventDate"] == "2024-05-01" and frog[DWC + "basisOfRecord"] == "HumanObservation"
         assert float(frog[DWC + "decimalLatitude"]) == 52.5 and float(frog[DWC + "decimalLongitude"]) == -3.25
-        assert frog[DWC + "license"] == "https://creativecommons.org/licenses/by-nc/4.0/"
+        assert frog[DC + "license"] == "https://creativecommons.org/licenses/by-nc/4.0/"
         assert frog[DWC + "taxonRank"] == "species" and frog[DWC + "class"] == "Amphibia"
         assert frog[DWC + "coordinateUncertaintyInMeters"] == "12"
-        assert frog[DWC + "rightsHolder"] == "'=ada"  # a formula in a text cell is neutralised
+        assert frog[DC + "rightsHolder"] == "=ada"  # as the source wrote it: the archive is data, not a spreadsheet
+        assert DWC + "license" not in frog and DWC + "rightsHolder" not in frog  # Dublin Core terms, not DwC
+        assert frog[DC + "references"] == "https://www.inaturalist.org/observations/101"
         assert "by ada" in frog[DWC + "occurrenceRemarks"] and "not relevant for bob" in frog[DWC + "occurrenceRemarks"]
         assert "without a version" in frog[DWC + "occurrenceRemarks"]  # the licence URL's 4.0 is assumed, said
         fox = rows["urn:sha256:" + "b" * 64]
         assert fox.data[DWC + "basisOfRecord"] == "MachineObservation"  # camera_trap = true
-        assert fox.data[DWC + "license"] == "https://creativecommons.org/publicdomain/zero/1.0/"
+        assert fox.data[DC + "license"] == "https://creativecommons.org/publicdomain/zero/1.0/"
         assert fox.data[DWC + "associatedMedia"] == "trap/IMG_0001.JPG"  # relative, never the server's path
         media = fox.extensions[0].data
         assert fox.extensions[0].rowtype == "http://rs.gbif.org/terms/1.0/Multimedia"
         assert media[DC + "type"] == "StillImage" and media[DC + "format"] == "image/jpeg"
-        assert media[DC + "license"] == fox.data[DWC + "license"]
+        assert media[DC + "license"] == fox.data[DC + "license"]
     with zipfile.ZipFile(tmp / "a.zip") as zf:
         assert sorted(zf.namelist()) == ["eml.xml", "meta.xml", "multimedia.txt", "occurrence.txt"]
         header = zf.read("occurrence.txt").decode().splitlines()[0].split("\t")
@@ -110,6 +112,12 @@ def test_relevant_photos_go_out_as_a_darwin_core_archive(stores):
         named = {int(f.get("index")): f.get("term").rsplit("/", 1)[1]
                  for f in fields.findall("{http://rs.tdwg.org/dwc/text/}field")}
         assert [named[i] for i in range(len(header))] == header  # meta.xml says what each column is
+        iris = {f.get("term").rsplit("/", 1)[1]: f.get("term") for f in fields.findall(
+            "{http://rs.tdwg.org/dwc/text/}field")}
+        assert {t for t, iri in iris.items() if iri.startswith(DC)} == {"license", "rightsHolder", "references",
+                                                                         "modified"}
+        assert all(iri == DWC + t for t, iri in iris.items() if t not in ("license", "rightsHolder", "references",
+                                                                          "modified"))
         ET.fromstring(zf.read("eml.xml"))
 
 
@@ -127,7 +135,7 @@ def test_marked_synthetic_photos_say_so_and_bad_requests_are_messages(stores, mo
         assert "synthetic picture" in demo[DWC + "occurrenceRemarks"]
         assert "more like photo 9 (Buttercup)" in demo[DWC + "occurrenceRemarks"]
         assert demo[DWC + "taxonRank"] == "genus" and demo[DWC + "eventDate"] == ""
-        assert demo[DWC + "license"] == "https://creativecommons.org/licenses/by/2.0/"
+        assert demo[DC + "license"] == "https://creativecommons.org/licenses/by/2.0/"
         assert demo[DWC + "basisOfRecord"] == "MachineObservation"  # the setting, where the source says nothing
         assert "not real observations" in dwca.open_included_file("eml.xml").read()
     with pytest.raises(InputError, match="No photo"):

@@ -71,9 +71,12 @@ def test_a_frog_calling_at_night_returns_frogs_with_calling_at_night_not_checked
     calling = [a for a in first["answers"] if "calling" in a["question"]]
     assert calling and all(a["answer"] == "not checked" for a in calling)
     assert all(a["checked"] for a in first["answers"] if "calling" not in a["question"])
-    # the score is over the checked question (is there a frog?) only
+    # the score is the share of the questions asked that passed: the unchecked ones count as undecided (0.5),
+    # so it cannot reach 100% and says how many checks were made
     checked = [a["p_yes"] for a in first["answers"] if a["checked"]]
-    assert first["score"] == pytest.approx(100 * sum(checked) / len(checked), abs=1e-3)
+    asked = len(first["answers"])
+    assert first["score"] == pytest.approx(100 * (sum(checked) + 0.5 * (asked - len(checked))) / asked, abs=1e-3)
+    assert (first["checks_made"], first["checks_asked"]) == (len(checked), asked) and first["score"] < 100
 
 
 def test_a_query_the_checker_fully_sees_gets_no_notice(world):

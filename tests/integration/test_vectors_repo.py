@@ -1,9 +1,9 @@
-"""Companion vectors from the deployer's own dataset repository (setting vectors_repo): with a hub corpus, the
-split's vectors/SPLIT.parquet of that repository is downloaded beside the dataset (into its own folder of
-data_dir/hub) and recorded in the dataset's marker, where the ingest looks (core.ingest.companion_vectors.beside);
-named after the dataset was downloaded, it is fetched at the next start; fetched once, it is not asked again; a
-vectors_repo naming a split is refused before any download. On the fake hub (tests/fake_hub.py), in child
-processes (the test environment keeps the hub offline)."""
+"""Companion vectors from the deployer's own dataset repository (setting vectors_repo): with a hub corpus, the split's
+vectors/SPLIT.parquet of that repository is downloaded beside the dataset (into its own folder of data_dir/hub) and
+recorded in the dataset's marker, where the ingest looks (core.ingest.companion_vectors.beside); named after the
+dataset was downloaded, it is fetched at the next start; fetched once, it is not asked again; a vectors_repo that
+names no repository (a split, say) is refused when the settings load, before any download. On the fake hub
+(tests/fake_hub.py), in child processes (the test environment keeps the hub offline)."""
 from __future__ import annotations
 
 import json
@@ -72,6 +72,12 @@ def test_vectors_from_the_deployers_own_repository_are_recorded_beside_the_datas
 
 def test_a_vectors_repo_naming_a_split_is_refused_before_any_download(hub, tmp_path):
     hub.log[:] = []
-    run = _fetch(hub, tmp_path / "data", f"hf://datasets/{OWN}:validation")
-    assert run.returncode != 0 and "names a split" in run.stderr
-    assert f"hf://datasets/{OWN}" in run.stderr and hub.log == []
+    env = child_env(hub.url, tmp_path / "data", vectors_repo=f"hf://datasets/{OWN}:validation")
+    run = subprocess.run([sys.executable, "app.py", "ingest", CORPUS], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert f"error: Setting vectors_repo='hf://datasets/{OWN}:validation' does not have the form it needs" \
+        in run.stderr
+    assert "how to fix: fix vectors_repo: Your own hub dataset repository (hf://datasets/OWNER/NAME[@REVISION])" \
+        in run.stderr
+    assert hub.log == []

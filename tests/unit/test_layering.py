@@ -102,8 +102,9 @@ CORE_FLOORS = (
     ("core.licences", "core.redact"),  # plain helpers the shapes use
     ("core.contracts",),  # shapes and protocols every layer shares
     ("core.prompts", "core.imageio", "core.logs", "core.config", "core.plugins", "core.sessions",
+     "core.people",  # who may log in (users file) and session tokens
      "core.camtrap"),  # camera-trap records, files and filters read and written
-    ("core.backends", "core.vectors", "core.served", "core.exports", "core.darwincore",
+    ("core.backends", "core.vectors", "core.served", "core.exports", "core.darwincore", "core.dwc",
      "core.camtrap.crop_index", "core.camtrap.crops"),  # crops: pictures cut and their vectors
     ("core.ingest", "core.workers", "core.labels", "core.exporting"),
     ("core.methods",),
@@ -111,11 +112,12 @@ CORE_FLOORS = (
     ("core.evaluation",),
 )
 # The one door from ui/ into core: the shapes (core.contracts), the settings it shows, the presets it asks the
-# engine for, the preparation it shows, and the files it serves and writes for people. Everything else the page
-# needs comes through the engine it is handed (core.search.engine.SearchEngine) or through the contracts.
+# engine for, the preparation it shows, the files it serves and writes for people, and who is logged in.
+# Everything else the page needs comes through the engine it is handed (core.search.engine.SearchEngine) or
+# through the contracts.
 UI_DOOR = ("core.contracts", "core.config", "core.search.presets", "core.search.preparation", "core.served",
            "core.imageio", "core.labels", "core.exports", "core.exporting", "core.darwincore",
-           "core.sessions.memory_log", "core.camtrap.filters", "core.camtrap.people")
+           "core.sessions.memory_log", "core.camtrap.filters", "core.camtrap.people", "core.people")
 
 
 def _core_names(path: Path) -> set[str]:

@@ -158,6 +158,15 @@ def test_the_data_directory_from_the_environment_beats_the_space_storage(monkeyp
     assert space.space_storage(loaded, {"SPACE_ID": "me/ecolens"})[0].data_dir == str(storage)
 
 
+def test_a_vectors_repo_that_is_no_repository_is_refused_at_load():
+    assert load_settings(environ={"ECOLENS_VECTORS_REPO": "hf://datasets/me/vec@v1"}).vectors_repo == \
+        "hf://datasets/me/vec@v1"
+    for bad in ("me/vec", "hf://datasets/me/vec:validation", "hf://models/me/vec"):
+        with pytest.raises(ConfigError, match="vectors_repo=.* does not have the form it needs") as err:
+            load_settings(environ={"ECOLENS_VECTORS_REPO": bad})
+        assert "hf://datasets/OWNER/NAME[@REVISION]" in err.value.hint
+
+
 def test_hub_banner_line():
     line = hub_line("INQUIRE-Rerank (validation split)", 4000, ["cc-by-nc", "cc-by"], Settings(models="hub-cpu"))
     assert line.startswith("4000 photos from INQUIRE-Rerank (validation split), licences cc-by-nc, cc-by")

@@ -12,9 +12,9 @@ from PIL import Image
 from core.backends.base import JudgeAnswer, JudgeRequest
 from core.backends.openai_judge import OpenAIJudge
 from core.backends.reach import NOT_CHECKED, abstain, notice_text, phrases
+from core.config import Settings
 from core.contracts.records import Photo
 from core.contracts.search_request import SearchRequest
-from core.config import Settings
 from core.methods.cache import CachedJudge
 from core.methods.disk_cache import DiskCache
 from core.methods.rerank import answer_entry, passed, photo_score
@@ -65,14 +65,16 @@ def test_phrases_group_unseen_words_and_open_a_phrase_at_a_preposition():
     assert notice_text(["calling", "at night"]) == "not checked by the photo checker: calling, at night"
 
 
-def test_an_abstention_is_neither_pass_nor_fail_and_the_score_is_over_checked_questions():
+def test_an_abstention_is_neither_pass_nor_fail_and_counts_as_undecided_in_the_score():
     entries = [answer_entry("Is there a frog?", [_answer(0.8)], BAND),
                answer_entry("Is the frog calling at night?", [abstain("cannot see", ["calling", "at night"])], BAND),
                answer_entry("Is it on sand?", [_answer(0.7)], BAND)]
     assert entries[1] == {"question": "Is the frog calling at night?", "answer": NOT_CHECKED, "p_yes": None,
                           "checked": False, "unchecked": ["calling", "at night"], "reason": "cannot see"}
-    assert photo_score(entries) == pytest.approx(75.0)  # (0.8 + 0.7) / 2, the abstention left out
-    assert photo_score([entries[0], entries[2]]) == photo_score(entries)  # the paper's mean when nothing abstains
+    assert photo_score(entries) == pytest.approx(100 * (0.8 + 0.5 + 0.7) / 3)  # the unmade check: undecided, 0.5
+    assert photo_score([entries[0], entries[2]]) == pytest.approx(75.0)  # the paper's mean when nothing abstains
+    sure = answer_entry("Is there a frog?", [_answer(1.0)], BAND)
+    assert photo_score([sure, sure]) == 100.0 and photo_score([sure, entries[1]]) == pytest.approx(75.0)
     assert passed({"answers": entries})  # every checked answer is a yes
     assert not passed({"answers": [entries[1]]}) and photo_score([entries[1]]) is None  # nothing checked
     assert not passed({"answers": [entries[0], answer_entry("q", [_answer(0.2)], BAND), entries[1]]})
@@ -107,7 +109,10 @@ def test_rerank_orders_by_checked_questions_and_names_the_unchecked_parts_once(t
     for photo in rr["photos"]:
         checked = [a for a in photo["answers"] if a["checked"]]
         assert all("calling" not in a["question"] for a in checked)
-        assert photo["score"] == pytest.approx(100 * sum(a["p_yes"] for a in checked) / len(checked), abs=1e-3)
+        asked = photo["answers"]  # every question asked: an unmade one counts 0.5
+        share = (sum(a["p_yes"] for a in checked) + 0.5 * (len(asked) - len(checked))) / len(asked)
+        assert photo["score"] == pytest.approx(100 * share, abs=1e-3)
+        assert (photo["checks_made"], photo["checks_asked"]) == (len(checked), len(asked))
     assert res.ids[:3] == [4, 2, 6]  # by the frog question alone
     assert [n for n in res.notices if "not checked" in n] == [
         "not checked by the photo checker: calling, at night"]

@@ -140,14 +140,17 @@ def test_exports_one_inquire_row_per_query_photo_and_annotator_with_relative_nam
         == ["0", "1"]
     assert len(open(h.export("jsonl", "frogs", "bob")).read().splitlines()) == 4  # one annotator, by query
     rerank = list(csv.DictReader(open(h.export("inquire-rerank", "frogs"))))
-    assert len(rerank) == 8 and len({(r["query"], r["inat24_image_id"], r["annotator"]) for r in rerank}) == 8
-    mine = {r["inat24_image_id"]: r["relevant"] for r in rerank if r["annotator"] == "ada"}
-    assert mine[str(a["items"][1]["id"])] == "1"  # her latest word, once
+    assert len(rerank) == 8 and len({(r["query"], r["inat24_file_name"], r["annotator"]) for r in rerank}) == 8
+    # these photos have no iNat24 id: the column is empty, never EcoLens's own row id
+    assert {r["inat24_image_id"] for r in rerank} == {""}
+    names = {hit["id"]: engine.corpus.photos([hit["id"]])[0].path.rsplit("/", 1)[1] for hit in a["items"]}
+    mine = {r["inat24_file_name"]: r["relevant"] for r in rerank if r["annotator"] == "ada"}
+    assert mine[names[a["items"][1]["id"]]] == "1"  # her latest word, once
     assert all(not r["inat24_file_name"].startswith("/") and r["inat24_file_name"].endswith(".png")
                for r in rerank)
-    scores = {hit["id"]: hit["score"] for hit in a["items"]}
+    scores = {names[hit["id"]]: hit["score"] for hit in a["items"]}
     row = next(r for r in list(csv.DictReader(open(h.export("inquire-rerank", "", "", a)))))
-    assert float(row["clip_score"]) == pytest.approx(scores[int(row["inat24_image_id"])])
+    assert float(row["clip_score"]) == pytest.approx(scores[row["inat24_file_name"]])
     assert [e.format for e in log.exports()] == ["csv", "keypresses", "jsonl", "inquire-rerank", "inquire-rerank"]
     with pytest.raises(gr.Error, match="No labels"):
         h.export("csv", "toads", "")

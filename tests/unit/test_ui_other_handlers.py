@@ -71,17 +71,17 @@ def test_history_reopens_a_search_with_badges_pictures_and_labels(setup, tmp_pat
     sid = log.sessions()[0].id
     log.add_label(Label(session_id=sid, query="frogs", photo_id=2, label=1, annotator="a|b", seconds=1.0))
     h = HistoryHandlers(engine, log)
-    assert h.choices()[0][1] == sid
-    table, gallery, pictures, chat, labels, hstate = h.open(f"#{sid} whatever the list says")
+    token = log.token(sid)
+    assert h.choices()[0][1] == token and token != str(sid)  # the list offers the session by its token
+    table, gallery, pictures, chat, labels, hstate = h.open(token)
     assert "frogs" in table and "checked" in table and len(gallery) == 3 and "a\\|b" in labels
     assert len(pictures) == 2 and chat == []
     assert hstate["stages"]["rerank"]["photos"] and "%" in gallery[0][1]  # the checks' scale, as when searched
-    assert h.open(sid)[1] == gallery and h.open(str(sid))[1] == gallery  # a number from a script works too
+    assert h.open(f" {token} ")[1] == gallery  # as a script sends a search's session_id
     assert h.open(None)[1] == []
-    with pytest.raises(gr.Error):
-        h.open(12345)
-    with pytest.raises(gr.Error, match="not a session number"):
-        h.open("yesterday")
+    for other in (sid, str(sid), 12345, "yesterday", "1 OR 1=1"):  # a number is no longer a way in
+        with pytest.raises(gr.Error, match="There is no session"):
+            h.open(other)
     long = "frogs calling from a flooded meadow at dusk after the first warm rain of spring, seen from the bank"
     log.log_request(RequestRecord(session_id=sid, query=long, method="baseline"))  # a second search, same page
     assert f"frogs · {long}" in h.choices()[0][0]  # titled by every query, each whole
@@ -94,8 +94,8 @@ def test_history_lists_no_empty_sessions_and_reopens_dialogue_turns(setup):
     *_, st = dialogue.start("a frog on a leaf", None)
     dialogue.turn("yes", st)
     h = HistoryHandlers(engine, log)
-    assert empty not in [sid for _, sid in h.choices()]
-    table, gallery, _, chat, _, hstate = h.open(st["id"])
+    assert log.token(empty) not in [sid for _, sid in h.choices()]
+    table, gallery, _, chat, _, hstate = h.open(log.token(st["id"]))
     assert [m["content"] for m in chat] == ["a frog on a leaf", "Question 1?", "yes"]
     picker = h.requests_picker(hstate)
     assert picker["visible"] and len(picker["choices"]) == 2 and gallery
@@ -109,5 +109,5 @@ def test_history_of_a_labelling_session_shows_the_judged_photos(setup):
     sid = log.start_session("label", "frogs (ada)")
     log.add_label(Label(session_id=sid, query="frogs", photo_id=5, label=1, annotator="ada"))
     log.add_label(Label(session_id=sid, query="frogs", photo_id=6, label=0, annotator="ada"))
-    _, gallery, _, _, labels, _ = HistoryHandlers(engine, log).open(sid)
+    _, gallery, _, _, labels, _ = HistoryHandlers(engine, log).open(log.token(sid))
     assert [c for _, c in gallery] == ["5 · relevant (ada)", "6 · not relevant (ada)"] and "ada" in labels

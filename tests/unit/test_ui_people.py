@@ -34,7 +34,7 @@ def _files(tmp_path, mode: str, password: str = "") -> PhotoFiles:
         photos[i] = Photo(path=str(path), id=i, sha256=f"{i:064x}", width=120, height=80)
     corpus = SimpleNamespace(photos=lambda ids: [photos[i] for i in ids if i in photos],
                              camtrap=_Store({1: [PERSON], 2: [Detection(0.1, 0.1, 0.2, 0.2, "animal", 0.9, "m")]}))
-    settings = SimpleNamespace(hide_people=mode, password=password, detection_threshold=0.2,
+    settings = SimpleNamespace(hide_people=mode, password=password, users_file="", detection_threshold=0.2,
                                max_image_pixels=10**8, path=lambda *p: tmp_path.joinpath("data", *p))
     return PhotoFiles(SimpleNamespace(corpus=corpus, settings=settings))
 

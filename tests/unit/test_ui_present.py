@@ -55,18 +55,19 @@ def test_a_question_the_checker_cannot_see_shows_as_not_checked_and_counts_for_n
     night = {"question": "Is the frog calling at night?", "answer": "not checked", "p_yes": None, "checked": False,
              "unchecked": ["calling", "at night"],
              "reason": "calling, at night: not something the photo checker can see, so this question was not checked"}
-    stages = {"rerank": {"photos": [{"id": 7, "answers": [frog, night], "score": 99.0},
+    stages = {"rerank": {"photos": [{"id": 7, "answers": [frog, night], "score": 74.5},  # (0.99 + 0.5) / 2
                                     {"id": 8, "answers": [dict(night)], "score": None}]}}
-    html = present.explanation_html({"id": 7, "rank": 1, "score": 99.0}, stages)
+    html = present.explanation_html({"id": 7, "rank": 1, "score": 74.5}, stages)
     assert html.count("badge-unchecked") == 1 and html.count("badge-yes") == 1
     badge = html[html.index("badge-unchecked"):]
     assert "<b>not checked</b>" in badge and "Is the frog calling at night?" in badge
     assert "calling, at night: not something the photo checker can see" in badge
-    assert "sure it is yes" not in badge and "counts neither for nor against" in badge
-    assert "Checks passed: 99%" in html
-    assert present.checked_ids(stages) == {7: 99.0}
+    assert "sure it is yes" not in badge and "counts as undecided" in badge
+    assert "Checks passed: 74% (1 of 2 checked)" in html
+    assert present.checked_ids(stages) == {7: 74.5}
     assert present.score_text({"id": 8, "score": 0.0}, "checks", present.checked_ids(stages)) == "not checked"
-    rows = present.results_json({"hits": [{"id": 7, "rank": 1, "score": 99.0}], "stages": stages}, [], "ok")
+    rows = present.results_json({"hits": [{"id": 7, "rank": 1, "score": 74.5}], "stages": stages}, [], "ok")
+    assert rows["results"][0]["checks"] == {"made": 1, "asked": 2} and rows["results"][0]["score"] == 74.5
     assert rows["results"][0]["badges"][1]["answer"] == "not checked"
     assert rows["results"][0]["badges"][1]["p_yes"] is None
 

@@ -51,7 +51,7 @@ def test_fast_gives_one_update_with_rank_and_score_and_logs_without_secrets(setu
     assert len(gallery) == 5 and gallery[0][1].startswith("frog ")
     assert " · #1 · 0." in gallery[0][1] and scale.startswith("Scores: similarity, that is how close each photo")
     assert [r["id"] for r in result["results"]] == shown_ids(out) and "path" not in result["results"][0]
-    assert result["score"]["scale"] == "similarity" and result["session_id"] == state["session_id"]
+    assert result["score"]["scale"] == "similarity" and result["session_id"] == log.token(state["session_id"])
     assert status.startswith("Search 1 · 5 photos · done in ") and status.endswith(" s")
     assert result["status"] == status and "the whole search" in details
     (req,) = engine.requests

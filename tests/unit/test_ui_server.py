@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from core.sessions.memory_log import MemorySessionLog
 from core.config import Settings
+from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui.server import blocked_folders, build_app, launch_options, served_folders
 
@@ -162,3 +162,45 @@ def test_a_search_while_preparing_is_a_note_not_an_error_and_a_failed_preparatio
 
     with pytest.raises(gr.Error, match="could not be prepared"):
         after_failure()
+
+
+@pytest.mark.slow
+def test_without_logins_one_browsers_export_is_not_served_to_another(tmp_path):
+    """Two API clients are two browsers (each keeps its own `ecolens-owner` cookie): the export one made is
+    served to it and not to the other, and a file no response handed out is served to neither; neither
+    refusal names a path on the server."""
+    import shutil
+    import tempfile
+    import urllib.error
+    import urllib.request
+
+    gradio_client = pytest.importorskip("gradio_client")
+    engine, log = FakeEngine(tmp_path), MemorySessionLog()
+    app = build_app(engine, log, "BANNER")
+    opts = launch_options(engine.settings, environ={})
+    opts.update(server_port=_free_port(), allowed_paths=[str(tmp_path)], prevent_thread_lock=True, quiet=True)
+    app.queue().launch(**opts)
+    url = f"http://127.0.0.1:{opts['server_port']}/"
+
+    def fetch(client, path: str) -> tuple[int, str]:
+        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+        req = urllib.request.Request(url + "gradio_api/file=" + path, headers={"Cookie": cookie})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+    try:
+        one, two = (gradio_client.Client(url, verbose=False, download_files=False) for _ in range(2))
+        assert one.cookies.get("ecolens-owner") and one.cookies["ecolens-owner"] != two.cookies.get("ecolens-owner")
+        one.predict("frogs", 3, 1, "ada", 0.5, api_name="/label")
+        exported = one.predict("csv", "frogs", "", api_name="/export")["path"]
+        assert fetch(one, exported) == (200, Path(exported).read_bytes().decode())
+        status, body = fetch(two, exported)
+        assert status == 404 and exported not in body and "labels-" not in body
+        foreign = Path(tempfile.mkdtemp(prefix="foreign-", dir=Path(exported).parent.parent)) / "note.txt"
+        foreign.write_text("another program's")
+        assert [fetch(c, str(foreign))[0] for c in (one, two)] == [404, 404]
+        shutil.rmtree(foreign.parent)
+    finally:
+        app.close()

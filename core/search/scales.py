@@ -1,0 +1,49 @@
+"""The scales a result's numbers are on, and the range each holds to (docs/reference/api.md, "What /search
+returns"): a similarity is a cosine clamped to 0-1 (0: unrelated, or less alike than unrelated; 1: the
+closest possible); a checks score is 0-100 (core.methods.rerank.photo_score); a rank-fusion value is
+neither, and is never called a similarity."""
+from __future__ import annotations
+
+SIMILARITY_RANGE = (0.0, 1.0)
+CHECKS_RANGE = (0.0, 100.0)
+
+
+def similarity(cosine: float | None) -> float | None:
+    """A cosine on the similarity scale: clamped to 0-1. A negative cosine (a photo less like the query than
+    an unrelated one) is 0, never a negative similarity; None stays None (no similarity known)."""
+    if cosine is None:
+        return None
+    lo, hi = SIMILARITY_RANGE
+    return min(hi, max(lo, float(cosine)))
+
+
+# what a result's ranking score (Hit.score, `score` in `search --json`) is, by how the search ordered the photos
+RANKINGS = {
+    "checks": {"name": "checks passed", "range": list(CHECKS_RANGE),
+               "meaning": "the share of the yes/no checks asked that the photo passed, in %, a check not made "
+                          "counting as undecided (50%); photos with no check made follow the checked ones, "
+                          "scored 0 or with their first-stage score"},
+    "fusion": {"name": "rank fusion", "range": None,
+               "meaning": "reciprocal rank fusion of several ranked lists (higher is better): an order, not a "
+                          "similarity; `similarity` gives each photo's similarity"},
+    "cosine": {"name": "cosine", "range": [-1.0, 1.0],
+               "meaning": "the cosine of the photo with the query's words or example photo; `similarity` is the "
+                          "same clamped to 0-1"},
+}
+
+
+def ranking_kind(stages: dict) -> str:
+    """Which RANKINGS entry a search's ranking scores are: 'checks' once a photo has a checks score, 'fusion'
+    when ranked lists were fused (VisRet, rewrite, several example photos), else 'cosine'."""
+    rerank = stages.get("rerank") or {}
+    if any(p.get("score") is not None for p in rerank.get("photos") or []):
+        return "checks"
+    if stages.get("visret") or stages.get("rewrite") or (stages.get("examples") or {}).get("fusion") == "rrf":
+        return "fusion"
+    return "cosine"
+
+
+def ranking(stages: dict) -> dict:
+    """The description of a search's ranking scores: {kind, name, meaning, range} (range None: unbounded)."""
+    kind = ranking_kind(stages)
+    return {"kind": kind, **RANKINGS[kind]}
