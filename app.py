@@ -151,6 +151,24 @@ class Services:
             self._banner = (key, text)
         return self._banner[1]
 
+    def banner_parts(self) -> tuple[str, str]:
+        """(the banner in one short line, the whole banner): the page shows the line, the rest one click away."""
+        from core.search.banner import headline, hub_line
+
+        text = self.banner()
+        if not text:
+            return "", ""
+        if self.hub_banner():
+            from core.ingest import hub_dataset
+
+            line = hub_line(hub_dataset.parse(self.settings.corpus).label(), self.catalog.count(), [], self.settings,
+                            judged="judge" not in self.backends.unusable)
+        else:
+            counts = self.photo_counts()
+            line = headline(self.settings, self.backends.describe(), self.corpus_kind(),
+                            counts if sum(counts) else None)
+        return (line or text), text
+
     def hub_banner(self) -> str:
         """What a hub corpus is ('4000 photos from INQUIRE-Rerank (validation split), under CC BY-NC 4.0 ...': the
         dataset card's licence, else the photos' licence values), '' for any other corpus."""
@@ -288,7 +306,7 @@ def serve(ctx: Context) -> int:
     settings = services.settings
     users = Users(settings.path(settings.users_file)) if settings.users_file else None  # a bad file stops here
     grants = SqlServedFiles(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
-    return launch(services.engine, services.session_log(), services.banner,
+    return launch(services.engine, services.session_log(), services.banner_parts,
                   lambda progress: _prepare(services, progress), services.example_queries,
                   CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants)
 

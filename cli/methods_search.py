@@ -83,7 +83,8 @@ def _print_stages(stages: dict, hits=()) -> None:
             print(f"  {c['reference']['label']}: {c['reference']['path']}")
     a = stages.get("answer")
     if a:
-        print(f"answer: {a['text']}")
+        state = "refused" if a.get("refused") else "with evidence" if a.get("verified") else "unverified"
+        print(f"answer ({state}): {a['text']}")
 
 
 def request_from_args(args, filters, images) -> SearchRequest:

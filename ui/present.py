@@ -430,7 +430,9 @@ def evidence_md(stages: dict[str, Any], hits: Sequence[dict[str, Any]] = ()) -> 
                              + "]", raw)
         # the photos it used are listed after it only where the text does not already cite them
         cited = ", ".join(cite_html(int(i), ranks) for i in ans.get("cited_ids") or [] if int(i) not in inline)
-        parts.append(f"**{escape(S.EVIDENCE)}:** " + text + (f" ({S.CITED} {cited})" if cited else ""))
+        label = S.EVIDENCE_REFUSED if ans.get("refused") else S.EVIDENCE if ans.get("verified") else \
+            S.EVIDENCE_UNVERIFIED  # an answer is "with evidence" only when it passed the evidence check
+        parts.append(f"**{escape(label)}:** " + text + (f" ({S.CITED} {cited})" if cited else ""))
     cov = stages.get("coverage") or {}
     if cov.get("subqueries"):
         subs = cov["subqueries"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+from html import escape
 from pathlib import Path
 from typing import Any, Callable
 
@@ -107,12 +108,25 @@ def _gate(preparation: Preparation | None):
     return ready
 
 
-def _banner_md(text: str):
-    """The banner's update: its text in bold, hidden when there is nothing to say."""
-    return gr.update(value=f"**{text}**" if text else "", visible=bool(text))
+def banner_html(banner: str | tuple[str, str]) -> str:
+    """The banner as the page shows it: one short line (what is searched, with which models) whose whole text
+    is one click away (a <details> element); a plain text is shown whole, in bold."""
+    line, text = banner if isinstance(banner, tuple) else ("", banner)
+    if not text:
+        return ""
+    if not line or line == text:
+        return f"<b>{escape(text)}</b>"
+    return (f"<details class='banner-details'><summary><b>{escape(line)}</b> <span class='banner-more'>"
+            f"{escape(S.BANNER_MORE)}</span></summary><p>{escape(text)}</p></details>")
 
 
-def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str] = "",
+def _banner_md(banner: str | tuple[str, str]):
+    """The banner's update: hidden when there is nothing to say."""
+    value = banner_html(banner)
+    return gr.update(value=value, visible=bool(value))
+
+
+def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], str | tuple[str, str]] = "",
               prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None,
               identity: Identity | None = None) -> gr.Blocks:
     """The whole app as gr.Blocks on `engine` (core.search.engine.SearchEngine). `banner` (elem_id standin-banner)
@@ -147,8 +161,8 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
             gr.Markdown(f"# {S.TITLE}\n{S.SUBTITLE}", elem_id="title")
             if oauth_enabled():
                 gr.LoginButton(elem_id="hf-login", size="sm", scale=0)
-        banner_box = gr.Markdown(f"**{first_banner}**" if first_banner else "", elem_id="standin-banner",
-                                 visible=bool(first_banner))
+        banner_box = gr.Markdown(banner_html(first_banner), elem_id="standin-banner",
+                                 visible=bool(banner_html(first_banner)))
         # a callable value is read when each page loads (a string would be the note of the server's start)
         progress = gr.Markdown(preparation.status if preparation else "", elem_id="prepare-status",
                                visible=bool(preparation and not preparation.ready))
@@ -160,7 +174,7 @@ def build_app(engine: Any, session_log: SessionLog, banner: str | Callable[[], s
         identify_handlers.wire(lightbox, identify)
         marks.build(marks.MarkHandlers(engine, session_log), marked, lightbox)
         search = SearchHandlers(engine, session_log, ready, camtrap)
-        with gr.Tabs(elem_id="tabs") as tabs:
+        with gr.Tabs(elem_id="tabs", overflow_behavior="wrap") as tabs:  # on a phone every tab stays in view
             with gr.Tab(S.TAB_SEARCH, id="search", elem_id="tab-search"):
                 search_ui = search_view.build(search, lightbox)
             with gr.Tab(S.TAB_DIALOGUE, id="dialogue", elem_id="tab-dialogue"):
@@ -282,7 +296,7 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
                    and (not public_only or getattr(fn, "api_visibility", "public") == "public")})
 
 
-def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], str] = "",
+def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], Any] = "",
            prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None,
            users: Any = None, grants: Any = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory

@@ -14,6 +14,9 @@ CSS = f"""
 #prepare-status, #prepare-status * {{ color: {TEXT} !important; }}
 #standin-banner {{ background: #fff3cd; border: 1px solid #e0a800; padding: 6px 12px; border-radius: 6px;
   color: {TEXT}; }}
+/* the banner is one line (what is searched, with which models); its whole text opens under it */
+#standin-banner summary {{ cursor: pointer; }} #standin-banner details p {{ margin: 6px 0 0 0; }}
+#standin-banner .banner-more {{ color: {MUTED}; font-size: 0.9em; }}
 /* help texts under labels (preset help, hints) and placeholders: Gradio's light grey is 1.9:1 */
 .info-text, [data-testid="block-info"], .block-info, span.info {{ color: {MUTED} !important; }}
 textarea::placeholder, input::placeholder {{ color: #5f6670 !important; opacity: 1; }}
@@ -30,10 +33,10 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   border-radius: 4px; flex: none; }}
 .ecolens-score {{ margin: 0 0 6px 0; }} .ecolens-scale, .ecolens-attribution {{ color: {MUTED}; font-size: 0.9em; }}
 
-/* gallery captions: up to two lines, species first, never cut to a few letters */
-.thumbnail-item .caption-label, .caption-label {{ white-space: normal !important; overflow: hidden;
-  text-overflow: clip; max-width: 100% !important; line-height: 1.25; display: -webkit-box;
-  -webkit-line-clamp: 2; -webkit-box-orient: vertical; color: {TEXT} !important;
+/* gallery captions: species first, wrapped whole (never cut to a few letters or an ellipsis) */
+.thumbnail-item .caption-label, .caption-label {{ white-space: normal !important; overflow: visible !important;
+  text-overflow: clip !important; max-width: 100% !important; line-height: 1.25; display: block;
+  max-height: none !important; height: auto !important; color: {TEXT} !important;
   background: rgba(255, 255, 255, 0.92) !important; }}
 #search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
 /* the pictures strip: each picture whole at a fixed size, however few there are (one is never blown up) */
@@ -84,6 +87,10 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 
 /* phones: two photos a row, the photo view full screen with the explanation right under the photo */
 @media (max-width: 640px) {{
+  #standin-banner {{ font-size: 0.85em; padding: 4px 8px; }} #standin-banner .banner-more {{ display: none; }}
+  /* the query box and the ways to search one above the other: the box keeps the phone's width */
+  .form:has(> #search-query), .row:has(> #search-query) {{ flex-wrap: wrap !important; }}
+  #search-query, #search-preset {{ flex: 1 1 100% !important; min-width: 100% !important; }}
   #search-gallery .grid-container, #history-gallery .grid-container {{
     grid-template-columns: repeat(2, minmax(0, 1fr)) !important; }}
   #lightbox {{ inset: 0; border-radius: 0; padding: 8px; }}

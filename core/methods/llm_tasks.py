@@ -206,33 +206,25 @@ def decompose(llm, query: str, notices: list[str], limit: int = MAX_SUBQUERIES, 
 # ---- answer with evidence -------------------------------------------------------------------------------------
 def evidence_answer(llm, question: str, notes: list[tuple[int, str]], notices: list[str], *,
                     book: RuleBook = GENERIC) -> dict:
-    """{"text", "cited_ids", "verified"}: verified only when the answer cites at least one photo it was shown
-    and none it was not; otherwise it is kept but marked unverified, with a notice."""
+    """{"text", "cited_ids", "verified": False, "by_model"}: the language model's answer as it wrote it (checked
+    against its evidence by core/methods/answer_check.py, which alone makes it verified or refuses it), or,
+    when no model answered usably, the offline rule's (never verified; `by_model` False)."""
     ids = {pid for pid, _ in notes}
 
     def parse(text: str) -> dict | None:
         text = text.strip()
         if not text or len(text) > MAX_ANSWER_CHARS:
             return None
-        cited, foreign = checks.cited_ids(text, ids)
-        return {"text": text, "cited_ids": cited, "verified": bool(cited) and not foreign, "foreign_ids": foreign}
+        return {"text": text, "cited_ids": checks.cited_ids(text, ids)[0], "verified": False, "by_model": True}
 
     def rule() -> dict:
         v = rules.answer(question, notes, book)
         out = dict(checked_rule("answer", v, v["text"], parse, notices))
-        out.pop("foreign_ids", None)
-        return {**out, "verified": False}
+        return {**out, "verified": False, "by_model": False}
 
     note_model(llm, notices)
-    value, source = ask(llm, "answer", answer_prompts.ANSWER_SYSTEM, answer_prompts.answer_user(question, notes),
-                        parse, rule, notices, max_tokens=250)
-    if source == "llm":
-        foreign = value.pop("foreign_ids")
-        if foreign:
-            notices.append("answer: the language model cited photos it was not shown ("
-                           + ", ".join(map(str, foreign)) + "); the answer is marked unverified")
-        elif not value["verified"]:
-            notices.append("answer: the language model's answer cites none of the photos; it is marked unverified")
+    value, _ = ask(llm, "answer", answer_prompts.ANSWER_SYSTEM, answer_prompts.answer_user(question, notes),
+                   parse, rule, notices, max_tokens=250)
     return value
 
 

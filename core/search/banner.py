@@ -134,3 +134,30 @@ def hub_line(label: str, count: int, licences: list[str], settings: Any, card_li
     models = f"; searched with {model_name(settings.embedder)}" + (
         f", checked by {model_name(settings.judge)}" if judged else "")
     return f"{what}{lic}{models}."
+
+
+def models_phrase(settings: Any, described: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """Which models search, in a few words: 'stand-in models', 'bioclip-2, checked by SmolVLM-256M',
+    'bioclip-2 and stand-in judge, generator'."""
+    fake = standins(settings, described)
+    if "embedder" in fake:
+        return "stand-in models"
+    real = model_name(settings.embedder) + ("" if "judge" in fake else f", checked by {model_name(settings.judge)}")
+    major = [kind for kind in fake if kind not in ("llm", "captioner")]
+    return real + (f" and stand-in {', '.join(major)}" if major else "")
+
+
+def headline(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, corpus: str,
+             counts: tuple[int, int] | None = None) -> str:
+    """The banner in one short line (the page shows the whole banner_for text one click away): what is searched,
+    with which models. '' where banner_for says nothing."""
+    if not banner_for(settings, described, corpus, counts):
+        return ""
+    demo, own = counts or (0, 0)
+    models = models_phrase(settings, described)
+    if corpus == SYNTHETIC:
+        size = f"{_photos(demo)} of invented species" if demo else "invented species"
+        return f"SYNTHETIC DEMO: {size}; {models}"
+    if demo or own:
+        return f"Searching {searched(demo, own)} with {models}"
+    return f"Searching with {models}"

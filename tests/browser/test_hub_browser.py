@@ -61,7 +61,10 @@ def test_a_first_start_on_the_hub_shows_downloads_then_searches_the_real_collect
         # what is searched, under which licence, and with which models
         page.wait_for_function("() => document.querySelector('#standin-banner').innerText.includes('12 photos')",
                                timeout=READY_TIMEOUT_MS)
-        banner = page.locator("#standin-banner").inner_text()
+        line = page.locator("#standin-banner summary").inner_text()  # one line; the whole text one click away
+        assert line.startswith("12 photos from INQUIRE-Rerank (validation split); searched with bioclip"), line
+        page.click("#standin-banner summary")
+        banner = page.locator("#standin-banner details p").inner_text()
         assert banner.startswith("12 photos from INQUIRE-Rerank (validation split), under CC BY-NC 4.0 (the dataset "
                                  "card's licence; each photo shows its own licence and rights holder)"), banner
         assert "searched with bioclip, checked by SmolVLM-256M-Instruct" in banner

@@ -27,3 +27,5 @@ def test_the_world_stays_synthetic_after_a_restart_and_own_photos_make_it_own(tm
     # the banner of the process that was running follows the catalog: the demo photos are still searched
     assert restarted.banner().startswith("Searching 3 demo photos and 2 of your photos")
 
+    line, whole = restarted.banner_parts()  # the page's one line, and the whole text one click away
+    assert line == "Searching 3 demo photos and 2 of your photos with stand-in models" and whole == restarted.banner()

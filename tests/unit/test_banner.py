@@ -1,6 +1,6 @@
 """The banner tells the truth in each case: the synthetic demo world; the user's own photos with stand-in
 models (not meaningful, and how to configure a real embedder and judge); real models."""
-from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for, standins
+from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for, headline, standins
 from core.config import Settings
 
 REAL = dict(embedder="open_clip:hf-hub:imageomics/bioclip-2", judge="openai",
@@ -49,3 +49,24 @@ def test_the_banner_says_what_is_searched_with_counts():
     assert banner_for(Settings(**REAL), {}, OWN, (480, 1)).startswith("Searching 480 demo photos and 1 of your photos")
     assert banner_for(Settings(**REAL), {}, OWN, (0, 20)) == ""
     assert banner_for(Settings(corpus="/photos"), {}, OWN, (0, 20)).startswith("Searching 20 of your photos. YOUR")
+
+
+def test_the_headline_is_one_short_line_of_what_is_searched_with_which_models():
+    """The page shows this line; the whole banner_for text opens under it (ui.server.banner_html)."""
+    mixed = headline(Settings(), {}, OWN, (480, 20))
+    assert mixed == "Searching 480 demo photos and 20 of your photos with stand-in models"
+    demo = headline(Settings(), {}, SYNTHETIC, (480, 0))
+    assert demo == "SYNTHETIC DEMO: 480 photos of invented species; stand-in models"
+    some = headline(Settings(**{**REAL, "judge": "clip"}), {}, OWN, (0, 20))
+    assert some.startswith("Searching 20 of your photos with ") and "stand-in judge" in some
+    assert headline(Settings(**REAL), {}, OWN, (0, 20)) == ""  # no banner, no line
+    assert all(len(t) <= 100 for t in (mixed, some))
+
+
+def test_the_page_shows_the_line_and_the_whole_text_one_click_away():
+    from ui.server import banner_html
+
+    html = banner_html(("Searching 3 of your photos with x", "Searching 3 of your photos. <b>more</b>"))
+    assert html.startswith("<details") and "<summary><b>Searching 3 of your photos with x</b>" in html
+    assert "&lt;b&gt;more&lt;/b&gt;" in html  # the text is escaped, never read as markup
+    assert banner_html("plain") == "<b>plain</b>" and banner_html(("", "")) == ""

@@ -192,7 +192,7 @@ def test_answer_cites_ids_from_llm(tmp_path):
     assert res.stages["answer"]["cited_ids"] == [res.hits[0].photo_id] and res.stages["answer"]["verified"]
 
 
-def test_answer_citing_photos_it_was_not_shown_is_unverified(tmp_path):
+def test_answer_citing_photos_it_was_not_shown_is_refused(tmp_path):
     def reply(messages):
         first = re.search(r"\[(\d+)\]", messages[-1].content).group(1)
         return f"It is red [{first}] and sits on a leaf [999]."
@@ -200,8 +200,8 @@ def test_answer_citing_photos_it_was_not_shown_is_unverified(tmp_path):
     search = corpus(tmp_path, FakeBackends(llm=FakeLLM({"Photo notes": reply})))
     res = SearchEngine(search, search.backends).search(SearchRequest("red frog", answer=True))
     ans = res.stages["answer"]
-    assert ans["cited_ids"] == [res.hits[0].photo_id] and ans["verified"] is False
-    assert any("999" in n and "unverified" in n for n in res.notices)
+    assert ans["cited_ids"] == [] and ans["verified"] is False and "999" in ans["refused"]
+    assert any("999" in n and n.startswith("answer: not shown") for n in res.notices)
 
 
 def test_feedback_moves_the_ranking(tmp_path):
