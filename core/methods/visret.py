@@ -54,12 +54,17 @@ def rewrite_rank(run: Run, instr: Instruction, depth: int, pool, adjust: Vec,
 def example_lists(run: Run, images: Sequence[Image.Image], ids: Sequence[int], depth: int, pool,
                   adjust: Vec) -> list[list[tuple[int, float]]]:
     """One ranked (id, cosine) list per example photo (uploaded images, then catalog ids)."""
+    return [run.rank(v, depth, pool) for v in example_vectors(run, images, ids, adjust)]
+
+
+def example_vectors(run: Run, images: Sequence[Image.Image], ids: Sequence[int], adjust: Vec) -> list:
+    """The searched (adjusted) vector of each example photo (uploaded images, then catalog ids)."""
     vecs = []
     if images:
         vecs += list(run.backends.embedder.embed_images(list(images)))
     if ids:
         vecs += list(photo_vectors(run.corpus, ids))
-    return [run.rank(adjust(v), depth, pool) for v in vecs]
+    return [adjust(v) for v in vecs]
 
 
 def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequence[int] | None = None,
@@ -80,7 +85,11 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
         "organism": organism, "organism_name": organism_name}
     seeds = list(seeds) if seeds else list(range(m))
     generator = run.backends.generator_for(run.budget)
-    scored_examples = example_lists(run, examples, example_ids, depth, pool, adjust)
+    example_vecs = example_vectors(run, examples, example_ids, adjust)
+    scored_examples = [run.rank(v, depth, pool) for v in example_vecs]
+    # every picture searched with, as searched: a photo brought into the results by another list (the catalog's
+    # words, core.search.catalog_text) gets its similarity from them (the engine pops it with picture_similarity)
+    stage["picture_vectors"] = [np.asarray(v, np.float32).tolist() for v in example_vecs]  # JSON-safe
     by_example = [[i for i, _ in r] for r in scored_examples]
     # each photo's best cosine with a picture searched with (a drawing or an example photo): the similarity
     # a page shows for a VisRet result (the engine moves it onto the hits and out of the stage)
@@ -155,7 +164,9 @@ def run_visret(run: Run, query: str, *, m: int, depth: int, pool, seeds: Sequenc
                         run.backends.cache.put_json("visvec", vkey, {
                             "path": vis["path"], "model": vis["model"], "ignored_words": vis["ignored_words"],
                             "vector": [float(x) for x in vec]})
-                all_ranked = run.rank_many(np.stack([adjust(vec) for _, _, vec, _ in images]), depth, pool)
+                searched = np.stack([adjust(vec) for _, _, vec, _ in images])
+                stage["picture_vectors"] += searched.astype(np.float32).tolist()
+                all_ranked = run.rank_many(searched, depth, pool)
                 for (vis, _, _vec, _), got in zip(images, all_ranked):
                     _keep_best(closest, got, nearest, {"organism": o, "drawing": vis["index"]})
                     ranked = [i for i, _ in got]

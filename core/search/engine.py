@@ -177,6 +177,7 @@ class SearchEngine:
                                               checked=checked_yes(stages.get("rerank")))
         if stages.get("visret"):  # on the hits now; not part of what the stage reports
             stages["visret"].pop("picture_similarity", None)
+            stages["visret"].pop("picture_vectors", None)
         for text in run.budget.notices():
             run.notice(text)
         run.timings["total"] = (time.perf_counter() - t0) * 1000
@@ -330,9 +331,17 @@ class SearchEngine:
         """`hits` with their similarity set (core.contracts.records.Hit.similarity): for VisRet, the best cosine with a
         picture searched with (drawings, example photos); else the cosine with the query's words, or, for a
         search by one example photo alone, the ranking score, which is that cosine already."""
-        pictures = (stages.get("visret") or {}).get("picture_similarity")
+        vis = stages.get("visret") or {}
+        pictures = vis.get("picture_similarity")
         if pictures:
-            sims = pictures
+            sims = dict(pictures)
+            # a photo none of the pictures' lists held (brought by the catalog's words): its best cosine with
+            # the pictures all the same, so the view keeps one scale
+            others = [h.photo_id for h in hits if h.photo_id not in sims]
+            if others and vis.get("picture_vectors"):
+                searched = np.asarray(vis["picture_vectors"], np.float32)
+                for i, v in zip(others, self.corpus.vectors(others)):
+                    sims[int(i)] = float(np.max(searched @ v))
         elif request.query:
             sims = self._text_scores(run, request, [h.photo_id for h in hits], adjust)
         elif (stages.get("examples") or {}).get("fusion") == "none":
