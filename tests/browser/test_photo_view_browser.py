@@ -130,11 +130,12 @@ def test_marks_from_every_gallery_export_as_csv_jsonl_and_darwin_core(server, op
     names = {str(i): n for i, n in server.rows(f"SELECT id, scientific_name FROM photo_details WHERE id IN ({ids})")}
     assert all(names[r["id"]] == r["species"] for r in got)  # each row describes its own photo
     # the Darwin Core Archive: one occurrence per photo, each said to be a synthetic demo picture
-    dwc = "http://rs.tdwg.org/dwc/terms/"
+    # (licence and rights holder are Dublin Core terms, dcterms:license and dcterms:rightsHolder, issue 35)
+    dwc, dc = "http://rs.tdwg.org/dwc/terms/", "http://purl.org/dc/terms/"
     assert len(rows["dwc"]) == len({r["id"] for r in got})
     assert {r[dwc + "scientificName"] for r in rows["dwc"]} == {r["species"] for r in got}
-    assert all("synthetic" in r[dwc + "occurrenceRemarks"] and r[dwc + "license"].startswith("https://")
-               for r in rows["dwc"])
+    assert all("synthetic" in r[dwc + "occurrenceRemarks"] and r[dc + "license"].startswith("https://")
+               and r[dc + "rightsHolder"] for r in rows["dwc"])
 
 
 def test_pictures_strip_whole_with_captions_and_the_users_example_first(server, open_browser, shot):
