@@ -15,9 +15,13 @@ import sys
 from PIL import Image
 
 from tests.browser.conftest import ROOT, _backend_env
-from tests.browser.pages import QUERY, captions, search
+from tests.browser.pages import captions, search
 
 OWN_NAME = "pond-frog-by-the-boathouse.png"
+# words the demo catalog records for no photo: the ranking is the pictures' alone. With a word it holds ("frog"),
+# hybrid retrieval (issue 35) ranks some 60 photos named by it above every photo only the vectors found, and an
+# own photo without a species is one of those
+WORDS = "calling at night"
 BANNER = "#standin-banner [data-testid=markdown]"  # its text (Gradio keeps a hidden progress timer beside it)
 
 
@@ -30,9 +34,10 @@ def _ingest(server, folder):
 
 def test_own_photos_are_named_and_counted_in_the_banner(server, open_browser, shot, tmp_path):
     page = open_browser()
-    search(page, QUERY, preset="Fast")
+    search(page, WORDS, preset="Fast")
     demo = server.rows("SELECT count(*) FROM photos")[0][0]
     assert page.locator(BANNER).inner_text().startswith("SYNTHETIC DEMO")
+    assert not any("catalog:" in c for c in captions(page)), captions(page)  # no photo brought by its words
     # a photo of our own: the best match with one pixel changed (a new file, so it is not a duplicate), no species
     ranking = server.rows("SELECT s.ranking FROM stages s JOIN requests r ON r.id = s.request_id WHERE s.name = "
                           "'final' ORDER BY s.id DESC LIMIT 1")[0][0]
@@ -50,7 +55,7 @@ def test_own_photos_are_named_and_counted_in_the_banner(server, open_browser, sh
     said = f"Searching {demo} demo photos and 1 of your photos"
     assert report["notices"][0].startswith(said), report["notices"]
     # the open page: its next search says what is searched now
-    search(page, QUERY, preset="Fast")
+    search(page, WORDS, preset="Fast")
     page.wait_for_function("(s) => document.querySelector('#standin-banner [data-testid=markdown]')"
                            ".innerText.startsWith(s)",
                            arg=said)
