@@ -19,7 +19,8 @@ RUN ECOLENS_SETUP_VENV=/opt/venv ECOLENS_SETUP_CACHE=/tmp/ecolens-setup ECOLENS_
 
 # --- run stage: no compilers; tini as PID 1 forwards docker stop's SIGTERM so python exits cleanly
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends tini \
+# nginx: the reverse proxy of `python app.py serve --processes N` (docs/deployment.md)
+RUN apt-get update && apt-get install -y --no-install-recommends tini nginx \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 ecolens \
     && mkdir -p /data && chown ecolens /data

@@ -10,6 +10,7 @@ import importlib
 import logging
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +38,7 @@ load_modules(WORLD_PLUGINS)  # remembered: worker processes and Ray actors regis
 # command name -> module under cli/ (each has add_parser(sub) and run(ctx, args))
 COMMANDS = {"config": "cli.config", "ingest": "cli.ingest", "search": "cli.methods_search", "chat": "cli.chat",
             "eval": "cli.evaluate", "eval-run": "cli.eval_run", "doctor": "cli.doctor", "repair": "cli.repair",
-            "export": "cli.export", "users": "cli.users"}
+            "export": "cli.export", "users": "cli.users", "serve": "cli.serve"}
 
 
 # commands that run without the models and photos a profile or a hub corpus needs (they report on them)
@@ -238,8 +239,10 @@ def build_services(settings: Settings, fallback: str = "", serving: bool = False
     backends = Backends(settings)
     if uses_workers(settings, serving):  # before any backend is built; each worker registers the same plug-ins
         from core.workers.pool import WorkerPool
+        from core.workers.shared import from_environment
 
-        backends.workers = WorkerPool(settings, WORLD_PLUGINS)
+        # under `serve --processes N` every web process uses the one pool the serve command runs
+        backends.workers = from_environment(settings) or WorkerPool(settings, WORLD_PLUGINS)
     store = IndexStore(settings.path())
     # a model profile's embedder is built at first use, after the background preparation downloaded it (with
     # progress on the page); otherwise at once, as always
@@ -310,6 +313,16 @@ def serve(ctx: Context) -> int:
                   CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants)
 
 
+def serve_command(ctx: Context, args) -> int:
+    """`serve`: one process as `python app.py`; several behind nginx (cli.serve), each started as this file is."""
+    from cli.serve import check_processes, run_many
+
+    if check_processes(args.processes) == 1:
+        return serve(ctx)
+    command = [sys.executable, str(ROOT / "app.py")] + (["--config", args.config] if args.config else [])
+    return run_many(ctx.settings, command, WORLD_PLUGINS, args.processes)
+
+
 def _prepare(services: Services, progress: Progress) -> list[str]:
     """The first start's preparation of the photo collection (run in the background by the web app): its
     progress goes to the page and, as one bar per phase, to the terminal, which then says that the page can
@@ -325,13 +338,27 @@ def _prepare(services: Services, progress: Progress) -> list[str]:
         print("EcoLens: preparing the photo collection (first start); the page is open and can search once "
               "this is done.", file=sys.stderr, flush=True)
     try:
-        notices = services.ensure_corpus(both)
+        with _one_at_a_time(services.settings.path("prepare.lock")):  # several web processes (serve): one builds
+            notices = services.ensure_corpus(both)
     finally:
         bars.close()
     if bars.used:
         print(f"EcoLens: the photo collection is ready ({services.catalog.count()} photos): the page can search "
               "now.", file=sys.stderr, flush=True)
     return notices
+
+
+@contextmanager
+def _one_at_a_time(path: Path):
+    """An exclusive lock on the file `path` (held until the block ends), across processes."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _join_negative_values(argv: list[str]) -> list[str]:
@@ -356,12 +383,14 @@ def main(argv: list[str] | None = None) -> int:
         overrides = {k: v for k, v in (("port", args.port), ("host", args.host)) if v}
         settings, fallback = space.space_start(load_settings(args.config, **overrides))
         ctx = Context(settings, fallback=fallback)
-        configure_logging(ctx.settings.path(), ctx.settings.log_level, console=args.command is None)
+        configure_logging(ctx.settings.path(), ctx.settings.log_level, console=args.command in (None, "serve"))
         space.use_model_cache(ctx.settings)
         if space.uses_hub(ctx.settings) and args.command not in NO_PREFLIGHT:
             space.preflight(ctx.settings)  # offline without the models or the corpus: an error within seconds
         if args.command is None:
             return serve(ctx)
+        if args.command == "serve":
+            return serve_command(ctx, args)
         code = importlib.import_module(COMMANDS[args.command]).run(ctx, args)
         from cli.common import note_standins
 

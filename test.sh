@@ -18,6 +18,12 @@ if [ "$LANE" = full ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null;
   else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi
 fi
+if [ "$LANE" = full ] && ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  echo "test: installing Debian's nginx for the serve --processes tests"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nginx >/dev/null;
+  else sudo apt-get update -qq && sudo apt-get install -y -qq nginx >/dev/null; fi
+fi
+case ":$PATH:" in *:/usr/sbin:*) ;; *) export PATH="$PATH:/usr/sbin" ;; esac  # Debian's nginx lives there
 CACHE="${ECOLENS_SETUP_CACHE:-${ECOLENS_CACHE:-$HOME/.cache/ecolens}}"
 VENV="${ECOLENS_SETUP_VENV:-${ECOLENS_VENV:-$CACHE/venv}}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

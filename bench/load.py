@@ -10,6 +10,7 @@ labels stored in SQLite, and the load average. Bounded in count (N x M searches)
     /root/.cache/ecolens/venv/bin/python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
     /root/.cache/ecolens/venv/bin/python bench/load.py --mix Fast=100 --labels 0   # Fast searches only
     /root/.cache/ecolens/venv/bin/python bench/load.py --servers 2   # experiment: sessions split over 2 servers
+    /root/.cache/ecolens/venv/bin/python bench/load.py --serve 2   # through `app.py serve --processes 2` (nginx)
 
 Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
 ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world
@@ -53,7 +54,7 @@ def form(preset: str) -> list:
 
 
 def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path,
-              root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+              root: Path = ROOT, serve: int = 0) -> tuple[subprocess.Popen, str]:
     """python app.py of the checkout at `root` on a free port over `data`; `inherit`: keep the caller's ECOLENS_*
     settings."""
     port = free_port()
@@ -63,8 +64,10 @@ def start_app(data: Path, inherit: bool, workers: str | None, log_path: Path,
     if workers:
         env["ECOLENS_WORKERS"] = workers
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--port", str(port)], cwd=root, env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
+        # --serve N: `python app.py serve --processes N` (nginx in front of N web processes)
+        command = ["serve", "--processes", str(serve)] if serve else []
+        proc = subprocess.Popen([sys.executable, str(root / "app.py"), "--port", str(port), *command], cwd=root,
+                                env=env, stdout=log, stderr=subprocess.STDOUT)
     return proc, wait_for_app(proc, port, 600, str(log_path))
 
 
@@ -257,6 +260,9 @@ def main() -> None:
     ap.add_argument("--mix", default=",".join(f"{n}={w}" for n, w in MIX),
                     help="what the sessions search, as PRESET=WEIGHT pairs; e.g. Fast=100 --labels 0 shows what Fast "
                          "searches alone do to each other on the one web server")
+    ap.add_argument("--serve", type=int, default=0, metavar="N",
+                    help="serve the app as `python app.py serve --processes N` (N >= 2: behind nginx; its CPU: the "
+                         "server and workers columns together)")
     ap.add_argument("--servers", type=int, default=1,
                     help="an experiment, not how EcoLens is deployed: start this many web servers (python app.py) on "
                          "the one data directory, session n keeping to server n modulo this, as a proxy that keeps "
@@ -322,7 +328,8 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
             urls = [args.url]
         else:
             for i in range(args.servers):  # (one unless --servers: an experiment, see its help)
-                procs.append(start_app(data, inherit, workers, data.parent / f"load-server-{run_id}-{i}.log", root))
+                procs.append(start_app(data, inherit, workers, data.parent / f"load-server-{run_id}-{i}.log", root,
+                                       args.serve))
             urls = [u for _, u in procs]
         idle_load = Load(urls[:1], time.monotonic() + args.time_limit, args.search_timeout, 0, run_id,
                          client_nice=args.client_nice)
@@ -353,6 +360,8 @@ def measure(args, data: Path | None, workers: str, inherit: bool, root: Path = R
         used = {"clients": shares[0]["clients"]}  # (each share counted this process: once is right)
         for part in ("server", "workers"):
             used[part] = None if shares[0][part] is None else sum(sh[part] for sh in shares)
+        if args.serve and used["server"] is not None:  # serve's children: nginx, the web processes, the pool
+            used = {"clients": used["clients"], "server": used["server"] + (used["workers"] or 0.0), "workers": None}
         stored = stored_labels(data, run_id)
     finally:
         for proc, _ in procs:

@@ -16,6 +16,22 @@ def _count(text: str) -> int:
     return value
 
 
+def skipped_lines(skipped, shown: int = 3) -> list[str]:
+    """One line per skipped item, except that a reason shared by more than `shown` items (the media rows of a
+    deployment that was skipped) is said once with the first few names and the count of the rest."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in skipped:
+        by_reason.setdefault(reason, []).append(name)
+    lines = []
+    for reason, names in by_reason.items():
+        if len(names) <= shown:
+            lines += [f"skipping {name}: {reason}" for name in names]
+        else:
+            lines.append(f"skipping {len(names)} items ({', '.join(names[:shown])} and {len(names) - shown} more): "
+                         f"{reason}")
+    return lines
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("ingest", help="add a folder of images, an iNaturalist-style CSV, an INQUIRE parquet, a "
                                       "Camtrap DP package (folder, datapackage.json or .zip) or a parquet of "
@@ -75,8 +91,8 @@ def _ingest_one(ctx, services, args) -> int:
     print(f"ingested {args.path} ({report.kind}): {report.added} added, {report.already} already in the catalog, "
           f"{report.duplicates} duplicate(s), {near}{len(report.skipped)} skipped, {report.reembedded} re-embedded, "
           f"in {report.seconds:.1f} s; engine: {report.engine}; index: {report.index_kind}")
-    for name, reason in report.skipped:
-        print(f"skipping {name}: {reason}")
+    for line in skipped_lines(report.skipped):
+        print(line)
     for notice in report.notices:
         print(f"note: {notice}")
     if report.ignored:

@@ -8,6 +8,8 @@
 #   bash scripts/setup.sh --llama    also llama-cpp-python (built from source once, about 8 minutes, cached)
 #                                    and the SmolLM2-135M model file, for llm='llama_cpp' or a llama.cpp server
 #   bash scripts/setup.sh --dev      runtime + llama + test tools (requirements-dev.txt): what ./test.sh runs
+#   bash scripts/setup.sh --nginx    also Debian's nginx (apt-get; root or sudo), the reverse proxy of
+#                                    `python app.py serve --processes N` (N >= 2); docs/deployment.md
 #   bash scripts/setup.sh --gpu      also replaces faiss-cpu with FAISS's GPU build (requirements-gpu.txt; same
 #                                    module `faiss`), for large indexes on an NVIDIA GPU (device cuda or auto)
 #
@@ -29,12 +31,14 @@ PY="${PYTHON:-python3}"
 WANT_LLAMA="${ECOLENS_SETUP_LLAMA:-0}"
 WANT_DEV=0
 WANT_GPU=0
+WANT_NGINX=0
 for arg in "$@"; do
   case "$arg" in
     --llama) WANT_LLAMA=1 ;;
     --dev) WANT_DEV=1; WANT_LLAMA=1 ;;
     --gpu) WANT_GPU=1 ;;
-    *) echo "setup: unknown option '$arg'" >&2; echo "how to fix: use --llama, --dev, --gpu or no option" >&2; exit 2 ;;
+    --nginx) WANT_NGINX=1 ;;
+    *) echo "setup: unknown option '$arg'" >&2; echo "how to fix: use --llama, --dev, --gpu, --nginx or no option" >&2; exit 2 ;;
   esac
 done
 
@@ -51,6 +55,12 @@ part_is_current() {
   [ -f "$VENV/.ecolens-$name" ] && [ "$(cat "$VENV/.ecolens-$name")" = "$(part_stamp "$@")" ]
 }
 part_done() { local name=$1; shift; part_stamp "$@" > "$VENV/.ecolens-$name"; }
+
+if [ "$WANT_NGINX" = 1 ] && ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  echo "setup: installing Debian's nginx (the proxy of serve --processes N)"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq nginx >/dev/null;
+  else sudo apt-get update -qq && sudo apt-get install -y -qq nginx >/dev/null; fi
+fi
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "setup: creating the environment $VENV"

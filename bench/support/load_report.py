@@ -52,6 +52,10 @@ def report(args, workers: str, f: dict, name: str = "") -> None:
         print(f"load average (1 min) while loaded: mean {statistics.mean(f['samples']):.1f}, "
               f"max {max(f['samples']):.1f}")
     searches = sum(len(v) for v in f["loaded"].values())
+    if searches and f["wall"]:
+        print(f"throughput while loaded: {searches / f['wall']:.2f} searches/s"
+              + (f" (serve --processes {args.serve}: server CPU = nginx, web processes and pool)"
+                 if getattr(args, "serve", 0) else ""))
     if cpu["server"] and searches:
         # a session's cycle is a search and its labels; with no pause, n sessions keep the server busy when the
         # cycles last about n x its CPU per cycle (one interpreter: about one CPU at most)

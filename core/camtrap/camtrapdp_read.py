@@ -120,7 +120,7 @@ def read(folder: Path, descriptor: dict, checked: Checked, key: str) -> PackageC
             _fill(d, row, DEPLOYMENT_COLUMNS)
             d.utc_offset = split_timestamp(d.start)[1] if d.start else None
         except ValueError as exc:
-            out.skipped.append((where, f"skipped: {exc}"))
+            out.skipped.append((where, str(exc)))
             continue
         deployments[d.key] = d
     out.deployments = list(deployments.values())
@@ -133,7 +133,7 @@ def read(folder: Path, descriptor: dict, checked: Checked, key: str) -> PackageC
                 raise ValueError("; ".join(bad[("media", n)]))
             medium = _medium(folder, row, where, deployments, key, licence, holder)
         except ValueError as exc:
-            out.skipped.append((where, f"skipped: {exc}"))
+            out.skipped.append((where, str(exc)))
             continue
         media[medium.capture.media_key] = medium
     out.media = list(media.values())
@@ -150,7 +150,7 @@ def read(folder: Path, descriptor: dict, checked: Checked, key: str) -> PackageC
             if o.media_key and o.media_key not in media:
                 raise ValueError(f"its medium {o.media_key!r} was skipped")
         except ValueError as exc:
-            out.skipped.append((where, f"skipped: {exc}"))
+            out.skipped.append((where, str(exc)))
             continue
         out.observations.append(o)
     _events(out, media)

@@ -118,6 +118,9 @@ def _as_shipped_version(descriptor: dict) -> dict:
     return d
 
 
+_TYPE_NOTE = re.compile(r'type is "(\w+)(?:/(.*))?"')
+
+
 def _where(error) -> str:
     return "/".join(str(p) for p in error.absolute_path) or "(top level)"
 
@@ -127,6 +130,15 @@ def _describe(error) -> str:
     if error.context:
         return " or ".join(sorted({f"{_where(c)}: {c.message[:200]}" for c in error.context})[:3])
     return f"{_where(error)}: {error.message[:300]}"
+
+
+def _note(error) -> str:
+    """frictionless' note, with a type error said in words ('type is "number/default"': 'is not a number')."""
+    m = _TYPE_NOTE.fullmatch(str(error.note or "")) if error.type == "type-error" else None
+    if not m:
+        return str(error.note)
+    kind, form = m.group(1), m.group(2)
+    return f"is not a {kind}" + (f" of the form {form}" if form and form not in ("default", "any") else "")
 
 
 def _offline_descriptor(descriptor: dict) -> dict:
@@ -182,7 +194,7 @@ def _check_tables(descriptor: dict, folder: Path, out: Checked) -> None:
             what = ", ".join(f for f in fields if f) or "the row"
             cell = getattr(error, "cell", None)
             value = f" {cell!r}" if isinstance(cell, str) and cell else ""
-            out.bad_rows.setdefault((task.name, int(row)), []).append(f"{what}{value}: {error.note}")
+            out.bad_rows.setdefault((task.name, int(row)), []).append(f"{what}{value}: {_note(error)}")
         if fatal:
             raise InputError(f"{task.name}.csv cannot be read: " + "; ".join(fatal[:5]),
                              "give the table the Camtrap DP columns (https://camtrap-dp.tdwg.org/data/)")

@@ -85,6 +85,7 @@ def apply_results(results: Results, folder: str | Path, catalog, store, threshol
     ids = photo_ids_for(folder, list(looked), catalog)
     out.unmatched += [name for name in looked if name not in ids]
     stored = store.detections(list(ids.values()))
+    seen = {i for i, c in store.captures(list(ids.values())).items() if c.detector_looked}
     writes: list = []
     for name, photo_id in ids.items():
         entry: Entry = looked[name]
@@ -92,7 +93,7 @@ def apply_results(results: Results, folder: str | Path, catalog, store, threshol
         if not any(b.conf >= threshold for b in entry.boxes):
             out.empty += 1
         mine = [d for d in stored.get(photo_id, []) if d.model == results.model]
-        if _same(mine, entry):
+        if _same(mine, entry) and (mine or photo_id in seen):  # a first look at an empty frame is not 'unchanged'
             out.unchanged += 1
             continue
         out.removed_ids += [int(d.id) for d in mine if d.id is not None]

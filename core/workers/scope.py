@@ -32,6 +32,17 @@ def search_scope(cancel: CancelToken | None, heavy: bool):
         _CURRENT.reset(reset)
 
 
+@contextmanager
+def lane(priority: int):
+    """Model work started inside goes in lane `priority`, of no search here (the shared pool: a web process's
+    search sent it)."""
+    reset = _CURRENT.set(Scope(None, priority))
+    try:
+        yield
+    finally:
+        _CURRENT.reset(reset)
+
+
 def current() -> Scope:
     """The scope of the running search, or a background scope outside any search."""
     return _CURRENT.get() or Scope(None, BACKGROUND)

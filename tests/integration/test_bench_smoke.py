@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import py_compile
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,4 +86,17 @@ def test_the_load_bench_runs_its_two_server_experiment_and_its_mix():
     assert done.returncode == 0, report
     assert "(mix Fast 50%, Verify 50%)" in done.stdout and "2 web servers, each session kept to one" in done.stdout, \
         report
+    assert re.search(r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", done.stdout), report
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)")
+def test_the_load_bench_runs_through_serve_behind_nginx():
+    """bench/load.py --serve 2: the sessions search and label through nginx in front of two web processes, with no
+    error and no label lost, and the report gives the throughput."""
+    cmd = [sys.executable, str(ROOT / "bench" / "load.py"), "--smoke", "--serve", "2", "--mix", "Fast=1"]
+    done = subprocess.run(cmd, cwd=ROOT, env=bench_env(), capture_output=True, text=True, timeout=300, check=False)
+    report = f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, report
+    assert "(serve --processes 2" in done.stdout and "searches/s" in done.stdout, report
     assert re.search(r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", done.stdout), report

@@ -110,7 +110,7 @@ SKIPPED = [  # (case, change, the skipped row, words of its reason, media and ob
     ("a file path that climbs out", _set("media.csv", 2, "filePath", "../../etc/passwd"), "media.csv row 2",
      "filePath '../../etc/passwd'", 422, 548),
     ("a timestamp that is not one", _set("media.csv", 3, "timestamp", "yesterday"), "media.csv row 3",
-     "timestamp 'yesterday'", 422, 548),
+     "timestamp 'yesterday': is not a datetime of the form %Y-%m-%dT%H:%M:%S%z", 422, 548),
     ("a medium without its id", _set("media.csv", 4, "mediaID", ""), "media.csv row 4", "mediaID", 422, 548),
     ("a medium of an unknown deployment", _set("media.csv", 5, "deploymentID", "nowhere"), "media.csv row 5",
      '"nowhere" not found', 422, 548),
@@ -122,6 +122,8 @@ SKIPPED = [  # (case, change, the skipped row, words of its reason, media and ob
      "observations.csv row 4", "observationType 'ghost'", 423, 548),
     ("a deployment without latitude", _set("deployments.csv", 2, "latitude", ""), "deployments.csv row 2", "latitude",
      None, None),
+    ("a latitude in words", _set("deployments.csv", 2, "latitude", "north-ish"), "deployments.csv row 2",
+     "latitude 'north-ish': is not a number", None, None),
 ]
 
 

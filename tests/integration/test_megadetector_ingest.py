@@ -43,6 +43,7 @@ def test_ingest_with_detections_then_search_inside_the_animal(tmp_path, card):
     assert not any("md_results.json" in n for n in report.ignored)  # the results file is not a photo
     said = " | ".join(report.notices)
     assert "6 frame(s) matched, 5 box(es) stored" in said and "1 frame(s) have no box at or above 0.2" in said
+    assert "already had the same boxes" not in said  # a fresh catalog: nothing was there before
     by_name = {Path(p.path).name: p.id for p in services.catalog.get_photos(list(range(1, 20)))}
     store = services.camtrap
     assert store.empty_ids(0.2).tolist() == [by_name["idaho-camera-traps-left.jpg"]]  # not the unlisted photo

@@ -106,7 +106,7 @@ CORE_FLOORS = (
      "core.camtrap"),  # camera-trap records, files and filters read and written
     ("core.backends", "core.vectors", "core.served", "core.exports", "core.darwincore", "core.dwc",
      "core.camtrap.crop_index", "core.camtrap.crops"),  # crops: pictures cut and their vectors
-    ("core.ingest", "core.workers", "core.labels", "core.exporting"),
+    ("core.ingest", "core.workers", "core.serving", "core.labels", "core.exporting"),
     ("core.methods",),
     ("core.search", "core.doctor"),
     ("core.evaluation",),
