@@ -27,7 +27,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 KINDS = ("feature", "behaviour", "many_part")
 

@@ -41,12 +41,11 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
-from core.search import catalog_text
-from core.search.reading import for_request
-from core.search import scales
+from core.search import catalog_text, scales
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
+from core.search.reading import for_request
 from core.vectors import near_copies
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
