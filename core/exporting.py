@@ -235,10 +235,13 @@ def _megadetector(sources: ExportSources, path: Path, ids: list[int] | None) -> 
     """The detections as a MegaDetector results file (core.camtrap.megadetector), each frame named relative to
     the folder all of them lie in (the folder to give `ingest FOLDER --detections FILE`); a URL as it is."""
     from core.camtrap.megadetector import write_megadetector
+    from core.camtrap.observation_boxes import is_imported
 
     candidates = list(ids) if ids is not None else [int(i) for i in (sources.all_ids() if sources.all_ids else [])]
     captures = sources.camtrap.captures(candidates)
-    detections = sources.camtrap.detections(candidates)
+    # only a detector's results: boxes made from imported Camtrap DP observations are not a detector's
+    detections = {pid: kept for pid, dets in sources.camtrap.detections(candidates).items()
+                  if (kept := [d for d in dets if not is_imported(d)])}
     looked = sorted(pid for pid in set(captures) | set(detections)
                     if pid in detections or captures[pid].detector_looked)
     if not looked:

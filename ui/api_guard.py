@@ -98,6 +98,13 @@ async def _answer(send, status: int, message: str, title: str) -> None:
 FILE_REFUSED = "This file is not served: it is not one of this session's photos or files."
 
 
+def file_refusal(status: int) -> bytes:
+    """The body of a refused file (403 or 404) in the API's error shape, the same whoever refuses it (Gradio,
+    or ui.upload_guard for a file handed to someone else), so that neither names the path nor tells the two
+    apart."""
+    return json.dumps({"error": FILE_REFUSED, "title": "Not found" if status == 404 else "Forbidden"}).encode()
+
+
 def no_server_paths(send):
     """A `send` for a request of a file: a refusal (403, 404) gets the API's error shape without the path
     asked for (Gradio's own text names the file's absolute path on the server)."""
@@ -107,8 +114,7 @@ def no_server_paths(send):
         nonlocal rewriting
         if message["type"] == "http.response.start" and message.get("status") in (403, 404):
             rewriting = True
-            body = json.dumps({"error": FILE_REFUSED, "title": "Not found" if message["status"] == 404
-                               else "Forbidden"}).encode()
+            body = file_refusal(message["status"])
             wrapped.body = body
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in (b"content-length",
                                                                                          b"content-type")]

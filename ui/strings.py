@@ -115,7 +115,7 @@ NOT_COUNTED = "(the photo checker cannot see this, so it counts as undecided, 50
 CHECKS_MADE = "({made} of {asked} checked)"
 NEAR_COPIES = ("+1 near-copy", "+{n} near-copies")  # a result with copies of its picture folded into it
 NEAR_COPIES_LIST = "Near-copies of this picture (re-encodes, resizes, rotations or crops) not shown apart: {ids}."
-LEANED = "too close to call: the checker leaned {word} (p(yes) {p})"
+LEANED = "too close to call: the checker leaned {word} ({p} for yes)"
 LEANED_NOTE = "; its note: {note}"
 
 # ---- photo view (lightbox) ---------------------------------------------------------------------------

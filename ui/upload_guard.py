@@ -10,7 +10,8 @@ upload route's answer, an event's result streamed to the page or the API) is rec
 the response goes on, in the database (storage.served_files: every web process and a restarted one agree).
 The file route serves a file under the folder only to one of its owners; for anyone else, and for a file no
 response handed out (one another program put there), the answer is 404, as for a file that does not exist.
-Gradio's own refusals (403) no longer name the file's path on the server."""
+Gradio's own refusals (403) no longer name the file's path on the server: every refusal is in the API's error
+shape (ui.api_guard.file_refusal)."""
 from __future__ import annotations
 
 import asyncio
@@ -24,14 +25,15 @@ from typing import Any, Iterator
 
 from core.contracts import bounds
 from core.contracts.errors import EcoLensError
+from ui.api_guard import file_refusal
 
 log = logging.getLogger(__name__)
 COOKIE = "ecolens-owner"
 SCRIPT = "script"
 MAX_REMEMBERED = 100_000  # (path, owner) pairs this process remembers besides the database
 MAX_LINE = 8_000_000  # a streamed line longer than this is not searched for paths
-NOT_FOUND = b'{"detail": "Not Found"}'
-NOT_ALLOWED = b'{"detail": "File not allowed"}'
+NOT_FOUND = file_refusal(404)  # the API's error shape, as ui.api_guard answers for a file that does not exist
+NOT_ALLOWED = file_refusal(403)
 
 
 def _cookies(headers: list[tuple[bytes, bytes]]) -> SimpleCookie:

@@ -38,6 +38,7 @@ from core.camtrap.camtrapdp_rows import (
     observation_row,
     with_offset,
 )
+from core.camtrap.observation_boxes import is_imported
 from core.contracts.camtrap import CamtrapFilters, Capture, Deployment, Observation
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
@@ -150,7 +151,9 @@ class _Package:
                    ) -> tuple[list[dict], dict[int, str], dict[int, str]]:
         """(media rows, photo id -> mediaID, photo id -> timestamp) in deployment then time order."""
         photos = {p.id: p for p in self.photos(sorted(captures))}
-        detections = self.store.detections(sorted(captures))
+        # boxes made from imported observations are written as those observations, not again as a machine's
+        detections = {pid: kept for pid, dets in self.store.detections(sorted(captures)).items()
+                      if (kept := [d for d in dets if not is_imported(d)])}
         rows, ids, times, untimed, taken = [], {}, {}, [], set()
         files = MediaFiles(folder)
         order = sorted(captures, key=lambda pid: (deployments[captures[pid].deployment_id].key,

@@ -6,8 +6,9 @@ medium's capture and the observations, and the package's metadata (for the expor
 A medium whose file cannot be had (not in the package, its host unreachable, a video, not a picture) stays
 in the catalog as a photo without a vector: sha256 'media:<package>:<mediaID>', its path the URL or file it
 names, with its deployment, time, event and observations (counted, filtered and exported; never found by
-picture). An ingest of the same package again finds its photos by content (or by that placeholder) and
-writes the same rows again: nothing is added twice."""
+picture). Media-level observations with a box also become detections of their frame
+(core.camtrap.observation_boxes). An ingest of the same package again finds its photos by content (or by that
+placeholder) and writes the same rows again: nothing is added twice."""
 from __future__ import annotations
 
 import logging
@@ -15,7 +16,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from core.camtrap import camtrapdp_read, camtrapdp_validate, package_files
+from core.camtrap import camtrapdp_read, camtrapdp_validate, observation_boxes, package_files
 from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog
 from core.contracts.errors import InputError
@@ -120,7 +121,12 @@ class PackageHooks:
             if o.media_key:
                 o.photo_id = ids[o.media_key]
         store.add_observations(c.observations)
+        # media-level boxes become detections of their frame (their crops are embedded at the end of the ingest)
+        written, boxes = observation_boxes.store_boxes(store, c.observations)
         store.save_package(c.key, c.metadata)
+        if boxes:
+            report.notices.append(f"{boxes} observation boxes of the package are detections of their frames "
+                                  f"({written} new or changed): their crops are searched beside the frames")
         self._report(report, without, len(new))
         if replaced:
             report.notices.append(f"{replaced} media kept earlier without their file have it now: they are "

@@ -137,6 +137,11 @@ class CachedJudge:
     def prompt_id(self) -> str:
         return getattr(self.inner, "prompt_id", "")
 
+    @property
+    def not_used(self) -> str:
+        """Why the judge's answers are not checks at all (one that failed its check), '' for a judge in use."""
+        return str(getattr(self.inner, "not_used", "") or "")
+
     def ask(self, request: JudgeRequest, load: Callable[[], Image.Image] | None = None, vote: int | None = None,
             cache_only: bool = False) -> JudgeAnswer:
         """`vote`, when given, overrides request.vote; the inner judge receives the vote in the request."""

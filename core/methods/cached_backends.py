@@ -67,6 +67,7 @@ class UnusedJudge:
     def __init__(self, model_id: str, reason: str):
         self.model_id, self.reason = model_id, reason
         self.prompt_id = "not used: failed its check"
+        self.not_used = reason  # why none of its answers is a check (core.methods.rerank's notice says it)
 
     def ask(self, request):
         from core.backends.reach import abstain

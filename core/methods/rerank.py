@@ -219,10 +219,10 @@ def _abstention_notice(run: Run, judge, query: str, questions: Sequence[str], re
     if not parts and not unnamed:
         return
     text = notice_text(parts) if parts else "not checked by the photo checker"
-    reasons = {str(a.get("reason") or "") for a in answers if not a.get("checked", True)}
-    if unnamed and unnamed == len(answers) and len(reasons) == 1 and next(iter(reasons)):
-        # one reason for every answer (a judge whose checks are not used: core.search.model_checkup)
-        text += f"{';' if parts else ':'} none of the {len(answers)} answers ({next(iter(reasons)).rstrip('.')})"
+    not_used = str(getattr(judge, "not_used", "") or "")
+    if unnamed and unnamed == len(answers) and not_used:
+        # a judge whose checks are not used (core.search.model_checkup): its one reason, not "neither yes nor no"
+        text += f"{';' if parts else ':'} none of the {len(answers)} answers ({not_used.rstrip('.')})"
     elif unnamed:
         text += (f"{';' if parts else ':'} {unnamed} of {len(answers)} answers, where it could say neither yes nor "
                  "no (each counted as undecided, 50%: neither pass nor fail)")

@@ -37,6 +37,8 @@ EXPECTED = {
     "llm_tasks.py": (r"sub-questions +\d+ / \d+ +\d\.\d\d", 300),
     "rerank.py": (r"ratio \d\.\d{3} \(goal <= 0\.125\)", 120),
     "scale.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
+    "server_cpu.py": (r"ratio EcoLens / bare Gradio server CPU per Fast search: median \d+\.\d\d \(goal <= 1\.5\)",
+                      300),
     "search.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
     "upload_memory.py": (r"peak memory ratio \d\.\d{3} \(goal <= 0\.125\)", 120),
     "vlm_judge.py": (r"ratio judge/bare throughput: \d+\.\d\dx \(threads\)", 300),

@@ -30,7 +30,7 @@ def _settings(tmp_path, **over):
     values = {"detection_threshold": 0.2, "default_utc_offset": "+00:00", "camtrap_project_title": "",
               "camtrap_contributor": "Ana Lima", "camtrap_contributor_email": "", "camtrap_sampling_design":
               "targeted", "camtrap_license": "CC0-1.0", "camtrap_media_license": "CC-BY-4.0",
-              "camtrap_default_place": "", "corpus": "", **over}
+              "camtrap_default_place": "", "corpus": "", "dwc_contact": "", "dwc_contact_email": "", **over}
     return SimpleNamespace(path=lambda *parts: tmp_path.joinpath("data", *parts), **values)
 
 
@@ -211,7 +211,8 @@ def test_darwin_core_calls_camera_trap_frames_machine_observations(catalog, tmp_
     header = lines[0].split("\t")
     rows = {r[header.index("associatedMedia")]: r[header.index("basisOfRecord")]
             for r in (line.split("\t") for line in lines[1:])}
-    assert rows == {"IMG_0000.JPG": "MachineObservation", "plain.jpg": "HumanObservation"}
+    # media are named by their path relative to the collection (issue 35), so cards/ is kept
+    assert rows == {"cards/IMG_0000.JPG": "MachineObservation", "plain.jpg": "HumanObservation"}
 
 
 def test_the_detections_go_out_as_megadetector_results_that_read_back(catalog, tmp_path):
