@@ -31,7 +31,6 @@ from PIL import Image
 
 from bench.ingest import _camera_like
 
-
 _BURST: list[int] = []  # frames left in the current burst, and the burst's clock (make_card is called once)
 _CLOCK = [1_750_000_000.0]
 

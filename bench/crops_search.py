@@ -11,8 +11,9 @@ files) searched, each photo's score the better of its frame and its best crop (m
 IndexFlatIP holding the frame and crop vectors together, asked for the same k. "EcoLens, events collapsed" adds
 the by-event step (core.camtrap.hit_facts.by_event, the code the search engine runs): the frames fall into events
 of 1-5 consecutive frames, and the merged ranking keeps each event's best frame; the event of a frame is read
-from an in-memory array here (the app reads it from the catalog, one query for the ranked ids, not timed). Memory: the resident memory
-the two indexes add (anonymous) and their files on disk, per frame, with what 200M frames would need."""
+from an in-memory array here (the app reads it from the catalog, one query for the ranked ids, not timed).
+Memory: the resident memory the two indexes add (anonymous) and their files on disk, per frame, with what 200M
+frames would need."""
 from __future__ import annotations
 
 import argparse
