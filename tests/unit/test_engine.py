@@ -165,6 +165,22 @@ def test_every_hit_carries_its_similarity_on_one_scale(tmp_path):
     assert all(h.similarity is not None for h in verify.hits) and max(h.score for h in verify.hits) > 1.0
 
 
+def test_a_visret_hit_no_picture_list_held_gets_its_best_cosine_with_the_pictures():
+    """A photo brought into a VisRet ranking by another list (the catalog's words) is on the pictures' scale
+    too: its best cosine with the pictures searched with, not '–' and not its cosine with the words."""
+    from types import SimpleNamespace
+
+    from core.search.engine import SearchEngine
+
+    stored = {7: np.array([0.6, 0.8, 0.0], np.float32), 9: np.array([0.0, 0.0, 1.0], np.float32)}
+    engine = SimpleNamespace(corpus=SimpleNamespace(vectors=lambda ids: np.stack([stored[i] for i in ids])))
+    hits = [SimpleNamespace(photo_id=i, similarity=None) for i in (5, 7, 9)]
+    pictures = np.eye(3, dtype=np.float32)[:2].tolist()  # two pictures, along the first two axes
+    stages = {"visret": {"picture_similarity": {5: 0.5}, "picture_vectors": pictures}}
+    SearchEngine._similar(engine, None, SimpleNamespace(query="a frog"), hits, lambda v: v, stages)
+    assert [h.similarity for h in hits] == pytest.approx([0.5, 0.8, 0.0])  # 5 kept; 7: the second picture
+
+
 def test_fast_is_admitted_while_verify_searches_hold_the_heavy_lane(tmp_path):
     from core.contracts.errors import BusyError
     from ui.search_view import PLAIN_SEARCHES, search_limit
