@@ -26,14 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as `python bench/server_cpu.py`
-    sys.path.insert(0, str(ROOT))
+from bench.isolation import free_port, wait_for_app
+from bench.load import build_world, form
+from bench.support.clients import set_client_poll, tls_context
+from bench.support.process_cpu import cpu_seconds
 
-from bench.isolation import free_port, wait_for_app  # noqa: E402
-from bench.load import build_world, form  # noqa: E402
-from bench.support.clients import set_client_poll, tls_context  # noqa: E402
-from bench.support.process_cpu import cpu_seconds  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 QUERY = "a frog calling"
 HTTP_TIMEOUT_S = 120
