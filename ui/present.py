@@ -15,6 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
+from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
 from core.contracts.settings_fields import SettingFields
 from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
@@ -97,9 +98,9 @@ def name_of(hit: dict[str, Any]) -> str:
     return file or f"photo {hit['id']}"
 
 
-# the range each scale holds to, as core.search.scales sets them (the engine clamps similarities; the page
-# holds to them too for hits that carry a raw cosine, the dialogue's)
-SCALE_RANGES = {"similarity": (0.0, 1.0), "pictures": (0.0, 1.0), "checks": (0.0, 100.0)}
+# the range each scale holds to, the ones core.search.scales clamps to (the page holds to them too for hits that
+# carry a raw cosine, the dialogue's)
+SCALE_RANGES = {"similarity": SIMILARITY_RANGE, "pictures": SIMILARITY_RANGE, "checks": CHECKS_RANGE}
 
 
 def on_similarity_scale(value: Any) -> float | None:

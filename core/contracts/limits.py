@@ -27,3 +27,7 @@ MAX_PERMUTATIONS = 1_000_000  # --permutations of the randomisation test
 MAX_ANSWER_K = 100  # --answer-k: photos one answer reads
 MAX_RELEVANCE = 1000  # a qrels grade or a run's score magnitude
 MAX_EVAL_FILE_BYTES = 2_000_000_000  # a benchmark file, qrels or run read by the evaluation
+
+# the ranges a result's scales hold to (core.search.scales clamps to them; the page holds to them too)
+SIMILARITY_RANGE = (0.0, 1.0)
+CHECKS_RANGE = (0.0, 100.0)

@@ -4,8 +4,8 @@ closest possible); a checks score is 0-100 (core.methods.rerank.photo_score); a 
 neither, and is never called a similarity."""
 from __future__ import annotations
 
-SIMILARITY_RANGE = (0.0, 1.0)
-CHECKS_RANGE = (0.0, 100.0)
+from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
+
 
 
 def similarity(cosine: float | None) -> float | None:
