@@ -7,7 +7,6 @@ from __future__ import annotations
 from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
 
 
-
 def similarity(cosine: float | None) -> float | None:
     """A cosine on the similarity scale: clamped to 0-1. A negative cosine (a photo less like the query than
     an unrelated one) is 0, never a negative similarity; None stays None (no similarity known)."""
