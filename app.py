@@ -296,9 +296,11 @@ def make_parser() -> argparse.ArgumentParser:
 def serve(ctx: Context) -> int:
     """Build the web app on the engine and its session log, and serve it until interrupted. The photo
     collection is prepared in the background; the page shows its progress."""
+    from core.vectors.threads import one_blas_thread
     from ui.server import launch
 
     ctx.serving = True
+    one_blas_thread()  # a web process's matrix products are small: numpy's BLAS threads would only spin
     services = ctx.services()
     from core.camtrap.desk import CamtrapDesk
     from core.people.users import Users
