@@ -16,19 +16,16 @@ searches' first. Every search has a time limit, its preset's deadline_*_s settin
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from core.camtrap import hit_facts as camtrap_hits
 from core.camtrap.pool import search_pool
-from core.contracts.cancel import CancelToken, SearchCancelled
-from core.contracts.errors import BusyError, EcoLensError
-from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
+from core.contracts.cancel import CancelToken
+from core.contracts.events import Done, Event, FirstResults
 from core.contracts.search_request import SearchRequest
 from core.contracts.search_result import SearchResult
 from core.contracts.world import RuleBooks
@@ -41,7 +38,9 @@ from core.methods.rerank import run_rerank
 from core.methods.rrf import rrf
 from core.methods.run import Run
 from core.methods.visret import example_lists, rewrite_rank, run_visret
-from core.search import catalog_text, scales
+from core.search import catalog_text, event_stream, scales
+from core.search.costly_slots import CostlySlots
+from core.search.final_ranking import final_ranking
 from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
@@ -52,26 +51,6 @@ from core.workers.scope import search_scope
 
 log = logging.getLogger(__name__)
 Ranked = list[tuple[int, float]]
-
-
-def final_ranking(ranked: Ranked, coverage: dict[str, Any] | None,
-                  score_of: Callable[[list[int]], dict[int, float]] | None = None
-                  ) -> tuple[Ranked, dict[int, list[str]]]:
-    """The ranking a search returns. Without coverage: `ranked` as it is. With coverage: the Pareto photos
-    first (most parts covered, then dense score, then id), then the rest in `ranked` order. Returns the
-    ranking and, per covering photo, the texts of the parts it covers. Cover photos outside `ranked` get
-    their score from `score_of` (ids -> score) when given, else their dense score."""
-    if not coverage or not coverage.get("photos"):
-        return list(ranked), {}
-    texts = [q.get("text", str(q)) if isinstance(q, dict) else str(q) for q in coverage.get("subqueries") or []]
-    cover = sorted(coverage["photos"], key=lambda p: (-len(p["satisfies"]), -float(p["dense"]), int(p["id"])))
-    known = dict(ranked)
-    missing = [int(p["id"]) for p in cover if int(p["id"]) not in known]
-    extra = score_of(missing) if (score_of and missing) else {}
-    head = [(int(p["id"]), known.get(int(p["id"]), extra.get(int(p["id"]), float(p["dense"])))) for p in cover]
-    covers = {int(p["id"]): [texts[j] if j < len(texts) else str(j) for j in p["satisfies"]] for p in cover}
-    first = set(covers)
-    return head + [(i, s) for i, s in ranked if i not in first], covers
 
 
 class SearchEngine:
@@ -86,9 +65,7 @@ class SearchEngine:
         self.settings = settings or corpus.settings
         self.backends = cached or CachedBackends(backends, self.settings.path("cache"),
                                                  self.settings.path("generated"), self.settings.cache_size_mb)
-        self._heavy = threading.BoundedSemaphore(self.settings.max_heavy_searches)
-        self._waiting = 0  # costly searches waiting for a slot (at most max_waiting_heavy)
-        self._waiting_lock = threading.Lock()
+        self.slots = CostlySlots(self.settings)
 
     # ---- searching ------------------------------------------------------------------------------
     def search(self, request: SearchRequest, on_event: Callable[[Event], None] | None = None,
@@ -135,7 +112,7 @@ class SearchEngine:
                 h.similarity = scales.similarity(h.score)
             run.emit(FirstResults("preview", [h.to_json() for h in preview]))
         heavy = self.is_costly(request)
-        with search_scope(run.cancel, heavy), self._slot(run, heavy=heavy):
+        with search_scope(run.cancel, heavy), self.slots.held(run, heavy):
             run.check()
             ranked = self._first_stage(run, request, depth, pool, adjust, stages)
             group = self._group(run, request, stages)
@@ -194,46 +171,12 @@ class SearchEngine:
 
     def stream(self, request: SearchRequest, cancel: CancelToken | None = None,
                heartbeat_s: float | None = None) -> Iterator[Event]:
-        """The events of one search as they happen, ending with Done, Failed or Cancelled. Closing the
-        iterator early (a closed page, a newer search) cancels the search. With `heartbeat_s`, each quiet
-        spell of that many seconds yields a Waiting event: the step still running and how long it has run."""
-        token = cancel or CancelToken()
-        q: queue.Queue = queue.Queue()
-
-        def work() -> None:
-            try:
-                self.search(request, on_event=q.put, cancel=token)
-            except SearchCancelled:
-                q.put(Cancelled(token.reason or "cancelled"))
-            except Exception as exc:  # handed to the consumer, who decides how to show it
-                if not isinstance(exc, EcoLensError):
-                    log.exception("search %r failed", request.name)
-                q.put(Failed(exc))
-
-        threading.Thread(target=work, daemon=True, name="search").start()
-        finished = False
-        running: list[tuple[str, float]] = []  # the steps started and not yet done, innermost last
-        t0 = time.monotonic()
-        try:
-            while True:
-                try:
-                    event = q.get(timeout=heartbeat_s)
-                except queue.Empty:
-                    stage, since = running[-1] if running else ("", t0)
-                    yield Waiting(stage, round(time.monotonic() - since, 1))
-                    continue
-                if isinstance(event, StageEvent):
-                    if event.status == "started":
-                        running.append((event.stage, time.monotonic()))
-                    else:
-                        running = [r for r in running if r[0] != event.stage]
-                yield event
-                if isinstance(event, (Done, Failed, Cancelled)):
-                    finished = True
-                    return
-        finally:
-            if not finished:
-                token.cancel("nobody is waiting for the results any more")
+        """The events of one search as they happen, ending with Done, Failed or Cancelled, from a thread of its own
+        (core.search.event_stream). Closing the iterator early (a closed page, a newer search) cancels the search.
+        With `heartbeat_s`, each quiet spell of that many seconds yields a Waiting event: the step still running
+        and how long it has run."""
+        return event_stream.events(lambda on_event, token: self.search(request, on_event=on_event, cancel=token),
+                                   request.name, cancel, heartbeat_s)
 
     def answer(self, question: str, photo_ids: Sequence[int], limit: int | None = None,
                cancel: CancelToken | None = None) -> dict[str, Any]:
@@ -280,33 +223,6 @@ class SearchEngine:
         """Whether the search calls costly backends (every preset but Fast): it takes a costly slot, its model
         work goes to the costly lane, and it gives way to plain searches (core.workers.right_of_way)."""
         return request.method != "baseline" or request.rerank != "none" or request.coverage or request.answer
-
-    @contextmanager
-    def _slot(self, run: Run, heavy: bool):
-        """Searches that call costly backends share `max_heavy_searches` slots; plain ones never wait."""
-        if not heavy:
-            yield
-            return
-        if not self._heavy.acquire(blocking=False):
-            with self._waiting_lock:
-                full = self._waiting >= self.settings.max_waiting_heavy
-                if not full:
-                    self._waiting += 1
-            if full:
-                raise BusyError(f"{self.settings.max_heavy_searches} expensive searches are running and "
-                                f"{self.settings.max_waiting_heavy} are waiting already",
-                                "try again in a minute, or use Fast, which never waits")
-            run.notice("other expensive searches are running; this one waits for a free slot")
-            try:
-                while not self._heavy.acquire(timeout=0.2):
-                    run.check()
-            finally:
-                with self._waiting_lock:
-                    self._waiting -= 1
-        try:
-            yield
-        finally:
-            self._heavy.release()
 
     def _feedback(self, request: SearchRequest, stages: dict) -> Callable[[np.ndarray], np.ndarray]:
         rel, non = list(request.relevant_ids), list(request.nonrelevant_ids)

@@ -51,7 +51,7 @@ def test_requests_are_bounded_with_clear_messages(field, value, words):
 
 def test_a_plain_search_never_waits_for_heavy_slots(tmp_path):
     engine = FakeEngine(tmp_path, max_heavy_searches=1)
-    assert engine._heavy.acquire(blocking=False)  # every slot is taken by a (pretend) expensive search
+    assert engine.slots.free.acquire(blocking=False)  # every slot is taken by a (pretend) expensive search
     try:
         t0 = time.perf_counter()
         assert engine.search(request_for("Fast", "a frog", k=3)).ids
@@ -75,7 +75,7 @@ def test_a_plain_search_never_waits_for_heavy_slots(tmp_path):
         assert events[-1].kind == "cancelled"  # ... and can still be cancelled while waiting
         assert any("waits for a free slot" in getattr(e, "text", "") for e in events)
     finally:
-        engine._heavy.release()
+        engine.slots.free.release()
 
 
 def test_a_cancelled_search_stops_sending_judge_calls(tmp_path):
