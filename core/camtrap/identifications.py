@@ -42,8 +42,7 @@ def key_of(annotator: str, level: str, target: str) -> str:
 
 
 def _event(store: CamtrapStore, key: str) -> Event:
-    # the store finds events by id; an event key is looked up among them (events are few beside frames)
-    found = next((e for e in store.events() if e.key == key), None)
+    found = store.event(key) if key else None  # one lookup by the key's unique index
     if found is None:
         raise NotFoundError(f"No event {key!r} in the catalog",
                             "use an event_id from the search results (search with one result per event)")
