@@ -190,6 +190,9 @@ class SearchEngine:
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
         stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
+        standin = scales.standin_similarity(s.embedder)
+        if standin:  # the similarities are a stand-in's: the page says they mean nothing about the photos
+            stages["standin_similarity"] = standin
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
                               timings_ms=run.timings, backends=self.backends.describe(),
                               notices=list(self.corpus.startup_notices) + run.notices, stages=stages,
