@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
-from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
+from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE, on_similarity_scale
 from core.contracts.settings_fields import SettingFields
 from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
@@ -101,14 +101,6 @@ def name_of(hit: dict[str, Any]) -> str:
 # the range each scale holds to, the ones core.search.scales clamps to (the page holds to them too for hits that
 # carry a raw cosine, the dialogue's)
 SCALE_RANGES = {"similarity": SIMILARITY_RANGE, "pictures": SIMILARITY_RANGE, "checks": CHECKS_RANGE}
-
-
-def on_similarity_scale(value: Any) -> float | None:
-    """A cosine shown on the 0-1 similarity scale (clamped; None stays None)."""
-    if value is None:
-        return None
-    lo, hi = SCALE_RANGES["similarity"]
-    return min(hi, max(lo, float(value)))
 
 
 # ---- galleries ------------------------------------------------------------------------------------
