@@ -1,6 +1,6 @@
 """Camera-trap facts as the page words them: the gallery caption of a frame or an event card (deployment,
 time, "N frames"), the photo view's lines (deployment, place, time with its offset, event, detections,
-identifications). Pure functions of plain data
+identifications), and what the page says of a photo matched through a detection's box. Pure functions of plain data
 (the dicts of core.camtrap.frame_facts and the search JSON), no gradio."""
 from __future__ import annotations
 
@@ -105,9 +105,22 @@ def box_label(d: dict[str, Any]) -> str:
     return S.CT_BOX_LABEL.format(category=d.get("category") or "animal", conf=float(d.get("conf") or 0))
 
 
+def in_box(hit: dict[str, Any], short: bool = False) -> str:
+    """What the page says of a photo matched through a detection's box ('' for a whole-frame match): a few
+    words for a gallery caption, a sentence for the photo view."""
+    item = hit.get("matched_detection")
+    if not item:
+        return ""
+    category = str(item.get("category") or "animal")
+    if short:
+        return " · " + S.IN_BOX_SHORT.format(category=category)
+    return S.IN_BOX.format(article="an" if category[:1] in "aeiou" else "a", category=category,
+                           conf=round(100 * float(item.get("conf") or 0)))
+
+
 def facts_html(facts: dict[str, Any] | None) -> str:
     """The photo view's camera-trap table (all escaped); '' for a plain photo. (The box a match went through
-    is said by ui.present.in_box, in the explanation.)"""
+    is said by in_box, in the explanation.)"""
     if not facts or not is_camtrap(facts):
         return ""
     rows: list[tuple[str, str]] = []

@@ -357,7 +357,7 @@ WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "
               "--by-event": "“One result per event”", "--category": "“The detector found”",
               "--classified": "“Identified by”", "--species": "the species filter"}
 
-# the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
+# the stand-in photo checker's reasons, in plain words (ui.badges.reason_text); pattern -> replacement
 REASON_WORDS = (
     (r"\bread from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
     (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "

@@ -19,7 +19,7 @@ from core.search import scales
 from core.search.engine import SearchEngine
 from core.search.presets import PRESET_NAMES, request_for
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch, logprobs_for
-from ui import present
+from ui import badges, present
 
 BAND = Settings.model_fields["undecided_band"].default
 DIM = 8
@@ -78,9 +78,9 @@ def test_a_checks_score_is_the_share_passed_with_unmade_checks_undecided(ps, exp
      "sure", "cannot see calls"),
 ])
 def test_a_badges_reason_never_contradicts_its_verdict(entry, forbidden, wanted):
-    reason = present.badge_reason(entry)
+    reason = badges.badge_reason(entry)
     assert forbidden not in reason and wanted in reason
-    html = present.badges_html([entry])
+    html = badges.badges_html([entry])
     assert wanted.replace("(", "") in html.replace("(", "")
 
 
