@@ -11,14 +11,15 @@ from typing import Any, Iterable
 from core.contracts.settings_fields import SettingFields
 from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
 from ui import strings as S
+from ui import strings_web as SW
 
 
 def reason_text(reason: str) -> str:
     """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings.REASON_WORDS)."""
     text = str(reason or "").strip()
-    for pattern, replacement in S.REASON_WORDS:
+    for pattern, replacement in SW.REASON_WORDS:
         text = re.sub(pattern, replacement, text)
-    return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
+    return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + SW.SURE.format(p=float(m.group(1))) + ")", text)
 
 
 # the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were

@@ -30,6 +30,7 @@ from core.labels import ADJUDICATED, agreement, disagreements, same_annotator
 from core.search.presets import request_for
 from ui import label_board, present, tables
 from ui import strings as S
+from ui import strings_camtrap as SC
 from ui.forms import not_recorded, shows_errors, user_message, warn
 from ui.identity import Identity
 from ui.owned_log import OwnedLog
@@ -184,7 +185,7 @@ class LabelHandlers:
         st["done"] = {**st["done"], str(hit["id"]): value}
         st["pos"] = self._next_unjudged(st, at)
         said = S.LABEL_SAVED.format(pos=at + 1, label=S.LABEL_NAMES[value], seconds=seconds)
-        return self.outputs(st, f"{said} {S.CT_EVENT_LABEL.format(n=len(more) + 1)}" if more else said)
+        return self.outputs(st, f"{said} {SC.CT_EVENT_LABEL.format(n=len(more) + 1)}" if more else said)
 
     def _event_frames(self, hit: dict[str, Any], label: Label) -> list[Label]:
         """The same label for the other frames of an event card's event (a hit of a search with one result per
