@@ -20,6 +20,7 @@ from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotRe
 from core.contracts.records import Filters, parse_bbox, parse_date
 from core.imageio import example_photo
 from ui import strings as S
+from ui import strings_web as SW
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +90,9 @@ def web_words(text: str) -> str:
     """`text` with command-line and developer wording replaced by the web app's (ui.strings.WEB_WORDS), and
     any remaining command-line option named by the page's field that does the same."""
     text = str(text or "")
-    for said, meant in S.WEB_WORDS:
+    for said, meant in SW.WEB_WORDS:
         text = text.replace(said, meant)
-    return _FLAG.sub(lambda m: S.WEB_FIELDS.get(m.group(0), m.group(0).lstrip("-").replace("-", " ")), text)
+    return _FLAG.sub(lambda m: SW.WEB_FIELDS.get(m.group(0), m.group(0).lstrip("-").replace("-", " ")), text)
 
 
 def sentence(text: str, capital: bool = True) -> str:

@@ -1,5 +1,6 @@
 """Turning results, stages and log records into what the views show: gallery items, escaped HTML panels and
-Markdown tables. Pure functions of plain data (no gradio), so the handlers stay thin and testable.
+Markdown (a check's badge: ui.badges; the views' tables: ui.tables; camera-trap words: ui.camtrap_present).
+Pure functions of plain data (no gradio), so the handlers stay thin and testable.
 
 Scores: each view shows one scale with a stated meaning and range (ui.strings.SCALES): 'similarity' (the
 photo's cosine with the query's words, clamped to 0-1: core.search.scales; every preset has it) or, once a
@@ -15,11 +16,11 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
-from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
-from core.contracts.settings_fields import SettingFields
-from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
+from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE, on_similarity_scale
+from core.contracts.verdicts import NOT_CHECKED
 from ui import strings as S
-from ui.camtrap_present import caption_tail
+from ui.badges import badge_reason, badges_html, check_verdict
+from ui.camtrap_present import caption_tail, in_box
 
 
 # ---- scores ---------------------------------------------------------------------------------------
@@ -118,14 +119,6 @@ def name_of(hit: dict[str, Any]) -> str:
 SCALE_RANGES = {"similarity": SIMILARITY_RANGE, "pictures": SIMILARITY_RANGE, "checks": CHECKS_RANGE}
 
 
-def on_similarity_scale(value: Any) -> float | None:
-    """A cosine shown on the 0-1 similarity scale (clamped; None stays None)."""
-    if value is None:
-        return None
-    lo, hi = SCALE_RANGES["similarity"]
-    return min(hi, max(lo, float(value)))
-
-
 # ---- galleries ------------------------------------------------------------------------------------
 def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
                   paths: Sequence[str], scale: str | None = None) -> list[tuple[str, str]]:
@@ -167,19 +160,6 @@ def near_copies_text(hit: dict[str, Any]) -> str:
     """' · +2 near-copies' for a result with near-copies folded into it (core.vectors.near_copies), else ''."""
     n = len(hit.get("near_copies") or [])
     return "" if not n else " · " + (S.NEAR_COPIES[0] if n == 1 else S.NEAR_COPIES[1].format(n=n))
-
-
-def in_box(hit: dict[str, Any], short: bool = False) -> str:
-    """What the page says of a photo matched through a detection's box ('' for a whole-frame match): a few
-    words for a gallery caption, a sentence for the photo view."""
-    item = hit.get("matched_detection")
-    if not item:
-        return ""
-    category = str(item.get("category") or "animal")
-    if short:
-        return " · " + S.IN_BOX_SHORT.format(category=category)
-    return S.IN_BOX.format(article="an" if category[:1] in "aeiou" else "a", category=category,
-                           conf=round(100 * float(item.get("conf") or 0)))
 
 
 PART_CHARS = 24  # the longest short form of a part in a caption
@@ -249,65 +229,6 @@ def answers_of(stages: dict[str, Any] | None, photo_id: int) -> list[dict[str, A
     """The yes/no answers the judge gave for this photo (empty when it was not checked)."""
     found = _stage_photo(stages or {}, "rerank", photo_id)
     return list(found.get("answers") or []) if found else []
-
-
-def reason_text(reason: str) -> str:
-    """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings.REASON_WORDS)."""
-    text = str(reason or "").strip()
-    for pattern, replacement in S.REASON_WORDS:
-        text = re.sub(pattern, replacement, text)
-    return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
-
-
-# the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were
-# stored (a history search of an older version) are read with the setting's default band
-LEGACY_BAND = SettingFields.model_fields["undecided_band"].default
-
-
-def check_verdict(a: dict[str, Any]) -> str:
-    """'yes', 'no', "can't tell" or 'not checked' for one sub-question entry, as `search --json` prints it."""
-    if a.get("checked") is False:
-        return NOT_CHECKED
-    if "judge_answer" in a:
-        return str(a.get("answer", ""))
-    return entry_verdict(a, LEGACY_BAND)
-
-
-def badge_reason(a: dict[str, Any]) -> str:
-    """The reason a badge shows, never contradicting its verdict: the judge's own note in plain words with its
-    own confidences ("belly visible (100% sure)") only where the verdict is the judge's own yes or no; for a
-    "can't tell", or a verdict its votes turned, the note without its numbers, after what the judge leaned to."""
-    said = check_verdict(a)
-    text = reason_text(a.get("reason", ""))
-    own = str(a.get("judge_answer", said)).strip().lower()
-    if said == NOT_CHECKED or (said in (YES, NO) and own in ("", said)):
-        return text
-    plain = re.sub(r"\s*\((?:\d+% sure|[01]\.\d\d)\)", "", text).strip()
-    p = a.get("p_yes")
-    lean = S.LEANED.format(word=own or "?", p=f"{float(p):.0%}" if isinstance(p, (int, float)) else "?")
-    return f"{lean}{S.LEANED_NOTE.format(note=plain) if plain else ''}"
-
-
-def badges_html(answers: Iterable[dict[str, Any]]) -> str:
-    """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped. A question
-    the checker could not check says "not checked" and why (it counts as undecided, 50%: neither for nor against
-    the photo)."""
-    parts = []
-    for a in answers:
-        said = check_verdict(a)
-        p_yes = a.get("p_yes")
-        conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
-        ans, kind = said, "badge-yes" if said == YES else "badge-no"
-        if said == NOT_CHECKED:
-            ans, kind, conf = S.NOT_CHECKED, "badge-unchecked", S.NOT_COUNTED
-        elif said == CANNOT_TELL:
-            ans, kind = S.CANNOT_TELL, "badge-unsure"  # inside the undecided band: neither a yes nor a no
-        parts.append(
-            f'<div class="ecolens-badge {kind}">'
-            f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
-            f" <span class='badge-conf'>{escape(conf)}</span>"
-            f"<div class='badge-reason'>{escape(badge_reason(a))}</div></div>")
-    return "".join(parts)
 
 
 def _place(h: dict[str, Any]) -> str:
@@ -480,28 +401,3 @@ def evidence_md(stages: dict[str, Any], hits: Sequence[dict[str, Any]] = ()) -> 
 
 def notices_md(notices: Iterable[str]) -> str:
     return "\n".join(f"- {escape(str(n))}" for n in notices)
-
-
-def overlap_md(names: Sequence[str], id_lists: Sequence[Sequence[int]], k: int) -> str:
-    """Pairwise overlap of the top-k ids of each method (count and share of k)."""
-    head = "| | " + " | ".join(escape(n) for n in names) + " |\n|---|" + "---|" * len(names)
-    rows = []
-    for a, ids_a in zip(names, id_lists):
-        cells = []
-        for ids_b in id_lists:
-            shared = len(set(ids_a[:k]) & set(ids_b[:k]))
-            cells.append(f"{shared} ({shared / max(k, 1):.0%})")
-        rows.append(f"| {escape(a)} | " + " | ".join(cells) + " |")
-    return "\n".join([head, *rows])
-
-
-def kappa_md(agreements: Sequence[Any]) -> str:
-    rows = [S.KAPPA_ROW.format(a=escape(g.annotators[0]), b=escape(g.annotators[1]), pairs=g.pairs,
-                               observed=g.observed, kappa="-" if g.kappa is None else f"{g.kappa:.3f}")
-            for g in agreements if g.pairs]
-    return S.KAPPA_NONE if not rows else "\n".join([S.KAPPA_HEAD, *rows])
-
-
-def md_cell(value: Any) -> str:
-    """A value safe inside a Markdown table cell (escaped, no pipes or newlines)."""
-    return escape(" ".join(str(value).split())).replace("|", "\\|")

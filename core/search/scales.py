@@ -4,16 +4,13 @@ closest possible); a checks score is 0-100 (core.methods.rerank.photo_score); a 
 neither, and is never called a similarity."""
 from __future__ import annotations
 
-from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
+from core.contracts.limits import CHECKS_RANGE, on_similarity_scale
 
 
 def similarity(cosine: float | None) -> float | None:
-    """A cosine on the similarity scale: clamped to 0-1. A negative cosine (a photo less like the query than
-    an unrelated one) is 0, never a negative similarity; None stays None (no similarity known)."""
-    if cosine is None:
-        return None
-    lo, hi = SIMILARITY_RANGE
-    return min(hi, max(lo, float(cosine)))
+    """A cosine on the similarity scale: clamped to 0-1 (core.contracts.limits.on_similarity_scale, the one
+    clamp the page uses too). A negative cosine is 0, never a negative similarity; None stays None."""
+    return on_similarity_scale(cosine)
 
 
 # what a result's ranking score (Hit.score, `score` in `search --json`) is, by how the search ordered the photos

@@ -12,13 +12,14 @@ import pytest
 from core.backends.base import JudgeAnswer
 from core.backends.reach import abstain
 from core.config import Settings
+from core.contracts import limits
 from core.contracts.records import Photo
 from core.methods.rerank import answer_entry, photo_score
 from core.search import scales
 from core.search.engine import SearchEngine
 from core.search.presets import PRESET_NAMES, request_for
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch, logprobs_for
-from ui import present
+from ui import badges, present
 
 BAND = Settings.model_fields["undecided_band"].default
 DIM = 8
@@ -31,14 +32,14 @@ def _said(p: float) -> JudgeAnswer:
 @pytest.mark.parametrize("cosine, shown", [(-0.097, 0.0), (-1.0, 0.0), (0.0, 0.0), (0.31, 0.31), (1.0, 1.0),
                                            (1.0000001, 1.0), (None, None)])
 def test_a_similarity_is_a_cosine_clamped_to_0_1(cosine, shown):
-    assert scales.similarity(cosine) == shown
+    assert scales.similarity(cosine) == shown == limits.on_similarity_scale(cosine)  # one clamp, core's and the page's
     text = present.score_text({"id": 1, "similarity": cosine}, "similarity")
     assert text == ("–" if shown is None else f"{shown:.2f}") and not text.startswith("-0")
 
 
 def test_the_page_holds_to_the_ranges_core_sets():
-    assert present.SCALE_RANGES == {"similarity": scales.SIMILARITY_RANGE, "pictures": scales.SIMILARITY_RANGE,
-                                    "checks": scales.CHECKS_RANGE}
+    assert present.SCALE_RANGES == {"similarity": limits.SIMILARITY_RANGE, "pictures": limits.SIMILARITY_RANGE,
+                                    "checks": limits.CHECKS_RANGE}
 
 
 @pytest.mark.parametrize("ps, expected, page", [
@@ -77,9 +78,9 @@ def test_a_checks_score_is_the_share_passed_with_unmade_checks_undecided(ps, exp
      "sure", "cannot see calls"),
 ])
 def test_a_badges_reason_never_contradicts_its_verdict(entry, forbidden, wanted):
-    reason = present.badge_reason(entry)
+    reason = badges.badge_reason(entry)
     assert forbidden not in reason and wanted in reason
-    html = present.badges_html([entry])
+    html = badges.badges_html([entry])
     assert wanted.replace("(", "") in html.replace("(", "")
 
 
