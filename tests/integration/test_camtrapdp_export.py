@@ -309,3 +309,17 @@ def test_a_persons_count_of_an_event_is_its_maxn_and_both_exports_write_it(catal
     counts = {r["classifiedBy"]: r["count"] for r in _read(tmp_path / "pkg2", "observations")
               if r["observationLevel"] == "event"}
     assert counts == {"Peter": "1", "Ann": "3", "Bo": "4", "Cy": ""}
+
+
+def test_a_frame_shows_its_own_and_its_events_observations_never_another_frames(catalog):
+    """Camtrap DP gives a media-level observation its eventID too: frame b of siteA#1 must not show the
+    machine's Vulpes vulpes (count 2) said of frame a as its own; it shows Meles meles (its own) and Peter's
+    event-level Vulpes vulpes. (The example package's heron showed all ten frames' boxes as 'this frame'.)"""
+    from core.camtrap import frame_facts
+
+    cat, store, (a, b, *_rest) = catalog
+    said = frame_facts.facts(store, [a, b])
+    of_b = sorted((o["level"], o["scientific_name"], o.get("count")) for o in said[b]["observations"])
+    assert of_b == [("event", "Vulpes vulpes", 1), ("media", "Meles meles", 1)], of_b
+    of_a = sorted((o["level"], o["scientific_name"], o.get("count")) for o in said[a]["observations"])
+    assert of_a == [("event", "Vulpes vulpes", 1), ("media", "Vulpes vulpes", 2)], of_a
