@@ -50,7 +50,7 @@ def scale_words(scale: str, stages: dict[str, Any] | None = None) -> tuple[str, 
     model = standin_model(stages, scale)
     if model:
         name, meaning = S.STANDIN_SCALE
-        return name, meaning.format(model=model)
+        return name, meaning.format(model=model, what=S.STANDIN_WHAT.get(model, S.STANDIN_WORLD))
     return S.SCALES[scale]
 
 

@@ -104,10 +104,12 @@ SCALES = {
 }
 # similarities from an offline stand-in embedder (core.search.scales.standin_similarity), said as the banner says
 # stand-ins: what it is, and that its numbers are not meaningful for the photos
-STANDIN_SCALE = ("stand-in score", "a number from the offline stand-in embedder ('{model}', made so that EcoLens "
-                                   "runs without a model: it compares colours and hashed words), which means "
+STANDIN_SCALE = ("stand-in score", "a number from the offline stand-in embedder ('{model}', {what}), which means "
                                    "nothing about what a photo shows: 0 is not “unrelated” and 1 is not “the "
                                    "closest”")
+# what each stand-in embedder is, in STANDIN_SCALE; a demo world's own encoder (not named here) is STANDIN_WORLD
+STANDIN_WHAT = {"hash": "made so that EcoLens runs without a model: it compares colours and hashed words"}
+STANDIN_WORLD = "trained only on the invented species of the synthetic demo world, not on real photos like these"
 STANDIN_SCORE = "stand-in {score}"  # a gallery caption's score from that embedder
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
 FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "

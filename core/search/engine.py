@@ -190,7 +190,7 @@ class SearchEngine:
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
         stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
-        standin = scales.standin_similarity(s.embedder)
+        standin = scales.standin_similarity(s.embedder, [getattr(h.photo, "source", "") for h in hits if h.photo])
         if standin:  # the similarities are a stand-in's: the page says they mean nothing about the photos
             stages["standin_similarity"] = standin
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,

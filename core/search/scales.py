@@ -4,6 +4,8 @@ closest possible); a checks score is 0-100 (core.methods.rerank.photo_score); a 
 neither, and is never called a similarity."""
 from __future__ import annotations
 
+from typing import Iterable
+
 from core.contracts.limits import CHECKS_RANGE, on_similarity_scale
 
 
@@ -39,15 +41,22 @@ def ranking_kind(stages: dict) -> str:
     return "cosine"
 
 
-def standin_similarity(embedder_setting: str) -> str | None:
-    """The embedder setting when the similarities it gives mean nothing about a photo: a built-in offline
-    stand-in (core.search.banner.STANDIN_NAMES: the hash embedder compares colour statistics and hashed words),
-    else None. A world's own encoder is a stand-in made for its synthetic photos, whose similarities are about
-    those photos: not one of these."""
+def standin_similarity(embedder_setting: str, photo_sources: Iterable[str] = ()) -> str | None:
+    """The embedder setting when the similarities it gave these photos (their Photo.source) mean nothing about
+    them, else None: a built-in offline stand-in (core.search.banner.STANDIN_NAMES: the hash embedder compares
+    colour statistics and hashed words) always; a world's own encoder (a stand-in made for its synthetic
+    photos) when a photo is not that world's: its numbers are about invented species, not a heron in a real
+    camera-trap frame, as the banner says ("NOT meaningful for real photos")."""
+    from core.plugins.registry import worlds
     from core.search.banner import STANDIN_NAMES
 
     name = str(embedder_setting or "")
-    return name if name in STANDIN_NAMES["embedder"] else None
+    if name in STANDIN_NAMES["embedder"]:
+        return name
+    owners = {w.photo_source for w in worlds().values() if name in w.backends.get("embedder", {})}
+    if owners and any((source or "") not in owners for source in photo_sources):
+        return name
+    return None
 
 
 def ranking(stages: dict) -> dict:
