@@ -50,6 +50,11 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   grid-template-columns: repeat(auto-fill, 200px) !important; grid-auto-rows: 200px !important; }}
 #search-visualizations .thumbnail-item img, #history-visualizations .thumbnail-item img {{
   object-fit: contain !important; }}
+/* a gallery keeps its columns however few photos it shows: Gradio narrows the grid to the number of photos, so
+   a lone result (one event of a camera-trap package) filled the whole gallery, cropped, its caption out of view */
+#search-gallery .grid-container {{ grid-template-columns: repeat(5, minmax(0, 1fr)) !important; }}
+#history-gallery .grid-container {{ grid-template-columns: repeat(6, minmax(0, 1fr)) !important; }}
+#dialogue-gallery .grid-container {{ grid-template-columns: repeat(4, minmax(0, 1fr)) !important; }}
 /* strips with nothing in them take no room */
 #search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
 #history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),

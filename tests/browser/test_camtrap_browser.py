@@ -199,6 +199,12 @@ def test_a_deployment_chosen_in_the_page_and_an_identification_by_script(card_se
     page.wait_for_selector("#search-gallery .thumbnail-item img")
     wait_searched(page, 1)
     assert [c.split(" · ")[0] for c in captions(page)] == ["fox.jpg"]
+    # a lone result is one tile of the gallery's five a row, its caption in view: not the whole gallery, cropped
+    # and blown up with its caption below the gallery's bottom edge (Gradio narrows the grid to the photos)
+    tile, caption, gallery = page.eval_on_selector(
+        "#search-gallery", "g => [g.querySelector('.thumbnail-item'), g.querySelector('.caption-label'), g]"
+        ".map(e => { const r = e.getBoundingClientRect(); return [r.width, r.bottom]; })")
+    assert tile[0] < gallery[0] / 4 and caption[1] <= gallery[1], (tile, caption, gallery)
     # the API's /identify: a photo, then an event by its key; a bad count is refused in words
     client = gradio_client.Client(card_server.url, verbose=False)
     (fox,) = _rows(card_server, "SELECT id FROM photos WHERE path LIKE '%fox.jpg'")[0]
