@@ -215,6 +215,11 @@ class Corpus:
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         return self.index.vectors(ids)
 
+    def embedded(self, ids: Sequence[int]) -> list[int]:
+        """Those of `ids` the index has a vector of, in their order (a photo kept without its file has none)."""
+        ids = [int(i) for i in ids]
+        return [i for i, held in zip(ids, self.index.holds(ids)) if held]
+
     def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The photos' perceptual hashes (core.vectors.near_copies); photos not hashed yet are left out."""
         return self.catalog.near_hashes([int(i) for i in ids])

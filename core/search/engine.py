@@ -333,6 +333,11 @@ class SearchEngine:
         stage did not return."""
         if not request.query or not ids:
             return {}
+        # a photo the catalog's words brought that has no vector (kept without its file) has no similarity
+        embedded = getattr(self.corpus, "embedded", None)
+        ids = embedded(ids) if embedded is not None else list(ids)
+        if not ids:
+            return {}
         vec = adjust(run.embed_text(request.query))
         return {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
 

@@ -32,11 +32,13 @@ RANKINGS = {
 
 def ranking_kind(stages: dict) -> str:
     """Which RANKINGS entry a search's ranking scores are: 'checks' once a photo has a checks score, 'fusion'
-    when ranked lists were fused (VisRet, rewrite, several example photos), else 'cosine'."""
+    when ranked lists were fused (VisRet, rewrite, several example photos, the catalog's words with the
+    pictures: core.search.catalog_text.fuse), else 'cosine'."""
     rerank = stages.get("rerank") or {}
     if any(p.get("score") is not None for p in rerank.get("photos") or []):
         return "checks"
-    if stages.get("visret") or stages.get("rewrite") or (stages.get("examples") or {}).get("fusion") == "rrf":
+    if stages.get("visret") or stages.get("rewrite") or (stages.get("examples") or {}).get("fusion") == "rrf" \
+            or (stages.get("catalog_text") or {}).get("ranked"):
         return "fusion"
     return "cosine"
 

@@ -280,3 +280,23 @@ def test_stand_ins_left_by_an_ingest_cut_short_are_not_added_twice(tmp_path, off
     services.ingestor().run(EXAMPLE)
     assert services.catalog.count() == 423
     assert services.camtrap.photo_ids_for_media(left) == dict(zip(left, ids))
+
+
+def test_a_species_named_in_the_package_finds_its_media_kept_without_a_file(tmp_path, offline):
+    """Searching the example for "Anas platyrhynchos" (222 of its observations; every such medium a URL on a
+    host not reached) crashed with "photo id(s) not in the index": the catalog's words found the media, which
+    have no vector. They are found by their words, with no similarity (no picture to compare), and the
+    ranking is called rank fusion (the catalog's list fused with the pictures'), not a cosine."""
+    from core.search.presets import request_for
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    result = services.engine.search(request_for("Fast", "Anas platyrhynchos", k=5))
+    assert len(result.hits) == 5
+    for hit in result.hits:
+        assert hit.photo.scientific_name == "Anas platyrhynchos" and hit.photo.path.startswith("https://")
+        assert hit.similarity is None and hit.catalog_match == ["anas", "platyrhynchos"]
+    assert result.stages["score"]["kind"] == "fusion"
+    plain = services.engine.search(request_for("Fast", "something striped", k=5))  # no word the catalog holds
+    assert "catalog_text" not in plain.stages or not plain.stages["catalog_text"]["ranked"]
+    assert plain.stages["score"]["kind"] == "cosine" and all(h.similarity is not None for h in plain.hits)
