@@ -136,3 +136,46 @@ def test_the_lifespan_puts_the_store_and_its_cookie_name_in_before_the_app_serve
             return app.tokens, app.cookie_id
     tokens, cookie_id = asyncio.run(run())
     assert isinstance(tokens, LoginTokens) and tokens.store is store and cookie_id == store.cookie_id
+
+
+def test_launch_options_hand_the_store_to_gradio_only_when_people_log_in(db, tmp_path):
+    from core.config import Settings
+    from ui.server import launch_options
+
+    store = SqlLogins(db[1], 14)
+    assert "lifespan" not in launch_options(Settings(data_dir=str(tmp_path)), environ={}, logins=store)["app_kwargs"]
+    with_password = launch_options(Settings(data_dir=str(tmp_path), password="pw"), environ={}, logins=store)
+    assert "lifespan" in with_password["app_kwargs"]
+
+
+def test_a_login_through_one_gradio_server_is_honoured_by_another_on_the_same_database(db):
+    """Two Gradio servers in this process stand for two web processes (or one before and after a restart)."""
+    import urllib.parse
+    import urllib.request
+
+    import gradio as gr
+
+    def serve(store):
+        with gr.Blocks() as blocks:
+            gr.Markdown("hello")
+        blocks.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True, quiet=True,
+                      auth=lambda user, password: password == f"{user}-pw",
+                      app_kwargs={"lifespan": lifespan(store)})
+        return blocks
+
+    store = SqlLogins(db[1], 14)
+    first, second = serve(store), serve(SqlLogins(open_engine(db[0]), 14))
+    try:
+        form = urllib.parse.urlencode({"username": "ana", "password": "ana-pw"}).encode()
+        with urllib.request.urlopen(urllib.request.Request(first.local_url + "login", data=form), timeout=30) as r:
+            cookies = [c.split(";", 1)[0] for c in r.headers.get_all("set-cookie")]
+        assert [c.split("=", 1)[0] for c in cookies] == [f"access-token-{store.cookie_id}",
+                                                         f"access-token-unsecure-{store.cookie_id}"]
+        assert store.names() == ["ana"]
+        for server in (first, second):
+            request = urllib.request.Request(server.local_url + "gradio_api/user", headers={"Cookie": cookies[0]})
+            with urllib.request.urlopen(request, timeout=30) as r:
+                assert r.read() == b'"ana"'
+    finally:
+        first.close()
+        second.close()
