@@ -12,7 +12,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Callable
 
-from sqlalchemy import Engine, delete, func, select, text
+from sqlalchemy import Engine, bindparam, delete, func, select, text
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
@@ -25,6 +25,7 @@ from storage.session_models import LoginRow, WebKeyRow
 log = logging.getLogger(__name__)
 COOKIE_KEY = "cookie_id"
 MAX_NAME = 200  # as LoginRow.name holds
+_WHOSE = select(LoginRow.name).where(LoginRow.token_hash == bindparam("hash"), LoginRow.expires_at > bindparam("now"))
 
 
 def token_hash(token: str) -> str:
@@ -75,9 +76,10 @@ class SqlLogins:
         log.info("%r logged in (until %s)", row["name"], row["expires_at"].isoformat(timespec="minutes"))
 
     def name(self, token: str) -> str | None:
-        with Session(self.engine) as s:
-            return s.scalar(select(LoginRow.name).where(LoginRow.token_hash == token_hash(token),
-                                                        LoginRow.expires_at > self.clock()))
+        """Asked for every request of a logged-in browser: one indexed read on a pooled connection (no ORM
+        session), well under a millisecond."""
+        with self.engine.connect() as c:
+            return c.execute(_WHOSE, {"hash": token_hash(token), "now": self.clock()}).scalar()
 
     def remove(self, token: str) -> None:
         self._write("A logout", lambda s: s.execute(delete(LoginRow).where(LoginRow.token_hash == token_hash(token))))
