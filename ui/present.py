@@ -134,7 +134,9 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
     for h, path in zip(hits, paths):
         made = checks_made(stages, h["id"]) if scale == "checks" else None
         score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None, made)}"
-        if score and standin_model(stages, scale):
+        if score and words_only(h, scale, stages):
+            score = f" · {S.NO_PICTURE_SHORT}"
+        elif score and standin_model(stages, scale):
             score = f" · {S.STANDIN_SCORE.format(score=score[3:])}"
         score += near_copies_text(h)
         if h.get("covers") is not None:  # a covering photo: what it covers first, so two lines always show it
@@ -144,6 +146,13 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
             out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"
                               f"{catalog_match(h, short=True)}"))
     return out
+
+
+def words_only(hit: dict[str, Any], scale: str, stages: dict[str, Any] | None) -> bool:
+    """A photo the catalog's words found with no similarity on a similarity scale: it has no vector (its file
+    was never on this machine), so there is no number to show, only the words that found it."""
+    return stages is not None and scale in ("similarity", "pictures") and hit.get("similarity") is None \
+        and bool(hit.get("catalog_match"))
 
 
 def catalog_match(hit: dict[str, Any], short: bool = False) -> str:
@@ -280,16 +289,20 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
     html = []
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
+    if badges and words_only(hit, scale, stages):
+        quoted = ", ".join(f"“{w}”" for w in hit["catalog_match"])
+        html.append(f"<p class='ecolens-score'>{escape(S.NO_PICTURE.format(words=quoted))}.</p>")
     if badges:
-        name, meaning = scale_words(scale, stages)
-        html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
-                    f"{escape(score_text(hit, scale, checked, made=checks_made(stages, hit['id'])))}</b>"
-                    f"<br><span class='ecolens-scale'>"
-                    f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
-        html.append(_closest_html(hit, stages, picture_url))
+        if not words_only(hit, scale, stages):
+            name, meaning = scale_words(scale, stages)
+            html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
+                        f"{escape(score_text(hit, scale, checked, made=checks_made(stages, hit['id'])))}</b>"
+                        f"<br><span class='ecolens-scale'>"
+                        f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
+            html.append(_closest_html(hit, stages, picture_url))
         if hit.get("matched_detection"):
             html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
-        if hit.get("catalog_match"):
+        if hit.get("catalog_match") and not words_only(hit, scale, stages):
             html.append(f"<p class='ecolens-catalog-match'>{escape(catalog_match(hit))}</p>")
         if hit.get("near_copies"):
             ids = ", ".join(str(i) for i in hit["near_copies"])

@@ -81,6 +81,12 @@ COVERS = "covers: {parts}"
 CATALOG_MATCH_SHORT = "catalog: {words}"
 CATALOG_MATCH = ("Found by its catalog record too: the catalog's names and notes for this photo hold {words} "
                  "(hybrid retrieval)")
+# a photo the catalog's words found that has no picture to compare (kept without its file: a Camtrap DP medium
+# on a host the ingest did not reach): no similarity, and why
+NO_PICTURE_SHORT = "words only"
+NO_PICTURE = ("No similarity: there is no picture of this photo on this machine to compare with your words "
+              "(its file was not fetched), so it was found by its catalog record alone: the catalog's names and "
+              "notes for it hold {words}")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
 COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"

@@ -134,3 +134,23 @@ def test_a_frame_without_a_catalog_species_is_named_by_its_identification_read_o
     assert hits[0]["identified"] == "Puma concolor" and "identified" not in hits[1]
     assert present.gallery_items(hits[:1], {}, ["t.jpg"])[0][1].startswith("Puma concolor · #1")
     assert page.enrich(hits) == hits and Desk.reads == 1  # read once per search
+
+
+def test_a_medium_found_by_its_words_alone_says_so_not_a_stand_in_dash():
+    """A Camtrap DP medium kept without its file (no vector) that the catalog's words found: its caption says
+    'words only' (not 'stand-in –') and the photo view says why there is no similarity, not a stand-in score
+    of '–' explained as a number, nor 'found by its catalog record too'."""
+    stages = {"standin_similarity": "fieldguide", "score": {"kind": "fusion"}}
+    mallard = {**FRAME, "similarity": None, "score": 0.0328, "taxon": "Anas platyrhynchos",
+               "path": "https://multimedia.agouti.eu/assets/a33837bf/file", "catalog_match": ["anas", "platyrhynchos"]}
+    (_, caption), = present.gallery_items([mallard], stages, ["t.jpg"])
+    assert caption.startswith("Anas platyrhynchos · #1 · words only · siteA") and "–" not in caption, caption
+    view = present.explanation_html(mallard, stages)
+    assert "No similarity: there is no picture of this photo on this machine" in view, view
+    assert "“anas”, “platyrhynchos”" in view and "Stand-in score" not in view and " too:" not in view, view
+    # a frame that has its picture keeps its (stand-in) score and the words that also matched
+    heron = {**mallard, "similarity": 0.11, "path": "/cards/RCNX0040.JPG"}
+    (_, caption), = present.gallery_items([heron], stages, ["t.jpg"])
+    assert "· stand-in 0.11 ·" in caption and "words only" not in caption, caption
+    view = present.explanation_html(heron, stages)
+    assert "Stand-in score: 0.11" in view and "Found by its catalog record too" in view, view
