@@ -339,7 +339,17 @@ class SearchEngine:
         if not ids:
             return {}
         vec = adjust(run.embed_text(request.query))
-        return {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
+        out = {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
+        # a frame's cosine is its own or its best animal box's, whichever is higher, as the first stage ranked
+        # it (core.search.corpus.rank_vector): a frame ranked first through its box never shows a lower number
+        # than the frame ranked after it
+        crops = getattr(self.corpus, "crops", None)
+        if crops is not None:
+            best = crops.best_of(np.asarray(ids, np.int64), lambda m: m @ vec, self.settings.detection_threshold)
+            for i, b in zip(ids, best):
+                if b > out.get(int(i), -np.inf):
+                    out[int(i)] = float(b)
+        return out
 
     def _similar(self, run: Run, request: SearchRequest, hits: list, adjust, stages: dict) -> list:
         """`hits` with their similarity set (core.contracts.records.Hit.similarity): for VisRet, the best cosine with a
