@@ -78,7 +78,9 @@ class CamtrapPool:
             pool, left_out = self._times_of_day(pool, set(filters.times_of_day), all_ids)
             if left_out:
                 notices.append(f"{left_out} photo{'s' if left_out != 1 else ''} without a known place or a trusted "
-                               "capture time left out by the time-of-day filter")
+                               "capture time left out by the time-of-day filter (a deployments CSV with latitude "
+                               "and longitude gives a card's frames their place: `python app.py ingest FOLDER "
+                               "--deployments FILE.csv`)")
         if not filters.include_empty:
             empty = self._cached(f"empty@{self.threshold}", lambda: self.store.empty_ids(self.threshold))
             if len(empty):

@@ -215,6 +215,13 @@ class Corpus:
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         return self.index.vectors(ids)
 
+    def unembedded(self, pool: np.ndarray | None) -> int:
+        """How many photos of `pool` (None: the catalog) have no vector to compare (kept without their file)."""
+        if pool is None:
+            return max(0, self.catalog.count() - len(self.index))
+        pool = np.asarray(pool, dtype=np.int64)
+        return int(len(pool) - self.index.holds(pool).sum()) if len(pool) else 0
+
     def embedded(self, ids: Sequence[int]) -> list[int]:
         """Those of `ids` the index has a vector of, in their order (a photo kept without its file has none)."""
         ids = [int(i) for i in ids]

@@ -175,6 +175,7 @@ class SearchEngine:
                     run.notice(empty_notice(shown))
             for h in hits:
                 h.covers = covers.get(h.photo_id)
+            self._say_unembedded(run, pool, len(hits), k)
             run.check()
             if request.answer:
                 from core.methods.answer import checked_yes, run_answer
@@ -423,6 +424,20 @@ class SearchEngine:
             run.notice(catalog_text.notice_text(text))
             log.info("catalog words %s matched %d photos", text.matched_words(), text.total)
         return text
+
+    def _say_unembedded(self, run: Run, pool, shown: int, k: int) -> None:
+        """When fewer than k photos are shown and some the filters let in have no picture to compare (a Camtrap
+        DP package's media on a host the ingest did not reach), say how many, and how they can be found."""
+        count = getattr(self.corpus, "unembedded", None)
+        if shown >= k or count is None:
+            return
+        n = count(pool)
+        if n:
+            run.notice(f"{n:,} photo{'s' if n != 1 else ''}{' that pass the filters' if pool is not None else ''} "
+                       f"{'have' if n != 1 else 'has'} no picture on this machine to compare (kept without "
+                       "the file, or not embedded with this model yet): the picture search cannot find them, but "
+                       "a search for the words their catalog record holds (a species name) can, and `python "
+                       "app.py ingest` again embeds them once their files can be had")
 
     @staticmethod
     def _matched(text, hits: list) -> list:
