@@ -48,9 +48,16 @@ class CamtrapPage:
             return []
 
     def offer(self):
-        """(filters box, deployments box) on page load: shown with the catalog's deployments, hidden without."""
-        keys = self.deployment_keys()
-        return gr.update(visible=bool(keys)), gr.update(choices=keys)
+        """(filters box, deployments box) on page load: shown with the catalog's deployments, hidden without;
+        each deployment offered by its key and its place's name, chosen by its key."""
+        if self.desk is None:
+            return gr.update(visible=False), gr.update(choices=[])
+        try:
+            choices = self.desk.deployment_choices()
+        except Exception:  # the catalog is being built or upgraded: no camera-trap filters this time
+            log.exception("the deployments could not be read from the catalog")
+            choices = []
+        return gr.update(visible=bool(choices)), gr.update(choices=choices)
 
     def facts(self, photo_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if self.desk is None or not photo_ids:

@@ -192,8 +192,10 @@ def test_a_deployment_chosen_in_the_page_and_an_identification_by_script(card_se
     page.click("#search-filters button, #search-filters .label-wrap")
     page.locator("#filter-camtrap").first.wait_for(state="visible")
     page.click("#filter-deployments input")
-    assert {o.inner_text().strip() for o in page.get_by_role("option").all()} == {"channel", "idaho"}
-    page.get_by_role("option", name="channel", exact=True).click()
+    # each deployment by its key and its place (the deployments CSV's locationName)
+    assert {o.inner_text().strip() for o in page.get_by_role("option").all()} == \
+        {"channel · Santa Cruz Island", "idaho · Salmon River ridge"}
+    page.get_by_role("option", name="channel · Santa Cruz Island", exact=True).click()
     page.fill("#search-query textarea", "a fox at night")
     page.click("#search-button")
     page.wait_for_selector("#search-gallery .thumbnail-item img")

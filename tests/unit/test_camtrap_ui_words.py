@@ -154,3 +154,26 @@ def test_a_medium_found_by_its_words_alone_says_so_not_a_stand_in_dash():
     assert "· stand-in 0.11 ·" in caption and "words only" not in caption, caption
     view = present.explanation_html(heron, stages)
     assert "Stand-in score: 0.11" in view and "Found by its catalog record too" in view, view
+
+
+def test_the_deployments_menu_names_each_deployment_by_its_place_and_filters_by_its_key():
+    """A Camtrap DP package's deploymentIDs ('62c200a9') say nothing to a person: the menu shows the place's
+    name beside the key; the value chosen is the key the filter takes. A card's folder (no place) stays as is."""
+    from types import SimpleNamespace
+
+    from core.camtrap.desk import CamtrapDesk
+    from core.contracts.camtrap import Deployment
+    from ui.camtrap_form import CamtrapPage
+
+    class Store:
+        def deployments(self):
+            return [Deployment(key="62c200a9", location_name="B_DM_val 4_'t WAD"),
+                    Deployment(key="00a2c20d", location_id="e254a13c"), Deployment(key="north"),
+                    Deployment(key="siteA", location_name="siteA")]
+
+    box, menu = CamtrapPage(CamtrapDesk(Store(), SimpleNamespace(detection_threshold=0.2))).offer()
+    assert box["visible"] is True
+    assert menu["choices"] == [("62c200a9 · B_DM_val 4_'t WAD", "62c200a9"), ("00a2c20d · e254a13c", "00a2c20d"),
+                               ("north", "north"), ("siteA", "siteA")]
+    box, menu = CamtrapPage(None).offer()
+    assert box["visible"] is False and menu["choices"] == []
