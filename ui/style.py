@@ -55,6 +55,9 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
 #search-gallery .grid-container {{ grid-template-columns: repeat(5, minmax(0, 1fr)) !important; }}
 #history-gallery .grid-container {{ grid-template-columns: repeat(6, minmax(0, 1fr)) !important; }}
 #dialogue-gallery .grid-container {{ grid-template-columns: repeat(4, minmax(0, 1fr)) !important; }}
+/* a gallery's floating label sits above its first row, not over the top of its pictures (the event's strip had
+   none of the room Gradio leaves it elsewhere, the results a little too little) */
+#lightbox-strip .grid-container, #search-gallery .grid-container {{ padding-top: 30px !important; }}
 /* strips with nothing in them take no room */
 #search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
 #history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),

@@ -140,6 +140,15 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
         assert said in info, (said, info)
     strip = page.locator("#lightbox-strip .thumbnail-item")
     assert strip.count() == 3
+    # the strip's label ("The event's frames ...") sits above the frames, not over their tops; so the results'
+    label_bottom, first_top = page.eval_on_selector(
+        "#lightbox-strip", "g => [g.querySelector('[data-testid=block-label]').getBoundingClientRect().bottom,"
+        " g.querySelector('.thumbnail-item').getBoundingClientRect().top]")
+    assert label_bottom <= first_top, (label_bottom, first_top)
+    label_bottom, first_top = page.eval_on_selector(
+        "#search-gallery", "g => [g.querySelector('[data-testid=block-label]').getBoundingClientRect().bottom,"
+        " g.querySelector('.thumbnail-item').getBoundingClientRect().top]")
+    assert label_bottom <= first_top, (label_bottom, first_top)
     assert [c.split(" · ")[0] for c in captions(page, "#lightbox-strip")] == \
         ["frame 1 of 3", "frame 2 of 3", "frame 3 of 3"]
     shown = _shown_id(page)
