@@ -7,6 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Sequence
 
+from core.contracts.camtrap import IMPORTED_MODEL_PREFIX as IMPORTED  # the model of a package's own boxes
 from ui import strings_camtrap as SC
 
 
@@ -58,8 +59,10 @@ def taken_text(timestamp: str | None) -> str:
 def detection_text(d: dict[str, Any]) -> str:
     category = SC.CT_CATEGORY_NAMES.get(d.get("category"), str(d.get("category") or "?"))
     label = SC.CT_DETECTION_LABEL.format(label=d["label"]) if d.get("label") else ""
-    return SC.CT_DETECTION.format(category=category, conf=float(d.get("conf") or 0), where=label,
-                                 model=d.get("model") or "?")
+    model = str(d.get("model") or "?")
+    if model.startswith(IMPORTED):  # a box of the package's own observation: who classified it, said so
+        model = SC.CT_DETECTION_IMPORTED.format(model=model[len(IMPORTED):].strip() or "?")
+    return SC.CT_DETECTION.format(category=category, conf=float(d.get("conf") or 0), where=label, model=model)
 
 
 def who_text(o: dict[str, Any]) -> str:

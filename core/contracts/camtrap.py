@@ -19,6 +19,7 @@ LEVELS = ("media", "event")  # Camtrap DP observationLevel
 OBSERVATION_TYPES = ("animal", "human", "vehicle", "blank", "unknown", "unclassified")  # observationType
 METHODS = ("human", "machine")  # classificationMethod
 CATEGORIES = ("animal", "person", "vehicle")  # a detector's categories (MegaDetector)
+IMPORTED_MODEL_PREFIX = "camtrap-dp: "  # Detection.model of a box made from a Camtrap DP package's observation
 TIME_SOURCES = ("exif", "camtrap-dp", "file-time", "megadetector")
 TIMES_OF_DAY = ("day", "night", "dawn", "dusk")
 CLASSIFIED = ("", "human", "machine", "none")

@@ -125,16 +125,21 @@ def _coordinate(value, name: str, column: str, limit: float, row: str, extra: di
     return None
 
 
+# what `ingest PATH` reads, as the fix of a path it cannot
+SOURCES_HINT = ("give a folder of images (a camera card), a Camtrap DP package (its folder, datapackage.json or .zip), "
+                "a .csv or a .parquet file")
+
+
 def scan(path: str | Path, media_dir: Path) -> SourceScan:
     """Pick the source kind from `path` (folder, .csv, .parquet) and list its items."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise InputError(f"{p} does not exist", "give a folder of images, a .csv or a .parquet file")
+        raise InputError(f"{p} does not exist", SOURCES_HINT)
     if p.is_dir():
         return _scan_folder(p)
     if not p.is_file():  # a FIFO's open would wait for a writer; a device's read never ends
         raise InputError(f"{p} is not a regular file (a device, FIFO or socket)",
-                         "give a folder of images, a .csv or a .parquet file")
+                         SOURCES_HINT)
     if p.suffix.lower() == ".csv":
         return _scan_csv(p)
     if p.suffix.lower() == ".parquet":

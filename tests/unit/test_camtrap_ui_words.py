@@ -177,3 +177,14 @@ def test_the_deployments_menu_names_each_deployment_by_its_place_and_filters_by_
                                ("north", "north"), ("siteA", "siteA")]
     box, menu = CamtrapPage(None).offer()
     assert box["visible"] is False and menu["choices"] == []
+
+
+def test_a_box_of_the_packages_own_observations_is_said_in_words_not_by_its_marker():
+    """The photo view said 'by camtrap-dp: Western Europe species model Version 1': the marker EcoLens keeps on
+    boxes made from a package's observations is not a word for a person."""
+    box = {"bbox": [0.52, 0.67, 0.15, 0.29], "category": "animal", "conf": 0.85, "label": "Ardea",
+           "model": "camtrap-dp: Western Europe species model Version 1"}
+    said = P.detection_text(box)
+    assert said == ("an animal (85% sure, classified as Ardea), by Western Europe species model Version 1 "
+                    "(a box of the Camtrap DP package's observations)"), said
+    assert P.detection_text({**box, "model": "MDV5a", "label": None}) == "an animal (85% sure), by MDV5a"
