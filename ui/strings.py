@@ -44,6 +44,8 @@ BBOX = "Place box: west, south, east, north (degrees)"
 MAP_LABEL = "Map of where the collection's photos were taken; draw a box on it to search one area"
 MAP_DRAW = "Draw a box"
 MAP_POINTS = "Dots: where {n} of the collection's photos were taken. Press “Draw a box”, then drag on the map."
+MAP_NO_POINTS = ("No photo of the collection has a known place yet (GPS in its EXIF, its source's coordinates, or a "
+                 "deployments CSV with latitude and longitude give one), so a box drawn here finds none.")
 MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and longitude."
 MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
                "to the npm registry. The place box works without it.")
