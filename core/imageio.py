@@ -121,6 +121,9 @@ def example_photo(path: str | Path, max_mb: float) -> Image.Image:
         raise InputError(f"The file {name} is not a photo EcoLens can read",
                          "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
     if not p.is_file():
+        if p.exists():  # a FIFO, a device, a folder: there, but no photo file
+            raise InputError(f"The photo {name} is not a regular file (a folder, device, FIFO or socket)",
+                             "give a photo file (JPEG, PNG, ...) saved on disk")
         raise InputError(f"The photo {name} does not exist", "check the file name and folder")
     mb = p.stat().st_size / 1_000_000
     if mb > max_mb:
