@@ -39,10 +39,25 @@ def searched_by_pictures(stages: dict[str, Any] | None) -> bool:
     return bool(vis) and not vis.get("fallback") and bool(vis.get("visualizations") or vis.get("examples"))
 
 
+def standin_model(stages: dict[str, Any] | None, scale: str) -> str | None:
+    """The stand-in embedder whose numbers a similarity `scale` shows (core.search.scales.standin_similarity),
+    or None: a real model's similarity, or a checks scale."""
+    return (stages or {}).get("standin_similarity") if scale in ("similarity", "pictures") else None
+
+
+def scale_words(scale: str, stages: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(name, meaning) of the view's scale: ui.strings.SCALES, or STANDIN_SCALE when a stand-in made it."""
+    model = standin_model(stages, scale)
+    if model:
+        name, meaning = S.STANDIN_SCALE
+        return name, meaning.format(model=model)
+    return S.SCALES[scale]
+
+
 def scale_line(scale: str, stages: dict[str, Any] | None = None) -> str:
     """The score line under the results; for a search by drawings, also how the order was made (it fuses
     each picture's ranking, so the similarities shown need not fall in rank order)."""
-    name, meaning = S.SCALES[scale]
+    name, meaning = scale_words(scale, stages)
     line = S.SCORE_LINE.format(scale=name, meaning=meaning)
     vis = (stages or {}).get("visret") or {}
     pictures = len(vis.get("visualizations") or []) + int(vis.get("examples") or 0)
@@ -119,6 +134,8 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
     for h, path in zip(hits, paths):
         made = checks_made(stages, h["id"]) if scale == "checks" else None
         score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None, made)}"
+        if score and standin_model(stages, scale):
+            score = f" · {S.STANDIN_SCORE.format(score=score[3:])}"
         score += near_copies_text(h)
         if h.get("covers") is not None:  # a covering photo: what it covers first, so two lines always show it
             parts = ", ".join(short.get(t, t) for t in h["covers"])
@@ -247,7 +264,10 @@ def _closest_html(hit: dict[str, Any], stages: dict[str, Any], picture_url: Call
     img = (f"<img src='{escape(src, quote=True)}' alt='{escape(caption, quote=True)}' class='ecolens-closest-img'>"
            if src else "")
     sim = hit.get("similarity")
-    text = S.CLOSEST_PICTURE.format(picture=caption, similarity=f"{float(sim):.2f}" if sim is not None else "-")
+    shown = f"{float(sim):.2f}" if sim is not None else "-"
+    if sim is not None and standin_model(stages, "pictures"):
+        shown = S.STANDIN_SCORE.format(score=shown)
+    text = S.CLOSEST_PICTURE.format(picture=caption, similarity=shown)
     return f"<p class='ecolens-closest'>{img}{escape(text)}</p>"
 
 
@@ -261,7 +281,7 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
     if badges:
-        name, meaning = S.SCALES[scale]
+        name, meaning = scale_words(scale, stages)
         html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
                     f"{escape(score_text(hit, scale, checked, made=checks_made(stages, hit['id'])))}</b>"
                     f"<br><span class='ecolens-scale'>"
@@ -330,10 +350,13 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])
         results.append(row)
-    name, meaning = S.SCALES[scale]
+    name, _ = S.SCALES[scale]
+    _, meaning = scale_words(scale, stages)
+    score = {"scale": name, "meaning": meaning, "range": list(SCALE_RANGES[scale])}
+    if standin_model(stages, scale):
+        score["standin"] = standin_model(stages, scale)
     return {"session_id": state.get("session_token") or None, "query": state.get("query", ""),
-            "preset": state.get("preset", ""), "method": state.get("method", ""),
-            "score": {"scale": name, "meaning": meaning, "range": list(SCALE_RANGES[scale])},
+            "preset": state.get("preset", ""), "method": state.get("method", ""), "score": score,
             "ranking": stages.get("score"), "results": results, "notices": list(notices),
             "status": status}
 

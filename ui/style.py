@@ -38,6 +38,12 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   text-overflow: clip !important; max-width: 100% !important; line-height: 1.25; display: block;
   max-height: none !important; height: auto !important; color: {TEXT} !important;
   background: rgba(255, 255, 255, 0.92) !important; }}
+/* ... and under the picture, never over it (a camera-trap frame's caption runs to three lines: deployment, time,
+   box): the tile is a column, the picture takes the room its caption leaves */
+.thumbnail-item.thumbnail-lg {{ display: flex !important; flex-direction: column; }}
+.thumbnail-item.thumbnail-lg > img {{ flex: 1 1 0; min-height: 0 !important; height: auto !important; width: 100%; }}
+.thumbnail-item.thumbnail-lg > .caption-label {{ position: static !important; flex: none; border: 0 !important;
+  border-top: 1px solid var(--border-color-primary) !important; border-radius: 0 !important; }}
 #search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
 /* the pictures strip: each picture whole at a fixed size, however few there are (one is never blown up) */
 #search-visualizations .grid-container, #history-visualizations .grid-container {{

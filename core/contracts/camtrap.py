@@ -206,6 +206,10 @@ class CamtrapStore(Protocol):
     def events(self, ids: Sequence[int] | None = None) -> list[Event]:
         """The events with these ids (None: all), by id."""
 
+    def event(self, key: str) -> Event | None:
+        """The event with this key (Camtrap DP eventID, or '<deploymentKey>#<n>'), None when there is none: one
+        lookup through the key's unique index, however many events the catalog holds."""
+
     def event_photos(self, event_ids: Sequence[int]) -> dict[int, list[int]]:
         """event id -> its frames' photo ids, in time order."""
 

@@ -149,15 +149,17 @@ class Corpus:
         return notices
 
     # ---- the corpus view --------------------------------------------------------------------------
-    def pool(self, filters: Filters | None, notices: list[str] | None = None) -> np.ndarray | None:
+    def pool(self, filters: Filters | None, notices: list[str] | None = None,
+             hidden: list[np.ndarray] | None = None) -> np.ndarray | None:
         """Photo ids a search may return, or None for the whole indexed corpus. The camera-trap filters
         (filters.camtrap; empty frames are hidden even without them) narrow the other filters' pool; what they
-        leave out is said in `notices`, when given."""
+        leave out is said in `notices`, when given (empty frames hidden from a search with no filter go into
+        `hidden` instead, when given: core.camtrap.pool.CamtrapPool.narrow)."""
         camtrap = filters.camtrap if filters is not None else None
         pool = self._plain_pool(replace(filters, camtrap=None) if camtrap is not None else filters)
         if self.camtrap_pool is None:
             return pool
-        pool, said = self.camtrap_pool.narrow(pool, camtrap, lambda: self.index.ids())
+        pool, said = self.camtrap_pool.narrow(pool, camtrap, lambda: self.index.ids(), hidden)
         if notices is not None:
             notices += said
         return pool

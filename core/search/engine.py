@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from core.camtrap import hit_facts as camtrap_hits
-from core.camtrap.pool import search_pool
+from core.camtrap.pool import empty_notice, hidden_among, search_pool
 from core.contracts.cancel import CancelToken, SearchCancelled
 from core.contracts.errors import BusyError, EcoLensError
 from core.contracts.events import Cancelled, Done, Event, Failed, FirstResults, StageEvent, Waiting
@@ -120,8 +120,9 @@ class SearchEngine:
         for text in followed:
             run.notice(text)
         k = request.k or s.k
+        hidden_empty: list[np.ndarray] = []  # empty frames an unfiltered search hid: said if they would have shown
         with run.timed("filter"):
-            pool = search_pool(self.corpus, request.filters, run)
+            pool = search_pool(self.corpus, request.filters, run, hidden_empty)
         if pool is not None and len(pool) == 0:
             run.notice("no photo passes the filters")
         stages: dict[str, Any] = {}
@@ -167,6 +168,11 @@ class SearchEngine:
             for h in hits:
                 h.near_copies = copies.get(h.photo_id)
             camtrap_hits.attach(self.corpus, hits, request.filters)
+            if hidden_empty:
+                vector = adjust(run.embed_text(request.query)) if request.query else None
+                shown = hidden_among(self.corpus, vector, [h.photo_id for h in hits], hidden_empty[0], k)
+                if shown:
+                    run.notice(empty_notice(shown))
             for h in hits:
                 h.covers = covers.get(h.photo_id)
             run.check()
@@ -184,6 +190,9 @@ class SearchEngine:
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
         stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
+        standin = scales.standin_similarity(s.embedder)
+        if standin:  # the similarities are a stand-in's: the page says they mean nothing about the photos
+            stages["standin_similarity"] = standin
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
                               timings_ms=run.timings, backends=self.backends.describe(),
                               notices=list(self.corpus.startup_notices) + run.notices, stages=stages,

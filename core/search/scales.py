@@ -39,6 +39,17 @@ def ranking_kind(stages: dict) -> str:
     return "cosine"
 
 
+def standin_similarity(embedder_setting: str) -> str | None:
+    """The embedder setting when the similarities it gives mean nothing about a photo: a built-in offline
+    stand-in (core.search.banner.STANDIN_NAMES: the hash embedder compares colour statistics and hashed words),
+    else None. A world's own encoder is a stand-in made for its synthetic photos, whose similarities are about
+    those photos: not one of these."""
+    from core.search.banner import STANDIN_NAMES
+
+    name = str(embedder_setting or "")
+    return name if name in STANDIN_NAMES["embedder"] else None
+
+
 def ranking(stages: dict) -> dict:
     """The description of a search's ranking scores: {kind, name, meaning, range} (range None: unbounded)."""
     kind = ranking_kind(stages)

@@ -27,12 +27,15 @@ gradio_client = pytest.importorskip("gradio_client")
 
 FIXTURE = ROOT / "tests" / "fixtures" / "megadetector"
 # (file in the card, fixture frame, EXIF time, EXIF offset): a burst of three frames of a mountain lion, the
-# empty snow frame of the same camera later that day, an island fox at another deployment
-FRAMES = [("idaho/lion-1.jpg", "north/idaho-camera-traps.jpg", "2024:01:15 07:10:00", "-07:00"),
-          ("idaho/lion-2.jpg", "north/idaho-camera-traps.jpg", "2024:01:15 07:10:02", "-07:00"),
-          ("idaho/lion-3.jpg", "north/idaho-camera-traps.jpg", "2024:01:15 07:10:04", "-07:00"),
-          ("idaho/snow.jpg", "north/idaho-camera-traps-left.jpg", "2024:01:15 12:00:00", "-07:00"),
-          ("channel/fox.jpg", "north/channel-islands-thumb.jpg", "2023:11:02 21:40:00", "-08:00")]
+# empty snow frame of the same camera later that day, an island fox at another deployment. The EXIF times are
+# those the frames' burned-in stamps show (Idaho "2016-01-28 15:14:45", winter: MST; Santa Cruz Island
+# "2014-11-23 8:26:22 PM", PST), the burst 2 s apart from it; the snow frame is a crop of the lion's frame
+# (its stamp is the same), so it is given a time 25 minutes later on the stamp's day to stand apart as an event
+FRAMES = [("idaho/lion-1.jpg", "north/idaho-camera-traps.jpg", "2016:01:28 15:14:45", "-07:00"),
+          ("idaho/lion-2.jpg", "north/idaho-camera-traps.jpg", "2016:01:28 15:14:47", "-07:00"),
+          ("idaho/lion-3.jpg", "north/idaho-camera-traps.jpg", "2016:01:28 15:14:49", "-07:00"),
+          ("idaho/snow.jpg", "north/idaho-camera-traps-left.jpg", "2016:01:28 15:40:00", "-07:00"),
+          ("channel/fox.jpg", "north/channel-islands-thumb.jpg", "2014:11:23 20:26:22", "-08:00")]
 PLACES = {"idaho": ("Salmon River ridge", 44.9, -114.9, "-07:00"),
           "channel": ("Santa Cruz Island", 34.0, -119.7, "-08:00")}
 
@@ -117,7 +120,13 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     assert len(tiles) == 2, tiles  # the burst as one card, the fox; the empty frame hidden
     lion = next(i for i, c in enumerate(tiles) if c.startswith("lion-"))
     assert tiles[lion].startswith("lion-1.jpg · #"), tiles[lion]  # the event's best frame, named by its file
-    assert "· 3 frames · idaho · 2024-01-15 07:10" in tiles[lion], tiles[lion]
+    assert "· 3 frames · idaho · 2016-01-28 15:14" in tiles[lion], tiles[lion]
+    # every caption sits under its picture, none over it (a camera-trap caption runs to several lines)
+    over = page.eval_on_selector_all(
+        "#search-gallery .thumbnail-item", "tiles => tiles.map(t => { const i = t.querySelector('img')"
+        ".getBoundingClientRect(), c = t.querySelector('.caption-label').getBoundingClientRect();"
+        " return [i.height > 40, c.top >= i.bottom - 1, c.bottom <= t.getBoundingClientRect().bottom + 1]; })")
+    assert over and all(all(t) for t in over), over
     notices = page.locator("#search-notices").inner_text()
     assert "1 empty frame hidden (a detector found nothing in it; “Show empty frames” shows them)" in notices, notices
     shot(page, "camtrap-event-card")
@@ -153,7 +162,7 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     page.wait_for_function("(id) => !document.querySelector('#lightbox-info').innerText.includes('Photo id\\t' + id)",
                            arg=str(shown))
     frame = page.locator("#lightbox-info").inner_text()
-    assert "07:10:04" in frame and "not itself ranked" in frame and "Similarity" not in frame, frame
+    assert "15:14:49" in frame and "not itself ranked" in frame and "Similarity" not in frame, frame
     page.fill("#identify-annotator textarea", "Ada Lovelace")
     page.fill("#identify-count input", "1")
     page.fill("#identify-species textarea", "Puma concolor")

@@ -143,3 +143,35 @@ def test_the_command_lines_checks_never_contradict_their_verdict(capsys):
     unsure, sure = capsys.readouterr().out.splitlines()
     assert "1.00" not in unsure and "leaned yes" in unsure and "belly visible" in unsure
     assert sure.endswith("(crest red 0.90)")
+
+
+@pytest.mark.parametrize("embedder, standin", [("hash", True), ("fieldguide", False)])
+def test_a_stand_in_embedders_similarity_is_called_a_stand_ins_score_that_means_nothing(tmp_path, embedder, standin):
+    """With the hash stand-in (colour statistics and hashed words) a best match's 0.00 is no "unrelated": the
+    score line, the gallery captions, the photo view and the API say the number is a stand-in's and means
+    nothing about the photo; a world's own encoder's similarities (and a real model's) stay similarities."""
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((6, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    photos = [Photo(path=f"p{i}.png", id=i + 1, caption=f"a frog {i}") for i in range(6)]
+    s = Settings(data_dir=str(tmp_path), k=6, embedder=embedder)
+    search = FakeSearch(photos, vecs, s, backends=FakeBackends(embedder=FakeEmbedder(DIM)))
+    result = SearchEngine(search, search.backends).search(request_for("Fast", "a frog on sand", k=6))
+    hits = [h.to_json() for h in result.hits]
+    scale = present.scale_of(result.stages)
+    line = present.scale_line(scale, result.stages)
+    captions = [c for _, c in present.gallery_items(hits, result.stages, [f"/x/{h['id']}.png" for h in hits])]
+    view = present.explanation_html(hits[0], result.stages)
+    out = present.results_json({"hits": hits, "stages": result.stages, "query": "a frog on sand"}, [], "done")
+    said = [line, view, out["score"]["meaning"], *captions]
+    if standin:
+        assert result.stages["standin_similarity"] == "hash"
+        assert all("stand-in" in t.lower() for t in said), said
+        assert "means nothing" in line and "means nothing" in view and "unrelated)" not in line
+        assert all(" · stand-in " in c and c.split(" · stand-in ")[1][:4].replace(".", "").isdigit()
+                   for c in captions), captions
+        assert out["score"]["standin"] == "hash" and out["score"]["scale"] == "similarity"
+    else:
+        assert "standin_similarity" not in result.stages and "standin" not in out["score"]
+        assert not any("stand-in" in t.lower() for t in said), said
+        assert "from 0 (unrelated) to 1" in line and view.startswith("<p class='ecolens-score'><b>Similarity: ")
