@@ -5,15 +5,14 @@ settings, backends, storage and services and hands them to the command or the we
 place that knows every layer."""
 from __future__ import annotations
 
-import argparse
 import importlib
 import logging
 import os
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cli.parser import join_negative_values, make_parser, report
 from core.backends.registry import Backends
 from core.config import Settings, load_settings
 from core.contracts.errors import EcoLensError
@@ -279,23 +278,10 @@ class Context:
         return self._services
 
 
-def make_parser() -> argparse.ArgumentParser:
-    from cli.common import Parser
-
-    parser = Parser(prog="python app.py", description="EcoLens: expert search of nature photos. "
-                                     "With no command, serves the web app.")
-    parser.add_argument("--config", help="TOML settings file (default: $ECOLENS_CONFIG or ./ecolens.toml)")
-    parser.add_argument("--port", type=int, help="port of the web app")
-    parser.add_argument("--host", help="address of the web app")
-    sub = parser.add_subparsers(dest="command")
-    for module in COMMANDS.values():
-        importlib.import_module(module).add_parser(sub)
-    return parser
-
-
 def serve(ctx: Context) -> int:
     """Build the web app on the engine and its session log, and serve it until interrupted. The photo
     collection is prepared in the background; the page shows its progress."""
+    from cli.serve import prepare_for_page
     from core.vectors.threads import one_blas_thread
     from ui.server import launch
 
@@ -305,14 +291,18 @@ def serve(ctx: Context) -> int:
     from core.camtrap.desk import CamtrapDesk
     from core.people.users import Users
     from storage.db import open_engine
+    from storage.logins import SqlLogins
     from storage.served_files import SqlServedFiles
 
     settings = services.settings
     users = Users(settings.path(settings.users_file)) if settings.users_file else None  # a bad file stops here
-    grants = SqlServedFiles(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
+    db = open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20)
+    grants = SqlServedFiles(db)
+    # logins in the database: every web process of this data directory and a restarted one know them
+    logins = SqlLogins(db, settings.login_days) if users is not None or settings.password else None
     return launch(services.engine, services.session_log(), services.banner_parts,
-                  lambda progress: _prepare(services, progress), services.example_queries,
-                  CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants)
+                  lambda progress: prepare_for_page(services, progress), services.example_queries,
+                  CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants, logins=logins)
 
 
 def serve_command(ctx: Context, args) -> int:
@@ -325,62 +315,8 @@ def serve_command(ctx: Context, args) -> int:
     return run_many(ctx.settings, command, WORLD_PLUGINS, args.processes)
 
 
-def _prepare(services: Services, progress: Progress) -> list[str]:
-    """The first start's preparation of the photo collection (run in the background by the web app): its
-    progress goes to the page and, as one bar per phase, to the terminal, which then says that the page can
-    search."""
-    from cli.common import PhaseBars
-
-    bars = PhaseBars()
-
-    def both(what: str, done: int, total: int) -> None:
-        progress(what, done, total)
-        bars(what, done, total)
-    if services.catalog.count() == 0:
-        print("EcoLens: preparing the photo collection (first start); the page is open and can search once "
-              "this is done.", file=sys.stderr, flush=True)
-    try:
-        with _one_at_a_time(services.settings.path("prepare.lock")):  # several web processes (serve): one builds
-            notices = services.ensure_corpus(both)
-    finally:
-        bars.close()
-    if bars.used:
-        print(f"EcoLens: the photo collection is ready ({services.catalog.count()} photos): the page can search "
-              "now.", file=sys.stderr, flush=True)
-    return notices
-
-
-@contextmanager
-def _one_at_a_time(path: Path):
-    """An exclusive lock on the file `path` (held until the block ends), across processes."""
-    import fcntl
-
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _join_negative_values(argv: list[str]) -> list[str]:
-    """argparse reads "--bbox -10,35,30,60" as two options; glue a value that starts with a minus sign."""
-    out: list[str] = []
-    for arg in argv:
-        if out and out[-1] == "--bbox" and arg[:1] == "-" and arg[1:2].isdigit():
-            out[-1] = f"--bbox={arg}"
-        else:
-            out.append(arg)
-    return out
-
-
-def _report(exc: EcoLensError) -> int:
-    print(f"error: {exc.message}" + (f"\nhow to fix: {exc.hint}" if exc.hint else ""), file=sys.stderr)
-    return 2
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = make_parser().parse_args(_join_negative_values(sys.argv[1:] if argv is None else argv))
+    args = make_parser(COMMANDS.values()).parse_args(join_negative_values(sys.argv[1:] if argv is None else argv))
     try:
         overrides = {k: v for k, v in (("port", args.port), ("host", args.host)) if v}
         settings, fallback = space.space_start(load_settings(args.config, **overrides))
@@ -399,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         note_standins(ctx)  # every command's output says when stand-in models or the demo world are in use
         return code
     except EcoLensError as exc:
-        return _report(exc)
+        return report(exc)
     except Exception as exc:  # the database or the disk failing (locked, full, damaged): a message, not a traceback
         from storage.retry import storage_error
 
@@ -407,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         if err is None:
             raise
         logging.getLogger(__name__).exception("command failed on storage")
-        return _report(err)
+        return report(err)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -142,15 +142,44 @@ def filters_from_args(args, ids: tuple[int, ...] | None = None) -> Filters:
                                            getattr(args, "classified", None)))
 
 
+def taken(timestamp: str | None) -> str:
+    """A frame's capture time for a terminal: the camera's wall time with its UTC offset, or said unknown."""
+    if not timestamp:
+        return "time unknown"
+    text = str(timestamp)
+    offset = text[19:]
+    offset = "+00:00" if offset in ("Z", "-00:00") else offset
+    return text[:19].replace("T", " ") + (f" UTC{offset}" if offset else " (offset from UTC not known)")
+
+
+def camtrap_text(facts: dict | None) -> str:
+    """What a result line adds for a camera-trap frame: '  deployment 62c200a9 · 2021-04-11 20:43:15 UTC+01:00
+    · 10 frames' (the frames of its event, with --by-event); '' for a photo without camera-trap facts."""
+    if not facts or not (facts.get("deployment_id") or facts.get("timestamp") or facts.get("event_id")):
+        return ""
+    parts = [f"deployment {facts['deployment_id']}"] if facts.get("deployment_id") else []
+    parts.append(taken(facts.get("timestamp")))
+    if "event_frames" in facts and facts.get("event_frames"):
+        n = int(facts["event_frames"])
+        parts.append("1 frame" if n == 1 else f"{n} frames")
+    return "  " + " · ".join(parts)
+
+
 def print_hits(result) -> None:
     for line in result.notices:
         print(f"note: {line}")
+    stages = getattr(result, "stages", None) or {}
+    # a stand-in embedder's similarity means nothing about the photo (core.search.scales.standin_similarity)
+    standin = "stand-in " if stages.get("standin_similarity") and \
+        (stages.get("score") or {}).get("kind", "cosine") == "cosine" else ""
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
         covers = f"  covers: {'; '.join(hit.covers)}" if hit.covers else ""
         n = len(hit.near_copies or [])  # core.vectors.near_copies: copies of this picture folded into it
         copies = f"  +{n} near-cop{'y' if n == 1 else 'ies'} {list(hit.near_copies)}" if n else ""
-        print(f"{hit.rank:3d}. [{hit.photo_id}] {hit.score:.3f}  {name}  {p.path if p else ''}{covers}{copies}")
+        where = camtrap_text(getattr(hit, "camtrap", None))
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {standin}{hit.score:.3f}  {name}  {p.path if p else ''}{where}"
+              f"{covers}{copies}")
     if not result.hits:
         print("no results")

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from core import darwincore
 from core.contracts import bounds
+from core.contracts.camtrap import Observation
 from core.contracts.errors import EcoLensError, InputError
 from core.contracts.records import Photo
 from core.contracts.sessionlog import Label, SessionLog
@@ -172,9 +173,11 @@ def camera_trap_ids(store: Any, photo_ids: Sequence[int]) -> frozenset[int]:
 
 
 def individual_counts(store: Any, photos: Sequence[Photo]) -> dict[int, int]:
-    """photo id -> individuals counted on the frame by its camera-trap observations: the media-level ones of
-    the photo, else those of its event, of the photo's taxon where both name one (observations of another
-    species on the same frame are not this occurrence's); photos without a counted observation left out."""
+    """photo id -> individuals counted on the frame by its camera-trap observations, of the photo's taxon where
+    both name one (observations of another species on the same frame are not this occurrence's): a person's
+    count of the frame (their media-level observations, summed), else a person's count of its event (the
+    newest: people identifying one event give answers, not individuals to add up; it is the event's MaxN),
+    else the frame's other media-level observations, else its event's; photos without a count left out."""
     if store is None or not photos:
         return {}
     ids = [int(p.id) for p in photos if p.id is not None]
@@ -186,13 +189,19 @@ def individual_counts(store: Any, photos: Sequence[Photo]) -> dict[int, int]:
         name = p.scientific_name.strip().lower()
         event = captures[p.id].event_id if p.id in captures else None
 
-        def counted(level: str, *, _p=p, _event=event, _name=name) -> list[int]:
-            return [o.count for o in observed if o.level == level and o.count is not None
+        def counted(level: str, *, _p=p, _event=event, _name=name) -> list[Observation]:
+            return [o for o in observed if o.level == level and o.count is not None
                     and (o.photo_id == _p.id if level == "media" else (_event is not None and o.event_id == _event))
                     and (not _name or not o.scientific_name or o.scientific_name.strip().lower() == _name)]
-        found = counted("media") or counted("event")
-        if found:
-            out[int(p.id)] = sum(found)
+        media, whole = counted("media"), counted("event")
+        people = [o for o in media if o.method == "human"]
+        said = sorted((o for o in whole if o.method == "human"), key=lambda o: (o.classified_at or "", o.id or 0))
+        if people:
+            out[int(p.id)] = sum(o.count for o in people)
+        elif said:
+            out[int(p.id)] = said[-1].count
+        elif media or whole:
+            out[int(p.id)] = sum(o.count for o in media or whole)
     return out
 
 

@@ -67,6 +67,14 @@ def _drawn(image: Image.Image, box: dict) -> Image.Image:
     return draw(image, [tuple(float(v) for v in box["bbox"])], [label], [str(box.get("category") or "animal")])
 
 
+def _url_host(path: str) -> str | None:
+    """The host of a photo whose catalog path is a URL (http, https), else None."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(path or ""))
+    return (parts.hostname or "?") if parts.scheme in ("http", "https") else None
+
+
 class ServedFiles:
     def __init__(self, folder: Path | str, picture_roots: Sequence[Path | str] = (), max_pixels: int = 80_000_000):
         """`folder`: where copies go (the only folder served); `picture_roots`: folders whose generated pictures
@@ -86,6 +94,11 @@ class ServedFiles:
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
+        host = _url_host(photo.path)
+        if host is not None:  # kept without its file (a Camtrap DP medium on a host the ingest did not reach)
+            return Served(self.placeholder(size), f"photo {photo.id} has no file on this machine: it lies at "
+                                                  f"{host} and was not fetched at ingest (run the ingest again "
+                                                  "when that host can be reached)")
         source = Path(photo.path)
         if not source.is_file():
             return Served(self.placeholder(size), f"the file of photo {photo.id} is missing ({source.name}); "

@@ -222,6 +222,14 @@ class SqlCamtrapStore:
                 out += [_make(Event, r) for r in conn.execute(q.where(EVENTS.c.id.in_(chunk)))]
             return sorted(out, key=lambda e: e.id)
 
+    def event(self, key: str) -> Event | None:
+        # events.key is UNIQUE (migration 0010): SQLite's index on it answers this in one lookup
+        q = (select(EVENTS, DEPLOYMENTS.c.key.label("deployment_key"))
+             .outerjoin(DEPLOYMENTS, DEPLOYMENTS.c.id == EVENTS.c.deployment_id).where(EVENTS.c.key == key))
+        with self.engine.connect() as conn:
+            row = conn.execute(q).first()
+        return None if row is None else _make(Event, row)
+
     def event_photos(self, event_ids: Sequence[int]) -> dict[int, list[int]]:
         out: dict[int, list[int]] = {}
         with self.engine.connect() as conn:

@@ -16,7 +16,7 @@ import gradio as gr
 
 from core.contracts.camtrap import CATEGORIES, CLASSIFIED, TIMES_OF_DAY
 from ui import camtrap_present
-from ui import strings as S
+from ui import strings_camtrap as SC
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +48,16 @@ class CamtrapPage:
             return []
 
     def offer(self):
-        """(filters box, deployments box) on page load: shown with the catalog's deployments, hidden without."""
-        keys = self.deployment_keys()
-        return gr.update(visible=bool(keys)), gr.update(choices=keys)
+        """(filters box, deployments box) on page load: shown with the catalog's deployments, hidden without;
+        each deployment offered by its key and its place's name, chosen by its key."""
+        if self.desk is None:
+            return gr.update(visible=False), gr.update(choices=[])
+        try:
+            choices = self.desk.deployment_choices()
+        except Exception:  # the catalog is being built or upgraded: no camera-trap filters this time
+            log.exception("the deployments could not be read from the catalog")
+            choices = []
+        return gr.update(visible=bool(choices)), gr.update(choices=choices)
 
     def facts(self, photo_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if self.desk is None or not photo_ids:
@@ -113,24 +120,24 @@ def build() -> SimpleNamespace:
     "identified by" choice reach the API as text (comma-separated, as the command line takes them): hidden
     text boxes that the visible choices fill."""
     with gr.Group(visible=False, elem_id="filter-camtrap") as box:
-        gr.Markdown(f"**{S.CT_FILTERS}**", elem_id="filter-camtrap-title")
+        gr.Markdown(f"**{SC.CT_FILTERS}**", elem_id="filter-camtrap-title")
         with gr.Row():
-            deployments = gr.Dropdown([], value=[], multiselect=True, label=S.CT_DEPLOYMENTS,
+            deployments = gr.Dropdown([], value=[], multiselect=True, label=SC.CT_DEPLOYMENTS,
                                       elem_id="filter-deployments", scale=2)
-            times = gr.CheckboxGroup([(S.CT_TIME_NAMES[t], t) for t in TIMES_OF_DAY], label=S.CT_TIMES,
+            times = gr.CheckboxGroup([(SC.CT_TIME_NAMES[t], t) for t in TIMES_OF_DAY], label=SC.CT_TIMES,
                                      elem_id="filter-times", scale=2)
         with gr.Row():
-            categories = gr.CheckboxGroup([(S.CT_CATEGORY_NAMES[c], c) for c in CATEGORIES], label=S.CT_CATEGORIES,
+            categories = gr.CheckboxGroup([(SC.CT_CATEGORY_NAMES[c], c) for c in CATEGORIES], label=SC.CT_CATEGORIES,
                                           elem_id="filter-categories")
-            species = gr.Textbox(label=S.CT_SPECIES, elem_id="filter-species")
-            classified = gr.Radio([(S.CT_CLASSIFIED_NAMES[c], c) for c in CLASSIFIED], value="",
-                                  label=S.CT_CLASSIFIED, elem_id="filter-classified")
+            species = gr.Textbox(label=SC.CT_SPECIES, elem_id="filter-species")
+            classified = gr.Radio([(SC.CT_CLASSIFIED_NAMES[c], c) for c in CLASSIFIED], value="",
+                                  label=SC.CT_CLASSIFIED, elem_id="filter-classified")
         with gr.Row():
-            include_empty = gr.Checkbox(False, label=S.CT_INCLUDE_EMPTY, elem_id="filter-include-empty")
-            by_event = gr.Checkbox(False, label=S.CT_BY_EVENT, elem_id="filter-by-event")
+            include_empty = gr.Checkbox(False, label=SC.CT_INCLUDE_EMPTY, elem_id="filter-include-empty")
+            by_event = gr.Checkbox(False, label=SC.CT_BY_EVENT, elem_id="filter-by-event")
     texts = {name: gr.Textbox("", visible=False, label=label, elem_id=f"filter-{name}-text")
-             for name, label in (("deployment", S.CT_DEPLOYMENTS), ("time-of-day", S.CT_TIMES),
-                                 ("category", S.CT_CATEGORIES), ("classified", S.CT_CLASSIFIED))}
+             for name, label in (("deployment", SC.CT_DEPLOYMENTS), ("time-of-day", SC.CT_TIMES),
+                                 ("category", SC.CT_CATEGORIES), ("classified", SC.CT_CLASSIFIED))}
     for shown, text in ((deployments, "deployment"), (times, "time-of-day"), (categories, "category"),
                         (classified, "classified")):
         shown.change(None, shown, texts[text], js=JOIN_JS, api_visibility="private", queue=False)

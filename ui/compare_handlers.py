@@ -13,7 +13,7 @@ from core.contracts.errors import EcoLensError, InputError
 from core.contracts.search_request import clean_query
 from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, ranking_of
 from core.search.presets import request_for
-from ui import present
+from ui import present, tables
 from ui import strings as S
 from ui.forms import not_recorded, shows_errors, web_notices
 from ui.photos import PhotoFiles
@@ -74,7 +74,7 @@ class CompareHandlers:
                                      "scale": scale})
         columns += [(gr.update(value=[], visible=False), "")] * (MAX_COLUMNS - len(columns))
         flat = [x for pair in columns for x in pair]
-        overlap = S.COMPARE_SCALE + "\n\n" + present.overlap_md(presets, id_lists, k)
+        overlap = S.COMPARE_SCALE + "\n\n" + tables.overlap_md(presets, id_lists, k)
         worded = web_notices(notes)
         return (*flat, overlap + ("\n\n" + present.notices_md(worded) if worded else ""), state)
 

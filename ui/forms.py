@@ -20,6 +20,7 @@ from core.contracts.errors import EcoLensError, InputError, NotFoundError, NotRe
 from core.contracts.records import Filters, parse_bbox, parse_date
 from core.imageio import example_photo
 from ui import strings as S
+from ui import strings_web as SW
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +90,9 @@ def web_words(text: str) -> str:
     """`text` with command-line and developer wording replaced by the web app's (ui.strings.WEB_WORDS), and
     any remaining command-line option named by the page's field that does the same."""
     text = str(text or "")
-    for said, meant in S.WEB_WORDS:
+    for said, meant in SW.WEB_WORDS:
         text = text.replace(said, meant)
-    return _FLAG.sub(lambda m: S.WEB_FIELDS.get(m.group(0), m.group(0).lstrip("-").replace("-", " ")), text)
+    return _FLAG.sub(lambda m: SW.WEB_FIELDS.get(m.group(0), m.group(0).lstrip("-").replace("-", " ")), text)
 
 
 def sentence(text: str, capital: bool = True) -> str:
@@ -282,7 +283,7 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
             problem = f"{name} must be {wanted[0]}, not {_kind(value)}"
         elif _whole_number_box(block) and value not in (None, "") and value == value:
             try:  # before Gradio rounds it: 1.5 is no photo id (it searched photo 2), 10**30 is outside the ids
-                bounds.whole_number(name, value, 1, limits.MAX_ID)
+                bounds.whole_number(name, value, 1, limits.MAX_ID, S.BAD_PHOTO_ID_HINT)
             except InputError as exc:
                 problem = f"{exc.message} ({exc.hint})"
         elif type(block).__name__ == "Slider" and _number(value) and value == value:

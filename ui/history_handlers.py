@@ -8,7 +8,7 @@ from typing import Any
 import gradio as gr
 
 from core.contracts.sessionlog import RequestRecord, SessionDetail, SessionLog
-from ui import present
+from ui import present, tables
 from ui import strings as S
 from ui.forms import shows_errors, warn
 from ui.photos import PhotoFiles
@@ -101,11 +101,11 @@ class HistoryHandlers:
         detail = self.log.session(self.log.find(token))
         info = detail.session
         head = S.HISTORY_SESSION.format(kind=S.KINDS.get(info.kind, info.kind),
-                                        when=f"{info.created_at:%Y-%m-%d %H:%M}", title=present.md_cell(info.named()))
+                                        when=f"{info.created_at:%Y-%m-%d %H:%M}", title=tables.md_cell(info.named()))
         rows = [f"**{head}**", "", "| # | query | how | photos |", "|---|---|---|---|"]
         for i, r in enumerate(detail.requests, start=1):
             final = next((s for s in r.stages if s.name == "final"), None)
-            rows.append(f"| {i} | {present.md_cell(r.query)} | {present.md_cell(S.method_name(r.method))} | "
+            rows.append(f"| {i} | {tables.md_cell(r.query)} | {tables.md_cell(S.method_name(r.method))} | "
                         f"{len(final.ranking) if final else 0} |")
         table = "\n".join(rows) if detail.requests else f"**{head}**"
         hstate = (self._request_state(detail, detail.requests[-1]) if detail.requests
@@ -115,7 +115,7 @@ class HistoryHandlers:
             table += "\n\n" + present.scale_line(hstate.get("scale") or present.scale_of(hstate["stages"]),
                                                    hstate["stages"])
         lab_rows = ["| photo | label | annotator | seconds | when |", "|---|---|---|---|---|"]
-        lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {present.md_cell(lb.annotator)} | "
+        lab_rows += [f"| {lb.photo_id} | {S.LABEL_NAMES.get(lb.label, lb.label)} | {tables.md_cell(lb.annotator)} | "
                      f"{lb.seconds:.1f} | {lb.created_at:%Y-%m-%d %H:%M:%S} |" for lb in detail.labels]
         return (table, gallery, pictures, self._chat(detail), "\n".join(lab_rows) if detail.labels else "",
                 hstate)

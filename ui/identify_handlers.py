@@ -13,7 +13,7 @@ from typing import Any, Callable
 from core.contracts import bounds
 from core.contracts.errors import InputError
 from ui import camtrap_present
-from ui import strings as S
+from ui import strings_camtrap as SC
 from ui.forms import note, shows_errors
 from ui.forms import photo_id as read_photo_id
 
@@ -35,25 +35,25 @@ class IdentifyHandlers:
         annotator = self.names(annotator)
         pid = read_photo_id(photo)
         if pid is None or self.camtrap.desk is None:
-            raise InputError(S.CT_ID_NOTHING.rstrip("."), "")
+            raise InputError(SC.CT_ID_NOTHING.rstrip("."), "")
         count = count if count else None  # the page's empty number box reads 0: no count said
         facts = self.camtrap.facts([pid]).get(pid)
         if not facts:
-            raise InputError(S.CT_ID_NOTHING.rstrip("."), "")
+            raise InputError(SC.CT_ID_NOTHING.rstrip("."), "")
         if not str(species or "").strip():
-            raise InputError(S.CT_ID_NO_SPECIES.rstrip("."), "")
+            raise InputError(SC.CT_ID_NO_SPECIES.rstrip("."), "")
         if target == "event":
             if not facts.get("event_id"):
-                raise InputError(S.CT_ID_NO_EVENT.rstrip("."), "")
+                raise InputError(SC.CT_ID_NO_EVENT.rstrip("."), "")
             obs = self.camtrap.desk.identify(species, annotator, event=facts["event_id"], count=count)
-            where = S.CT_ID_TARGET_EVENT.format(event=facts["event_id"],
+            where = SC.CT_ID_TARGET_EVENT.format(event=facts["event_id"],
                                                 frames=camtrap_present.frames_text(facts.get("event_frames") or 1))
         else:
             obs = self.camtrap.desk.identify(species, annotator, photo_id=pid, count=count)
-            where = S.CT_ID_TARGET_PHOTO.format(photo=pid)
-        what = obs.scientific_name or S.CT_OBS_TYPES.get(obs.type, obs.type)
-        count_text = S.CT_OBS_COUNT.format(n=obs.count) if obs.count is not None else ""
-        return S.CT_ID_SAVED.format(target=where, what=what, count=count_text, who=obs.classified_by)
+            where = SC.CT_ID_TARGET_PHOTO.format(photo=pid)
+        what = obs.scientific_name or SC.CT_OBS_TYPES.get(obs.type, obs.type)
+        count_text = SC.CT_OBS_COUNT.format(n=obs.count) if obs.count is not None else ""
+        return SC.CT_ID_SAVED.format(target=where, what=what, count=count_text, who=obs.classified_by)
 
     def _redrawn(self, message: str, view: dict[str, Any] | None, marks: Any):
         note(message)
@@ -82,10 +82,10 @@ class IdentifyHandlers:
         pid = read_photo_id(photo)
         facts = self.camtrap.facts([pid]).get(pid) if pid is not None else None
         if not facts:
-            raise InputError(S.CT_ID_NOTHING.rstrip("."), "")
+            raise InputError(SC.CT_ID_NOTHING.rstrip("."), "")
         species = camtrap_present.species_shown(facts)
         if not species:
-            raise InputError(S.CT_ID_NONE_TO_CONFIRM.rstrip("."), "type the species instead")
+            raise InputError(SC.CT_ID_NONE_TO_CONFIRM.rstrip("."), "type the species instead")
         target = "event" if facts.get("event_id") else "frame"
         return self._redrawn(self._save(target, photo, species, count, annotator), view, marks)
 

@@ -28,8 +28,9 @@ from core.contracts.sessionlog import ExportRecord, Label, SessionLog
 from core.exporting import ExportSources
 from core.labels import ADJUDICATED, agreement, disagreements, same_annotator
 from core.search.presets import request_for
-from ui import label_board, present
+from ui import label_board, present, tables
 from ui import strings as S
+from ui import strings_camtrap as SC
 from ui.forms import not_recorded, shows_errors, user_message, warn
 from ui.identity import Identity
 from ui.owned_log import OwnedLog
@@ -65,7 +66,7 @@ class LabelHandlers:
         items, done = st["items"], st["done"]
         if not items:
             return S.LABEL_NOTHING
-        counts = dict(total=len(items), query=present.md_cell(st["query"]),
+        counts = dict(total=len(items), query=tables.md_cell(st["query"]),
                       relevant=sum(1 for v in done.values() if v == 1),
                       not_relevant=sum(1 for v in done.values() if v == 0))
         if judged(done) >= len(items):
@@ -184,7 +185,7 @@ class LabelHandlers:
         st["done"] = {**st["done"], str(hit["id"]): value}
         st["pos"] = self._next_unjudged(st, at)
         said = S.LABEL_SAVED.format(pos=at + 1, label=S.LABEL_NAMES[value], seconds=seconds)
-        return self.outputs(st, f"{said} {S.CT_EVENT_LABEL.format(n=len(more) + 1)}" if more else said)
+        return self.outputs(st, f"{said} {SC.CT_EVENT_LABEL.format(n=len(more) + 1)}" if more else said)
 
     def _event_frames(self, hit: dict[str, Any], label: Label) -> list[Label]:
         """The same label for the other frames of an event card's event (a hit of a search with one result per
@@ -254,7 +255,7 @@ class LabelHandlers:
         if (text or "").strip() == self.log.instructions(st["query"]):
             return ""
         self.log.set_instructions(st["query"], text or "")
-        return S.INSTRUCTIONS_SAVED.format(query=present.md_cell(st["query"]))
+        return S.INSTRUCTIONS_SAVED.format(query=tables.md_cell(st["query"]))
 
     @shows_errors
     def export(self, fmt: str = "csv", query: str | None = None, annotator: str | None = None,
@@ -305,7 +306,7 @@ class LabelHandlers:
             final = S.LABEL_NAMES[d.adjudicated] if d.adjudicated is not None else S.NOT_DECIDED
             items.append((path, S.DISAGREEMENT_CAPTION.format(photo=d.photo_id, who=who, final=final)))
         note = S.DISAGREEMENTS if found else (S.DISAGREEMENTS_NONE if agreement(labels) else "")
-        return present.kappa_md(agreement(labels)), items, note, st
+        return tables.kappa_md(agreement(labels)), items, note, st
 
     def pick(self, st: dict[str, Any] | None, evt: gr.SelectData) -> dict[str, Any]:
         st = dict(st or new_label_state())

@@ -14,6 +14,7 @@ import gradio as gr
 
 from ui import camtrap_present, present
 from ui import strings as S
+from ui import strings_camtrap as SC
 from ui.camtrap_form import CamtrapPage
 from ui.forms import photo_id as read_photo_id
 from ui.forms import warn
@@ -82,7 +83,7 @@ class LightboxHandlers:
             strip = gr.update(value=camtrap_present.strip_items(frames, thumbs, times), visible=True,
                               selected_index=frames.index(int(shown["id"])) if int(shown["id"]) in frames else None)
         species = camtrap_present.species_shown(facts)
-        confirm = gr.update(value=S.CT_ID_CONFIRM.format(name=species or "…"), interactive=bool(species))
+        confirm = gr.update(value=SC.CT_ID_CONFIRM.format(name=species or "…"), interactive=bool(species))
         event = gr.update(interactive=bool(facts.get("event_id")))
         return facts, edit, strip, gr.update(visible=True), confirm, event
 
@@ -110,11 +111,11 @@ class LightboxHandlers:
         info = present.explanation_html(hit, stages, badges=not strip_frame, scale=view.get("scale"),
                                         picture_url=self.photos.picture_url)
         if strip_frame:
-            info = f"<p class='ecolens-ct-frame'>{escape(S.CT_STRIP_FRAME)}</p>" + info
+            info = f"<p class='ecolens-ct-frame'>{escape(SC.CT_STRIP_FRAME)}</p>" + info
         if facts:
             people = not view.get("logged_in") and self.photos.people([int(hit["id"])])
             info = (camtrap_present.facts_html(facts)
-                    + (f"<p class='ecolens-ct-people'>{escape(S.CT_PEOPLE_HIDDEN)}</p>" if people else "") + info)
+                    + (f"<p class='ecolens-ct-people'>{escape(SC.CT_PEOPLE_HIDDEN)}</p>" if people else "") + info)
         return (gr.update(visible=True), title, path, info, gr.update(value=mark), int(hit["id"]), view, strip,
                 identify, confirm, event)
 
@@ -194,21 +195,21 @@ class LightboxView:
                         self.more = gr.Button(S.MORE_LIKE_THIS, elem_id="lightbox-more", size="sm", min_width=80)
                         self.next = gr.Button(S.LIGHTBOX_NEXT, elem_id="lightbox-next", size="sm", min_width=80)
                     # a camera-trap event's frames (shown for events of two or more frames)
-                    self.strip = gr.Gallery(label=S.CT_STRIP, visible=False, elem_id="lightbox-strip", columns=8,
+                    self.strip = gr.Gallery(label=SC.CT_STRIP, visible=False, elem_id="lightbox-strip", columns=8,
                                             height=210, allow_preview=False, object_fit="contain", buttons=[])
                     # a person's identification of the frame or its event (ui.identify_handlers)
                     with gr.Group(visible=False, elem_id="lightbox-identify") as self.identify:
                         with gr.Row():
-                            self.species = gr.Textbox(label=S.CT_ID_SPECIES, elem_id="identify-species", scale=3)
-                            self.count = gr.Number(None, label=S.CT_ID_COUNT, precision=0, minimum=0,
+                            self.species = gr.Textbox(label=SC.CT_ID_SPECIES, elem_id="identify-species", scale=3)
+                            self.count = gr.Number(None, label=SC.CT_ID_COUNT, precision=0, minimum=0,
                                                    elem_id="identify-count", scale=1, min_width=90)
-                            self.who = gr.Textbox(label=S.CT_ID_WHO, elem_id="identify-annotator", scale=2)
+                            self.who = gr.Textbox(label=SC.CT_ID_WHO, elem_id="identify-annotator", scale=2)
                         with gr.Row():
-                            self.id_frame = gr.Button(S.CT_ID_PHOTO, elem_id="identify-frame", size="sm")
-                            self.id_event = gr.Button(S.CT_ID_EVENT, elem_id="identify-event", size="sm")
-                            self.id_confirm = gr.Button(S.CT_ID_CONFIRM.format(name="…"), elem_id="identify-confirm",
+                            self.id_frame = gr.Button(SC.CT_ID_PHOTO, elem_id="identify-frame", size="sm")
+                            self.id_event = gr.Button(SC.CT_ID_EVENT, elem_id="identify-event", size="sm")
+                            self.id_confirm = gr.Button(SC.CT_ID_CONFIRM.format(name="…"), elem_id="identify-confirm",
                                                         size="sm", variant="primary")
-                        gr.Markdown(S.CT_ID_KEYS, elem_id="identify-keys")
+                        gr.Markdown(SC.CT_ID_KEYS, elem_id="identify-keys")
                 with gr.Column(scale=2, min_width=260):
                     self.info = gr.HTML("", elem_id="lightbox-info")
             self.photo_id = gr.Number(None, visible=False, elem_id="lightbox-photo-id", precision=0)

@@ -42,7 +42,8 @@ def map_html(points: Sequence[tuple[float, float]], tiles: str = "", attribution
     data = {"points": [[round(float(a), 4), round(float(b), 4)] for a, b in points], "tiles": tiles,
             "attribution": attribution}
     payload = json.dumps(data).replace("<", "\\u003c")
-    note = S.MAP_POINTS.format(n=len(points)) + ("" if tiles else " " + S.MAP_PLAIN)
+    note = S.MAP_POINTS.format(n=len(points)) if len(points) else S.MAP_NO_POINTS
+    note += "" if tiles else " " + S.MAP_PLAIN
     return (f"<div class='ecolens-map'><div class='ecolens-map-bar'><button type='button' "
             f"class='ecolens-map-draw'>{escape(S.MAP_DRAW)}</button><span class='ecolens-map-note'>"
             f"{escape(note)}</span></div><div class='ecolens-map-canvas' role='application' "

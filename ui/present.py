@@ -1,5 +1,6 @@
 """Turning results, stages and log records into what the views show: gallery items, escaped HTML panels and
-Markdown tables. Pure functions of plain data (no gradio), so the handlers stay thin and testable.
+Markdown (a check's badge: ui.badges; the views' tables: ui.tables; camera-trap words: ui.camtrap_present).
+Pure functions of plain data (no gradio), so the handlers stay thin and testable.
 
 Scores: each view shows one scale with a stated meaning and range (ui.strings.SCALES): 'similarity' (the
 photo's cosine with the query's words, clamped to 0-1: core.search.scales; every preset has it) or, once a
@@ -15,11 +16,11 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
-from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
-from core.contracts.settings_fields import SettingFields
-from core.contracts.verdicts import CANNOT_TELL, NO, NOT_CHECKED, YES, entry_verdict
+from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE, on_similarity_scale
+from core.contracts.verdicts import NOT_CHECKED
 from ui import strings as S
-from ui.camtrap_present import caption_tail
+from ui.badges import badge_reason, badges_html, check_verdict
+from ui.camtrap_present import caption_tail, in_box
 
 
 # ---- scores ---------------------------------------------------------------------------------------
@@ -38,10 +39,25 @@ def searched_by_pictures(stages: dict[str, Any] | None) -> bool:
     return bool(vis) and not vis.get("fallback") and bool(vis.get("visualizations") or vis.get("examples"))
 
 
+def standin_model(stages: dict[str, Any] | None, scale: str) -> str | None:
+    """The stand-in embedder whose numbers a similarity `scale` shows (core.search.scales.standin_similarity),
+    or None: a real model's similarity, or a checks scale."""
+    return (stages or {}).get("standin_similarity") if scale in ("similarity", "pictures") else None
+
+
+def scale_words(scale: str, stages: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(name, meaning) of the view's scale: ui.strings.SCALES, or STANDIN_SCALE when a stand-in made it."""
+    model = standin_model(stages, scale)
+    if model:
+        name, meaning = S.STANDIN_SCALE
+        return name, meaning.format(model=model, what=S.STANDIN_WHAT.get(model, S.STANDIN_WORLD))
+    return S.SCALES[scale]
+
+
 def scale_line(scale: str, stages: dict[str, Any] | None = None) -> str:
     """The score line under the results; for a search by drawings, also how the order was made (it fuses
     each picture's ranking, so the similarities shown need not fall in rank order)."""
-    name, meaning = S.SCALES[scale]
+    name, meaning = scale_words(scale, stages)
     line = S.SCORE_LINE.format(scale=name, meaning=meaning)
     vis = (stages or {}).get("visret") or {}
     pictures = len(vis.get("visualizations") or []) + int(vis.get("examples") or 0)
@@ -103,14 +119,6 @@ def name_of(hit: dict[str, Any]) -> str:
 SCALE_RANGES = {"similarity": SIMILARITY_RANGE, "pictures": SIMILARITY_RANGE, "checks": CHECKS_RANGE}
 
 
-def on_similarity_scale(value: Any) -> float | None:
-    """A cosine shown on the 0-1 similarity scale (clamped; None stays None)."""
-    if value is None:
-        return None
-    lo, hi = SCALE_RANGES["similarity"]
-    return min(hi, max(lo, float(value)))
-
-
 # ---- galleries ------------------------------------------------------------------------------------
 def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
                   paths: Sequence[str], scale: str | None = None) -> list[tuple[str, str]]:
@@ -126,6 +134,10 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
     for h, path in zip(hits, paths):
         made = checks_made(stages, h["id"]) if scale == "checks" else None
         score = "" if scale == "rank" else f" · {score_text(h, scale, checked, stages is None, made)}"
+        if score and words_only(h, scale, stages):
+            score = f" · {S.NO_PICTURE_SHORT}"
+        elif score and standin_model(stages, scale):
+            score = f" · {S.STANDIN_SCORE.format(score=score[3:])}"
         score += near_copies_text(h)
         if h.get("covers") is not None:  # a covering photo: what it covers first, so two lines always show it
             parts = ", ".join(short.get(t, t) for t in h["covers"])
@@ -134,6 +146,13 @@ def gallery_items(hits: Sequence[dict[str, Any]], stages: dict[str, Any] | None,
             out.append((path, f"{name_of(h)} · #{h['rank']}{score}{caption_tail(h)}{in_box(h, short=True)}"
                               f"{catalog_match(h, short=True)}"))
     return out
+
+
+def words_only(hit: dict[str, Any], scale: str, stages: dict[str, Any] | None) -> bool:
+    """A photo the catalog's words found with no similarity on a similarity scale: it has no vector (its file
+    was never on this machine), so there is no number to show, only the words that found it."""
+    return stages is not None and scale in ("similarity", "pictures") and hit.get("similarity") is None \
+        and bool(hit.get("catalog_match"))
 
 
 def catalog_match(hit: dict[str, Any], short: bool = False) -> str:
@@ -150,19 +169,6 @@ def near_copies_text(hit: dict[str, Any]) -> str:
     """' · +2 near-copies' for a result with near-copies folded into it (core.vectors.near_copies), else ''."""
     n = len(hit.get("near_copies") or [])
     return "" if not n else " · " + (S.NEAR_COPIES[0] if n == 1 else S.NEAR_COPIES[1].format(n=n))
-
-
-def in_box(hit: dict[str, Any], short: bool = False) -> str:
-    """What the page says of a photo matched through a detection's box ('' for a whole-frame match): a few
-    words for a gallery caption, a sentence for the photo view."""
-    item = hit.get("matched_detection")
-    if not item:
-        return ""
-    category = str(item.get("category") or "animal")
-    if short:
-        return " · " + S.IN_BOX_SHORT.format(category=category)
-    return S.IN_BOX.format(article="an" if category[:1] in "aeiou" else "a", category=category,
-                           conf=round(100 * float(item.get("conf") or 0)))
 
 
 PART_CHARS = 24  # the longest short form of a part in a caption
@@ -234,65 +240,6 @@ def answers_of(stages: dict[str, Any] | None, photo_id: int) -> list[dict[str, A
     return list(found.get("answers") or []) if found else []
 
 
-def reason_text(reason: str) -> str:
-    """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings.REASON_WORDS)."""
-    text = str(reason or "").strip()
-    for pattern, replacement in S.REASON_WORDS:
-        text = re.sub(pattern, replacement, text)
-    return re.sub(r"\((0\.\d\d|1\.00)\)", lambda m: "(" + S.SURE.format(p=float(m.group(1))) + ")", text)
-
-
-# the verdict of each check is decided once, in core (setting undecided_band); entries saved before verdicts were
-# stored (a history search of an older version) are read with the setting's default band
-LEGACY_BAND = SettingFields.model_fields["undecided_band"].default
-
-
-def check_verdict(a: dict[str, Any]) -> str:
-    """'yes', 'no', "can't tell" or 'not checked' for one sub-question entry, as `search --json` prints it."""
-    if a.get("checked") is False:
-        return NOT_CHECKED
-    if "judge_answer" in a:
-        return str(a.get("answer", ""))
-    return entry_verdict(a, LEGACY_BAND)
-
-
-def badge_reason(a: dict[str, Any]) -> str:
-    """The reason a badge shows, never contradicting its verdict: the judge's own note in plain words with its
-    own confidences ("belly visible (100% sure)") only where the verdict is the judge's own yes or no; for a
-    "can't tell", or a verdict its votes turned, the note without its numbers, after what the judge leaned to."""
-    said = check_verdict(a)
-    text = reason_text(a.get("reason", ""))
-    own = str(a.get("judge_answer", said)).strip().lower()
-    if said == NOT_CHECKED or (said in (YES, NO) and own in ("", said)):
-        return text
-    plain = re.sub(r"\s*\((?:\d+% sure|[01]\.\d\d)\)", "", text).strip()
-    p = a.get("p_yes")
-    lean = S.LEANED.format(word=own or "?", p=f"{float(p):.0%}" if isinstance(p, (int, float)) else "?")
-    return f"{lean}{S.LEANED_NOTE.format(note=plain) if plain else ''}"
-
-
-def badges_html(answers: Iterable[dict[str, Any]]) -> str:
-    """One badge per sub-question: the answer, the judge's confidence and its reason, all escaped. A question
-    the checker could not check says "not checked" and why (it counts as undecided, 50%: neither for nor against
-    the photo)."""
-    parts = []
-    for a in answers:
-        said = check_verdict(a)
-        p_yes = a.get("p_yes")
-        conf = f"{float(p_yes):.0%} sure it is yes" if isinstance(p_yes, (int, float)) else ""
-        ans, kind = said, "badge-yes" if said == YES else "badge-no"
-        if said == NOT_CHECKED:
-            ans, kind, conf = S.NOT_CHECKED, "badge-unchecked", S.NOT_COUNTED
-        elif said == CANNOT_TELL:
-            ans, kind = S.CANNOT_TELL, "badge-unsure"  # inside the undecided band: neither a yes nor a no
-        parts.append(
-            f'<div class="ecolens-badge {kind}">'
-            f"<b>{escape(ans or '?')}</b> <span class='badge-q'>{escape(str(a.get('question', '')))}</span>"
-            f" <span class='badge-conf'>{escape(conf)}</span>"
-            f"<div class='badge-reason'>{escape(badge_reason(a))}</div></div>")
-    return "".join(parts)
-
-
 def _place(h: dict[str, Any]) -> str:
     lat, lon = h.get("latitude"), h.get("longitude")
     return "" if lat is None or lon is None else f"{float(lat):.4f}, {float(lon):.4f}"
@@ -326,7 +273,10 @@ def _closest_html(hit: dict[str, Any], stages: dict[str, Any], picture_url: Call
     img = (f"<img src='{escape(src, quote=True)}' alt='{escape(caption, quote=True)}' class='ecolens-closest-img'>"
            if src else "")
     sim = hit.get("similarity")
-    text = S.CLOSEST_PICTURE.format(picture=caption, similarity=f"{float(sim):.2f}" if sim is not None else "-")
+    shown = f"{float(sim):.2f}" if sim is not None else "-"
+    if sim is not None and standin_model(stages, "pictures"):
+        shown = S.STANDIN_SCORE.format(score=shown)
+    text = S.CLOSEST_PICTURE.format(picture=caption, similarity=shown)
     return f"<p class='ecolens-closest'>{img}{escape(text)}</p>"
 
 
@@ -339,16 +289,20 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
     html = []
     scale = scale or scale_of(stages)
     checked = checked_ids(stages) if scale == "checks" else None
+    if badges and words_only(hit, scale, stages):
+        quoted = ", ".join(f"“{w}”" for w in hit["catalog_match"])
+        html.append(f"<p class='ecolens-score'>{escape(S.NO_PICTURE.format(words=quoted))}.</p>")
     if badges:
-        name, meaning = S.SCALES[scale]
-        html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
-                    f"{escape(score_text(hit, scale, checked, made=checks_made(stages, hit['id'])))}</b>"
-                    f"<br><span class='ecolens-scale'>"
-                    f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
-        html.append(_closest_html(hit, stages, picture_url))
+        if not words_only(hit, scale, stages):
+            name, meaning = scale_words(scale, stages)
+            html.append(f"<p class='ecolens-score'><b>{escape(name[0].upper() + name[1:])}: "
+                        f"{escape(score_text(hit, scale, checked, made=checks_made(stages, hit['id'])))}</b>"
+                        f"<br><span class='ecolens-scale'>"
+                        f"{escape(meaning[0].upper() + meaning[1:])}.</span></p>")
+            html.append(_closest_html(hit, stages, picture_url))
         if hit.get("matched_detection"):
             html.append(f"<p class='ecolens-in-box'>{escape(in_box(hit))}</p>")
-        if hit.get("catalog_match"):
+        if hit.get("catalog_match") and not words_only(hit, scale, stages):
             html.append(f"<p class='ecolens-catalog-match'>{escape(catalog_match(hit))}</p>")
         if hit.get("near_copies"):
             ids = ", ".join(str(i) for i in hit["near_copies"])
@@ -409,10 +363,13 @@ def results_json(state: dict[str, Any], notices: Sequence[str], status: str) -> 
         if h.get("covers") is not None:
             row["covers"] = list(h["covers"])
         results.append(row)
-    name, meaning = S.SCALES[scale]
+    name, _ = S.SCALES[scale]
+    _, meaning = scale_words(scale, stages)
+    score = {"scale": name, "meaning": meaning, "range": list(SCALE_RANGES[scale])}
+    if standin_model(stages, scale):
+        score["standin"] = standin_model(stages, scale)
     return {"session_id": state.get("session_token") or None, "query": state.get("query", ""),
-            "preset": state.get("preset", ""), "method": state.get("method", ""),
-            "score": {"scale": name, "meaning": meaning, "range": list(SCALE_RANGES[scale])},
+            "preset": state.get("preset", ""), "method": state.get("method", ""), "score": score,
             "ranking": stages.get("score"), "results": results, "notices": list(notices),
             "status": status}
 
@@ -457,28 +414,3 @@ def evidence_md(stages: dict[str, Any], hits: Sequence[dict[str, Any]] = ()) -> 
 
 def notices_md(notices: Iterable[str]) -> str:
     return "\n".join(f"- {escape(str(n))}" for n in notices)
-
-
-def overlap_md(names: Sequence[str], id_lists: Sequence[Sequence[int]], k: int) -> str:
-    """Pairwise overlap of the top-k ids of each method (count and share of k)."""
-    head = "| | " + " | ".join(escape(n) for n in names) + " |\n|---|" + "---|" * len(names)
-    rows = []
-    for a, ids_a in zip(names, id_lists):
-        cells = []
-        for ids_b in id_lists:
-            shared = len(set(ids_a[:k]) & set(ids_b[:k]))
-            cells.append(f"{shared} ({shared / max(k, 1):.0%})")
-        rows.append(f"| {escape(a)} | " + " | ".join(cells) + " |")
-    return "\n".join([head, *rows])
-
-
-def kappa_md(agreements: Sequence[Any]) -> str:
-    rows = [S.KAPPA_ROW.format(a=escape(g.annotators[0]), b=escape(g.annotators[1]), pairs=g.pairs,
-                               observed=g.observed, kappa="-" if g.kappa is None else f"{g.kappa:.3f}")
-            for g in agreements if g.pairs]
-    return S.KAPPA_NONE if not rows else "\n".join([S.KAPPA_HEAD, *rows])
-
-
-def md_cell(value: Any) -> str:
-    """A value safe inside a Markdown table cell (escaped, no pipes or newlines)."""
-    return escape(" ".join(str(value).split())).replace("|", "\\|")

@@ -1,4 +1,5 @@
-"""Every user-facing string of the web app, in one table (labels, buttons, messages, help)."""
+"""Every user-facing string of the web app, in one table (labels, buttons, messages, help); the camera-trap words
+are in ui/strings_camtrap.py, the page's wording of messages written for the command line in ui/strings_web.py."""
 from __future__ import annotations
 
 TITLE = "EcoLens"
@@ -43,6 +44,8 @@ BBOX = "Place box: west, south, east, north (degrees)"
 MAP_LABEL = "Map of where the collection's photos were taken; draw a box on it to search one area"
 MAP_DRAW = "Draw a box"
 MAP_POINTS = "Dots: where {n} of the collection's photos were taken. Press “Draw a box”, then drag on the map."
+MAP_NO_POINTS = ("No photo of the collection has a known place yet (GPS in its EXIF, its source's coordinates, or a "
+                 "deployments CSV with latitude and longitude give one), so a box drawn here finds none.")
 MAP_PLAIN = "No map tiles are set up, so the map is a plain grid of latitude and longitude."
 MAP_MISSING = ("The map is not installed (Leaflet was not fetched): run bash scripts/setup.sh once with access "
                "to the npm registry. The place box works without it.")
@@ -77,13 +80,15 @@ ASK_ANSWER = "Answer my question from the photos (with evidence)"
 SUBQUERIES = "Parts of the query"
 UNCOVERED = "Parts no photo covers"
 COVERS = "covers: {parts}"
-# a photo the search reached through a detection's box (camera traps): the box is drawn on the photo
-IN_BOX_SHORT = "matched in the {category}'s box"
 CATALOG_MATCH_SHORT = "catalog: {words}"
 CATALOG_MATCH = ("Found by its catalog record too: the catalog's names and notes for this photo hold {words} "
                  "(hybrid retrieval)")
-IN_BOX = ("Matched inside the box of {article} {category} ({conf}% detector confidence), drawn on the photo: "
-          "the search looked inside the box, not only at the whole frame.")
+# a photo the catalog's words found that has no picture to compare (kept without its file: a Camtrap DP medium
+# on a host the ingest did not reach): no similarity, and why
+NO_PICTURE_SHORT = "words only"
+NO_PICTURE = ("No similarity: there is no picture of this photo on this machine to compare with your words "
+              "(its file was not fetched), so it was found by its catalog record alone: the catalog's names and "
+              "notes for it hold {words}")
 COVER_HEAD = "#1 to #{last}: the photos that show the most parts of your query"
 COVER_HEAD_TWO = "#1 and #2: the photos that show the most parts of your query"
 COVER_HEAD_ONE = "#1: the photo that shows the most parts of your query"
@@ -105,6 +110,15 @@ SCALES = {
                                 "sure the photo checker is, a check it could not make counting as undecided "
                                 "(50%), from 0% to 100%; 100% means every check was made and passed surely"),
 }
+# similarities from an offline stand-in embedder (core.search.scales.standin_similarity), said as the banner says
+# stand-ins: what it is, and that its numbers are not meaningful for the photos
+STANDIN_SCALE = ("stand-in score", "a number from the offline stand-in embedder ('{model}', {what}), which means "
+                                   "nothing about what a photo shows: 0 is not “unrelated” and 1 is not “the "
+                                   "closest”")
+# what each stand-in embedder is, in STANDIN_SCALE; a demo world's own encoder (not named here) is STANDIN_WORLD
+STANDIN_WHAT = {"hash": "made so that EcoLens runs without a model: it compares colours and hashed words"}
+STANDIN_WORLD = "trained only on the invented species of the synthetic demo world, not on real photos like these"
+STANDIN_SCORE = "stand-in {score}"  # a gallery caption's score from that embedder
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
 FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
                "pictures rank high comes before one that only one picture finds very close, so the similarities "
@@ -303,72 +317,6 @@ PICTURE_GONE = "picture unavailable"
 PHOTOS_MISSING = "{n} photos cannot be shown (ids {ids}), e.g. {first}"
 PERSON_WITHHELD = "photo {photo} is withheld: a person was detected on it (log in to see it)"
 
-# ---- the web app's words for messages written for the command line or for developers ------------------
-# (applied by ui.forms.web_words to every error, hint and notice the page shows; longest phrases first)
-WEB_WORDS = (
-    # storage's hints (storage.retry) are worded for a command; on the page the thing to do again is the action
-    ("then run the command again (an interrupted ingest resumes where it stopped)", "then try again"),
-    ("and run the command again", "and try again"),
-    ("e.g. --bbox -10.5,35,30,60 (longitudes -180..180, latitudes -90..90, south <= north)",
-     "e.g. -10.5, 35, 30, 60 (longitudes from -180 to 180, latitudes from -90 to 90, south below north)"),
-    ("swap --date-from and --date-to", "swap the two dates"),
-    ("Bounding box ", "The place box "), ("is not west,south,east,north in degrees", "is not west, south, east, north"),
-    ("run `python app.py ingest PATH` again to embed the catalog with this model",
-     "ask whoever runs EcoLens to add the photos again for this model"),
-    ("coverage: the dense score uses each photo's global image embedding (no sub-query-specific adaptor as in "
-     "the paper)", "Cover judges each part of your query from the whole photo, not from a close-up of that part"),
-    ("used the rewrite baseline (retrieval with the instruction text) instead",
-     "searched with the written description instead"),
-    ("the first-stage order was kept", "the order before the checks was kept"),
-    ("follow them in first-stage order", "follow them in the order before the checks"),
-    ("photos with the best dense score", "photos closest to the query"),
-    ("coverage: pareto_beta = ", "Cover: the likeness weight "),
-    (" is not below this query's beta_max = ", " is not below this query's limit of "),
-    (", so the alpha-grid argmax was taken literally: a photo with a higher dense score can displace one that "
-     "covers more parts", ", so a photo closer to the whole query can come before one that covers more parts"),
-    ("used the offline rule instead", "used a simple built-in rule instead"),
-    ("query decomposition:", "splitting the query into parts:"),
-    ("visualization instruction:", "describing the picture:"),
-    ("is longer than the text encoder's ", "is longer than the model reads: only its first "),
-    (" tokens; the rest was ignored", " word pieces were read"),
-    ("k (results)", "Results"),
-    ("rerank_k (candidates to verify)", "Photos to check"),
-    ("m (pictures to draw)", "Pictures to draw"),
-    ("sub-questions:", "writing the yes/no checks:"),
-    (", where it could say neither yes nor no (each counted as undecided, 50%: neither pass nor fail)",
-     " it could answer neither yes nor no (each counts as undecided, 50%: neither for nor against a photo)"),
-    ("visualization ", "drawing "),
-    # the search's time limit (core.methods.deadline) and the index check of a running server (core.vectors)
-    ("keep their first-stage order", "keep the order they had before the checks"),
-    ("in first-stage order", "in the order they had before the checks"),
-    *((f"; raise deadline_{kind}_s to wait longer", "; whoever runs EcoLens can let searches wait longer")
-      for kind in ("fast", "visualize", "verify", "cover")),
-    ("run `python app.py repair` to embed them again now (any later ingest also does it)",
-     "whoever runs EcoLens can add them again now (any later ingest also does it)"),
-    ("run `python app.py repair` after it", "ask whoever runs EcoLens to repair it after that"),
-    ("run `python app.py repair`", "ask whoever runs EcoLens to repair it"),
-)
-# command-line options that may remain in a message, and the field of the page that does the same
-WEB_FIELDS = {"--bbox": "the place box", "--date-from": "“Observed from”", "--date-to": "“Observed until”",
-              "--months": "the months", "--taxon": "the taxon filter", "--license": "the licence filter",
-              "--k": "Results", "--m": "Pictures to draw", "--rerank": "Checks", "--image": "your example photo",
-              "--preset": "How to search", "--deployment": "the deployments filter",
-              "--time-of-day": "“Time of day”", "--include-empty": "“Show empty frames”",
-              "--by-event": "“One result per event”", "--category": "“The detector found”",
-              "--classified": "“Identified by”", "--species": "the species filter"}
-
-# the stand-in photo checker's reasons, in plain words (ui.present.reason_text); pattern -> replacement
-REASON_WORDS = (
-    (r"\bread from the picture: (.*?)\s*->\s*p\(yes\) [0-9.]+$", r"seen in the picture: \1"),
-    (r"^no attribute words recognised; fell back to embedder similarity of the question vs its negation "
-     r"\(([-0-9.]+) vs ([-0-9.]+)\)$",
-     r"nothing in this question the checker can look for; it compared the photo with the question and with its "
-     r"opposite (\1 vs \2)"),
-    (r"\bplan (\w+)", r"body shape: \1"),
-    (r"\bspecies (?=[A-Z])", ""),  # the stand-in's "species Slate Reedpiper", not "catalog: species = ..."
-    (r"(\w) (0\.\d\d|1\.00)\b", r"\1 (\2)"),
-)
-SURE = "{p:.0%} sure"
 NOT_LOGGED = "This search is shown but was not saved in the history: {reason}"
 NOT_RECORDED = "This worked, but it was not saved in the history: {reason}"  # forms.not_recorded
 NOT_RECORDED_FIX = "Check that the data directory can be written (free space, permissions), then try again."
@@ -378,70 +326,3 @@ INTERNAL_ERROR_TITLE = "Server error"
 UNREADABLE_VALUE = ("a value sent to /{api} could not be read: check each parameter's type against "
                     "Client(url).view_api()")
 CANNOT_TELL = "can't tell"  # a yes/no check the checker is about 50% sure of
-
-# ---- camera traps (shown only when the catalog has deployments) --------------------------------------
-CT_FILTERS = "Camera traps"
-CT_DEPLOYMENTS = "Deployments (cameras at one place for one period; empty: all)"
-CT_TIMES = "Time of day, from the sun at the camera's place (frames without place or time are left out)"
-CT_TIME_NAMES = {"day": "day", "dawn": "dawn (civil twilight)", "dusk": "dusk (civil twilight)", "night": "night"}
-CT_INCLUDE_EMPTY = "Show empty frames (a detector looked and found no animal, person or vehicle)"
-CT_BY_EVENT = "One result per event (a burst of frames): its best frame"
-CT_CATEGORIES = "The detector found"
-CT_CATEGORY_NAMES = {"animal": "an animal", "person": "a person", "vehicle": "a vehicle"}
-CT_SPECIES = "Species someone identified (scientific name)"
-CT_CLASSIFIED = "Identified by"
-CT_CLASSIFIED_NAMES = {"": "any (no filter)", "human": "a person", "machine": "a machine (classifier)",
-                       "none": "not identified yet"}
-CT_FRAMES = "{n} frames"
-CT_ONE_FRAME = "1 frame"
-CT_NO_TIME = "time unknown"
-# the photo view's camera-trap lines
-CT_HEAD = "Camera trap"
-CT_DEPLOYMENT = "Deployment"
-CT_PLACE = "Place"
-CT_TAKEN = "Taken"
-CT_TAKEN_LOCAL = "{time} (the camera's clock, offset from UTC not known)"
-CT_TAKEN_OFFSET = "{time} (UTC{offset})"
-CT_TIME_ISSUE = "kept out of the date and time-of-day filters: {why}"
-CT_EVENT = "Event"
-CT_EVENT_LINE = "{event}: {frames}, most animals in one frame: {max_n}"
-CT_EVENT_LINE_PLAIN = "{event}: {frames}"
-CT_DETECTIONS = "Detector"
-CT_DETECTION = "{category} ({conf:.0%} sure{where}), by {model}"
-CT_DETECTION_LABEL = ", classified as {label}"
-CT_NO_DETECTIONS = "looked at this frame and found nothing"
-CT_NOT_LOOKED = "no detector has looked at this frame"
-CT_OBSERVATIONS = "Identified"
-CT_OBSERVATION = "{what}{count} · {level}, by {who}{when}"
-CT_OBS_COUNT = ", {n} seen"
-CT_OBS_LEVELS = {"media": "this frame", "event": "the whole event"}
-CT_OBS_BY_HUMAN = "{name} (a person)"
-CT_OBS_BY_MACHINE = "{name} (a machine, {p:.0%} sure)"
-CT_OBS_BY_MACHINE_PLAIN = "{name} (a machine)"
-CT_OBS_SOMEONE = "someone"
-CT_OBS_TYPES = {"blank": "no animal", "human": "a person", "vehicle": "a vehicle", "unknown": "an animal not known",
-                "unclassified": "not identified yet"}
-CT_STRIP = "The event's frames, in time order: click one to see it"
-CT_STRIP_CAPTION = "frame {n} of {total} · {time}"
-CT_STRIP_FRAME = ("A frame of this result's event, picked in the strip below (not itself ranked); ◀ ▶ move "
-                  "through the results.")
-CT_PEOPLE_HIDDEN = ("A person was detected on this photo: the person is blurred (or the photo withheld) for "
-                    "whoever is not logged in.")
-# identifications
-CT_IDENTIFY = "Identify"
-CT_ID_SPECIES = "Species (scientific name; 'blank' for no animal)"
-CT_ID_COUNT = "How many"
-CT_ID_WHO = "Your name"
-CT_ID_PHOTO = "This frame (i)"
-CT_ID_EVENT = "The whole event (e)"
-CT_ID_CONFIRM = "Confirm {name} (c)"
-CT_ID_SAVED = "Saved: {target} is {what}{count}, identified by {who}."
-CT_ID_TARGET_PHOTO = "photo {photo}"
-CT_ID_TARGET_EVENT = "event {event} ({frames})"
-CT_ID_KEYS = "Keys in the photo view: i this frame · e the whole event · c confirm the species shown"
-CT_ID_NOTHING = "Open a camera-trap photo first."
-CT_ID_NO_EVENT = "This photo belongs to no event; identify the frame instead."
-CT_ID_NO_SPECIES = "Type a species first (or 'blank' for no animal)."
-CT_ID_NONE_TO_CONFIRM = "No species has been identified on this photo yet, so there is nothing to confirm."
-CT_EVENT_LABEL = "The label applies to all {n} frames of this event."
-CT_BOX_LABEL = "{category} {conf:.0%}"

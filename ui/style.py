@@ -38,12 +38,26 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   text-overflow: clip !important; max-width: 100% !important; line-height: 1.25; display: block;
   max-height: none !important; height: auto !important; color: {TEXT} !important;
   background: rgba(255, 255, 255, 0.92) !important; }}
+/* ... and under the picture, never over it (a camera-trap frame's caption runs to three lines: deployment, time,
+   box): the tile is a column, the picture takes the room its caption leaves */
+.thumbnail-item.thumbnail-lg {{ display: flex !important; flex-direction: column; }}
+.thumbnail-item.thumbnail-lg > img {{ flex: 1 1 0; min-height: 0 !important; height: auto !important; width: 100%; }}
+.thumbnail-item.thumbnail-lg > .caption-label {{ position: static !important; flex: none; border: 0 !important;
+  border-top: 1px solid var(--border-color-primary) !important; border-radius: 0 !important; }}
 #search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
 /* the pictures strip: each picture whole at a fixed size, however few there are (one is never blown up) */
 #search-visualizations .grid-container, #history-visualizations .grid-container {{
   grid-template-columns: repeat(auto-fill, 200px) !important; grid-auto-rows: 200px !important; }}
 #search-visualizations .thumbnail-item img, #history-visualizations .thumbnail-item img {{
   object-fit: contain !important; }}
+/* a gallery keeps its columns however few photos it shows: Gradio narrows the grid to the number of photos, so
+   a lone result (one event of a camera-trap package) filled the whole gallery, cropped, its caption out of view */
+#search-gallery .grid-container {{ grid-template-columns: repeat(5, minmax(0, 1fr)) !important; }}
+#history-gallery .grid-container {{ grid-template-columns: repeat(6, minmax(0, 1fr)) !important; }}
+#dialogue-gallery .grid-container {{ grid-template-columns: repeat(4, minmax(0, 1fr)) !important; }}
+/* a gallery's floating label sits above its first row, not over the top of its pictures (the event's strip had
+   none of the room Gradio leaves it elsewhere, the results a little too little) */
+#lightbox-strip .grid-container, #search-gallery .grid-container {{ padding-top: 30px !important; }}
 /* strips with nothing in them take no room */
 #search-pictures-row:not(:has(.thumbnail-item)), #history-visualizations:not(:has(.thumbnail-item)),
 #history-chat:not(:has(.message-row)), #label-adjudication:not(:has(.thumbnail-item)),

@@ -23,6 +23,17 @@ class CamtrapDesk:
         """The catalog's deployments by key ([] for a catalog without camera-trap data)."""
         return [] if self.store is None else [d.key for d in self.store.deployments()]
 
+    def deployment_choices(self) -> list[tuple[str, str]]:
+        """(what the menu shows, key) per deployment: the key with its place's name when it has one
+        ('62c200a9 · B_DM_val 4_'t WAD'), for a Camtrap DP package's deploymentIDs say nothing to a person."""
+        if self.store is None:
+            return []
+        out = []
+        for d in self.store.deployments():
+            place = (d.location_name or d.location_id or "").strip()
+            out.append((f"{d.key} · {place}" if place and place != d.key else d.key, d.key))
+        return out
+
     def facts(self, photo_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """photo id -> its camera-trap facts (core.camtrap.frame_facts.facts); plain photos left out."""
         return frame_facts.facts(self.store, photo_ids)

@@ -68,7 +68,10 @@ def facts(store: CamtrapStore | None, photo_ids: Sequence[int]) -> dict[int, dic
     for pid, c in captures.items():
         dep = deployments.get(c.deployment_id)
         event = events.get(c.event_id)
-        mine = [o for o in observed if o.photo_id == pid or (event is not None and o.event_id == event.id)]
+        # the frame's own observations and its event's event-level ones; another frame's media-level observation
+        # carries the event too (Camtrap DP gives every observation its eventID) but says nothing of this frame
+        mine = [o for o in observed if o.photo_id == pid
+                or (o.level == "event" and event is not None and o.event_id == event.id)]
         out[pid] = {
             "deployment_id": dep.key if dep else c.deployment_key,
             "place": (dep.location_name or dep.location_id) if dep else None,

@@ -2,11 +2,14 @@
 kept as a human observation (Camtrap DP: classificationMethod human, classifiedBy the annotator, the time).
 
 One identification per annotator and target: a second one by the same person replaces the first (the
-observation's key names both), so correcting a slip never leaves two answers. The page (ui) and the API's
+observation's key names both), so correcting a slip never leaves two answers. An event identified as an animal
+with a count takes that count as its MaxN (the newest person's count), which the photo view shows and the
+exports write (Camtrap DP's event-level count, Darwin Core's individualCount). The page (ui) and the API's
 /identify both call `identify` with the camera-trap store (core.contracts.camtrap.CamtrapStore)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Callable
 
@@ -42,8 +45,7 @@ def key_of(annotator: str, level: str, target: str) -> str:
 
 
 def _event(store: CamtrapStore, key: str) -> Event:
-    # the store finds events by id; an event key is looked up among them (events are few beside frames)
-    found = next((e for e in store.events() if e.key == key), None)
+    found = store.event(key) if key else None  # one lookup by the key's unique index
     if found is None:
         raise NotFoundError(f"No event {key!r} in the catalog",
                             "use an event_id from the search results (search with one result per event)")
@@ -76,7 +78,7 @@ def identify(store: CamtrapStore, species: Any, annotator: Any, *, photo_id: int
         if capture is None:
             raise NotFoundError(f"Photo {pid} is not a camera-trap frame",
                                 "identify photos that have a deployment (a camera-trap folder or package)")
-        level, target, deployment_id, event_id = "media", str(pid), capture.deployment_id, None
+        level, target, deployment_id, event_id, found = "media", str(pid), capture.deployment_id, None, None
     else:
         found = _event(store, str(event).strip())
         level, target, deployment_id, event_id, pid = "event", found.key, found.deployment_id, found.id, None
@@ -84,6 +86,9 @@ def identify(store: CamtrapStore, species: Any, annotator: Any, *, photo_id: int
                       photo_id=pid, event_id=event_id, scientific_name=scientific, count=number, method="human",
                       classified_by=name, classified_at=now(), annotator=name)
     store.add_observations([obs])
+    if found is not None and kind == "animal" and number is not None and number != found.max_n:
+        # the person's count is the event's MaxN from now on (the detector's count of boxes was a stand-in)
+        store.upsert_events([replace(found, max_n=number)])
     log.info("identification by %s: %s %s is %s (count %s)", name, level, target, scientific or kind, number)
     return obs
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from core.contracts.camtrap import Detection, Observation
+from core.contracts.camtrap import IMPORTED_MODEL_PREFIX, Detection, Observation
 
 log = logging.getLogger(__name__)
 
-PREFIX = "camtrap-dp: "  # the model of every detection made from an imported observation
+PREFIX = IMPORTED_MODEL_PREFIX  # the model of every detection made from an imported observation
 CATEGORIES = {"animal": "animal", "human": "person", "vehicle": "vehicle"}
 
 

@@ -55,9 +55,12 @@ class CamtrapPool:
             self._kept[what] = (version, value)
         return value
 
-    def narrow(self, pool: np.ndarray | None, filters: CamtrapFilters | None,
-               all_ids: Callable[[], np.ndarray]) -> tuple[np.ndarray | None, list[str]]:
-        """The pool after the camera-trap filters (None: every indexed photo), and the notices to show."""
+    def narrow(self, pool: np.ndarray | None, filters: CamtrapFilters | None, all_ids: Callable[[], np.ndarray],
+               hidden: list[np.ndarray] | None = None) -> tuple[np.ndarray | None, list[str]]:
+        """The pool after the camera-trap filters (None: every indexed photo), and the notices to show. Empty
+        frames the search's filters let in are hidden with a notice (they were its candidates); when no filter
+        narrowed the pool and `hidden` is given, the empty frames go into it instead of a notice, for the caller
+        to say only as many as would have been among the results shown (`hidden_among`)."""
         filters = filters or CamtrapFilters()
         check(filters)
         notices: list[str] = []
@@ -75,16 +78,20 @@ class CamtrapPool:
             pool, left_out = self._times_of_day(pool, set(filters.times_of_day), all_ids)
             if left_out:
                 notices.append(f"{left_out} photo{'s' if left_out != 1 else ''} without a known place or a trusted "
-                               "capture time left out by the time-of-day filter")
+                               "capture time left out by the time-of-day filter (a deployments CSV with latitude "
+                               "and longitude gives a card's frames their place: `python app.py ingest FOLDER "
+                               "--deployments FILE.csv`)")
         if not filters.include_empty:
             empty = self._cached(f"empty@{self.threshold}", lambda: self.store.empty_ids(self.threshold))
             if len(empty):
+                unfiltered = pool is None
                 before = _sorted(np.asarray(all_ids() if pool is None else pool, dtype=np.int64))
-                kept = before[~_found(before, empty)]
-                hidden = len(before) - len(kept)
-                if hidden:
-                    notices.append(f"{hidden:,} empty frame{'s' if hidden != 1 else ''} hidden (a detector found "
-                                   f"nothing in {'them' if hidden != 1 else 'it'}; --include-empty shows them)")
+                found = _found(before, empty)
+                kept, left_out = before[~found], before[found]
+                if len(left_out) and unfiltered and hidden is not None:
+                    hidden.append(left_out)  # said later, if they would have been among the results shown
+                elif len(left_out):
+                    notices.append(empty_notice(len(left_out)))
                 pool = kept
         return pool, notices
 
@@ -125,12 +132,36 @@ def _within(ids: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     return ids[_found(ids, candidates)]
 
 
-def search_pool(corpus, filters, run):
-    """The search's pool (core.search.corpus.Corpus.pool), its camera-trap notices said through `run`."""
+def empty_notice(hidden: int) -> str:
+    return (f"{hidden:,} empty frame{'s' if hidden != 1 else ''} hidden (a detector found nothing in "
+            f"{'them' if hidden != 1 else 'it'}; --include-empty shows them)")
+
+
+def hidden_among(corpus, vector: np.ndarray | None, shown: list[int], hidden: np.ndarray, k: int) -> int:
+    """How many of the `hidden` empty frames would have been among the `shown` results of a search for `vector`
+    (the query's words, as the first stage embeds them) asking for `k`: all of them when fewer than k were
+    shown (there was room) or there is no vector to compare with (a search by example photos alone: said in
+    full rather than guessed); else those at least as close to the vector as the least close photo shown
+    (each scored as the search scores it: the frame, or its best animal crop)."""
+    hidden = _sorted(np.asarray(hidden, dtype=np.int64))
+    if not len(hidden):
+        return 0
+    if len(shown) < k or vector is None:
+        return len(hidden)
+    scored = corpus.rank_vector(vector, len(shown), np.sort(np.asarray(shown, dtype=np.int64)))
+    if not scored:
+        return len(hidden)
+    floor = min(s for _, s in scored)
+    return sum(1 for _, s in corpus.rank_vector(vector, k, hidden) if s >= floor)
+
+
+def search_pool(corpus, filters, run, hidden: list[np.ndarray] | None = None):
+    """The search's pool (core.search.corpus.Corpus.pool), its camera-trap notices said through `run`; empty
+    frames hidden from an unfiltered search go into `hidden` (CamtrapPool.narrow)."""
     if getattr(corpus, "camtrap", None) is None:
         return corpus.pool(filters)
     notices: list[str] = []
-    out = corpus.pool(filters, notices)
+    out = corpus.pool(filters, notices, hidden)
     for text in notices:
         run.notice(text)
     return out

@@ -19,6 +19,7 @@ LEVELS = ("media", "event")  # Camtrap DP observationLevel
 OBSERVATION_TYPES = ("animal", "human", "vehicle", "blank", "unknown", "unclassified")  # observationType
 METHODS = ("human", "machine")  # classificationMethod
 CATEGORIES = ("animal", "person", "vehicle")  # a detector's categories (MegaDetector)
+IMPORTED_MODEL_PREFIX = "camtrap-dp: "  # Detection.model of a box made from a Camtrap DP package's observation
 TIME_SOURCES = ("exif", "camtrap-dp", "file-time", "megadetector")
 TIMES_OF_DAY = ("day", "night", "dawn", "dusk")
 CLASSIFIED = ("", "human", "machine", "none")
@@ -205,6 +206,10 @@ class CamtrapStore(Protocol):
 
     def events(self, ids: Sequence[int] | None = None) -> list[Event]:
         """The events with these ids (None: all), by id."""
+
+    def event(self, key: str) -> Event | None:
+        """The event with this key (Camtrap DP eventID, or '<deploymentKey>#<n>'), None when there is none: one
+        lookup through the key's unique index, however many events the catalog holds."""
 
     def event_photos(self, event_ids: Sequence[int]) -> dict[int, list[int]]:
         """event id -> its frames' photo ids, in time order."""

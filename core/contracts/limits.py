@@ -1,7 +1,7 @@
 """Every limit on what one request, one input file or one evaluation may ask for, stated once: the settings'
 ranges, the web page's sliders, the API's checks, the command line's checks and the guide all read them
-from here, so each layer says the same range. Values only (no behaviour): core/contracts/bounds.py checks
-values against them."""
+from here, so each layer says the same range. Values, and pure functions that hold a value to a stated range
+(no state, no I/O): core/contracts/bounds.py checks values against them."""
 from __future__ import annotations
 
 MAX_QUERY_CHARS = 2000
@@ -31,3 +31,13 @@ MAX_EVAL_FILE_BYTES = 2_000_000_000  # a benchmark file, qrels or run read by th
 # the ranges a result's scales hold to (core.search.scales clamps to them; the page holds to them too)
 SIMILARITY_RANGE = (0.0, 1.0)
 CHECKS_RANGE = (0.0, 100.0)
+
+
+def on_similarity_scale(cosine: float | None) -> float | None:
+    """A cosine on the similarity scale: clamped to SIMILARITY_RANGE (0-1). A negative cosine (a photo less like
+    the query than an unrelated one) is 0, never a negative similarity; None stays None (no similarity known).
+    The one clamp: core.search.scales.similarity and the page (ui.present) both call it."""
+    if cosine is None:
+        return None
+    lo, hi = SIMILARITY_RANGE
+    return min(hi, max(lo, float(cosine)))

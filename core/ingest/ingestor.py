@@ -22,7 +22,7 @@ from core.contracts.camtrap import CamtrapStore
 from core.contracts.catalog import Catalog, VectorSet
 from core.contracts.errors import InputError
 from core.contracts.records import Photo
-from core.ingest import companion_vectors, downloads
+from core.ingest import companion_vectors, detections_step, downloads
 from core.ingest.sources import scan
 from core.ingest.state import Deduper, EmbeddedBatch, IngestReport
 from core.vectors.gpu import choose as choose_gpu
@@ -61,24 +61,13 @@ class Ingestor:
         directory. Bad photos are skipped and listed in the report. `engine`/`workers` override the
         ingest_engine/ingest_workers settings; `model` names the model of precomputed vectors; `detections`:
         a MegaDetector / SpeciesNet results file for the folder `path` (read and checked before anything is
-        written; core.ingest.detections_file); `deployments`: a camera-trap
+        written; core.ingest.detections_step); `deployments`: a camera-trap
         deployments CSV (core.camtrap.deployments)."""
-        results = self._results(path, detections) if detections is not None else None
+        results = detections_step.read(self.camtrap, path, detections) if detections is not None else None
         with self._locked():
             return self._run(Path(str(path)), progress, engine or self.settings.ingest_engine,
                              self.settings.ingest_workers if workers is None else workers, model,
                              results=results, deployments=deployments)
-
-    def _results(self, path: str | Path, detections: str | Path):
-        from core.camtrap.megadetector import read_results
-
-        if self.camtrap is None:
-            raise InputError("This catalog has no camera-trap store, so detections cannot be kept",
-                             "upgrade the catalog (any `python app.py` command does) and ingest again")
-        if not Path(str(path)).is_dir():
-            raise InputError(f"--detections goes with a folder of photos; {path} is not a folder",
-                             "give the folder the results file's paths are relative to")
-        return Path(str(detections)), read_results(detections)
 
     def reembed(self, progress: Progress | None = None, *, retrain: bool = False) -> IngestReport:
         """Embed the catalog photos that have no vector in the current embedder's set (after a repair);
@@ -107,7 +96,7 @@ class Ingestor:
         return _Lock()
 
     def _run(self, path: Path | None, progress: Progress | None, engine_name: str, workers: int,
-             model: str | None, retrain: bool = False, results=None,
+             model: str | None, retrain: bool = False, results: detections_step.ResultsFile | None = None,
              deployments: str | None = None) -> IngestReport:
         started = time.perf_counter()
         from core.ingest.precomputed import is_precomputed, precomputed_batches
@@ -190,7 +179,8 @@ class Ingestor:
         report.seen = total or done
         self._finish_index(vs, index, report)
         if self.camtrap is not None:
-            self._detections(path, vs, report, results)
+            detections_step.run(path, vs, report, results, catalog=self.catalog, camtrap=self.camtrap,
+                                embedder=self.embedder, index_root=self.store.root, settings=self.settings)
         if card is not None:  # after the detections: an event's MaxN counts their animals
             card.finish(self.catalog, report)
         if self.settings.near_copies:  # after the card: its deployments say which frames never fold
@@ -234,34 +224,6 @@ class Ingestor:
                 raise InputError(f"{path} does not exist", "give a Camtrap DP folder, its datapackage.json or a .zip")
             return camtrapdp_source.scan(path.expanduser(), media / "package")
         return scan(path, media)
-
-    def _detections(self, path: Path | None, vs: VectorSet, report: IngestReport, results) -> None:
-        """A results file's boxes (when given), then the crops of every box without a vector in `vs`."""
-        from core.camtrap.crop_index import CropIndex
-        from core.camtrap.crops import embed_crops
-        from core.camtrap.crops import reconcile as reconcile_crops
-        from core.ingest.decode import decode_workers
-        from core.ingest.detections_file import apply_results
-
-        s = self.settings
-        crops = CropIndex(self.store.root, vs.id, vs.dim).load()
-        if crops.damage:
-            report.notices.append(f"crop index: {crops.damage}; it starts again empty")
-        report.notices += reconcile_crops(self.camtrap, crops, vs.id)
-        if results is not None:
-            file, parsed = results
-            report.ignored = [n for n in report.ignored if Path(n).resolve() != file.resolve()]
-            applied = apply_results(parsed, path, self.catalog, self.camtrap, s.detection_threshold)
-            report.notices += applied.summary(file.name, s.detection_threshold)
-            if crops.remove(applied.removed_ids):
-                crops.save()
-        done = embed_crops(self.camtrap, crops, self.embedder, vs.id,
-                           lambda ids: {p.id: p.path for p in self.catalog.get_photos(ids)},
-                           threshold=s.detection_threshold, margin=s.crop_margin, batch_size=s.batch_size,
-                           max_pixels=s.max_image_pixels, workers=decode_workers(s.ingest_workers),
-                           checkpoint_s=s.checkpoint_s)
-        report.crops = done.embedded
-        report.notices += done.notices()
 
     def _companion(self, path: Path | None, kind: str, vs: VectorSet, report: IngestReport):
         """The precomputed vectors downloaded beside a hub dataset's parquet, when their model is the embedder's

@@ -125,16 +125,21 @@ def _coordinate(value, name: str, column: str, limit: float, row: str, extra: di
     return None
 
 
+# what `ingest PATH` reads, as the fix of a path it cannot
+SOURCES_HINT = ("give a folder of images (a camera card), a Camtrap DP package (its folder, datapackage.json or .zip), "
+                "a .csv or a .parquet file")
+
+
 def scan(path: str | Path, media_dir: Path) -> SourceScan:
     """Pick the source kind from `path` (folder, .csv, .parquet) and list its items."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise InputError(f"{p} does not exist", "give a folder of images, a .csv or a .parquet file")
+        raise InputError(f"{p} does not exist", SOURCES_HINT)
     if p.is_dir():
         return _scan_folder(p)
     if not p.is_file():  # a FIFO's open would wait for a writer; a device's read never ends
         raise InputError(f"{p} is not a regular file (a device, FIFO or socket)",
-                         "give a folder of images, a .csv or a .parquet file")
+                         SOURCES_HINT)
     if p.suffix.lower() == ".csv":
         return _scan_csv(p)
     if p.suffix.lower() == ".parquet":
@@ -151,8 +156,8 @@ def _file_reader(p: Path) -> Callable[[], bytes]:
 def _scan_folder(root: Path) -> SourceScan:
     items, ignored = [], []
     for f in sorted(root.rglob("*")):
-        if not f.is_file() or f.name.startswith("."):
-            continue
+        if f.is_dir() or f.name.startswith("."):  # a FIFO, device or dangling link named .jpg is kept: its
+            continue  # read is refused with the reason (local_files), so the ingest says why it was skipped
         if f.suffix.lower() not in IMAGE_SUFFIXES:
             ignored.append(str(f))
             continue
@@ -169,7 +174,8 @@ def _scan_csv(csv_path: Path) -> SourceScan:
     try:
         return _read_csv(csv_path)
     except UnicodeDecodeError as exc:
-        raise InputError(f"{csv_path.name} is not UTF-8 text (byte {exc.start} cannot be read)",
+        raise InputError(f"{csv_path.name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                         f"{exc.start} cannot be read as UTF-8)",
                          "save the file as 'CSV UTF-8' (or check that it is a CSV at all)") from None
     except csv.Error as exc:
         raise InputError(f"{csv_path.name} is not a readable CSV file ({exc})",

@@ -149,15 +149,17 @@ class Corpus:
         return notices
 
     # ---- the corpus view --------------------------------------------------------------------------
-    def pool(self, filters: Filters | None, notices: list[str] | None = None) -> np.ndarray | None:
+    def pool(self, filters: Filters | None, notices: list[str] | None = None,
+             hidden: list[np.ndarray] | None = None) -> np.ndarray | None:
         """Photo ids a search may return, or None for the whole indexed corpus. The camera-trap filters
         (filters.camtrap; empty frames are hidden even without them) narrow the other filters' pool; what they
-        leave out is said in `notices`, when given."""
+        leave out is said in `notices`, when given (empty frames hidden from a search with no filter go into
+        `hidden` instead, when given: core.camtrap.pool.CamtrapPool.narrow)."""
         camtrap = filters.camtrap if filters is not None else None
         pool = self._plain_pool(replace(filters, camtrap=None) if camtrap is not None else filters)
         if self.camtrap_pool is None:
             return pool
-        pool, said = self.camtrap_pool.narrow(pool, camtrap, lambda: self.index.ids())
+        pool, said = self.camtrap_pool.narrow(pool, camtrap, lambda: self.index.ids(), hidden)
         if notices is not None:
             notices += said
         return pool
@@ -213,12 +215,25 @@ class Corpus:
     def vectors(self, ids: Sequence[int]) -> np.ndarray:
         return self.index.vectors(ids)
 
+    def unembedded(self, pool: np.ndarray | None) -> int:
+        """How many photos of `pool` (None: the catalog) have no vector to compare (kept without their file)."""
+        if pool is None:
+            return max(0, self.catalog.count() - len(self.index))
+        pool = np.asarray(pool, dtype=np.int64)
+        return int(len(pool) - self.index.holds(pool).sum()) if len(pool) else 0
+
+    def embedded(self, ids: Sequence[int]) -> list[int]:
+        """Those of `ids` the index has a vector of, in their order (a photo kept without its file has none)."""
+        ids = [int(i) for i in ids]
+        return [i for i, held in zip(ids, self.index.holds(ids)) if held]
+
     def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The photos' perceptual hashes (core.vectors.near_copies); photos not hashed yet are left out."""
         return self.catalog.near_hashes([int(i) for i in ids])
 
     def load_image(self, photo: Photo) -> Image.Image:
-        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
+        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE,
+                          shown=f"photo {photo.id} ({Path(photo.path).name})")
 
     def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None,
                     matched: dict[int, int] | None = None) -> list[tuple[int, float]]:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from core.camtrap import hit_facts as camtrap_hits
-from core.camtrap.pool import search_pool
+from core.camtrap.pool import empty_notice, hidden_among, search_pool
 from core.contracts.cancel import CancelToken
 from core.contracts.events import Done, Event, FirstResults
 from core.contracts.search_request import SearchRequest
@@ -45,6 +45,7 @@ from core.search.groups import find_group, group_first
 from core.search.groups import notice_text as group_notice
 from core.search.presets import DEADLINE_SETTINGS, deadline_kind
 from core.search.reading import for_request
+from core.search.similarity import similar, text_scores
 from core.vectors import near_copies
 from core.workers.right_of_way import ROAD
 from core.workers.scope import search_scope
@@ -97,8 +98,9 @@ class SearchEngine:
         for text in followed:
             run.notice(text)
         k = request.k or s.k
+        hidden_empty: list[np.ndarray] = []  # empty frames an unfiltered search hid: said if they would have shown
         with run.timed("filter"):
-            pool = search_pool(self.corpus, request.filters, run)
+            pool = search_pool(self.corpus, request.filters, run, hidden_empty)
         if pool is not None and len(pool) == 0:
             run.notice("no photo passes the filters")
         stages: dict[str, Any] = {}
@@ -119,7 +121,7 @@ class SearchEngine:
             text = self._catalog_text(run, request, depth, pool, stages, group, adjust)
             ranked = catalog_text.fuse(ranked, text, s, depth) if text is not None else ranked
             ranked = self._group_first(run, group, request, ranked, depth, adjust)
-            first = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
+            first = self._matched(text, similar(self.corpus, s, run, request, run.hits(ranked[:k]), adjust, stages))
             run.emit(FirstResults("first", [h.to_json() for h in first]))
             if request.rerank != "none" and ranked:
                 votes = request.votes or s.rerank_votes
@@ -132,7 +134,7 @@ class SearchEngine:
 
                 stages["coverage"] = run_coverage(run, request.query, pool, request.reference)
             ranked, covers = final_ranking(ranked, stages.get("coverage"),
-                                           lambda ids: self._text_scores(run, request, ids, adjust))
+                                           lambda ids: text_scores(self.corpus, s, run, request, ids, adjust))
             ranked = camtrap_hits.by_event(self.corpus, request.filters, ranked)  # one result per event, if asked
             copies: dict[int, list[int]] = {}
             if s.near_copies:  # re-encodes, rotations, crops of one picture: one result (core.vectors.near_copies)
@@ -140,12 +142,18 @@ class SearchEngine:
                     ranked, copies = near_copies.fold_results(self.corpus, ranked, k)
                 if copies:
                     stages["near_copies"] = {"results": len(copies), "folded": sum(map(len, copies.values()))}
-            hits = self._matched(text, self._similar(run, request, run.hits(ranked[:k]), adjust, stages))
+            hits = self._matched(text, similar(self.corpus, s, run, request, run.hits(ranked[:k]), adjust, stages))
             for h in hits:
                 h.near_copies = copies.get(h.photo_id)
             camtrap_hits.attach(self.corpus, hits, request.filters)
+            if hidden_empty:
+                vector = adjust(run.embed_text(request.query)) if request.query else None
+                shown = hidden_among(self.corpus, vector, [h.photo_id for h in hits], hidden_empty[0], k)
+                if shown:
+                    run.notice(empty_notice(shown))
             for h in hits:
                 h.covers = covers.get(h.photo_id)
+            self._say_unembedded(run, pool, len(hits), k)
             run.check()
             if request.answer:
                 from core.methods.answer import checked_yes, run_answer
@@ -161,6 +169,9 @@ class SearchEngine:
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
         stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
+        standin = scales.standin_similarity(s.embedder, [getattr(h.photo, "source", "") for h in hits if h.photo])
+        if standin:  # the similarities are a stand-in's: the page says they mean nothing about the photos
+            stages["standin_similarity"] = standin
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
                               timings_ms=run.timings, backends=self.backends.describe(),
                               notices=list(self.corpus.startup_notices) + run.notices, stages=stages,
@@ -235,39 +246,6 @@ class SearchEngine:
                               "beta": s.rocchio_beta, "gamma": s.rocchio_gamma}
         return lambda v: rocchio(v, rv, nv, s.rocchio_alpha, s.rocchio_beta, s.rocchio_gamma)
 
-    def _text_scores(self, run: Run, request: SearchRequest, ids: Sequence[int], adjust) -> dict[int, float]:
-        """Cosine of the (feedback-adjusted) query text with each photo: scores for cover photos the first
-        stage did not return."""
-        if not request.query or not ids:
-            return {}
-        vec = adjust(run.embed_text(request.query))
-        return {int(i): float(v @ vec) for i, v in zip(ids, self.corpus.vectors(list(ids)))}
-
-    def _similar(self, run: Run, request: SearchRequest, hits: list, adjust, stages: dict) -> list:
-        """`hits` with their similarity set (core.contracts.records.Hit.similarity): for VisRet, the best cosine with a
-        picture searched with (drawings, example photos); else the cosine with the query's words, or, for a
-        search by one example photo alone, the ranking score, which is that cosine already."""
-        vis = stages.get("visret") or {}
-        pictures = vis.get("picture_similarity")
-        if pictures:
-            sims = dict(pictures)
-            # a photo none of the pictures' lists held (brought by the catalog's words): its best cosine with
-            # the pictures all the same, so the view keeps one scale
-            others = [h.photo_id for h in hits if h.photo_id not in sims]
-            if others and vis.get("picture_vectors"):
-                searched = np.asarray(vis["picture_vectors"], np.float32)
-                for i, v in zip(others, self.corpus.vectors(others)):
-                    sims[int(i)] = float(np.max(searched @ v))
-        elif request.query:
-            sims = self._text_scores(run, request, [h.photo_id for h in hits], adjust)
-        elif (stages.get("examples") or {}).get("fusion") == "none":
-            sims = {h.photo_id: h.score for h in hits}
-        else:
-            sims = {}
-        for h in hits:
-            h.similarity = scales.similarity(sims.get(h.photo_id))
-        return hits
-
     def _first_stage(self, run: Run, request: SearchRequest, depth: int, pool, adjust, stages: dict) -> Ranked:
         s, query = self.settings, request.query
         if request.method == "visret":
@@ -315,6 +293,20 @@ class SearchEngine:
             run.notice(catalog_text.notice_text(text))
             log.info("catalog words %s matched %d photos", text.matched_words(), text.total)
         return text
+
+    def _say_unembedded(self, run: Run, pool, shown: int, k: int) -> None:
+        """When fewer than k photos are shown and some the filters let in have no picture to compare (a Camtrap
+        DP package's media on a host the ingest did not reach), say how many, and how they can be found."""
+        count = getattr(self.corpus, "unembedded", None)
+        if shown >= k or count is None:
+            return
+        n = count(pool)
+        if n:
+            run.notice(f"{n:,} photo{'s' if n != 1 else ''}{' that pass the filters' if pool is not None else ''} "
+                       f"{'have' if n != 1 else 'has'} no picture on this machine to compare (kept without "
+                       "the file, or not embedded with this model yet): the picture search cannot find them, but "
+                       "a search for the words their catalog record holds (a species name) can, and `python "
+                       "app.py ingest` again embeds them once their files can be had")
 
     @staticmethod
     def _matched(text, hits: list) -> list:

@@ -4,16 +4,15 @@ closest possible); a checks score is 0-100 (core.methods.rerank.photo_score); a 
 neither, and is never called a similarity."""
 from __future__ import annotations
 
-from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE
+from typing import Iterable
+
+from core.contracts.limits import CHECKS_RANGE, on_similarity_scale
 
 
 def similarity(cosine: float | None) -> float | None:
-    """A cosine on the similarity scale: clamped to 0-1. A negative cosine (a photo less like the query than
-    an unrelated one) is 0, never a negative similarity; None stays None (no similarity known)."""
-    if cosine is None:
-        return None
-    lo, hi = SIMILARITY_RANGE
-    return min(hi, max(lo, float(cosine)))
+    """A cosine on the similarity scale: clamped to 0-1 (core.contracts.limits.on_similarity_scale, the one
+    clamp the page uses too). A negative cosine is 0, never a negative similarity; None stays None."""
+    return on_similarity_scale(cosine)
 
 
 # what a result's ranking score (Hit.score, `score` in `search --json`) is, by how the search ordered the photos
@@ -33,13 +32,33 @@ RANKINGS = {
 
 def ranking_kind(stages: dict) -> str:
     """Which RANKINGS entry a search's ranking scores are: 'checks' once a photo has a checks score, 'fusion'
-    when ranked lists were fused (VisRet, rewrite, several example photos), else 'cosine'."""
+    when ranked lists were fused (VisRet, rewrite, several example photos, the catalog's words with the
+    pictures: core.search.catalog_text.fuse), else 'cosine'."""
     rerank = stages.get("rerank") or {}
     if any(p.get("score") is not None for p in rerank.get("photos") or []):
         return "checks"
-    if stages.get("visret") or stages.get("rewrite") or (stages.get("examples") or {}).get("fusion") == "rrf":
+    if stages.get("visret") or stages.get("rewrite") or (stages.get("examples") or {}).get("fusion") == "rrf" \
+            or (stages.get("catalog_text") or {}).get("ranked"):
         return "fusion"
     return "cosine"
+
+
+def standin_similarity(embedder_setting: str, photo_sources: Iterable[str] = ()) -> str | None:
+    """The embedder setting when the similarities it gave these photos (their Photo.source) mean nothing about
+    them, else None: a built-in offline stand-in (core.search.banner.STANDIN_NAMES: the hash embedder compares
+    colour statistics and hashed words) always; a world's own encoder (a stand-in made for its synthetic
+    photos) when a photo is not that world's: its numbers are about invented species, not a heron in a real
+    camera-trap frame, as the banner says ("NOT meaningful for real photos")."""
+    from core.plugins.registry import worlds
+    from core.search.banner import STANDIN_NAMES
+
+    name = str(embedder_setting or "")
+    if name in STANDIN_NAMES["embedder"]:
+        return name
+    owners = {w.photo_source for w in worlds().values() if name in w.backends.get("embedder", {})}
+    if owners and any((source or "") not in owners for source in photo_sources):
+        return name
+    return None
 
 
 def ranking(stages: dict) -> dict:

@@ -173,6 +173,18 @@ class VectorIndex(ApproximateTwin):
             raise KeyError(f"photo id(s) not in the index: {ids[rows < 0][:5].tolist()}")
         return self.matrix()[rows]
 
+    def holds(self, ids: Sequence[int]) -> np.ndarray:
+        """Which of `ids` have a vector here (a boolean mask, vectorised): a photo kept without its file (a
+        Camtrap DP medium on a host not reached) is in the catalog but not here."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(ids):
+            return np.zeros(0, bool)
+        if self.flat is None and self.store is not None:
+            return self.store.rows_of(ids) >= 0
+        if self.flat is not None:
+            return self._rows_of(ids) >= 0
+        return np.isin(ids, self.ids())
+
     def contains(self, photo_id: int) -> bool:
         if self.flat is None and self.store is not None:
             return bool(self.store.rows_of(np.array([photo_id]))[0] >= 0)

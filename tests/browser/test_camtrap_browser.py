@@ -27,12 +27,15 @@ gradio_client = pytest.importorskip("gradio_client")
 
 FIXTURE = ROOT / "tests" / "fixtures" / "megadetector"
 # (file in the card, fixture frame, EXIF time, EXIF offset): a burst of three frames of a mountain lion, the
-# empty snow frame of the same camera later that day, an island fox at another deployment
-FRAMES = [("idaho/lion-1.jpg", "north/idaho-camera-traps.jpg", "2024:01:15 07:10:00", "-07:00"),
-          ("idaho/lion-2.jpg", "north/idaho-camera-traps.jpg", "2024:01:15 07:10:02", "-07:00"),
-          ("idaho/lion-3.jpg", "north/idaho-camera-traps.jpg", "2024:01:15 07:10:04", "-07:00"),
-          ("idaho/snow.jpg", "north/idaho-camera-traps-left.jpg", "2024:01:15 12:00:00", "-07:00"),
-          ("channel/fox.jpg", "north/channel-islands-thumb.jpg", "2023:11:02 21:40:00", "-08:00")]
+# empty snow frame of the same camera later that day, an island fox at another deployment. The EXIF times are
+# those the frames' burned-in stamps show (Idaho "2016-01-28 15:14:45", winter: MST; Santa Cruz Island
+# "2014-11-23 8:26:22 PM", PST), the burst 2 s apart from it; the snow frame is a crop of the lion's frame
+# (its stamp is the same), so it is given a time 25 minutes later on the stamp's day to stand apart as an event
+FRAMES = [("idaho/lion-1.jpg", "north/idaho-camera-traps.jpg", "2016:01:28 15:14:45", "-07:00"),
+          ("idaho/lion-2.jpg", "north/idaho-camera-traps.jpg", "2016:01:28 15:14:47", "-07:00"),
+          ("idaho/lion-3.jpg", "north/idaho-camera-traps.jpg", "2016:01:28 15:14:49", "-07:00"),
+          ("idaho/snow.jpg", "north/idaho-camera-traps-left.jpg", "2016:01:28 15:40:00", "-07:00"),
+          ("channel/fox.jpg", "north/channel-islands-thumb.jpg", "2014:11:23 20:26:22", "-08:00")]
 PLACES = {"idaho": ("Salmon River ridge", 44.9, -114.9, "-07:00"),
           "channel": ("Santa Cruz Island", 34.0, -119.7, "-08:00")}
 
@@ -117,7 +120,13 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     assert len(tiles) == 2, tiles  # the burst as one card, the fox; the empty frame hidden
     lion = next(i for i, c in enumerate(tiles) if c.startswith("lion-"))
     assert tiles[lion].startswith("lion-1.jpg · #"), tiles[lion]  # the event's best frame, named by its file
-    assert "· 3 frames · idaho · 2024-01-15 07:10" in tiles[lion], tiles[lion]
+    assert "· 3 frames · idaho · 2016-01-28 15:14" in tiles[lion], tiles[lion]
+    # every caption sits under its picture, none over it (a camera-trap caption runs to several lines)
+    over = page.eval_on_selector_all(
+        "#search-gallery .thumbnail-item", "tiles => tiles.map(t => { const i = t.querySelector('img')"
+        ".getBoundingClientRect(), c = t.querySelector('.caption-label').getBoundingClientRect();"
+        " return [i.height > 40, c.top >= i.bottom - 1, c.bottom <= t.getBoundingClientRect().bottom + 1]; })")
+    assert over and all(all(t) for t in over), over
     notices = page.locator("#search-notices").inner_text()
     assert "1 empty frame hidden (a detector found nothing in it; “Show empty frames” shows them)" in notices, notices
     shot(page, "camtrap-event-card")
@@ -131,6 +140,15 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
         assert said in info, (said, info)
     strip = page.locator("#lightbox-strip .thumbnail-item")
     assert strip.count() == 3
+    # the strip's label ("The event's frames ...") sits above the frames, not over their tops; so the results'
+    label_bottom, first_top = page.eval_on_selector(
+        "#lightbox-strip", "g => [g.querySelector('[data-testid=block-label]').getBoundingClientRect().bottom,"
+        " g.querySelector('.thumbnail-item').getBoundingClientRect().top]")
+    assert label_bottom <= first_top, (label_bottom, first_top)
+    label_bottom, first_top = page.eval_on_selector(
+        "#search-gallery", "g => [g.querySelector('[data-testid=block-label]').getBoundingClientRect().bottom,"
+        " g.querySelector('.thumbnail-item').getBoundingClientRect().top]")
+    assert label_bottom <= first_top, (label_bottom, first_top)
     assert [c.split(" · ")[0] for c in captions(page, "#lightbox-strip")] == \
         ["frame 1 of 3", "frame 2 of 3", "frame 3 of 3"]
     shown = _shown_id(page)
@@ -153,7 +171,7 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     page.wait_for_function("(id) => !document.querySelector('#lightbox-info').innerText.includes('Photo id\\t' + id)",
                            arg=str(shown))
     frame = page.locator("#lightbox-info").inner_text()
-    assert "07:10:04" in frame and "not itself ranked" in frame and "Similarity" not in frame, frame
+    assert "15:14:49" in frame and "not itself ranked" in frame and "Similarity" not in frame, frame
     page.fill("#identify-annotator textarea", "Ada Lovelace")
     page.fill("#identify-count input", "1")
     page.fill("#identify-species textarea", "Puma concolor")
@@ -183,13 +201,21 @@ def test_a_deployment_chosen_in_the_page_and_an_identification_by_script(card_se
     page.click("#search-filters button, #search-filters .label-wrap")
     page.locator("#filter-camtrap").first.wait_for(state="visible")
     page.click("#filter-deployments input")
-    assert {o.inner_text().strip() for o in page.get_by_role("option").all()} == {"channel", "idaho"}
-    page.get_by_role("option", name="channel", exact=True).click()
+    # each deployment by its key and its place (the deployments CSV's locationName)
+    assert {o.inner_text().strip() for o in page.get_by_role("option").all()} == \
+        {"channel · Santa Cruz Island", "idaho · Salmon River ridge"}
+    page.get_by_role("option", name="channel · Santa Cruz Island", exact=True).click()
     page.fill("#search-query textarea", "a fox at night")
     page.click("#search-button")
     page.wait_for_selector("#search-gallery .thumbnail-item img")
     wait_searched(page, 1)
     assert [c.split(" · ")[0] for c in captions(page)] == ["fox.jpg"]
+    # a lone result is one tile of the gallery's five a row, its caption in view: not the whole gallery, cropped
+    # and blown up with its caption below the gallery's bottom edge (Gradio narrows the grid to the photos)
+    tile, caption, gallery = page.eval_on_selector(
+        "#search-gallery", "g => [g.querySelector('.thumbnail-item'), g.querySelector('.caption-label'), g]"
+        ".map(e => { const r = e.getBoundingClientRect(); return [r.width, r.bottom]; })")
+    assert tile[0] < gallery[0] / 4 and caption[1] <= gallery[1], (tile, caption, gallery)
     # the API's /identify: a photo, then an event by its key; a bad count is refused in words
     client = gradio_client.Client(card_server.url, verbose=False)
     (fox,) = _rows(card_server, "SELECT id FROM photos WHERE path LIKE '%fox.jpg'")[0]

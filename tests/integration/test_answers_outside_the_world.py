@@ -69,7 +69,8 @@ def test_search_json_and_the_page_agree_on_every_verdict(tmp_path):
     """Photos of the demo world judged by the stand-in checker: each sub-question's word in `search --json`
     is the word its badge on the page and the API show (yes / no / can't tell / not checked)."""
     from fieldguide.world import build_world
-    from ui.present import badges_html, results_json
+    from ui.badges import badges_html
+    from ui.present import results_json
 
     folder = build_world(tmp_path / "world", seed=0, per_species=2, benchmark=False)
     env = dict(os.environ, ECOLENS_DATA_DIR=str(tmp_path / "data"), CI="true", HF_HUB_OFFLINE="1")

@@ -31,6 +31,7 @@ EXPECTED = {
     "crops_ingest.py": (r"ratio ingest with crops / bare decode\+crop\+forward \(throughput\): median \d", 300),
     "crops_search.py": (r"ratio p50 \d+\.\d\d p95 \d+\.\d\d \(goal <= 2\)", 300),
     "hybrid.py": (r"ratio hybrid / vectors nDCG@10: field guide \d+\.\d\d, mixed \d+\.\d\d", 300),
+    "identify_event.py": (r"identify an event by key \(\d+ identifications\): p50 \d+\.\d\d ms p95 \d+\.\d\d ms", 120),
     "ingest.py": (r"ratio ingest \(local\) / bare decode\+forward: median \d", 300),
     "isolation.py": (r"ratio \(loaded / alone\): +p50 +\d+\.\d+ +p95 +\d+\.\d+", 300),
     "load.py": (r"RESULT fast_p95_ratio=\d+\.\d\d errors=0 labels_lost=0", 300),

@@ -280,3 +280,45 @@ def test_stand_ins_left_by_an_ingest_cut_short_are_not_added_twice(tmp_path, off
     services.ingestor().run(EXAMPLE)
     assert services.catalog.count() == 423
     assert services.camtrap.photo_ids_for_media(left) == dict(zip(left, ids))
+
+
+def test_a_species_named_in_the_package_finds_its_media_kept_without_a_file(tmp_path, offline):
+    """Searching the example for "Anas platyrhynchos" (222 of its observations; every such medium a URL on a
+    host not reached) crashed with "photo id(s) not in the index": the catalog's words found the media, which
+    have no vector. They are found by their words, with no similarity (no picture to compare), and the
+    ranking is called rank fusion (the catalog's list fused with the pictures'), not a cosine."""
+    from core.search.presets import request_for
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    result = services.engine.search(request_for("Fast", "Anas platyrhynchos", k=5))
+    assert len(result.hits) == 5
+    for hit in result.hits:
+        assert hit.photo.scientific_name == "Anas platyrhynchos" and hit.photo.path.startswith("https://")
+        assert hit.similarity is None and hit.catalog_match == ["anas", "platyrhynchos"]
+    assert result.stages["score"]["kind"] == "fusion"
+    plain = services.engine.search(request_for("Fast", "something striped", k=5))  # no word the catalog holds
+    assert "catalog_text" not in plain.stages or not plain.stages["catalog_text"]["ranked"]
+    assert plain.stages["score"]["kind"] == "cosine" and all(h.similarity is not None for h in plain.hits)
+
+
+def test_a_filter_that_lets_in_only_media_without_a_file_says_why_nothing_shows(tmp_path, offline):
+    """'a duck' with the species filter Anas platyrhynchos: 160 media pass, none has a picture to compare, so
+    the picture search shows nothing; the notice says so and how to find them, instead of a bare 'no results'.
+    A search that fills its k results says nothing of the kind."""
+    from core.contracts.camtrap import CamtrapFilters
+    from core.contracts.records import Filters
+    from core.search.presets import request_for
+
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    mallards = Filters(camtrap=CamtrapFilters(species="Anas platyrhynchos"))
+    result = services.engine.search(request_for("Fast", "something striped", k=5, filters=mallards))
+    assert result.hits == []
+    said = [n for n in result.notices if "no picture on this machine" in n]
+    assert len(said) == 1 and said[0].startswith("160 photos that pass the filters have no picture"), result.notices
+    assert "a species name" in said[0] and "ingest" in said[0]
+    full = services.engine.search(request_for("Fast", "something striped", k=5))
+    assert len(full.hits) == 5 and not any("no picture on this machine" in n for n in full.notices)
+    few = services.engine.search(request_for("Fast", "something striped", k=50))  # 10 pictures for 50 places
+    assert any(n.startswith("413 photos have no picture on this machine") for n in few.notices), few.notices

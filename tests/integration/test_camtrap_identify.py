@@ -83,6 +83,24 @@ def test_an_identification_of_a_frame_and_by_another_person_are_kept_apart(world
     assert stored == [("Ann", "animal", "Vulpes vulpes", "media"), ("Bo", "blank", None, "media")]
 
 
+def test_an_event_is_found_by_its_key_through_the_keys_index_not_by_reading_every_event(world, monkeypatch):
+    found = world.store.event("siteA#1")
+    assert (found.key, found.deployment_key, found.frames, found.max_n) == ("siteA#1", "siteA", 3, 2)
+    assert world.store.event("siteA#2") is None and world.store.event("") is None
+    # the migrated schema's plan for the lookup searches an index on events.key (no scan of the table)
+    with world.store.engine.connect() as conn:
+        plan = " ".join(str(r[-1]) for r in conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN SELECT id FROM events WHERE key = ?", ("siteA#1",)))
+    assert "USING" in plan and "INDEX" in plan and "SCAN" not in plan, plan
+
+    # identifying an event asks the store for that one event, never for all of them
+    def every_event(*args, **kwargs):
+        raise AssertionError("identify read every event to find one")
+    monkeypatch.setattr(world.store, "events", every_event)
+    obs = world.desk.identify("Vulpes vulpes", "Ann", event="siteA#1")
+    assert obs.event_id == found.id and obs.deployment_id == found.deployment_id
+
+
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(species="Vulpes vulpes", annotator=" ", photo_id=1), InputError, "annotator"),
     (dict(species="  ", annotator="Ann", photo_id=1), InputError, "species"),

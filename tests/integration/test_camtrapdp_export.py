@@ -260,3 +260,66 @@ def test_the_demo_worlds_camera_card_goes_out_valid_with_its_detections(tmp_path
     assert len([r for r in machine if r["observationType"] == "blank"]) == empty
     media = _read(done.path, "media")
     assert people and {r["fileName"] for r in media if r["filePublic"] == "false"} == people
+
+
+def _individual_counts(path: Path) -> dict[str, str]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        lines = zf.read("occurrence.txt").decode().splitlines()
+    header = lines[0].split("\t")
+    return {r[header.index("associatedMedia")]: r[header.index("individualCount")]
+            for r in (line.split("\t") for line in lines[1:])}
+
+
+def test_a_persons_count_of_an_event_is_its_maxn_and_both_exports_write_it(catalog, tmp_path):
+    """siteA#1 (frames a, b) holds Peter's imported event count 1 and a machine's media count 2 on a; Ann then
+    Bo identify the event in EcoLens: the newest person's count is the event's MaxN, its event-level observation
+    in Camtrap DP, and the individualCount of its frame a in Darwin Core (not the machine's 2, not a sum of the
+    people's answers)."""
+    from core import darwincore
+    from core.camtrap import frame_facts
+    from core.camtrap.identifications import identify
+
+    cat, store, (a, b, c, d, url, plain) = catalog
+    sources = exporting.ExportSources(_settings(tmp_path, dwc_basis_of_record="HumanObservation"), None,
+                                      cat.get_photos, store)
+
+    def dwc(name: str) -> dict[str, str]:
+        darwincore.write_archive(tmp_path / name, [darwincore.Occurrence(p, "marked") for p in cat.get_photos([a])],
+                                 [tmp_path], **exporting.dwc_options(sources, [a]))
+        return _individual_counts(tmp_path / name)
+
+    assert dwc("before.zip") == {"cards/IMG_0000.JPG": "1"}  # Peter's count of the event beats the machine's 2
+    identify(store, "Vulpes vulpes", "Ann", event="siteA#1", count=3, now=lambda: "2026-11-28T08:00:00+00:00")
+    assert store.event("siteA#1").max_n == 3
+    assert frame_facts.facts(store, [a])[a]["max_n"] == 3  # the photo view's "most animals in one frame"
+    write_package(tmp_path / "pkg", store, cat.get_photos, _settings(tmp_path))
+    _valid(tmp_path / "pkg")
+    ann = [r for r in _read(tmp_path / "pkg", "observations") if r["classifiedBy"] == "Ann"]
+    assert [(r["observationLevel"], r["eventID"], r["count"], r["classificationMethod"]) for r in ann] == [
+        ("event", "siteA#1", "3", "human")]
+    assert dwc("ann.zip") == {"cards/IMG_0000.JPG": "3"}
+
+    identify(store, "Vulpes vulpes", "Bo", event="siteA#1", count=4, now=lambda: "2026-11-28T09:00:00+00:00")
+    identify(store, "Vulpes vulpes", "Cy", event="siteA#1", now=lambda: "2026-11-28T10:00:00+00:00")  # no count
+    assert store.event("siteA#1").max_n == 4
+    assert dwc("bo.zip") == {"cards/IMG_0000.JPG": "4"}
+    write_package(tmp_path / "pkg2", store, cat.get_photos, _settings(tmp_path))
+    counts = {r["classifiedBy"]: r["count"] for r in _read(tmp_path / "pkg2", "observations")
+              if r["observationLevel"] == "event"}
+    assert counts == {"Peter": "1", "Ann": "3", "Bo": "4", "Cy": ""}
+
+
+def test_a_frame_shows_its_own_and_its_events_observations_never_another_frames(catalog):
+    """Camtrap DP gives a media-level observation its eventID too: frame b of siteA#1 must not show the
+    machine's Vulpes vulpes (count 2) said of frame a as its own; it shows Meles meles (its own) and Peter's
+    event-level Vulpes vulpes. (The example package's heron showed all ten frames' boxes as 'this frame'.)"""
+    from core.camtrap import frame_facts
+
+    cat, store, (a, b, *_rest) = catalog
+    said = frame_facts.facts(store, [a, b])
+    of_b = sorted((o["level"], o["scientific_name"], o.get("count")) for o in said[b]["observations"])
+    assert of_b == [("event", "Vulpes vulpes", 1), ("media", "Meles meles", 1)], of_b
+    of_a = sorted((o["level"], o["scientific_name"], o.get("count")) for o in said[a]["observations"])
+    assert of_a == [("event", "Vulpes vulpes", 1), ("media", "Vulpes vulpes", 2)], of_a

@@ -147,3 +147,21 @@ def test_round_trip_ingest_export_ingest(tmp_path, card):
     assert report.crops == 5
     assert boxes_by_name(second) == boxes_by_name(first)
     assert boxes_by_name(second)[1] == {"idaho-camera-traps-left.jpg"}
+
+
+def test_a_frame_ranked_through_its_animals_box_shows_the_boxs_similarity(tmp_path, card):
+    """A words search ranks a frame by its frame's or its best box's cosine, whichever is higher; the number
+    shown (similarity) is that same cosine. It was the frame's alone: '#1 · 0.03 (matched in the animal's
+    box)' above '#2 · 0.15' read as a ranking that contradicts its numbers."""
+    services = build_services(_settings(tmp_path))
+    services.ingestor().run(card, detections=card / "md_results.json")
+    through_box = 0
+    for query in ("a deer at night", "a fox on a rock", "a bird in the grass", "a cat in the snow"):
+        result = services.engine.search(request_for("Fast", query, k=7))
+        assert result.stages["score"]["kind"] == "cosine"
+        for hit in result.hits:
+            assert hit.similarity == pytest.approx(max(hit.score, 0.0), abs=1e-5), (query, hit)
+            through_box += hit.matched_detection is not None
+        shown = [h.similarity for h in result.hits]
+        assert shown == sorted(shown, reverse=True), (query, shown)
+    assert through_box  # some frame was ranked through its box: the check above saw that case

@@ -64,7 +64,8 @@ def test_a_failed_judge_leaves_every_check_not_checked(services):
     import json
 
     from core.contracts.search_request import SearchRequest
-    from ui.present import badges_html, scale_of, score_text
+    from ui.badges import badges_html
+    from ui.present import scale_of, score_text
 
     assert services.backends.judge is not None  # loaded (its check started, if not already)
     assert services.checkup.done.wait(CHECK_S), "the background check did not finish"

@@ -89,6 +89,7 @@ def test_search_by_example_photo(corpus):
     (["search", "x", "--date-from", "May 3"], "YYYY-MM-DD"),
     (["search", "--image", "/nonexistent.jpg"], "does not exist"),
     (["ingest", "/nonexistent/folder"], "does not exist"),
+    (["ingest", "/nonexistent/package"], "a Camtrap DP package (its folder, datapackage.json or .zip)"),
     (["search", "x", "--k", "0"], "outside 1 to 1000"),
 ])
 def test_user_errors_are_messages_not_tracebacks(corpus, args, words):

@@ -134,3 +134,57 @@ def test_a_frame_without_a_catalog_species_is_named_by_its_identification_read_o
     assert hits[0]["identified"] == "Puma concolor" and "identified" not in hits[1]
     assert present.gallery_items(hits[:1], {}, ["t.jpg"])[0][1].startswith("Puma concolor · #1")
     assert page.enrich(hits) == hits and Desk.reads == 1  # read once per search
+
+
+def test_a_medium_found_by_its_words_alone_says_so_not_a_stand_in_dash():
+    """A Camtrap DP medium kept without its file (no vector) that the catalog's words found: its caption says
+    'words only' (not 'stand-in –') and the photo view says why there is no similarity, not a stand-in score
+    of '–' explained as a number, nor 'found by its catalog record too'."""
+    stages = {"standin_similarity": "fieldguide", "score": {"kind": "fusion"}}
+    mallard = {**FRAME, "similarity": None, "score": 0.0328, "taxon": "Anas platyrhynchos",
+               "path": "https://multimedia.agouti.eu/assets/a33837bf/file", "catalog_match": ["anas", "platyrhynchos"]}
+    (_, caption), = present.gallery_items([mallard], stages, ["t.jpg"])
+    assert caption.startswith("Anas platyrhynchos · #1 · words only · siteA") and "–" not in caption, caption
+    view = present.explanation_html(mallard, stages)
+    assert "No similarity: there is no picture of this photo on this machine" in view, view
+    assert "“anas”, “platyrhynchos”" in view and "Stand-in score" not in view and " too:" not in view, view
+    # a frame that has its picture keeps its (stand-in) score and the words that also matched
+    heron = {**mallard, "similarity": 0.11, "path": "/cards/RCNX0040.JPG"}
+    (_, caption), = present.gallery_items([heron], stages, ["t.jpg"])
+    assert "· stand-in 0.11 ·" in caption and "words only" not in caption, caption
+    view = present.explanation_html(heron, stages)
+    assert "Stand-in score: 0.11" in view and "Found by its catalog record too" in view, view
+
+
+def test_the_deployments_menu_names_each_deployment_by_its_place_and_filters_by_its_key():
+    """A Camtrap DP package's deploymentIDs ('62c200a9') say nothing to a person: the menu shows the place's
+    name beside the key; the value chosen is the key the filter takes. A card's folder (no place) stays as is."""
+    from types import SimpleNamespace
+
+    from core.camtrap.desk import CamtrapDesk
+    from core.contracts.camtrap import Deployment
+    from ui.camtrap_form import CamtrapPage
+
+    class Store:
+        def deployments(self):
+            return [Deployment(key="62c200a9", location_name="B_DM_val 4_'t WAD"),
+                    Deployment(key="00a2c20d", location_id="e254a13c"), Deployment(key="north"),
+                    Deployment(key="siteA", location_name="siteA")]
+
+    box, menu = CamtrapPage(CamtrapDesk(Store(), SimpleNamespace(detection_threshold=0.2))).offer()
+    assert box["visible"] is True
+    assert menu["choices"] == [("62c200a9 · B_DM_val 4_'t WAD", "62c200a9"), ("00a2c20d · e254a13c", "00a2c20d"),
+                               ("north", "north"), ("siteA", "siteA")]
+    box, menu = CamtrapPage(None).offer()
+    assert box["visible"] is False and menu["choices"] == []
+
+
+def test_a_box_of_the_packages_own_observations_is_said_in_words_not_by_its_marker():
+    """The photo view said 'by camtrap-dp: Western Europe species model Version 1': the marker EcoLens keeps on
+    boxes made from a package's observations is not a word for a person."""
+    box = {"bbox": [0.52, 0.67, 0.15, 0.29], "category": "animal", "conf": 0.85, "label": "Ardea",
+           "model": "camtrap-dp: Western Europe species model Version 1"}
+    said = P.detection_text(box)
+    assert said == ("an animal (85% sure, classified as Ardea), by Western Europe species model Version 1 "
+                    "(a box of the Camtrap DP package's observations)"), said
+    assert P.detection_text({**box, "model": "MDV5a", "label": None}) == "an animal (85% sure), by MDV5a"

@@ -223,7 +223,7 @@ def test_an_edited_catalog_is_not_answered_from_the_remembered_stage(tmp_path):
 
 
 def test_the_page_keeps_the_catalog_reason_and_words_the_picture_reason():
-    from ui.present import reason_text
+    from ui.badges import reason_text
 
     assert reason_text("catalog: species = Anas acuta (Northern Pintail)") == \
         "catalog: species = Anas acuta (Northern Pintail)"
@@ -234,7 +234,7 @@ def test_the_page_keeps_the_catalog_reason_and_words_the_picture_reason():
 
 
 def test_the_badge_shows_the_catalog_answer_as_certain_with_its_reason():
-    from ui.present import badges_html
+    from ui.badges import badges_html
 
     html = badges_html([{"question": "Is this a Gold-crested Tuftling?", "answer": "no", "p_yes": 0.0, "checked": True,
                          "reason": "catalog: species = Tuftilla rubrifrons (Ember-crested Tuftling)",

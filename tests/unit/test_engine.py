@@ -170,14 +170,14 @@ def test_a_visret_hit_no_picture_list_held_gets_its_best_cosine_with_the_picture
     too: its best cosine with the pictures searched with, not '–' and not its cosine with the words."""
     from types import SimpleNamespace
 
-    from core.search.engine import SearchEngine
+    from core.search.similarity import similar
 
     stored = {7: np.array([0.6, 0.8, 0.0], np.float32), 9: np.array([0.0, 0.0, 1.0], np.float32)}
-    engine = SimpleNamespace(corpus=SimpleNamespace(vectors=lambda ids: np.stack([stored[i] for i in ids])))
+    corpus = SimpleNamespace(vectors=lambda ids: np.stack([stored[i] for i in ids]))
     hits = [SimpleNamespace(photo_id=i, similarity=None) for i in (5, 7, 9)]
     pictures = np.eye(3, dtype=np.float32)[:2].tolist()  # two pictures, along the first two axes
     stages = {"visret": {"picture_similarity": {5: 0.5}, "picture_vectors": pictures}}
-    SearchEngine._similar(engine, None, SimpleNamespace(query="a frog"), hits, lambda v: v, stages)
+    similar(corpus, None, None, SimpleNamespace(query="a frog"), hits, lambda v: v, stages)
     assert [h.similarity for h in hits] == pytest.approx([0.5, 0.8, 0.0])  # 5 kept; 7: the second picture
 
 

@@ -12,13 +12,14 @@ import pytest
 from core.backends.base import JudgeAnswer
 from core.backends.reach import abstain
 from core.config import Settings
+from core.contracts import limits
 from core.contracts.records import Photo
 from core.methods.rerank import answer_entry, photo_score
 from core.search import scales
 from core.search.engine import SearchEngine
 from core.search.presets import PRESET_NAMES, request_for
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch, logprobs_for
-from ui import present
+from ui import badges, present
 
 BAND = Settings.model_fields["undecided_band"].default
 DIM = 8
@@ -31,14 +32,14 @@ def _said(p: float) -> JudgeAnswer:
 @pytest.mark.parametrize("cosine, shown", [(-0.097, 0.0), (-1.0, 0.0), (0.0, 0.0), (0.31, 0.31), (1.0, 1.0),
                                            (1.0000001, 1.0), (None, None)])
 def test_a_similarity_is_a_cosine_clamped_to_0_1(cosine, shown):
-    assert scales.similarity(cosine) == shown
+    assert scales.similarity(cosine) == shown == limits.on_similarity_scale(cosine)  # one clamp, core's and the page's
     text = present.score_text({"id": 1, "similarity": cosine}, "similarity")
     assert text == ("–" if shown is None else f"{shown:.2f}") and not text.startswith("-0")
 
 
 def test_the_page_holds_to_the_ranges_core_sets():
-    assert present.SCALE_RANGES == {"similarity": scales.SIMILARITY_RANGE, "pictures": scales.SIMILARITY_RANGE,
-                                    "checks": scales.CHECKS_RANGE}
+    assert present.SCALE_RANGES == {"similarity": limits.SIMILARITY_RANGE, "pictures": limits.SIMILARITY_RANGE,
+                                    "checks": limits.CHECKS_RANGE}
 
 
 @pytest.mark.parametrize("ps, expected, page", [
@@ -77,9 +78,9 @@ def test_a_checks_score_is_the_share_passed_with_unmade_checks_undecided(ps, exp
      "sure", "cannot see calls"),
 ])
 def test_a_badges_reason_never_contradicts_its_verdict(entry, forbidden, wanted):
-    reason = present.badge_reason(entry)
+    reason = badges.badge_reason(entry)
     assert forbidden not in reason and wanted in reason
-    html = present.badges_html([entry])
+    html = badges.badges_html([entry])
     assert wanted.replace("(", "") in html.replace("(", "")
 
 
@@ -142,3 +143,39 @@ def test_the_command_lines_checks_never_contradict_their_verdict(capsys):
     unsure, sure = capsys.readouterr().out.splitlines()
     assert "1.00" not in unsure and "leaned yes" in unsure and "belly visible" in unsure
     assert sure.endswith("(crest red 0.90)")
+
+
+@pytest.mark.parametrize("embedder, source, standin", [("hash", "", "hash"), ("fieldguide", "fieldguide", None),
+                                                       ("fieldguide", "camtrap-dp", "fieldguide")])
+def test_a_stand_in_embedders_similarity_is_called_a_stand_ins_score_that_means_nothing(tmp_path, embedder, source,
+                                                                                       standin):
+    """With the hash stand-in (colour statistics and hashed words) a best match's 0.00 is no "unrelated": the
+    score line, the gallery captions, the photo view and the API say the number is a stand-in's and means
+    nothing about the photo; so does a world's own encoder on photos not of its world (a real camera-trap
+    package's frames: the banner says its rankings are NOT meaningful there); on its world's photos (and a
+    real model's) they stay similarities."""
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((6, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    photos = [Photo(path=f"p{i}.png", id=i + 1, caption=f"a frog {i}", source=source) for i in range(6)]
+    s = Settings(data_dir=str(tmp_path), k=6, embedder=embedder)
+    search = FakeSearch(photos, vecs, s, backends=FakeBackends(embedder=FakeEmbedder(DIM)))
+    result = SearchEngine(search, search.backends).search(request_for("Fast", "a frog on sand", k=6))
+    hits = [h.to_json() for h in result.hits]
+    scale = present.scale_of(result.stages)
+    line = present.scale_line(scale, result.stages)
+    captions = [c for _, c in present.gallery_items(hits, result.stages, [f"/x/{h['id']}.png" for h in hits])]
+    view = present.explanation_html(hits[0], result.stages)
+    out = present.results_json({"hits": hits, "stages": result.stages, "query": "a frog on sand"}, [], "done")
+    said = [line, view, out["score"]["meaning"], *captions]
+    if standin:
+        assert result.stages["standin_similarity"] == standin
+        assert all("stand-in" in t.lower() for t in said), said
+        assert "means nothing" in line and "means nothing" in view and "unrelated)" not in line
+        assert all(" · stand-in " in c and c.split(" · stand-in ")[1][:4].replace(".", "").isdigit()
+                   for c in captions), captions
+        assert out["score"]["standin"] == standin and out["score"]["scale"] == "similarity"
+    else:
+        assert "standin_similarity" not in result.stages and "standin" not in out["score"]
+        assert not any("stand-in" in t.lower() for t in said), said
+        assert "from 0 (unrelated) to 1" in line and view.startswith("<p class='ecolens-score'><b>Similarity: ")

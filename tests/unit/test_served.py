@@ -76,3 +76,14 @@ def test_a_photo_smaller_than_both_sizes_has_one_copy(tmp_path):
     assert thumb.path == view.path and thumb.path.name.endswith("-224.jpg")
     with Image.open(view.path) as im:
         assert im.size == (224, 200)
+
+
+def test_a_photo_kept_without_its_file_says_where_it_lies_not_that_it_was_deleted(tmp_path):
+    """A Camtrap DP medium whose URL's host the ingest could not reach is in the catalog by its URL: its
+    placeholder says the file was never fetched from that host, not "moved or deleted after ingest"."""
+    served = ServedFiles(tmp_path / "served")
+    kept = Photo(path="https://multimedia.agouti.eu/assets/a33837bf/file", id=81, sha256="media:pkg:a33837bf")
+    said = served.photo(kept).missing
+    assert said.startswith("photo 81 has no file on this machine") and "multimedia.agouti.eu" in said, said
+    assert "deleted" not in said and "run the ingest again" in said
+    assert served.photo(kept).path.name.startswith("placeholder")

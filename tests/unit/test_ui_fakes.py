@@ -33,6 +33,9 @@ class FakeEngine(SearchEngine):
     """The real engine on a FakeSearch corpus; `requests` lists every request it ran."""
 
     def __init__(self, tmp_path, backends=None, **settings):
+        # the fake embedder is named as none of the stand-ins (not the default 'fieldguide', the demo world's
+        # encoder, whose similarities on photos not of its world are stand-in scores)
+        settings.setdefault("embedder", "fake")
         s = Settings(data_dir=str(tmp_path / "data"), **settings)
         rng = np.random.default_rng(0)
         corpus = FakeSearch(make_photos(tmp_path), rng.normal(size=(N_PHOTOS, DIM)).astype(np.float32), s,

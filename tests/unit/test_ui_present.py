@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ui import present
+from ui import badges, present, tables
 
 
 def test_explanation_shows_coverage_and_escapes_metadata():
@@ -37,7 +37,7 @@ def test_a_covering_photo_is_captioned_with_the_short_names_of_its_parts():
 
 
 def test_overlap_counts_shared_top_k():
-    md = present.overlap_md(["A", "B"], [[1, 2, 3], [3, 4, 5]], 3)
+    md = tables.overlap_md(["A", "B"], [[1, 2, 3], [3, 4, 5]], 3)
     assert "| A | 3 (100%) | 1 (33%) |" in md
 
 
@@ -83,5 +83,5 @@ def test_a_rerank_that_scored_no_photo_is_not_shown_on_the_checks_scale():
     assert present.scale_of(one_scored) == "checks"
     hit = {"id": 1, "rank": 1, "similarity": 0.31}
     assert present.score_text(hit, present.scale_of(none_scored)) == "0.31"
-    badges = present.badges_html([unchecked])
-    assert "badge-unchecked" in badges and "its checks are not used" in badges
+    html = badges.badges_html([unchecked])
+    assert "badge-unchecked" in html and "its checks are not used" in html

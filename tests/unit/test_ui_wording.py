@@ -1,6 +1,6 @@
-"""The web app speaks its own words: no string the page shows (ui/strings.py) and no message core raises or
-notices on the way to the page, once passed through ui.forms.web_words, holds a command-line option, a
-developer's term or a doubled full stop."""
+"""The web app speaks its own words: no string the page shows (ui/strings.py, ui/strings_camtrap.py,
+ui/strings_web.py) and no message core raises or notices on the way to the page, once passed through
+ui.forms.web_words, holds a command-line option, a developer's term or a doubled full stop."""
 from __future__ import annotations
 
 import ast
@@ -11,6 +11,7 @@ import pytest
 
 from core.contracts.errors import InputError, NotFoundError
 from ui import strings as S
+from ui import strings_camtrap, strings_web
 from ui.forms import user_message, web_notices, web_words
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +39,8 @@ def _texts(value) -> list[str]:
 
 def test_every_string_of_the_page_is_in_its_words():
     skip = {"WEB_WORDS", "WEB_FIELDS", "REASON_WORDS", "METHOD_NAMES"}  # mappings: their keys
-    bad = [(name, t) for name, value in vars(S).items() if name.isupper() and name not in skip
+    bad = [(name, t) for module in (S, strings_camtrap, strings_web) for name, value in vars(module).items()
+           if name.isupper() and name not in skip
            for t in _texts(value) if JARGON.search(re.sub(r"\{[^}]*\}", "", t))]
     skip.add("RERANK_MODES")  # (label, value) pairs: the page shows the labels
     bad = [b for b in bad if b[0] != "RERANK_MODES"] + [("RERANK_MODES", label) for label, _ in S.RERANK_MODES

@@ -12,7 +12,8 @@ from core.contracts.search_request import SearchRequest
 from core.methods.confidence import verdict
 from core.search.engine import SearchEngine
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch
-from ui.present import badges_html, results_json
+from ui.badges import badges_html
+from ui.present import results_json
 
 DIM = 8
 P = {1: 0.5, 2: 0.58, 3: 0.9, 4: 0.1}  # coin flip, inside the band, yes, no
