@@ -18,18 +18,36 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}\nhow to fix: see `{self.prog} --help` for the options and their values\n")
 
 
+class _Bar:
+    """A tqdm bar on stderr drawn at its first update, not before: a command whose input is refused (a path that
+    does not exist) prints its error alone, without an empty 'ingest: 0photo' bar above it."""
+
+    def __init__(self, desc: str, unit: str):
+        self.desc, self.unit = desc, unit
+        self.disable = os.environ.get("CI") == "true"
+        self.tqdm = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.tqdm is None:
+            from tqdm import tqdm
+
+            scaled = {"unit_scale": True, "unit_divisor": 1000} if self.unit == "B" else {}
+            self.tqdm = tqdm(total=total, desc=self.desc, unit=self.unit, file=sys.stderr, disable=self.disable,
+                             **scaled)
+        self.tqdm.total = total
+        self.tqdm.n = done
+        self.tqdm.refresh()
+
+    def close(self) -> None:
+        if self.tqdm is not None:
+            self.tqdm.close()
+
+
 def progress_bar(desc: str, unit: str = "photo"):
-    """A tqdm bar on stderr and an update(done, total) callback for it (unit 'B': bytes, shown as MB / GB)."""
-    from tqdm import tqdm
-
-    scaled = {"unit_scale": True, "unit_divisor": 1000} if unit == "B" else {}
-    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=os.environ.get("CI") == "true", **scaled)
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-    return update, bar
+    """An update(done, total) callback and the bar it draws on stderr (tqdm, from the first update on; unit 'B':
+    bytes, shown as MB / GB); close the bar when done."""
+    bar = _Bar(desc, unit)
+    return bar.update, bar
 
 
 class PhaseBars:
