@@ -289,14 +289,18 @@ def serve(ctx: Context) -> int:
     from core.camtrap.desk import CamtrapDesk
     from core.people.users import Users
     from storage.db import open_engine
+    from storage.logins import SqlLogins
     from storage.served_files import SqlServedFiles
 
     settings = services.settings
     users = Users(settings.path(settings.users_file)) if settings.users_file else None  # a bad file stops here
-    grants = SqlServedFiles(open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20))
+    db = open_engine(settings.path("ecolens.sqlite"), settings.sqlite_mmap_mb << 20)
+    grants = SqlServedFiles(db)
+    # logins in the database: every web process of this data directory and a restarted one know them
+    logins = SqlLogins(db, settings.login_days) if users is not None or settings.password else None
     return launch(services.engine, services.session_log(), services.banner_parts,
                   lambda progress: prepare_for_page(services, progress), services.example_queries,
-                  CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants)
+                  CamtrapDesk(services.camtrap, services.settings), users=users, grants=grants, logins=logins)
 
 
 def serve_command(ctx: Context, args) -> int:

@@ -90,3 +90,21 @@ class ServedFileRow(Base):
     path: Mapped[str] = mapped_column(Text, primary_key=True)
     owner: Mapped[str] = mapped_column(String(200), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LoginRow(Base):
+    """A login of the web app: the SHA-256 of its cookie's token (never the token), whose it is, and until when."""
+
+    __tablename__ = "logins"
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class WebKeyRow(Base):
+    """A value the web processes of one data directory share (the login cookie's name part, cookie_id)."""
+
+    __tablename__ = "web_keys"
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))

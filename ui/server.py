@@ -22,6 +22,7 @@ import gradio as gr
 from starlette.middleware import Middleware
 
 from core.contracts.errors import InputError, NotReady
+from core.contracts.logins import LoginStore
 from core.contracts.sessionlog import SessionLog
 from core.search.preparation import Preparation
 from core.sessions.memory_log import MemorySessionLog
@@ -38,6 +39,7 @@ from ui.label_handlers import LabelHandlers
 from ui.lightbox import KEYS_JS as LIGHTBOX_KEYS_JS
 from ui.lightbox import LightboxHandlers, LightboxView
 from ui.login import auth_function
+from ui.login_tokens import lifespan as kept_logins
 from ui.owned_log import OwnedLog
 from ui.photos import served_files
 from ui.schemas import remember_schemas
@@ -266,9 +268,11 @@ def blocked_folders(settings: Any) -> list[str]:
 ANALYTICS_EVERY = 1000  # events between two rebuilds of Gradio's monitoring summary (its default: every event)
 
 
-def launch_options(settings: Any, environ=os.environ, users: Any = None, grants: Any = None) -> dict[str, Any]:
+def launch_options(settings: Any, environ=os.environ, users: Any = None, grants: Any = None,
+                   logins: LoginStore | None = None) -> dict[str, Any]:
     """Gradio's launch arguments. `users` (core.people.users.Users): each person logs in with their own password;
-    `grants` (storage.served_files): the record of who was handed which file of the upload folder."""
+    `grants` (storage.served_files): the record of who was handed which file of the upload folder; `logins`: where
+    the logins are kept (every web process and a restart know them; ui.login_tokens), with a password or users."""
     host = settings.host or ("0.0.0.0" if environ.get("SPACE_ID") else "127.0.0.1")
     opts: dict[str, Any] = dict(server_name=host, server_port=settings.port, allowed_paths=served_folders(settings),
                                 blocked_paths=blocked_folders(settings),
@@ -287,6 +291,8 @@ def launch_options(settings: Any, environ=os.environ, users: Any = None, grants:
     elif settings.password:
         opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
+    if logins is not None and "auth" in opts:
+        opts["app_kwargs"]["lifespan"] = kept_logins(logins)
     return opts
 
 
@@ -298,9 +304,9 @@ def api_names(app: gr.Blocks, public_only: bool = False) -> list[str]:
 
 def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Callable[[], Any] = "",
            prepare=None, examples: Callable[[], list[str]] | None = None, camtrap: Any = None,
-           users: Any = None, grants: Any = None) -> int:
+           users: Any = None, grants: Any = None, logins: LoginStore | None = None) -> int:
     """Serve the app until interrupted; returns the exit code. Without a session log the log lives in memory
-    and the page says that nothing is saved. `users`, `grants`: as launch_options takes them."""
+    and the page says that nothing is saved. `users`, `grants`, `logins`: as launch_options takes them."""
     own_upload_folder(engine.settings)  # before the app is built: its components read the folder then
     identity = Identity(users, oauth_enabled())
     app = build_app(engine, session_log if session_log is not None else MemorySessionLog(), banner, prepare, examples,
@@ -309,7 +315,7 @@ def launch(engine: Any, session_log: SessionLog | None = None, banner: str | Cal
     # by default: CPU taken from every search and label; the page shows no monitoring, so rarely is plenty
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(ANALYTICS_EVERY))
     app.queue(default_concurrency_limit=8)
-    opts = launch_options(engine.settings, users=users, grants=grants)
+    opts = launch_options(engine.settings, users=users, grants=grants, logins=logins)
     serve_in_place(opts["allowed_paths"])  # the served copies: no per-file hashing and copying on the event loop
     # an unknown endpoint or a body that is no call: the API's error shape, not a bare 500 (ui.api_guard)
     opts["app_kwargs"]["middleware"].append(Middleware(ApiGuard, names=api_names(app),

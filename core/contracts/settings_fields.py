@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings
 
-from core.contracts import limits, profiles
+from core.contracts import limits, logins, profiles
 
 SECRET = {"secret": True}  # json_schema_extra of a field whose value is masked when settings are shown
 
@@ -295,6 +295,10 @@ class SettingFields(BaseSettings):
         "users add NAME --role annotator`. Each person logs in as themselves and labels under their own name; "
         "their sessions, labels and exports are theirs; an owner also sees everyone's labels and the agreement "
         "between annotators. Set, it replaces password. Relative paths are under data_dir.")
+    login_days: float = Field(14.0, ge=logins.MIN_LOGIN_DAYS, le=logins.MAX_LOGIN_DAYS, description="How many "
+        "days a login to the web app (password or users_file) lasts. Logins are kept in the database (only a hash of "
+        "each), so every web process of the data directory knows them and a restart keeps them; an ended one asks "
+        "for the password again.")
     map_tiles_url: str = Field("", description="Tile server for the Filters map (a Leaflet URL template such as "
         "https://tile.openstreetmap.org/{z}/{x}/{y}.png, asked by each browser); empty: the photos' places and the "
         "box on a plain background with a 30-degree grid, nothing fetched from elsewhere.")
