@@ -184,20 +184,27 @@ def camtrap_text(facts: dict | None) -> str:
 
 
 def print_hits(result) -> None:
+    """The notices, then one line per hit. With the offline stand-in embedder (stages' `standin_similarity`) a
+    note says its scores mean nothing about the photos, in the page's words (core.contracts.standin_scores), and
+    each score made from its similarities (a cosine or a fusion of rankings, not a checks score) reads
+    `stand-in`."""
+    from core.contracts import standin_scores
+
     for line in result.notices:
         print(f"note: {line}")
-    stages = getattr(result, "stages", None) or {}
-    # a stand-in embedder's similarity means nothing about the photo (core.search.scales.standin_similarity)
-    standin = "stand-in " if stages.get("standin_similarity") and \
-        (stages.get("score") or {}).get("kind", "cosine") == "cosine" else ""
+    stages = result.stages or {}
+    model = stages.get("standin_similarity")
+    if model and result.hits:
+        print(f"note: scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}")
+    marked = bool(model) and (stages.get("score") or {}).get("kind") != "checks"
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
         covers = f"  covers: {'; '.join(hit.covers)}" if hit.covers else ""
         n = len(hit.near_copies or [])  # core.vectors.near_copies: copies of this picture folded into it
         copies = f"  +{n} near-cop{'y' if n == 1 else 'ies'} {list(hit.near_copies)}" if n else ""
+        score = standin_scores.STANDIN_SCORE.format(score=f"{hit.score:.3f}") if marked else f"{hit.score:.3f}"
         where = camtrap_text(getattr(hit, "camtrap", None))
-        print(f"{hit.rank:3d}. [{hit.photo_id}] {standin}{hit.score:.3f}  {name}  {p.path if p else ''}{where}"
-              f"{covers}{copies}")
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {score}  {name}  {p.path if p else ''}{where}{covers}{copies}")
     if not result.hits:
         print("no results")

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from typing import Iterable
 
 from core.contracts.errors import EcoLensError
+
+log = logging.getLogger(__name__)
 
 
 def make_parser(command_modules: Iterable[str]) -> argparse.ArgumentParser:
@@ -38,6 +41,8 @@ def join_negative_values(argv: list[str]) -> list[str]:
 
 
 def report(exc: EcoLensError) -> int:
-    """Print `exc` as `error: ...` / `how to fix: ...` on stderr; the exit status (2)."""
+    """Print `exc` as `error: ...` / `how to fix: ...` on stderr, with one line in ecolens.log (once the log is set
+    up: a refused command is on record beside the web app's refusals); the exit status (2)."""
+    log.info("command refused: %s", exc.message)
     print(f"error: {exc.message}" + (f"\nhow to fix: {exc.hint}" if exc.hint else ""), file=sys.stderr)
     return 2

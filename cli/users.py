@@ -42,8 +42,14 @@ def run(ctx, args) -> int:
         for person, _ in (read_users(path) if path.exists() else {}).values():
             print(f"{person.name}\t{person.role}")
         return 0
+    known = read_users(path) if path.exists() else {}
     person = add_user(path, args.name, _password(), args.role)
-    print(f"{person.name} ({person.role}) written to {path}", file=sys.stderr)
+    if person.key in known:  # the same person typed another way ('ＡＮＡ' is 'ana'): their line, replaced
+        was = known[person.key][0].name
+        same = f" (it was {was!r}: the same name, as names are compared)" if was != person.name else ""
+        print(f"{person.name} ({person.role}): password and role changed in {path}{same}", file=sys.stderr)
+    else:
+        print(f"{person.name} ({person.role}) written to {path}", file=sys.stderr)
     if not ctx.settings.users_file:
         print(f"note: set users_file = {path} (ECOLENS_USERS_FILE) for the web app to use it", file=sys.stderr)
     return 0

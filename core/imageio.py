@@ -96,13 +96,18 @@ def _draft_box(width: int, height: int, max_side: int) -> tuple[int, int]:
     return max(1, int(width * scale)), max(1, int(height * scale))
 
 
-def load_image(path: str | Path, *, max_pixels: int = 80_000_000, max_side: int | None = None) -> Image.Image:
+def load_image(path: str | Path, *, max_pixels: int = 80_000_000, max_side: int | None = None,
+               shown: str | None = None) -> Image.Image:
     """Open a local image file as RGB, or raise InputError (missing, empty, broken, too large); `max_side`
-    as in decode_image."""
+    as in decode_image. `shown`: how messages name the file (default its path; a catalog photo's messages,
+    which reach the browser, name the photo and its file name, never the folder on the server)."""
     p = Path(path)
     if not p.is_file():
+        if shown is not None:
+            raise InputError(f"The file of {shown} is missing; it was moved or deleted after ingest",
+                             "put the file back, or ingest its folder again")
         raise InputError(f"Image {p} does not exist", "check the path")
-    return decode_image(p.read_bytes(), name=str(p), max_pixels=max_pixels, max_side=max_side)
+    return decode_image(p.read_bytes(), name=shown or str(p), max_pixels=max_pixels, max_side=max_side)
 
 
 def example_photo(path: str | Path, max_mb: float) -> Image.Image:
@@ -116,6 +121,9 @@ def example_photo(path: str | Path, max_mb: float) -> Image.Image:
         raise InputError(f"The file {name} is not a photo EcoLens can read",
                          "use a JPEG, PNG, WebP, GIF, BMP or TIFF file")
     if not p.is_file():
+        if p.exists():  # a FIFO, a device, a folder: there, but no photo file
+            raise InputError(f"The photo {name} is not a regular file (a folder, device, FIFO or socket)",
+                             "give a photo file (JPEG, PNG, ...) saved on disk")
         raise InputError(f"The photo {name} does not exist", "check the file name and folder")
     mb = p.stat().st_size / 1_000_000
     if mb > max_mb:

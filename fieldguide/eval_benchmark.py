@@ -31,6 +31,9 @@ def load_fieldguide(folder: str | Path, limit: int | None = None) -> list[EvalIt
                 it.extra["subset_kind"], it.kind = it.kind, kind
                 items.append(it)
     if not items:
-        raise NotFoundError(f"no field-guide benchmark files in {d}",
-                            f"expected some of {', '.join(n for n, _ in FIELDGUIDE_FILES)}; build the world first")
+        what = "is a file, not the folder of" if d.is_file() else "holds no"
+        raise NotFoundError(f"--data {d} {what} field-guide benchmark files",
+                            f"point --data at the folder holding some of {', '.join(n for n, _ in FIELDGUIDE_FILES)}, "
+                            "or leave --data out for the demo world's own (built by "
+                            "`python scripts/build_fieldguide.py DIR`)")
     return items

@@ -95,7 +95,8 @@ async def _answer(send, status: int, message: str, title: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-FILE_REFUSED = "This file is not served: it is not one of this session's photos or files."
+FILE_REFUSED = ("This file is not served: it is not one of this session's photos or files. Use the link that a "
+                "search or an export returned to you; an old link: run that search or export again.")
 
 
 def file_refusal(status: int) -> bytes:

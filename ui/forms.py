@@ -283,7 +283,7 @@ def check_api_types(block_fn: Any, inputs: Sequence[Any]) -> None:
             problem = f"{name} must be {wanted[0]}, not {_kind(value)}"
         elif _whole_number_box(block) and value not in (None, "") and value == value:
             try:  # before Gradio rounds it: 1.5 is no photo id (it searched photo 2), 10**30 is outside the ids
-                bounds.whole_number(name, value, 1, limits.MAX_ID)
+                bounds.whole_number(name, value, 1, limits.MAX_ID, S.BAD_PHOTO_ID_HINT)
             except InputError as exc:
                 problem = f"{exc.message} ({exc.hint})"
         elif type(block).__name__ == "Slider" and _number(value) and value == value:

@@ -13,8 +13,9 @@ from core.contracts.sessionlog import Label, SessionInfo, SessionLog
 from core.labels import ADJUDICATED
 from ui.identity import Identity
 
-NOT_YOUR_NAME = "You are logged in as {me!r}: labels are saved under your own name, not {other!r}"
-NOT_YOUR_NAME_HINT = "leave the annotator empty (or give your own name); to label as someone else, log in as them"
+NOT_YOUR_NAME = ("You are logged in as {me!r}: you label, load and export labels under your own name only, "
+                 "not {other!r}")
+NOT_YOUR_NAME_HINT = "leave the annotator empty (or give your own name); to work as someone else, log in as them"
 OWNER_ONLY = "Only the project's owner sees the agreement between annotators"
 OWNER_ONLY_HINT = "ask the owner (role owner in the users file); your own labels are in your export"
 

@@ -108,8 +108,9 @@ def resolve(client: Any, configured: str, base_url: str, *, setting: str = "llm_
         log.warning("could not ask %s which model it serves (%s); %s facts come from the name %r only",
                     where, reason, setting, configured)
         return ServedModel(configured, source="setting" if configured else "server", notice=(
-            f"could not ask {where} which model it serves ({reason}); the model's size is unknown, so its "
-            f"facts come from its name{' ' + repr(configured) if configured else ''} only"))
+            f"could not ask {where} which model it serves ({reason}); its size is unknown, so it is treated as "
+            f"its name{' ' + repr(configured) if configured else ''} suggests; check that the server is running "
+            "and answers GET /v1/models"))
     entry = next((e for e in entries if e["id"] == configured), None) if configured else entries[0]
     if entry is None and len(entries) == 1:
         entry = entries[0]  # a single-model server (llama.cpp) answers with its model whatever the name

@@ -59,7 +59,8 @@ def load_items(args) -> list[EvalItem]:
     try:
         return load_benchmark(args.benchmark, args.data, args.limit)
     except UnicodeDecodeError as exc:  # a binary file, or text in another encoding
-        raise InputError(f"--data {args.data} is not UTF-8 text (byte {exc.start} cannot be read): not a "
+        raise InputError(f"--data {args.data} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                         f"{exc.start} cannot be read as UTF-8): not a "
                          f"{args.benchmark} benchmark file", "point --data at the benchmark's own file (JSON "
                          "lines, CSV or parquet as its release has it)") from None
 

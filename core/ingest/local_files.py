@@ -45,8 +45,8 @@ def read_bounded(path: str | Path, max_bytes: int = limits.MAX_PHOTO_BYTES) -> b
     real = os.path.realpath(p)
     under = next((root for root in PSEUDO_ROOTS if real == root or real.startswith(root + "/")), None)
     if under:
-        raise FileRefused(f"is under {under}, the system's own files, not a photo file; name a regular image "
-                          "file instead")
+        where = f"links to {real}, under {under}" if real != os.path.abspath(p) else f"is under {under}"
+        raise FileRefused(f"{where}, the system's own files, not a photo file; name a regular image file instead")
     _check(os.stat(p), max_bytes)  # before the open: a FIFO's open would wait for a writer
     fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:

@@ -91,7 +91,11 @@ def _fitted(ray: Any, workers: int) -> int:
         cpus = int(ray.cluster_resources().get("CPU", 0))
     except Exception:
         return workers
-    fitted = max(1, min(workers, cpus - 1)) if cpus else workers
+    if cpus < 1:  # each actor reserves a CPU: none would ever start, and the ingest would wait for its bound
+        raise BackendError("the Ray cluster has no CPU for the ingest's actors (each needs one; it has "
+                           f"{cpus})", "start its nodes with CPUs (`ray start ... --num-cpus N`), or use "
+                           "--engine local")
+    fitted = max(1, min(workers, cpus - 1))
     if fitted < workers:
         log.info("ray ingest: %d actors instead of %d (the cluster has %d CPUs)", fitted, workers, cpus)
     return fitted

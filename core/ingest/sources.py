@@ -156,8 +156,8 @@ def _file_reader(p: Path) -> Callable[[], bytes]:
 def _scan_folder(root: Path) -> SourceScan:
     items, ignored = [], []
     for f in sorted(root.rglob("*")):
-        if not f.is_file() or f.name.startswith("."):
-            continue
+        if f.is_dir() or f.name.startswith("."):  # a FIFO, device or dangling link named .jpg is kept: its
+            continue  # read is refused with the reason (local_files), so the ingest says why it was skipped
         if f.suffix.lower() not in IMAGE_SUFFIXES:
             ignored.append(str(f))
             continue
@@ -174,7 +174,8 @@ def _scan_csv(csv_path: Path) -> SourceScan:
     try:
         return _read_csv(csv_path)
     except UnicodeDecodeError as exc:
-        raise InputError(f"{csv_path.name} is not UTF-8 text (byte {exc.start} cannot be read)",
+        raise InputError(f"{csv_path.name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                         f"{exc.start} cannot be read as UTF-8)",
                          "save the file as 'CSV UTF-8' (or check that it is a CSV at all)") from None
     except csv.Error as exc:
         raise InputError(f"{csv_path.name} is not a readable CSV file ({exc})",

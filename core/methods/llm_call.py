@@ -19,6 +19,12 @@ log = logging.getLogger(__name__)
 
 
 def short_error(exc: BaseException) -> str:
+    """The error's message: EcoLens's own (written to be read: which server, which limit) whole, without its
+    fix line, which is generic and, cut short, read as a broken sentence ("(raise the search..."); any other
+    error's text at most 160 characters (an HTML page, a stack of reasons)."""
+    own = getattr(exc, "message", "")
+    if isinstance(own, str) and own.strip():
+        return own.strip()[:400]
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) <= 160 else text[:157] + "..."
 

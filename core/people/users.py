@@ -98,6 +98,9 @@ def check_name(name: str) -> str:
     if not clean or len(clean) > 100 or ":" in clean or not bounds.name_key(clean):
         raise InputError(f"{str(name)[:60]!r} cannot be a user name",
                          "use 1 to 100 visible characters, without ':'")
+    if bounds.visible(clean) != clean:  # shown as typed, a zero-width or bidi character hides in the name
+        raise InputError(f"The user name {bounds.visible(clean)[:60]!r} has invisible characters in it (zero-width, "
+                         "bidi or other format characters)", "type the name again with visible characters only")
     return clean
 
 

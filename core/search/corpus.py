@@ -232,7 +232,8 @@ class Corpus:
         return self.catalog.near_hashes([int(i) for i in ids])
 
     def load_image(self, photo: Photo) -> Image.Image:
-        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE)
+        return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE,
+                          shown=f"photo {photo.id} ({Path(photo.path).name})")
 
     def rank_vector(self, vector: np.ndarray, k: int, pool: np.ndarray | None,
                     matched: dict[int, int] | None = None) -> list[tuple[int, float]]:

@@ -141,6 +141,8 @@ CALLS = [
     Call("/search with taxon -1", "/search", search(taxon=-1), "taxon = -1 is a number", raw=True),
     Call("/more_like_this with 10**30", "/more_like_this", lambda r: [10**30], f"is outside 1 to {limits.MAX_ID}",
          raw=True),
+    Call("/more_like_this with 0 says which ids", "/more_like_this", lambda r: [0],
+         "(click a photo first, or give a photo id shown in the results)", raw=True),
     Call("/more_like_this with 2**63", "/more_like_this", lambda r: [2**63], f"{2**63} is outside 1 to", raw=True),
     Call("/more_like_this with 1.5", "/more_like_this", lambda r: [1.5], "1.5 is not a whole number", raw=True),
     Call("/search with preset 'Nope'", "/search", search(preset="Nope"),
@@ -241,6 +243,7 @@ def test_a_refused_file_does_not_name_its_path_on_the_server(site, path):
     assert status in (403, 404), (status, body[:300])
     text = body.decode("utf-8", "replace")
     assert wanted not in text and str(site.root) not in text and json.loads(text)["error"], text
+    assert "Use the link that a search or an export returned to you" in text  # and what to do instead
     site.healthy()
 
 

@@ -90,6 +90,17 @@ def _sparse(folder: Path) -> str:  # 101 MB on paper, no disk used
     return str(path)
 
 
+def _odd_folder(root: Path) -> str:
+    """A folder whose .jpg names are a FIFO, a link to /dev/zero and a link to nothing: no photo files."""
+    folder = root / "inputs" / "odd"
+    folder.mkdir(parents=True, exist_ok=True)
+    _fifo(folder, "fifo.jpg")
+    for name, target in (("zero.jpg", "/dev/zero"), ("gone.jpg", str(folder / "nowhere.jpg"))):
+        if not (folder / name).is_symlink():
+            (folder / name).symlink_to(target)
+    return str(folder)
+
+
 def _many(root: Path) -> str:
     return str(make_photo_folder(root / "inputs" / "many", good=60, broken=0))
 
@@ -191,13 +202,29 @@ CASES = [
          "is under /proc", rc=0, run_only=True),
     Case("CSV naming a 101 MB file", lambda r: ["ingest", _csv_naming(r, "huge", _sparse)],
          f"more than the {limits.MAX_PHOTO_BYTES // 1_000_000} MB a photo may be", rc=0, run_only=True),
+    Case("a folder's FIFO named .jpg", lambda r: ["ingest", _odd_folder(r)], "fifo.jpg: is a FIFO (named pipe)", rc=0,
+         run_only=True),
+    Case("a folder's link to /dev/zero named .jpg", lambda r: ["ingest", _odd_folder(r)],
+         "zero.jpg: links to /dev/zero, under /dev", rc=0, run_only=True),
+    Case("a folder's dangling link named .jpg", lambda r: ["ingest", _odd_folder(r)],
+         "gone.jpg: cannot be read (No such file or directory)", rc=0, run_only=True),
+    Case("a FIFO as the example photo", lambda r: ["search", "--image", _fifo(r / "inputs", "example-pipe.jpg")],
+         "The photo example-pipe.jpg is not a regular file"),
+    Case("a link to /dev/zero as the example photo",
+         lambda r: ["search", "--image", str(_odd_folder(r)) + "/zero.jpg"],
+         "The photo zero.jpg is not a regular file"),
     Case("a FIFO named as the CSV", lambda r: ["ingest", _fifo(r / "inputs", "pipe.csv")], "is not a regular file"),
     Case("a query of zero-width spaces", lambda r: ["search", "\u200b\u200b"], "The query is empty"),
     Case("a query of a byte-order mark", lambda r: ["search", "\ufeff"], "The query is empty"),
     # issue 36, item 3: evaluation inputs are checked before any work starts
     Case("eval --data a binary file", lambda r: ["eval", "--benchmark", "visual-rag", "--data",
                                                  _write(r, "random.jsonl", RANDOM), "--out", str(r / "eval-out")],
-         "random.jsonl is not UTF-8 text"),
+         "random.jsonl is not UTF-8 text (byte 0x80 at offset 128 cannot be read as UTF-8)"),
+    Case("eval --data a file for the world's benchmark folder",
+         lambda r: ["eval", "--benchmark", "fieldguide", "--data", _write(r, "random.jsonl", RANDOM), "--out",
+                    str(r / "eval-out")], "random.jsonl is a file, not the folder of field-guide benchmark files"),
+    Case("binary CSV says which byte", lambda r: ["ingest", _write(r, "random.csv", RANDOM)],
+         "random.csv is not UTF-8 text (byte 0x80 at offset 128"),
     Case("eval --data /dev/zero", lambda r: ["eval", "--benchmark", "fieldguide", "--data", "/dev/zero", "--out",
                                              str(r / "eval-out")], "is not a regular file or folder"),
     Case("eval --out /proc/ev", lambda r: ["eval", "--benchmark", "fieldguide", "--out", "/proc/ev"],
@@ -277,3 +304,23 @@ def test_a_database_first_created_on_a_full_disk_is_created_again(tmp_path):
     again = cli(data, "ingest", str(tmp_path / "inputs" / "many"), env=env)
     assert again.returncode == 0 and "60 added" in again.stdout, (again.stdout + again.stderr)[-2000:]
     assert integrity_ok(data)
+
+
+REFUSED = [  # (arguments, what the log line says): a refused command is on record in ecolens.log
+    (["search", "\u200b\u200b"], "The query is empty"),
+    (["eval", "--benchmark", "fieldguide", "--out", "/proc/ev"], "--out /proc/ev is in the system's own files"),
+    (["eval-run", "--qrels", "{root}/inputs/huge-qrels.txt", "--run", "{root}/inputs/run.txt"],
+     "relevance '1e308' is not a whole number"),
+]
+
+
+@pytest.mark.parametrize("args,words", REFUSED, ids=[r[1][:30] for r in REFUSED])
+def test_a_refused_command_has_its_line_in_the_log(site, args, words):
+    _write(site.root, "huge-qrels.txt", b"q1 0 d1 1e308\n")
+    _write(site.root, "run.txt", RUN)
+    log = site.data / "logs" / "ecolens.log"
+    before = log.read_text(errors="replace") if log.exists() else ""
+    done = cli(site.data, *[a.format(root=site.root) for a in args])
+    assert done.returncode == 2 and words in done.stderr, done.stderr[-2000:]
+    added = log.read_text(errors="replace")[len(before):]
+    assert any("command refused: " in line and words in line for line in added.splitlines()), added[-2000:]

@@ -58,6 +58,8 @@ def test_a_late_model_gets_the_rules_question_and_a_notice_within_the_limit(tmp_
     assert mode == "rate_limited" or "deadline_dialogue_s" in late[0], late
     assert f"127.0.0.1:{server.server_address[1]}" in late[0]  # which server was late
     assert chat2[-1]["content"].endswith("?") and len(_notices(chat2)) > len(_notices(chat))  # the turn too
+    cut = [n for n in _notices(chat2) if "..." in n]  # no notice is a sentence cut short ("(raise the search...")
+    assert not cut, cut
 
 
 def test_a_model_that_answers_in_time_adds_no_notice_of_a_limit(tmp_path):
