@@ -145,7 +145,8 @@ class Services:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
-            text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None)
+            text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None,
+                              self.catalog.count_fileless() if counts[1] and not hub else 0)
             failed = self.checkup.banner() if self.checkup is not None else ""  # models that failed their check
             text = " ".join(t for t in (hub, text, failed, f"Note: {self.fallback}." if self.fallback else "") if t)
             self._banner = (key, text)
@@ -166,7 +167,7 @@ class Services:
         else:
             counts = self.photo_counts()
             line = headline(self.settings, self.backends.describe(), self.corpus_kind(),
-                            counts if sum(counts) else None)
+                            counts if sum(counts) else None, self.catalog.count_fileless() if counts[1] else 0)
         return (line or text), text
 
     def hub_banner(self) -> str:

@@ -18,18 +18,36 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message}\nhow to fix: see `{self.prog} --help` for the options and their values\n")
 
 
+class _Bar:
+    """A tqdm bar on stderr drawn at its first update, not before: a command whose input is refused (a path that
+    does not exist) prints its error alone, without an empty 'ingest: 0photo' bar above it."""
+
+    def __init__(self, desc: str, unit: str):
+        self.desc, self.unit = desc, unit
+        self.disable = os.environ.get("CI") == "true"
+        self.tqdm = None
+
+    def update(self, done: int, total: int) -> None:
+        if self.tqdm is None:
+            from tqdm import tqdm
+
+            scaled = {"unit_scale": True, "unit_divisor": 1000} if self.unit == "B" else {}
+            self.tqdm = tqdm(total=total, desc=self.desc, unit=self.unit, file=sys.stderr, disable=self.disable,
+                             **scaled)
+        self.tqdm.total = total
+        self.tqdm.n = done
+        self.tqdm.refresh()
+
+    def close(self) -> None:
+        if self.tqdm is not None:
+            self.tqdm.close()
+
+
 def progress_bar(desc: str, unit: str = "photo"):
-    """A tqdm bar on stderr and an update(done, total) callback for it (unit 'B': bytes, shown as MB / GB)."""
-    from tqdm import tqdm
-
-    scaled = {"unit_scale": True, "unit_divisor": 1000} if unit == "B" else {}
-    bar = tqdm(total=0, desc=desc, unit=unit, file=sys.stderr, disable=os.environ.get("CI") == "true", **scaled)
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
-    return update, bar
+    """An update(done, total) callback and the bar it draws on stderr (tqdm, from the first update on; unit 'B':
+    bytes, shown as MB / GB); close the bar when done."""
+    bar = _Bar(desc, unit)
+    return bar.update, bar
 
 
 class PhaseBars:
@@ -166,20 +184,27 @@ def camtrap_text(facts: dict | None) -> str:
 
 
 def print_hits(result) -> None:
+    """The notices, then one line per hit. With the offline stand-in embedder (stages' `standin_similarity`) a
+    note says its scores mean nothing about the photos, in the page's words (core.contracts.standin_scores), and
+    each score made from its similarities (a cosine or a fusion of rankings, not a checks score) reads
+    `stand-in`."""
+    from core.contracts import standin_scores
+
     for line in result.notices:
         print(f"note: {line}")
-    stages = getattr(result, "stages", None) or {}
-    # a stand-in embedder's similarity means nothing about the photo (core.search.scales.standin_similarity)
-    standin = "stand-in " if stages.get("standin_similarity") and \
-        (stages.get("score") or {}).get("kind", "cosine") == "cosine" else ""
+    stages = result.stages or {}
+    model = stages.get("standin_similarity")
+    if model and result.hits:
+        print(f"note: scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}")
+    marked = bool(model) and (stages.get("score") or {}).get("kind") != "checks"
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
         covers = f"  covers: {'; '.join(hit.covers)}" if hit.covers else ""
         n = len(hit.near_copies or [])  # core.vectors.near_copies: copies of this picture folded into it
         copies = f"  +{n} near-cop{'y' if n == 1 else 'ies'} {list(hit.near_copies)}" if n else ""
+        score = standin_scores.STANDIN_SCORE.format(score=f"{hit.score:.3f}") if marked else f"{hit.score:.3f}"
         where = camtrap_text(getattr(hit, "camtrap", None))
-        print(f"{hit.rank:3d}. [{hit.photo_id}] {standin}{hit.score:.3f}  {name}  {p.path if p else ''}{where}"
-              f"{covers}{copies}")
+        print(f"{hit.rank:3d}. [{hit.photo_id}] {score}  {name}  {p.path if p else ''}{where}{covers}{copies}")
     if not result.hits:
         print("no results")

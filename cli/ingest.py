@@ -2,6 +2,7 @@
 or a parquet of precomputed vectors to the catalog."""
 import argparse
 import json
+from pathlib import Path
 
 from cli.common import progress_bar, standin_note
 
@@ -30,6 +31,22 @@ def skipped_lines(skipped, shown: int = 3) -> list[str]:
             lines.append(f"skipping {len(names)} items ({', '.join(names[:shown])} and {len(names) - shown} more): "
                          f"{reason}")
     return lines
+
+
+def ignored_line(ignored, folder: str, shown: int = 5) -> str:
+    """The note on files left out for their suffix, naming the first `shown` (relative to the ingested folder)
+    and the count of the rest; '' when none was."""
+    if not ignored:
+        return ""
+    root = Path(folder)
+    names = []
+    for name in ignored[:shown]:
+        try:
+            names.append(str(Path(name).relative_to(root)))
+        except ValueError:  # not under the folder as written (a link resolved elsewhere): its own path
+            names.append(str(name))
+    rest = f" and {len(ignored) - shown} more" if len(ignored) > shown else ""
+    return (f"note: {len(ignored)} file(s) without an image suffix were ignored: {', '.join(names)}{rest}")
 
 
 def add_parser(sub) -> None:
@@ -96,5 +113,5 @@ def _ingest_one(ctx, services, args) -> int:
     for notice in report.notices:
         print(f"note: {notice}")
     if report.ignored:
-        print(f"note: {len(report.ignored)} file(s) without an image suffix were ignored")
+        print(ignored_line(report.ignored, args.path))
     return 0

@@ -337,6 +337,17 @@ class SqlCamtrapStore:
             found[r.id] = _make(Observation, r)
         return [found[i] for i in sorted(found)]
 
+    def move_observations(self, moved: Sequence[Observation]) -> None:
+        if not moved:
+            return
+        with self._write, self.engine.begin() as conn:
+            for o in moved:  # in order: a later one taking a key deletes whoever held it
+                if o.key:
+                    conn.execute(delete(OBSERVATIONS).where(OBSERVATIONS.c.key == o.key,
+                                                            OBSERVATIONS.c.id != int(o.id)))
+                conn.execute(update(OBSERVATIONS).where(OBSERVATIONS.c.id == int(o.id))
+                             .values(event_id=o.event_id, key=o.key))
+
     # ---- packages ---------------------------------------------------------------------------------
     def save_package(self, key: str, metadata: dict[str, Any]) -> None:
         with self._write, self.engine.begin() as conn:

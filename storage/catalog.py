@@ -327,6 +327,15 @@ class SqlCatalog:
             outside = func.substr(full_path(), 1, len(folder)) != folder
             return int(s.scalar(select(func.count()).select_from(PhotoRow).where(outside)) or 0)
 
+    def count_fileless(self) -> int:
+        """Photos kept without their file (content hash 'media:...': a Camtrap DP medium whose file could not be
+        had), read through the index on the hash's first 8 bytes (a range of it, not a scan of the photos)."""
+        low, high = FILELESS, FILELESS[:-1] + bytes([FILELESS[-1] + 1])
+        with self.engine.connect() as conn:
+            return int(conn.exec_driver_sql(
+                "SELECT count(*) FROM photos WHERE substr(sha256, 1, 8) >= ? AND substr(sha256, 1, 8) < ? "
+                "AND length(sha256) != 32", (low, high)).scalar() or 0)
+
     def taxon_known(self, name: str) -> bool:
         return filter_sql.taxon_known(self.engine, name)
 

@@ -103,6 +103,17 @@ def species_shown(facts: dict[str, Any] | None) -> str:
     return str(labelled[0]["label"]) if labelled else ""
 
 
+def count_shown(facts: dict[str, Any] | None) -> int:
+    """The count the Identify box starts at: the newest identification's count (a person's first), else the
+    event's MaxN, else 1 (one animal; 0 is no animal, which is said with 'blank')."""
+    obs = [o for o in (facts or {}).get("observations") or [] if o.get("count") not in (None, "")]
+    obs.sort(key=lambda o: (o.get("method") == "human", o.get("classified_at") or ""), reverse=True)
+    for found in [o["count"] for o in obs] + [(facts or {}).get("max_n")]:
+        if isinstance(found, (int, float)) and found >= 1:
+            return int(found)
+    return 1
+
+
 def box_label(d: dict[str, Any]) -> str:
     """The label drawn above a box: 'animal 93%'."""
     return SC.CT_BOX_LABEL.format(category=d.get("category") or "animal", conf=float(d.get("conf") or 0))

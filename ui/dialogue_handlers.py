@@ -22,7 +22,14 @@ MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (the
 
 
 def new_dialogue_state() -> dict[str, Any]:
-    return {"id": None, "hits": [], "marked": [], "chat": [], "notices_shown": 0}
+    return {"id": None, "hits": [], "marked": [], "chat": [], "notices_shown": 0, "stages": None}
+
+
+def dialogue_stages(model: str | None) -> dict[str, Any] | None:
+    """What the candidates' gallery and photo view read their scores by (ui.present): None for a ranking by
+    similarity itself; with an offline stand-in embedder (`model`: SearchEngine.standin_similarity), the stage
+    that has them called stand-in scores that mean nothing about the photo, as a search's are."""
+    return {"standin_similarity": model} if model else None
 
 
 class DialogueHandlers:
@@ -45,7 +52,8 @@ class DialogueHandlers:
         st = {**st, "notices_shown": len(session.notices)}
         if question.fallback:  # how the dialogue went about it, not a failure: a note in the page's words
             note(S.DIALOGUE_OWN_QUESTION)
-        hits = [h.to_json() for h in session.hits()]
+        # a candidate's score is its similarity itself (the page shows it on the 0-1 similarity scale)
+        hits = [{**h, "similarity": h.get("similarity", h["score"])} for h in (x.to_json() for x in session.hits())]
         # the notices are in the chat too, so an API caller (and the page, after the toast) has the reason
         said = [{"role": "assistant", "content": text, "metadata": {"title": S.NOTICE_TITLE}}
                 for text in web_notices(fresh)]
@@ -58,7 +66,7 @@ class DialogueHandlers:
     def _gallery(self, st: dict[str, Any], session: Any | None) -> list[tuple[str, str]]:
         """The candidates, each photo marked as looking right (this turn or an earlier one) starred in its
         caption, which keeps the rank number shown on screen."""
-        gallery, missing = self.photos.gallery(st["hits"])
+        gallery, missing = self.photos.gallery(st["hits"], st.get("stages"))
         warn(missing)
         starred = set(st["marked"]) | set(fed_back(session))
         return [(path, f"{S.LOOKS_RIGHT} {caption}" if h["id"] in starred else caption)
@@ -97,7 +105,8 @@ class DialogueHandlers:
         self._live[sid] = session
         while len(self._live) > MAX_LIVE:
             self._live.popitem(last=False)
-        st = {**new_dialogue_state(), "id": sid, "chat": [{"role": "user", "content": session.description}]}
+        st = {**new_dialogue_state(), "id": sid, "chat": [{"role": "user", "content": session.description}],
+              "stages": dialogue_stages(self.engine.standin_similarity())}
         self._record(st, session, "", session.description)
         with session.turn_deadline():  # the model late: the rules' question, with a notice saying so
             question = session.next_question()

@@ -60,6 +60,7 @@ def _opener(lightbox):
         hits = [{**h, "similarity": h.get("score")} for h in (st or {}).get("hits") or []]
         if index is None or index >= len(hits):
             return lightbox.h.outputs({}, marks)
-        return lightbox.h.open(hits, index, {}, (st or {}).get("chat", [{}])[0].get("content", ""),
+        return lightbox.h.open(hits, index, (st or {}).get("stages") or {},
+                               (st or {}).get("chat", [{}])[0].get("content", ""),
                                S.TAB_DIALOGUE, marks)
     return open_candidate

@@ -31,12 +31,12 @@ class IdentifyHandlers:
 
     def _save(self, target: str, photo: Any, species: str, count: Any, annotator: str) -> str:
         """Store one identification of the frame `photo` ('frame') or its event ('event'); returns what the
-        page says."""
+        page says. `count` goes on as the box holds it (emptied: None, no count said), so the page and the API
+        read it alike: 0 is refused but for 'blank' (core.camtrap.identifications)."""
         annotator = self.names(annotator)
         pid = read_photo_id(photo)
         if pid is None or self.camtrap.desk is None:
             raise InputError(SC.CT_ID_NOTHING.rstrip("."), "")
-        count = count if count else None  # the page's empty number box reads 0: no count said
         facts = self.camtrap.facts([pid]).get(pid)
         if not facts:
             raise InputError(SC.CT_ID_NOTHING.rstrip("."), "")

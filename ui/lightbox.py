@@ -69,11 +69,12 @@ class LightboxHandlers:
                 "longitude": p.longitude, "license": p.license, "rights_holder": p.rights_holder}
 
     def _camtrap(self, shown: dict[str, Any], view: dict[str, Any]):
-        """(facts, photo edit, strip update, identify box update, confirm button update) of the photo shown."""
+        """(facts, photo edit, strip update, identify box update, confirm button update, event button update,
+        count box update) of the photo shown."""
         facts = self.camtrap.facts([int(shown["id"])]).get(int(shown["id"])) if self.camtrap.desk else None
         if not facts or not camtrap_present.is_camtrap(facts):
             hide = gr.update(visible=False)
-            return None, None, gr.update(value=[], visible=False), hide, gr.update(), gr.update()
+            return None, None, gr.update(value=[], visible=False), hide, gr.update(), gr.update(), gr.update()
         edit = self.camtrap.view_edit(facts)
         frames = [int(i) for i in facts.get("event_frame_ids") or []]
         strip = gr.update(value=[], visible=False)
@@ -85,19 +86,20 @@ class LightboxHandlers:
         species = camtrap_present.species_shown(facts)
         confirm = gr.update(value=SC.CT_ID_CONFIRM.format(name=species or "…"), interactive=bool(species))
         event = gr.update(interactive=bool(facts.get("event_id")))
-        return facts, edit, strip, gr.update(visible=True), confirm, event
+        count = gr.update(value=camtrap_present.count_shown(facts))  # what Confirm saves: the count known, else 1
+        return facts, edit, strip, gr.update(visible=True), confirm, event, count
 
     def outputs(self, view: dict[str, Any], marks: Sequence[dict[str, Any]] | None):
         """(box, title, photo, info, mark button, photo id, view, event strip, identify box, confirm button,
-        event button)."""
+        event button, count box)."""
         items = view.get("items") or []
         if not items:
             hide = gr.update(visible=False)
             return (hide, "", None, "", gr.update(value=S.MARK), None, view, gr.update(value=[], visible=False),
-                    hide, gr.update(), gr.update())
+                    hide, gr.update(), gr.update(), gr.update())
         view["index"] = index = max(0, min(int(view.get("index") or 0), len(items) - 1))
         hit = self._frame_hit(items[index], view.get("frame"))
-        facts, edit, strip, identify, confirm, event = self._camtrap(hit, view)
+        facts, edit, strip, identify, confirm, event, count = self._camtrap(hit, view)
         path, gone = self.photos.photo_file(hit["id"], "view", hit.get("matched_detection"), edit,
                                             bool(view.get("logged_in")))
         warn(gone)
@@ -117,7 +119,7 @@ class LightboxHandlers:
             info = (camtrap_present.facts_html(facts)
                     + (f"<p class='ecolens-ct-people'>{escape(SC.CT_PEOPLE_HIDDEN)}</p>" if people else "") + info)
         return (gr.update(visible=True), title, path, info, gr.update(value=mark), int(hit["id"]), view, strip,
-                identify, confirm, event)
+                identify, confirm, event, count)
 
     def open(self, items: Sequence[dict[str, Any]], index: int, stages: dict[str, Any] | None, query: str,
              preset: str, marks: Sequence[dict[str, Any]] | None, scale: str | None = None,
@@ -201,7 +203,8 @@ class LightboxView:
                     with gr.Group(visible=False, elem_id="lightbox-identify") as self.identify:
                         with gr.Row():
                             self.species = gr.Textbox(label=SC.CT_ID_SPECIES, elem_id="identify-species", scale=3)
-                            self.count = gr.Number(None, label=SC.CT_ID_COUNT, precision=0, minimum=0,
+                            # 1 for an animal (0 is refused but for 'blank'; emptied: no count said)
+                            self.count = gr.Number(1, label=SC.CT_ID_COUNT, precision=0, minimum=0,
                                                    elem_id="identify-count", scale=1, min_width=90)
                             self.who = gr.Textbox(label=SC.CT_ID_WHO, elem_id="identify-annotator", scale=2)
                         with gr.Row():
@@ -214,7 +217,7 @@ class LightboxView:
                     self.info = gr.HTML("", elem_id="lightbox-info")
             self.photo_id = gr.Number(None, visible=False, elem_id="lightbox-photo-id", precision=0)
         self.outputs = [self.box, self.title, self.photo, self.info, self.mark, self.photo_id, self.view, self.strip,
-                        self.identify, self.id_confirm, self.id_event]
+                        self.identify, self.id_confirm, self.id_event, self.count]
         quick = dict(api_visibility="private", show_progress="hidden", trigger_mode="multiple")
         self.prev.click(lambda s, v, m: h.move(-1, s, v, m), [self.photo_id, self.view, marks], self.outputs, **quick)
         self.next.click(lambda s, v, m: h.move(1, s, v, m), [self.photo_id, self.view, marks], self.outputs, **quick)

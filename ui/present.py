@@ -21,6 +21,7 @@ from core.contracts.verdicts import NOT_CHECKED
 from ui import strings as S
 from ui.badges import badge_reason, badges_html, check_verdict
 from ui.camtrap_present import caption_tail, in_box
+from ui.licence_names import licence_html, licence_text
 
 
 # ---- scores ---------------------------------------------------------------------------------------
@@ -247,7 +248,7 @@ def _place(h: dict[str, Any]) -> str:
 
 def attribution(hit: dict[str, Any]) -> str:
     return S.ATTRIBUTION.format(who=hit.get("rights_holder") or S.UNKNOWN_HOLDER,
-                                license=hit.get("license") or S.UNKNOWN_LICENSE)
+                                license=licence_text(hit.get("license")) or S.UNKNOWN_LICENSE)
 
 
 def closest_picture(stages: dict[str, Any] | None, photo_id: int) -> tuple[str, str | None]:
@@ -319,7 +320,8 @@ def explanation_html(hit: dict[str, Any], stages: dict[str, Any], badges: bool =
             ("observed_on", hit.get("observed_on")), ("place", _place(hit)), ("license", hit.get("license")),
             ("rights_holder", hit.get("rights_holder")), ("id", hit.get("id")), ("rank", hit.get("rank")),
             ("caption", hit.get("caption"))]
-    body = "".join(f"<tr><th>{escape(S.META[k])}</th><td>{escape(str(v))}</td></tr>"
+    body = "".join(f"<tr><th>{escape(S.META[k])}</th>"
+                   f"<td>{licence_html(v) if k == 'license' else escape(str(v))}</td></tr>"
                    for k, v in rows if v not in (None, ""))
     html.append(f"<table class='ecolens-meta'>{body}</table>")
     html.append(f"<p class='ecolens-attribution'>{escape(attribution(hit))}</p>")

@@ -2,6 +2,8 @@
 are in ui/strings_camtrap.py, the page's wording of messages written for the command line in ui/strings_web.py."""
 from __future__ import annotations
 
+from core.contracts import standin_scores as _standin
+
 TITLE = "EcoLens"
 PREPARING = "The photo collection is still being prepared."
 PREPARING_HINT = "wait until the progress note at the top of the page disappears, then try again"
@@ -111,14 +113,11 @@ SCALES = {
                                 "(50%), from 0% to 100%; 100% means every check was made and passed surely"),
 }
 # similarities from an offline stand-in embedder (core.search.scales.standin_similarity), said as the banner says
-# stand-ins: what it is, and that its numbers are not meaningful for the photos
-STANDIN_SCALE = ("stand-in score", "a number from the offline stand-in embedder ('{model}', {what}), which means "
-                                   "nothing about what a photo shows: 0 is not “unrelated” and 1 is not “the "
-                                   "closest”")
-# what each stand-in embedder is, in STANDIN_SCALE; a demo world's own encoder (not named here) is STANDIN_WORLD
-STANDIN_WHAT = {"hash": "made so that EcoLens runs without a model: it compares colours and hashed words"}
-STANDIN_WORLD = "trained only on the invented species of the synthetic demo world, not on real photos like these"
-STANDIN_SCORE = "stand-in {score}"  # a gallery caption's score from that embedder
+# stand-ins: what it is, and that its numbers are not meaningful for the photos; the words are
+# core.contracts.standin_scores', which the command line says too
+STANDIN_SCALE = (_standin.STANDIN_NAME, _standin.STANDIN_MEANING)
+STANDIN_WHAT, STANDIN_WORLD = _standin.STANDIN_WHAT, _standin.STANDIN_WORLD
+STANDIN_SCORE = _standin.STANDIN_SCORE  # a gallery caption's score from that embedder
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
 FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
                "pictures rank high comes before one that only one picture finds very close, so the similarities "

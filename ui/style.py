@@ -39,12 +39,21 @@ footer, footer a, footer button {{ color: {MUTED} !important; }}
   max-height: none !important; height: auto !important; color: {TEXT} !important;
   background: rgba(255, 255, 255, 0.92) !important; }}
 /* ... and under the picture, never over it (a camera-trap frame's caption runs to three lines: deployment, time,
-   box): the tile is a column, the picture takes the room its caption leaves */
-.thumbnail-item.thumbnail-lg {{ display: flex !important; flex-direction: column; }}
-.thumbnail-item.thumbnail-lg > img {{ flex: 1 1 0; min-height: 0 !important; height: auto !important; width: 100%; }}
-.thumbnail-item.thumbnail-lg > .caption-label {{ position: static !important; flex: none; border: 0 !important;
+   box): the tile is a column whose picture keeps a 4:3 frame at the tile's width (a square tile left a four-line
+   caption a strip of picture) and which grows by its caption; a row is as tall as its longest caption */
+.thumbnail-item.thumbnail-lg {{ display: flex !important; flex-direction: column; aspect-ratio: auto !important; }}
+.thumbnail-item.thumbnail-lg > img {{ flex: none; aspect-ratio: 4 / 3; min-height: 0 !important;
+  height: auto !important; width: 100%; }}
+.thumbnail-item.thumbnail-lg > .caption-label {{ position: static !important; flex: 1 0 auto; border: 0 !important;
   border-top: 1px solid var(--border-color-primary) !important; border-radius: 0 !important; }}
+/* Gradio fades a caption under the pointer (to show the picture under it): here it covers nothing */
+.thumbnail-item.thumbnail-lg:hover > .caption-label {{ opacity: 1 !important; }}
 #search-visualizations .thumbnail-item, #history-visualizations .thumbnail-item {{ min-height: 160px; }}
+/* the pictures strips keep their fixed squares: there the picture takes the room its caption leaves */
+#search-visualizations .thumbnail-item.thumbnail-lg > img, #history-visualizations .thumbnail-item.thumbnail-lg > img {{
+  flex: 1 1 0; aspect-ratio: auto; }}
+#search-visualizations .thumbnail-item.thumbnail-lg > .caption-label,
+#history-visualizations .thumbnail-item.thumbnail-lg > .caption-label {{ flex: none; }}
 /* the pictures strip: each picture whole at a fixed size, however few there are (one is never blown up) */
 #search-visualizations .grid-container, #history-visualizations .grid-container {{
   grid-template-columns: repeat(auto-fill, 200px) !important; grid-auto-rows: 200px !important; }}

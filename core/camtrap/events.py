@@ -2,7 +2,8 @@
 form one event, unless the source says which event a frame belongs to (a Camtrap DP eventID wins); a frame
 with no trusted time, and a lone frame, is an event of its own. An event's count is MaxN: the most
 individuals seen in one of its frames (observations' counts, else animal detections at or above
-detection_threshold).
+detection_threshold), or a person's count of the event (core.camtrap.identifications), which a later grouping
+keeps, carrying the identification with its frames (core.camtrap.carried).
 
 `group` is the pure rule; `regroup` runs it over whole deployments through the camera-trap store at the end of
 an ingest, so frames added later (a second card of the same deployment) are grouped with the earlier ones."""
@@ -12,6 +13,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 
+from core.camtrap import carried
 from core.contracts.camtrap import CamtrapFilters, Event
 
 log = logging.getLogger(__name__)
@@ -106,10 +108,17 @@ def regroup(store, deployment_keys: list[str], gap_s: float, threshold: float) -
         stale -= {g.key for g in groups}
         dep_id = next((c.deployment_id for c in captures.values() if c.deployment_id is not None), None)
         mine = [g for g in groups if not g.from_source]  # a source's events stay as the source wrote them
-        rows = [Event(key=g.key, deployment_id=dep_id, start=g.start, end=g.end, frames=g.frames, max_n=g.max_n)
+        # the made events' identifications go with their frames, and a person's count stays the MaxN
+        old = carried.old_events(captures, made)
+        held = [o for o in store.observations(event_ids=list(old)) if o.level == "event"] if old else []
+        moves_to = carried.targets(old, mine)
+        counted = carried.person_counts(held, moves_to)
+        rows = [Event(key=g.key, deployment_id=dep_id, start=g.start, end=g.end, frames=g.frames,
+                      max_n=counted.get(g.key, g.max_n))
                 for g in mine] + [Event(key=k, deployment_id=dep_id, frames=0, max_n=0) for k in sorted(stale)]
         event_ids = store.upsert_events(rows)
         store.assign_events({pid: event_ids[g.key] for g in mine for pid in g.photo_ids})
+        store.move_observations(carried.moves(held, moves_to, old, event_ids))
         total += len(groups)
         log.info("events of deployment %s: %d frames in %d events (gap %g s)", key, len(frames), len(groups), gap_s)
     return total

@@ -56,8 +56,9 @@ def identify(store: CamtrapStore, species: Any, annotator: Any, *, photo_id: int
              event: str | None = None, count: Any = None, now: Callable[[], str] = _now) -> Observation:
     """Store a person's identification of one camera-trap photo (`photo_id`: a media-level observation) or of
     one event (`event`: its key, as search results give it: an event-level observation). `count`: how many
-    individuals (None: not said). Returns the stored observation. InputError / NotFoundError say what was
-    wrong and how to fix it; nothing is stored then."""
+    individuals (None: not said; 1 or more, as Camtrap DP's count is; ignored for 'blank'). Returns the
+    stored observation. InputError / NotFoundError say what was wrong and how to fix it; nothing is stored
+    then."""
     name = bounds.name(bounds.text("annotator name", annotator, MAX_NAME_CHARS))
     if not name:
         raise InputError("The annotator name is empty", "type your name before identifying")
@@ -71,7 +72,11 @@ def identify(store: CamtrapStore, species: Any, annotator: Any, *, photo_id: int
                                                                   f"use a whole number from 0 to {MAX_COUNT}")
     kind, scientific = observation_type(said)
     if kind == "blank":
-        number = None
+        number = None  # no individuals to count (Camtrap DP: a count is at least 1)
+    elif number == 0:
+        raise InputError(f"A count of 0 {scientific or kind} says nothing was seen",
+                         "count 1 or more, type 'blank' as the species for a frame with no animal, or leave the "
+                         "count empty when you did not count")
     if photo_id is not None:
         pid = bounds.whole_number("photo id", photo_id, 1, bounds.MAX_ID, "use a photo id shown in the results")
         capture = store.captures([pid]).get(pid)

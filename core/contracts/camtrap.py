@@ -244,6 +244,10 @@ class CamtrapStore(Protocol):
                      ) -> list[Observation]:
         """Observations of these photos and/or these events (both None: every observation), by id."""
 
+    def move_observations(self, moved: Sequence[Observation]) -> None:
+        """Point each stored observation (by id), in the order given, at its `event_id` and `key` as they are now;
+        another observation already holding that key is deleted (one observation a key, the last moved wins)."""
+
     # ---- imported packages --------------------------------------------------------------------------
     def save_package(self, key: str, metadata: dict[str, Any]) -> None:
         """Keep (or replace) a Camtrap DP package's metadata: datapackage.json without its resources."""

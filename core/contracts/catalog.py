@@ -80,6 +80,10 @@ class Catalog(Protocol):
     def count_outside(self, folder: str) -> int:
         """Photos whose file does not lie under `folder` (a path ending in '/')."""
 
+    def count_fileless(self) -> int:
+        """Photos kept without their file (a Camtrap DP medium whose file could not be had): no picture to
+        search, found by their words only."""
+
     def filter_ids(self, filters: Filters) -> Sequence[int]:
         """Ids of the photos that pass every part of `filters`, ascending (SqlCatalog: an int64 numpy array,
         since a filter at a million photos selects 100k+ ids)."""

@@ -61,21 +61,35 @@ def _photos(n: int) -> str:
     return f"{n} photo" if n == 1 else f"{n} photos"
 
 
-def searched(demo: int, own: int) -> str:
-    """What is searched, with counts: '480 demo photos and 20 of your photos', '20 of your photos'."""
+def searched(demo: int, own: int, fileless: int = 0) -> str:
+    """What is searched, with counts: '480 demo photos and 20 of your photos', '20 of your photos'; with
+    `fileless` of the user's photos kept without their file, how many have a picture: '423 of your photos (10
+    of them with a picture)'."""
     parts = []
     if demo:
         parts.append(f"{demo} demo photo" if demo == 1 else f"{demo} demo photos")
     if own or not demo:
-        parts.append(f"{own} of your photos" if own != 1 else "1 of your photos")
+        with_picture = f" ({max(0, own - fileless)} of them with a picture)" if fileless and own else ""
+        parts.append((f"{own} of your photos" if own != 1 else "1 of your photos") + with_picture)
     return " and ".join(parts)
 
 
+def _fileless_note(fileless: int) -> str:
+    """The sentence on the photos kept without their file: what finds them."""
+    if not fileless:
+        return ""
+    them = f"The other {fileless} are kept without their file" if fileless != 1 else \
+        "The other one is kept without its file"
+    return (f"{them} (a Camtrap DP package's media the ingest could not fetch): a search for the words of their "
+            "records (a species name) finds them, the picture search cannot. ")
+
+
 def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, corpus: str,
-               counts: tuple[int, int] | None = None) -> str:
+               counts: tuple[int, int] | None = None, fileless: int = 0) -> str:
     """The banner text for these settings, backends and corpus kind (SYNTHETIC, OWN or EMPTY); '' when
     every backend is real and the photos are the user's own. `counts` (demo photos, own photos), when known,
-    says how many photos of each are searched: a mix of both is always said, real models or not."""
+    says how many photos of each are searched: a mix of both is always said, real models or not; `fileless`:
+    how many of the user's own are kept without their file (no picture to search)."""
     fake = standins(settings, described)
     demo, own = counts or (0, 0)
     world = demo_world()
@@ -89,10 +103,10 @@ def banner_for(settings: Any, described: Mapping[str, Mapping[str, Any]] | None,
                 "models' in the README).")
     lead = ""
     if demo and own:  # the demo world is still searched beside the user's photos
-        lead = (f"Searching {searched(demo, own)}: the demo photos are synthetic (invented species of the "
-                f"{title} world, made for testing). ")
+        lead = (f"Searching {searched(demo, own, fileless)}: the demo photos are synthetic (invented species of "
+                f"the {title} world, made for testing). " + _fileless_note(fileless))
     elif own:
-        lead = f"Searching {searched(0, own)}. "
+        lead = f"Searching {searched(0, own, fileless)}. " + _fileless_note(fileless)
     if not fake:
         return lead.strip() if demo and own else ""
     names = ", ".join(f"{kind} '{getattr(settings, kind)}'" for kind in fake)
@@ -148,7 +162,7 @@ def models_phrase(settings: Any, described: Mapping[str, Mapping[str, Any]] | No
 
 
 def headline(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, corpus: str,
-             counts: tuple[int, int] | None = None) -> str:
+             counts: tuple[int, int] | None = None, fileless: int = 0) -> str:
     """The banner in one short line (the page shows the whole banner_for text one click away): what is searched,
     with which models. '' where banner_for says nothing."""
     if not banner_for(settings, described, corpus, counts):
@@ -159,5 +173,5 @@ def headline(settings: Any, described: Mapping[str, Mapping[str, Any]] | None, c
         size = f"{_photos(demo)} of invented species" if demo else "invented species"
         return f"SYNTHETIC DEMO: {size}; {models}"
     if demo or own:
-        return f"Searching {searched(demo, own)} with {models}"
+        return f"Searching {searched(demo, own, fileless)} with {models}"
     return f"Searching with {models}"

@@ -168,10 +168,10 @@ class SearchEngine:
         run.timings["total"] = (time.perf_counter() - t0) * 1000
         stages["cache"] = difference(self.backends.snapshot(), before)
         stages["budget"] = {"used": dict(run.budget.used), "limits": dict(run.budget.limits)}
-        stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
         standin = scales.standin_similarity(s.embedder, [getattr(h.photo, "source", "") for h in hits if h.photo])
-        if standin:  # the similarities are a stand-in's: the page says they mean nothing about the photos
+        if standin:  # the similarities are a stand-in's: the page and the command line say they mean nothing
             stages["standin_similarity"] = standin
+        stages["score"] = scales.ranking(stages)  # what each hit's `score` is (core.search.scales)
         result = SearchResult(query=request.query or "(example photo)", method=request.name, hits=hits,
                               timings_ms=run.timings, backends=self.backends.describe(),
                               notices=list(self.corpus.startup_notices) + run.notices, stages=stages,
@@ -202,6 +202,11 @@ class SearchEngine:
         ids = [int(i) for i in photo_ids]
         out = run_answer(run, question, ids, limit=limit or max(1, len(ids)))
         return {**out, "notices": list(run.notices)}
+
+    def standin_similarity(self) -> str | None:
+        """The offline stand-in embedder whose similarities this engine's searches and dialogues give, or None
+        (core.search.scales.standin_similarity): the page and the command line call them stand-in scores."""
+        return scales.standin_similarity(self.settings.embedder)
 
     def dialogue(self, description: str, filters=None, k: int | None = None):
         """A PlugIR dialogue session on this engine's corpus and cached backends."""
@@ -305,8 +310,8 @@ class SearchEngine:
             run.notice(f"{n:,} photo{'s' if n != 1 else ''}{' that pass the filters' if pool is not None else ''} "
                        f"{'have' if n != 1 else 'has'} no picture on this machine to compare (kept without "
                        "the file, or not embedded with this model yet): the picture search cannot find them, but "
-                       "a search for the words their catalog record holds (a species name) can, and `python "
-                       "app.py ingest` again embeds them once their files can be had")
+                       "a search for the words their catalog record holds (a species name) can; ingesting them "
+                       "again once their files can be had adds their pictures")
 
     @staticmethod
     def _matched(text, hits: list) -> list:

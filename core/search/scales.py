@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from core.contracts.limits import CHECKS_RANGE, on_similarity_scale
+from core.contracts.standin_scores import STANDIN_NAME, meaning
 
 
 def similarity(cosine: float | None) -> float | None:
@@ -62,6 +63,13 @@ def standin_similarity(embedder_setting: str, photo_sources: Iterable[str] = ())
 
 
 def ranking(stages: dict) -> dict:
-    """The description of a search's ranking scores: {kind, name, meaning, range} (range None: unbounded)."""
+    """The description of a search's ranking scores: {kind, name, meaning, range} (range None: unbounded). When a
+    stand-in embedder made the similarities (stages' `standin_similarity`), also `standin` (its name) and the
+    meaning says they are stand-in scores that mean nothing about the photo."""
     kind = ranking_kind(stages)
-    return {"kind": kind, **RANKINGS[kind]}
+    out = {"kind": kind, **RANKINGS[kind]}
+    model = stages.get("standin_similarity")
+    if model:
+        out["standin"] = model
+        out["meaning"] += f"; the similarities are {STANDIN_NAME}s, " + meaning(model)
+    return out

@@ -173,10 +173,15 @@ def test_an_event_card_its_frames_the_box_drawn_and_an_identification(card_serve
     frame = page.locator("#lightbox-info").inner_text()
     assert "15:14:49" in frame and "not itself ranked" in frame and "Similarity" not in frame, frame
     page.fill("#identify-annotator textarea", "Ada Lovelace")
-    page.fill("#identify-count input", "1")
+    assert page.input_value("#identify-count input") == "1"  # one animal; 0 is no animal ('blank')
+    page.fill("#identify-count input", "")  # emptied: no count said
     page.fill("#identify-species textarea", "Puma concolor")
     page.press("#identify-species textarea", "Enter")
     page.wait_for_function("() => document.querySelector('#lightbox-info').innerText.includes('Puma concolor')")
+    assert _rows(card_server, "SELECT count FROM observations WHERE method = 'human'") == [(None,)]
+    page.fill("#identify-count input", "1")
+    page.press("#identify-species textarea", "Enter")
+    page.wait_for_function("() => document.querySelector('#lightbox-info').innerText.includes('1 seen')")
     info = page.locator("#lightbox-info").inner_text()
     assert "Puma concolor, 1 seen · the whole event, by Ada Lovelace (a person)" in info, info
     stored = _rows(card_server, "SELECT level, type, scientific_name, count, method, classified_by, classified_at "

@@ -80,6 +80,8 @@ def test_marks_from_every_gallery_export_as_csv_jsonl_and_darwin_core(server, op
     page.click("#dialogue-start")
     page.wait_for_selector("#dialogue-gallery .thumbnail-item img")
     page.locator("#dialogue-gallery .thumbnail-item").nth(3).click()
+    # the click marks the photo: the note it writes above the button moves the button down, so click it after
+    page.wait_for_function("document.querySelector('#dialogue-marked').innerText.includes('#4')")
     page.click("#dialogue-view-photo")
     page.wait_for_function("document.querySelector('#lightbox-title') && "
                            "document.querySelector('#lightbox-title').innerText.includes('Photo 4 of')")

@@ -250,6 +250,7 @@ def test_media_kept_without_a_file_are_replaced_once_their_host_answers(tmp_path
 
     services = _services(tmp_path)
     services.ingestor().run(EXAMPLE)
+    assert services.catalog.count_fileless() == 413
 
     urls = [m["filePath"] for m in _csv("media.csv") if m["filePath"].startswith("https://")]
 
@@ -263,9 +264,36 @@ def test_media_kept_without_a_file_are_replaced_once_their_host_answers(tmp_path
     assert any(n.startswith("413 media kept earlier without their file have it now") for n in report.notices)
     catalog = services.catalog
     assert catalog.count() == 423 and len(catalog.indexed_ids(catalog.vector_sets()[0].id)) == 423
+    assert catalog.count_fileless() == 0
+    assert services.banner().startswith("Searching 423 of your photos. ")  # each with its picture now
     assert store_tables(services.camtrap) == package_tables(EXAMPLE)
     photos = catalog.get_photos(list(services.camtrap.photo_ids_for_media(["07840dcc"]).values()))
     assert len(photos) == 1 and photos[0].extra["image_url"].startswith("https://multimedia.agouti.eu/")
+
+
+def test_the_banner_says_how_many_of_the_photos_have_a_picture(tmp_path, offline):
+    """'Searching 423 of your photos' said nothing of the 413 media kept only as URLs, which the picture search
+    cannot find: the banner counts them apart, read from the catalog through its index on the hash's prefix."""
+    services = _services(tmp_path)
+    services.ingestor().run(EXAMPLE)
+    line, whole = services.banner_parts()
+    assert line == "Searching 423 of your photos (10 of them with a picture) with stand-in models", line
+    assert whole.startswith("Searching 423 of your photos (10 of them with a picture). The other 413 are kept "
+                            "without their file"), whole
+    from sqlalchemy import event
+
+    ran: list[tuple] = []  # the statement count_fileless runs, asked for its plan
+    engine = services.catalog.engine
+    listen = lambda conn, cursor, sql, params, context, many: ran.append((sql, params))  # noqa: E731
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        assert services.catalog.count_fileless() == 413
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    with engine.connect() as conn:
+        plan = " ".join(str(r[-1]) for sql, params in ran
+                        for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
+    assert "ix_photos_hash_prefix" in plan and "SCAN photos" not in plan, plan
 
 
 def test_stand_ins_left_by_an_ingest_cut_short_are_not_added_twice(tmp_path, offline):

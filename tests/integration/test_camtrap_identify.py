@@ -111,6 +111,8 @@ def test_an_event_is_found_by_its_key_through_the_keys_index_not_by_reading_ever
     (dict(species="Vulpes vulpes", annotator="Ann", photo_id=1, count=-1), InputError, "count"),
     (dict(species="Vulpes vulpes", annotator="Ann", photo_id=1, count=2.5), InputError, "count"),
     (dict(species="Vulpes\x00vulpes", annotator="Ann", photo_id=1), InputError, "control characters"),
+    (dict(species="Vulpes vulpes", annotator="Ann", photo_id=1, count=0), InputError, "count of 0"),
+    (dict(species="person", annotator="Ann", event="siteA#1", count="0"), InputError, "count of 0"),
 ])
 def test_bad_identifications_are_refused_with_a_fix_and_nothing_is_stored(world, kwargs, error, words):
     if kwargs.get("photo_id") == 6:
@@ -121,6 +123,34 @@ def test_bad_identifications_are_refused_with_a_fix_and_nothing_is_stored(world,
         world.desk.identify(**kwargs)
     assert words in caught.value.message and caught.value.hint
     assert world.store.observations() == []
+
+
+def test_a_count_of_0_is_only_for_blank_where_no_count_is_kept(world):
+    """0 animals is 'blank' (Camtrap DP's count is at least 1): a blank keeps no count, whatever was typed, and
+    the event's MaxN stays the animals' count; an animal's count of 1 or more is kept."""
+    for count in (0, 3, None):
+        assert world.desk.identify("blank", "Ann", photo_id=world.ids[3], count=count).count is None
+    assert world.desk.identify("blank", "Bo", event="siteA#1", count=0).count is None
+    assert world.store.event("siteA#1").max_n == 2
+    assert world.desk.identify("Vulpes vulpes", "Cy", event="siteA#1", count=1).count == 1
+    assert world.store.event("siteA#1").max_n == 1
+
+
+def test_the_photo_views_identify_reads_a_count_as_the_api_does(world):
+    """The page's box passes its count on as it is: 0 for an animal is refused as the API refuses it (it was
+    taken as 'no count' by the page only), emptied says no count, 0 with 'blank' is a blank."""
+    from ui.identify_handlers import IdentifyHandlers
+
+    page = SimpleNamespace(desk=world.desk, facts=world.desk.facts)
+    h = IdentifyHandlers(SimpleNamespace(camtrap=page), names=lambda typed: typed)
+    with pytest.raises(InputError) as caught:
+        h._save("event", world.ids[0], "Vulpes vulpes", 0, "Ann")
+    assert "count of 0" in caught.value.message and "blank" in caught.value.hint
+    assert world.store.observations() == [] and world.store.event("siteA#1").max_n == 2
+    assert "identified by Ann" in h._save("event", world.ids[0], "Vulpes vulpes", None, "Ann")
+    assert [o.count for o in world.store.observations()] == [None]
+    assert "is no animal" in h._save("frame", world.ids[3], "blank", 0, "Ann")
+    assert "Vulpes vulpes, 3 seen" in h._save("frame", world.ids[1], "Vulpes vulpes", 3, "Ann")
 
 
 def _frame() -> Image.Image:

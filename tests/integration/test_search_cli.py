@@ -126,3 +126,20 @@ def test_every_command_carries_the_stand_in_note_without_breaking_json(corpus):
     config = _run(["config"], data)
     assert config.returncode == 0 and json.loads(config.stdout) and "note: " in config.stderr
     assert "Searching 24 of your photos. YOUR PHOTOS, STAND-IN MODELS" in config.stderr
+
+
+def test_a_stand_in_embedders_scores_are_called_so_in_json_and_text(corpus):
+    """With the hash stand-in (this corpus's embedder) `search --json` says what its numbers are in
+    stages.score (standin, and a meaning saying they mean nothing about the photo, the page's words) and the
+    text output writes each score as a stand-in score after a note saying so."""
+    _, data = corpus
+    found = _json(["search", "a robin on a branch", "--k", "3", "--json"], data)
+    ranking = found["stages"]["score"]
+    assert found["stages"]["standin_similarity"] == "hash" and ranking["standin"] == "hash"
+    assert "stand-in scores" in ranking["meaning"] and "means nothing about what a photo shows" in ranking["meaning"]
+    text = _run(["search", "a robin on a branch", "--k", "3"], data)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert sum(line.startswith("note: scores are stand-in scores, ") for line in lines) == 1
+    results = [line for line in lines if line.lstrip()[:2].rstrip(".").isdigit()]
+    assert len(results) == 3 and all("] stand-in " in line for line in results), lines

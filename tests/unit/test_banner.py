@@ -70,3 +70,21 @@ def test_the_page_shows_the_line_and_the_whole_text_one_click_away():
     assert html.startswith("<details") and "<summary><b>Searching 3 of your photos with x</b>" in html
     assert "&lt;b&gt;more&lt;/b&gt;" in html  # the text is escaped, never read as markup
     assert banner_html("plain") == "<b>plain</b>" and banner_html(("", "")) == ""
+
+
+def test_photos_kept_without_their_file_are_counted_apart_from_those_with_a_picture():
+    """The Camtrap DP example: 423 media, 413 of them kept only as URLs: 'Searching 423 of your photos' said
+    nothing of the 413 the picture search cannot find."""
+    text = banner_for(Settings(corpus="/photos"), {}, OWN, (0, 423), fileless=413)
+    assert text.startswith("Searching 423 of your photos (10 of them with a picture). The other 413 are kept "
+                           "without their file"), text
+    assert "a search for the words of their records (a species name) finds them" in text and "YOUR PHOTOS" in text
+    mixed = banner_for(Settings(), {}, OWN, (480, 3), fileless=1)
+    assert mixed.startswith("Searching 480 demo photos and 3 of your photos (2 of them with a picture): the demo")
+    assert "(invented species of the field-guide world, made for testing). The other one is kept without its file" \
+        in mixed
+    line = headline(Settings(corpus="/photos"), {}, OWN, (0, 423), fileless=413)
+    assert line == "Searching 423 of your photos (10 of them with a picture) with stand-in models"
+    # every photo with its file: as before, no word of pictures
+    assert banner_for(Settings(corpus="/photos"), {}, OWN, (0, 20), fileless=0).startswith(
+        "Searching 20 of your photos. YOUR")

@@ -75,6 +75,17 @@ def test_the_species_to_confirm_is_a_persons_newest_then_the_classifiers():
     assert P.species_shown({}) == ""
 
 
+def test_the_identify_box_starts_at_the_count_known_else_at_one_animal():
+    obs = [{"scientific_name": "Canis lupus", "count": 4, "method": "machine", "classified_at": "2026-01-02"},
+           {"scientific_name": "Vulpes vulpes", "count": 2, "method": "human", "classified_at": "2026-01-01"},
+           {"scientific_name": "Vulpes vulpes", "method": "human", "classified_at": "2026-01-03"}]
+    assert P.count_shown({"observations": obs, "max_n": 5}) == 2  # a person's newest count said
+    assert P.count_shown({"observations": obs[:1], "max_n": 5}) == 4
+    assert P.count_shown({"observations": [], "max_n": 3}) == 3  # the event's MaxN
+    assert P.count_shown({"observations": [{"type": "blank", "count": 0}], "max_n": None}) == 1
+    assert P.count_shown({}) == 1 and P.count_shown(None) == 1  # never 0: that is 'blank'
+
+
 def test_the_strip_captions_each_frame_with_its_place_in_the_event():
     items = P.strip_items([4, 5], ["a.jpg", "b.jpg"], {4: "2024-06-01T03:12:00+02:00", 5: None})
     assert items == [("a.jpg", "frame 1 of 2 · 03:12:00"), ("b.jpg", "frame 2 of 2 · time unknown")]

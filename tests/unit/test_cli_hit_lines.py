@@ -45,5 +45,7 @@ def test_a_stand_in_embedders_similarity_is_called_so(capsys, kind, standin):
     """The demo world's encoder on a real heron: its 0.115 is a stand-in's number; a checks score (Verify's
     percentage) is not a similarity and keeps its plain number."""
     print_hits(_result([_heron(None)], {"score": {"kind": kind}, "standin_similarity": "fieldguide"}))
-    line = capsys.readouterr().out.strip()
+    notes, line = capsys.readouterr().out.strip().rsplit("\n", 1)
+    line = line.strip()
+    assert notes.startswith("note: scores are stand-in scores") and "invented species" in notes, notes
     assert line.startswith("1. [10] stand-in 0.115  Ardea" if standin else "1. [10] 0.115  Ardea"), line

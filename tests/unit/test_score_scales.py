@@ -12,7 +12,7 @@ import pytest
 from core.backends.base import JudgeAnswer
 from core.backends.reach import abstain
 from core.config import Settings
-from core.contracts import limits
+from core.contracts import limits, standin_scores
 from core.contracts.records import Photo
 from core.methods.rerank import answer_entry, photo_score
 from core.search import scales
@@ -20,6 +20,7 @@ from core.search.engine import SearchEngine
 from core.search.presets import PRESET_NAMES, request_for
 from tests.fakes import FakeBackends, FakeEmbedder, FakeJudge, FakeSearch, logprobs_for
 from ui import badges, present
+from ui import strings as S
 
 BAND = Settings.model_fields["undecided_band"].default
 DIM = 8
@@ -179,3 +180,37 @@ def test_a_stand_in_embedders_similarity_is_called_a_stand_ins_score_that_means_
         assert "standin_similarity" not in result.stages and "standin" not in out["score"]
         assert not any("stand-in" in t.lower() for t in said), said
         assert "from 0 (unrelated) to 1" in line and view.startswith("<p class='ecolens-score'><b>Similarity: ")
+
+
+@pytest.mark.parametrize("embedder, standin", [("hash", True), ("fieldguide", False)])
+def test_the_command_line_calls_a_stand_ins_scores_so_in_json_and_text(tmp_path, capsys, embedder, standin):
+    """`search --json` carries the search's stages: with the hash stand-in its ranking description (stages.score,
+    also the API's `ranking`) names the stand-in and says, in the page's words, that the numbers mean nothing;
+    the text output says so once and writes each score as a stand-in's. A world's own encoder on its world's
+    photos: neither."""
+    from cli.common import print_hits
+
+    rng = np.random.default_rng(5)
+    vecs = rng.standard_normal((6, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    photos = [Photo(path=f"p{i}.png", id=i + 1, caption=f"a frog {i}", source="fieldguide") for i in range(6)]
+    s = Settings(data_dir=str(tmp_path), k=4, embedder=embedder)
+    search = FakeSearch(photos, vecs, s, backends=FakeBackends(embedder=FakeEmbedder(DIM)))
+    result = SearchEngine(search, search.backends).search(request_for("Fast", "a frog on sand", k=4))
+    ranking = result.to_json()["stages"]["score"]
+    print_hits(result)
+    lines = capsys.readouterr().out.splitlines()
+    hits = [line for line in lines if not line.startswith("note: ")]
+    assert len(hits) == 4 and ranking["kind"] == "cosine"
+    said = standin_scores.meaning("hash")
+    if standin:
+        assert ranking["standin"] == "hash" and ranking["meaning"].endswith(said)
+        assert ranking["meaning"].startswith(scales.RANKINGS["cosine"]["meaning"])
+        assert [line for line in lines if "stand-in" in line and line.startswith("note: ")] == [
+            f"note: scores are stand-in scores, {said}"]
+        assert all(f"] stand-in {h.score:.3f}  " in line for h, line in zip(result.hits, hits)), hits
+    else:
+        assert "standin" not in ranking and ranking["meaning"] == scales.RANKINGS["cosine"]["meaning"]
+        assert not any("stand-in" in line for line in lines)
+        assert all(f"] {h.score:.3f}  " in line for h, line in zip(result.hits, hits)), hits
+    assert present.scale_words("similarity", result.stages)[1] == (said if standin else S.SCALES["similarity"][1])

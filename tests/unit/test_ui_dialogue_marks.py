@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from core.sessions.memory_log import MemorySessionLog
 from tests.unit.test_ui_fakes import FakeEngine
 from ui import strings as S
@@ -72,3 +74,31 @@ def test_the_rule_books_question_is_a_note_in_the_pages_words_and_failures_warn_
     session.fallback = ""
     h.turn("yes", st)
     assert shown == []  # the earlier failure is not warned again
+
+
+@pytest.mark.parametrize("embedder, standin", [("hash", True), ("fieldguide", False)])
+def test_a_stand_in_embedders_candidates_show_stand_in_scores_in_the_gallery_and_photo_view(tmp_path, embedder,
+                                                                                          standin):
+    """The dialogue ranks by similarity itself: with the hash stand-in its captions and the photo view opened
+    from it call the numbers stand-in scores that mean nothing about the photo, in the search's words; a world's
+    own encoder keeps plain similarities."""
+    from ui.dialogue_view import _opener
+    from ui.lightbox import LightboxHandlers
+
+    engine = FakeEngine(tmp_path, embedder=embedder)
+    h = DialogueHandlers(engine, MemorySessionLog())
+    _, _, gallery, *_, st = h.start("a frog on a leaf", None)
+    scores = [f"{min(1.0, max(0.0, hit['score'])):.2f}" for hit in st["hits"]]
+    captions = [caption for _, caption in gallery]
+    open_candidate = _opener(SimpleNamespace(h=LightboxHandlers(engine)))
+    view = open_candidate(st, 1, [])[3]  # the photo view's explanation of the second candidate
+    if standin:
+        assert all(c.endswith(f" · {S.STANDIN_SCORE.format(score=s)}") for c, s in zip(captions, scores)), captions
+        assert f"Stand-in score: {scores[1]}" in view and "means nothing about what a photo shows" in view
+        assert "(&#x27;hash&#x27;" in view
+    else:
+        assert all(c.endswith(f" · {s}") for c, s in zip(captions, scores)) and "stand-in" not in " ".join(captions)
+        assert f"Similarity: {scores[1]}" in view and "stand-in" not in view.lower()
+    *_, st = h.turn("yes", st)  # the next turn's candidates too
+    gallery, _, _ = h.mark(st, SimpleNamespace(index=0))
+    assert all(("· stand-in " in c) == standin for _, c in gallery)
