@@ -12,6 +12,7 @@ from ui import present, tables
 from ui import strings as S
 from ui.forms import shows_errors, warn
 from ui.photos import PhotoFiles
+from ui.search_record import read_stage
 
 
 def new_history_state() -> dict[str, Any]:
@@ -45,7 +46,7 @@ class HistoryHandlers:
     # ---- one request of a session ------------------------------------------------------------------
     def _request_state(self, detail: SessionDetail, request: RequestRecord) -> dict[str, Any]:
         final = next((s for s in request.stages if s.name == "final"), None)
-        stages = {s.name: s.artefacts for s in request.stages if s.name != "final"}
+        stages = {s.name: read_stage(s.artefacts) for s in request.stages if s.name != "final"}
         similarity = (final.artefacts.get("similarity") if final else None) or {}
         hits = [h.to_json() for h in self.engine.corpus.hits(final.ranking if final else [])]
         cover = {int(p["id"]): p.get("satisfies", []) for p in (stages.get("coverage") or {}).get("photos") or []}

@@ -15,6 +15,21 @@ from ui.forms import user_message
 log = logging.getLogger(__name__)
 
 
+
+WRAPPED = "value"  # a stage that is not a mapping (a stand-in's name, a count) is stored as {"value": it}
+
+
+def stored_stage(artefacts: Any) -> dict[str, Any]:
+    """A search's stage as the session log stores it (a JSON object)."""
+    return artefacts if isinstance(artefacts, dict) else {WRAPPED: artefacts}
+
+
+def read_stage(artefacts: dict[str, Any] | None) -> Any:
+    """A logged stage as the search gave it: stored_stage undone."""
+    if isinstance(artefacts, dict) and set(artefacts) == {WRAPPED}:
+        return artefacts[WRAPPED]
+    return artefacts
+
 class SearchRecord:
     def __init__(self, log_: SessionLog, settings: Any):
         self.log, self.settings = log_, settings
@@ -49,8 +64,7 @@ class SearchRecord:
         stages = [StageRecord("final", ranking_of(result.hits), {"timings_ms": result.timings_ms,
                                                                  "notices": result.notices,
                                                                  "similarity": similarity})]
-        stages += [StageRecord(name, [], art if isinstance(art, dict) else {"value": art})
-                   for name, art in (result.stages or {}).items()]
+        stages += [StageRecord(name, [], stored_stage(art)) for name, art in (result.stages or {}).items()]
         self.log.log_request(RequestRecord(
             session_id=self.session(state, "search", query), query=query,
             method=method or result.method,
