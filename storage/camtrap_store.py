@@ -22,8 +22,8 @@ from storage.camtrap_models import (
     EventRow,
     ObservationRow,
 )
-from storage.catalog import FILELESS
 from storage.db import chunks
+from storage.fileless import FILELESS
 from storage.filter_sql import id_array
 from storage.models import IngestRunRow, PhotoRow
 

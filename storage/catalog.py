@@ -8,17 +8,19 @@ from datetime import datetime, timezone
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from sqlalchemy import Connection, Engine, LargeBinary, delete, func, literal, select, update
+from sqlalchemy import Connection, Engine, func, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.contracts import bounds
-from core.contracts.catalog import METADATA_FIELDS, CatalogState, FilterRows, VectorSet
+from core.contracts.catalog import CatalogState, FilterRows
 from core.contracts.records import Filters, Photo
 from core.licences import parse_licence
 from storage import catalog_text, filter_sql, near_hashes
 from storage import filter_rows as bulk_columns
 from storage.db import chunks
+from storage.fileless import count_fileless
+from storage.metadata_merge import merge
 from storage.models import (
     HASH_PREFIX_BYTES,
     TAXON_FIELDS,
@@ -28,10 +30,7 @@ from storage.models import (
     LicenceRow,
     PathPrefixRow,
     PhotoRow,
-    PhotoVectorRow,
     TaxonRow,
-    VectorSetRow,
-    utcnow,
 )
 from storage.photo_rows import (
     GET_PHOTOS,
@@ -43,22 +42,21 @@ from storage.photo_rows import (
     TAXON_OF,
     UNTAXED,
     full_path,
-    json_value,
     photo_select,
     row_to_photo,
     shared_prefix,
     stored,
 )
+from storage.vector_sets import VectorSets
 
-MAX_HISTORY = 50  # replaced values kept per photo in extra["history"] (the oldest are dropped)
 SQLITE_DEFAULT_CACHE = -2000  # SQLite's own default page cache (2 MB)
 MAX_STORED_TAXA = 200_000  # taxa whose stored names are remembered (then forgotten all at once)
-FILELESS = b"\0media:"  # how HashBytes stores the placeholder hash of a medium kept without its file
 MIN_PREFIX_BATCH = 32  # a new prefix is made for a batch of at least this many photos (else only reused)
 
 
-class SqlCatalog:
-    """Reads run concurrently; every write goes through one lock (one writer), as SQLite wants."""
+class SqlCatalog(VectorSets):
+    """Reads run concurrently; every write goes through one lock (one writer), as SQLite wants. The vector sets
+    and the photos each holds: storage.vector_sets."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -214,7 +212,7 @@ class SqlCatalog:
                     old = current.get(int(pid))
                     if old is None:
                         continue
-                    data, fields_ = self._merge(stored(old), photo, source, at)
+                    data, fields_ = merge(stored(old), photo, source, at)
                     if fields_:
                         merged[old.id] = data
                         changed.setdefault(old.id, [])
@@ -226,36 +224,6 @@ class SqlCatalog:
                 for pid, data in merged.items():
                     conn.execute(update(PhotoRow).where(PhotoRow.id == pid).values(**self._row_values(data)))
         return changed
-
-    @staticmethod
-    def _merge(data: dict[str, Any], photo: Photo, source: str, at: str) -> tuple[dict[str, Any], list[str]]:
-        """(the stored fields `data` with the source's `photo` merged in, the fields that changed)."""
-        new = stored(photo)
-        extra = dict(data.get("extra") or {})
-        history = list(extra.get("history") or [])
-        changed = []
-        for name in METADATA_FIELDS:
-            value, old = new[name], data[name]
-            if value in ("", None) or value == old:
-                continue
-            if old not in ("", None):
-                history.append({"field": name, "old": json_value(old), "new": json_value(value), "at": at,
-                                "source": source})
-            data[name] = value
-            changed.append(name)
-        for name, note in (("observed_on", "observed_on_unparsed"), ("latitude", "latitude_invalid"),
-                           ("longitude", "longitude_invalid")):
-            if name in changed:  # a readable value now: the note about an unreadable one is stale
-                extra.pop(note, None)
-        for key, value in (photo.extra or {}).items():
-            if key != "history" and value not in ("", None) and extra.get(key) != value:
-                extra[key] = value
-                if "extra" not in changed:
-                    changed.append("extra")
-        if history:
-            extra["history"] = history[-MAX_HISTORY:]
-        data["extra"] = extra
-        return data, changed
 
     def ids_for_hashes(self, hashes: Sequence[str]) -> dict[str, int]:
         """Looked up by the first bytes of each hash (the index), the whole hash compared on the rows found."""
@@ -328,13 +296,8 @@ class SqlCatalog:
             return int(s.scalar(select(func.count()).select_from(PhotoRow).where(outside)) or 0)
 
     def count_fileless(self) -> int:
-        """Photos kept without their file (content hash 'media:...': a Camtrap DP medium whose file could not be
-        had), read through the index on the hash's first 8 bytes (a range of it, not a scan of the photos)."""
-        low, high = FILELESS, FILELESS[:-1] + bytes([FILELESS[-1] + 1])
-        with self.engine.connect() as conn:
-            return int(conn.exec_driver_sql(
-                "SELECT count(*) FROM photos WHERE substr(sha256, 1, 8) >= ? AND substr(sha256, 1, 8) < ? "
-                "AND length(sha256) != 32", (low, high)).scalar() or 0)
+        """Photos kept without their file (storage.fileless)."""
+        return count_fileless(self.engine)
 
     def taxon_known(self, name: str) -> bool:
         return filter_sql.taxon_known(self.engine, name)
@@ -382,56 +345,6 @@ class SqlCatalog:
 
     def filter_rows(self, after_id: int, upto_id: int, chunk: int = 100_000) -> Iterator[FilterRows]:
         return bulk_columns.filter_rows(self.engine, after_id, upto_id, chunk)
-
-    # ---- vector sets ------------------------------------------------------------------------------
-    def vector_set(self, model_id: str, dim: int) -> VectorSet:
-        with Session(self.engine) as s:  # the usual case reads only: a search never waits for the write lock
-            row = s.scalar(select(VectorSetRow).where(VectorSetRow.model_id == model_id))
-            if row is not None:
-                count = s.scalar(select(func.count()).where(PhotoVectorRow.vector_set_id == row.id)) or 0
-                return VectorSet(id=row.id, model_id=row.model_id, dim=row.dim, count=int(count))
-        with self._write, Session(self.engine) as s, s.begin():
-            # why ON CONFLICT: another process (the web app, a second ingest) may create the same set at once
-            s.execute(sqlite_insert(VectorSetRow).values(model_id=model_id, dim=dim, created_at=utcnow())
-                      .on_conflict_do_nothing(index_elements=["model_id"]))
-            row = s.scalar(select(VectorSetRow).where(VectorSetRow.model_id == model_id))
-            count = s.scalar(select(func.count()).where(PhotoVectorRow.vector_set_id == row.id)) or 0
-            return VectorSet(id=row.id, model_id=row.model_id, dim=row.dim, count=int(count))
-
-    def vector_sets(self) -> list[VectorSet]:
-        with Session(self.engine) as s:
-            rows = s.scalars(select(VectorSetRow)).all()
-            return [VectorSet(r.id, r.model_id, r.dim, int(s.scalar(select(func.count()).where(
-                PhotoVectorRow.vector_set_id == r.id)) or 0)) for r in rows]
-
-    def indexed_ids(self, vector_set_id: int) -> set[int]:
-        with Session(self.engine) as s:
-            return set(s.scalars(select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)))
-
-    def indexed_id_array(self, vector_set_id: int) -> np.ndarray:
-        with self.engine.connect() as conn:
-            ids = select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)
-            return filter_sql.id_array(conn, ids)
-
-    def mark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
-        if len(ids):
-            with self._write, self._writing() as conn:  # one executemany: a checkpoint may mark 100k+ photos
-                conn.exec_driver_sql("INSERT INTO photo_vectors (vector_set_id, photo_id) VALUES (?, ?)",
-                                     [(vector_set_id, int(i)) for i in ids])
-
-    def unmark_indexed(self, vector_set_id: int, ids: Sequence[int]) -> None:
-        with self._write, Session(self.engine) as s, s.begin():
-            for chunk in chunks([int(i) for i in ids]):
-                s.execute(delete(PhotoVectorRow).where(PhotoVectorRow.vector_set_id == vector_set_id,
-                                                       PhotoVectorRow.photo_id.in_(chunk)))
-
-    def unindexed_ids(self, vector_set_id: int) -> list[int]:
-        """Photos without a vector in this set, except the media kept without their file (a Camtrap DP medium whose
-        file could not be had: content hash 'media:...', core.ingest.camtrapdp_source): nothing to embed."""
-        done = select(PhotoVectorRow.photo_id).where(PhotoVectorRow.vector_set_id == vector_set_id)
-        fileless = func.substr(PhotoRow.sha256, 1, len(FILELESS)) == literal(FILELESS, LargeBinary)
-        with Session(self.engine) as s:
-            return list(s.scalars(select(PhotoRow.id).where(PhotoRow.id.not_in(done), ~fileless).order_by(PhotoRow.id)))
 
     # ---- near-copies' perceptual hashes (storage.near_hashes, migration 0012) -------------------------
     def near_hashes(self, ids: Sequence[int]) -> dict[int, bytes]:

@@ -33,10 +33,11 @@ from core.search.presets import request_for
 from ui import present
 from ui import strings as S
 from ui.camtrap_form import CamtrapPage, logged_in
-from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn, web_notices
+from ui.forms import parse_filters, read_upload, shows_errors, user_message, warn
 from ui.forms import photo_id as read_photo_id
 from ui.photos import PhotoFiles
 from ui.search_form import SearchForm
+from ui.search_outputs import SearchOutputs
 from ui.search_record import SearchRecord
 from ui.status import SearchStatus, seconds
 
@@ -56,7 +57,9 @@ def session_key(request: gr.Request | None) -> str:
     return getattr(request, "session_hash", None) or "api"
 
 
-class SearchHandlers:
+class SearchHandlers(SearchOutputs):
+    """The search view's handlers; what they show (the page's outputs): ui.search_outputs."""
+
     def __init__(self, engine: Any, log: SessionLog, ready=lambda: None, camtrap: Any = None):
         """`engine`: core.search.engine.SearchEngine; `ready()` raises InputError while the collection is prepared;
         `camtrap`: core.camtrap.desk.CamtrapDesk (None: no camera-trap data model)."""
@@ -76,75 +79,6 @@ class SearchHandlers:
     def _take(state: dict[str, Any], result: Any) -> None:
         state.update(query=result.query, method=result.method, hits=[h.to_json() for h in result.hits],
                      stages=dict(result.stages or {}), notices=list(result.notices), scale=None, like=False)
-
-    def explanation(self, state: dict[str, Any], key: str) -> str:
-        """The explanation of the photo this page selected: as it is in the results on screen now (a later
-        stage may have added its badges), or, if a later stage dropped it, as it was when clicked."""
-        picked = self.selected.get(key)
-        if picked is None:
-            return S.SELECT_HINT
-        stages = state.get("stages") or {}
-        at = self._picked_at(state, key)
-        hit = None if at is None else state["hits"][at]
-        scale = state.get("scale")
-        if hit is None:
-            return f"<p class='ecolens-gone'>{S.SELECTED_GONE}</p>" + present.explanation_html(
-                picked, stages, scale=scale, picture_url=self.photos.picture_url)
-        return present.explanation_html(hit, stages, scale=scale, picture_url=self.photos.picture_url)
-
-    def outputs(self, state: dict[str, Any], status: str, key: str = "api", details: str = ""):
-        """(gallery, status, notices, score scale, pictures, evidence, explanation, details, result JSON, state):
-        the view's outputs, plain values (so scripts get files and text, not page updates). `status` is the one
-        short line (ui.status), `details` the time each step took. Photos and pictures are served copies
-        (ui.photos); photos that cannot be shown are named in the notices; the explanation stays on the photo
-        this page selected (`key`)."""
-        stages = state.get("stages") or {}
-        scale = state.get("scale") or present.scale_of(stages)
-        if state.get("camtrap"):  # the camera-trap fields the engine did not give (place, time, event, boxes)
-            state["hits"] = self.camtrap.enrich(state["hits"], bool(state.get("by_event")))
-        gallery, missing = self.photos.gallery(state["hits"], stages, scale, bool(state.get("logged_in")))
-        notices = web_notices(list(state.get("notices") or []) + list(missing))
-        pictures = self.photos.pictures(present.visualization_items(stages))
-        if state.get("example"):
-            pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
-        scale_md = present.scale_line(scale, stages) if state["hits"] else ""
-        header = present.cover_header(state["hits"], stages)
-        scale_md = "\n\n".join(t for t in (scale_md, header) if t)
-        return (self._highlight(gallery, state, key), status, present.notices_md(notices), scale_md, pictures,
-                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
-                present.results_json(state, notices, status), state)
-
-    def _picked_at(self, state: dict[str, Any], key: str) -> int | None:
-        """Where the photo this page picked is in the results on screen now (None: none picked, or gone)."""
-        picked = self.selected.get(key)
-        if picked is None:
-            return None
-        return next((i for i, h in enumerate(state.get("hits") or []) if int(h["id"]) == int(picked["id"])), None)
-
-    def _highlight(self, gallery: list, state: dict[str, Any], key: str) -> Any:
-        """The gallery as sent to a page with a photo highlighted: the highlight follows that photo to its place
-        in the new ranking, or goes when the photo has left it or a new search began (a plain value
-        otherwise)."""
-        if key not in self.highlighted:
-            return gallery
-        at = self._picked_at(state, key)
-        if at is None:
-            self.highlighted.discard(key)
-        # a component, not gr.update(): Gradio drops an update's None, which is what clears a highlight
-        return gr.Gallery(value=gallery, selected_index=at)
-
-    def progress(self, state: dict[str, Any], status: str, details: str, pictures: bool = False):
-        """A progress update while a search runs: the status line, the details and the notices (with
-        `pictures`, the pictures searched with too); everything else is left as it is on the page (gr.skip),
-        which spares the web server the photos' files (each one's path checked and copied) at every step."""
-        skip = gr.skip()
-        notices = present.notices_md(web_notices(list(state.get("notices") or [])))
-        shown = skip
-        if pictures:
-            shown = self.photos.pictures(present.visualization_items(state.get("stages") or {}))
-            if state.get("example"):
-                shown = [(state["example"], S.YOUR_EXAMPLE)] + shown
-        return (skip, status, notices, skip, shown, skip, skip, details, skip, state)
 
     # ---- search -----------------------------------------------------------------------------------
     @shows_errors
