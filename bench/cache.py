@@ -4,8 +4,8 @@ The second run must be >= 20x faster and make zero backend calls (everything com
 Two set-ups: the offline backends (stand-ins: every call is cheap, so this is the hard case for the ratio) and
 the same with the judge behind a local OpenAI-compatible server answering after 200 ms (like a real API).
 
-    /root/.cache/ecolens/venv/bin/python bench/cache.py [--per-species 5]
-    /root/.cache/ecolens/venv/bin/python bench/cache.py --smoke   # tiny run for the test suite; ratio not judged
+    python bench/cache.py [--per-species 5]
+    python bench/cache.py --smoke   # tiny run for the test suite; ratio not judged
 """
 from __future__ import annotations
 

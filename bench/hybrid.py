@@ -14,8 +14,8 @@ collections built here:
 Both rankings come from one engine on one catalog, the setting hybrid_retrieval switched per query, so the two
 differ in nothing else. Prints nDCG@10 and recall@10 of each, and the ratio hybrid / vector-only of nDCG@10.
 
-    /root/.cache/ecolens/venv/bin/python bench/hybrid.py [--per-species 6]
-    /root/.cache/ecolens/venv/bin/python bench/hybrid.py --smoke   # tiny run for the test suite
+    python bench/hybrid.py [--per-species 6]
+    python bench/hybrid.py --smoke   # tiny run for the test suite
 """
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 judge that never answers (a local server that accepts connections and stays silent). Prints p50 / p95 of both
 and their ratio (goal: p95 ratio <= 2).
 
-    /root/.cache/ecolens/venv/bin/python bench/isolation.py [--n 30] [--per-species 10]
-    /root/.cache/ecolens/venv/bin/python bench/isolation.py --smoke   # a tiny run for the test suite
+    python bench/isolation.py [--n 30] [--per-species 10]
+    python bench/isolation.py --smoke   # a tiny run for the test suite
 """
 from __future__ import annotations
 

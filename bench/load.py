@@ -1,16 +1,17 @@
 """Benchmark: many people at once. N sessions (one gradio_client each, as N browser pages) run M searches each
 through the real web server, a mix of 60% Fast, 15% Visualize, 15% Verify and 10% Cover (--mix), and label photos of
 their results through /label between searches. Prints per preset p50 / p95 alone (one search at a time on an
-idle server) and under load, the Fast p95 ratio (goal <= 3), errors, labels confirmed by the API against
-labels stored in SQLite, and the load average. Bounded in count (N x M searches) and in time (--time-limit).
+idle server) and under load, the Fast p95 ratio (goal <= 2 with --think, 3 back to back), errors, labels confirmed
+by the API against labels stored in SQLite, and the load average. Bounded in count (N x M searches) and in time
+(--time-limit).
 
-    /root/.cache/ecolens/venv/bin/python bench/load.py [--sessions 20] [--searches 10] [--labels 5]
-    ECOLENS_DATA_DIR=/some/data /root/.cache/ecolens/venv/bin/python bench/load.py   # that data directory
-    /root/.cache/ecolens/venv/bin/python bench/load.py --url http://127.0.0.1:7860/ --data-dir /some/data
-    /root/.cache/ecolens/venv/bin/python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
-    /root/.cache/ecolens/venv/bin/python bench/load.py --mix Fast=100 --labels 0   # Fast searches only
-    /root/.cache/ecolens/venv/bin/python bench/load.py --servers 2   # experiment: sessions split over 2 servers
-    /root/.cache/ecolens/venv/bin/python bench/load.py --serve 2   # through `app.py serve --processes 2` (nginx)
+    python bench/load.py [--sessions 20] [--searches 10] [--labels 5]
+    ECOLENS_DATA_DIR=/some/data python bench/load.py   # that data directory
+    python bench/load.py --url http://127.0.0.1:7860/ --data-dir /some/data
+    python bench/load.py --smoke   # 2 sessions x 2 searches, a tiny world
+    python bench/load.py --mix Fast=100 --labels 0   # Fast searches only
+    python bench/load.py --servers 2   # experiment: sessions split over 2 servers
+    python bench/load.py --serve 2   # through `app.py serve --processes 2` (nginx)
 
 Without --url it starts its own server (python app.py) on a free port: on $ECOLENS_DATA_DIR with the caller's
 ECOLENS_* settings when that is set, else on a fresh temporary data directory holding the field-guide world

@@ -3,8 +3,8 @@ server that answers every call after 200 ms (with log-probabilities), through th
 
 Prints the wall time, the sequential sum of the calls' latencies and their ratio (goal <= 1/8).
 
-    /root/.cache/ecolens/venv/bin/python bench/rerank.py [--concurrency 16] [--delay 0.2] [--candidates 100]
-    /root/.cache/ecolens/venv/bin/python bench/rerank.py --smoke   # tiny run for the test suite; goal not judged
+    python bench/rerank.py [--concurrency 16] [--delay 0.2] [--candidates 100]
+    python bench/rerank.py --smoke   # tiny run for the test suite; goal not judged
 """
 from __future__ import annotations
 

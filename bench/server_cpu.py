@@ -6,8 +6,8 @@ handler yields those same recorded updates with the same output components (the 
 same files, the same HTML and JSON), calls each --calls times back to back through gradio_client, one client,
 and prints each server process's CPU seconds per call (from /proc) and their ratio (goal: <= 1.5).
 
-    /root/.cache/ecolens/venv/bin/python bench/server_cpu.py [--calls 100] [--rounds 2]
-    /root/.cache/ecolens/venv/bin/python bench/server_cpu.py --smoke   # 5 calls each, a tiny world
+    python bench/server_cpu.py [--calls 100] [--rounds 2]
+    python bench/server_cpu.py --smoke   # 5 calls each, a tiny world
 
 The two servers are measured in turn, --rounds times, interleaved, so that both see the same machine; the
 ratio printed last is the median over the rounds. Profiling: --profile FILE starts the EcoLens server under

@@ -4,8 +4,8 @@ reads every example photo (core.imageio.example_photo: pixel count from the head
 PIL's draft mode, at most 1024 px). Each runs in a fresh process; the figure is that process's peak resident
 memory (VmHWM) and the decode time. Goal: (b) peak <= 1/8 of (a).
 
-    /root/.cache/ecolens/venv/bin/python bench/upload_memory.py
-    /root/.cache/ecolens/venv/bin/python bench/upload_memory.py --smoke   # a 12-megapixel JPEG; goal not judged
+    python bench/upload_memory.py
+    python bench/upload_memory.py --smoke   # a 12-megapixel JPEG; goal not judged
 """
 from __future__ import annotations
 
