@@ -45,6 +45,8 @@ def similar(corpus, settings, run, request: SearchRequest, hits: list, adjust, s
         # a photo none of the pictures' lists held (brought by the catalog's words): its best cosine with
         # the pictures all the same, so the view keeps one scale
         others = [h.photo_id for h in hits if h.photo_id not in sims]
+        embedded = getattr(corpus, "embedded", None)  # one kept without its file has no vector: no similarity
+        others = embedded(others) if embedded is not None and others else others
         if others and vis.get("picture_vectors"):
             searched = np.asarray(vis["picture_vectors"], np.float32)
             for i, v in zip(others, corpus.vectors(others)):

@@ -181,6 +181,29 @@ def test_a_visret_hit_no_picture_list_held_gets_its_best_cosine_with_the_picture
     assert [h.similarity for h in hits] == pytest.approx([0.5, 0.8, 0.0])  # 5 kept; 7: the second picture
 
 
+def test_a_visret_hit_without_a_vector_has_no_similarity_instead_of_failing_the_search():
+    """The catalog's words bring a photo kept without its file (a Camtrap DP medium not fetched: in the catalog,
+    not in the index) into a Visualize ranking: its similarity is None, as Fast gives it, and the search does not
+    fail with 'photo id(s) not in the index'."""
+    from types import SimpleNamespace
+
+    from core.search.similarity import similar
+
+    stored = {7: np.array([0.6, 0.8, 0.0], np.float32)}
+
+    def vectors(ids):
+        missing = [i for i in ids if i not in stored]
+        if missing:
+            raise KeyError(f"photo id(s) not in the index: {missing}")
+        return np.stack([stored[i] for i in ids])
+    corpus = SimpleNamespace(vectors=vectors, embedded=lambda ids: [i for i in ids if i in stored])
+    hits = [SimpleNamespace(photo_id=i, similarity=None) for i in (5, 7, 11)]
+    stages = {"visret": {"picture_similarity": {5: 0.5}, "picture_vectors": np.eye(3, dtype=np.float32)[:2].tolist()}}
+    similar(corpus, None, None, SimpleNamespace(query="a mallard"), hits, lambda v: v, stages)
+    assert [h.similarity for h in hits][:2] == pytest.approx([0.5, 0.8])
+    assert hits[2].similarity is None  # 11: no vector, no picture to compare
+
+
 def test_fast_is_admitted_while_verify_searches_hold_the_heavy_lane(tmp_path):
     from core.contracts.errors import BusyError
     from ui.search_view import PLAIN_SEARCHES, search_limit
