@@ -98,6 +98,13 @@ def check_name(name: str) -> str:
     if not clean or len(clean) > 100 or ":" in clean or not bounds.name_key(clean):
         raise InputError(f"{str(name)[:60]!r} cannot be a user name",
                          "use 1 to 100 visible characters, without ':'")
+    return clean
+
+
+def check_new_name(name: str) -> str:
+    """check_name, and no invisible characters: a name `users add` writes. A line already in the file is read
+    with check_name alone, so a file written before this refusal still loads (and the web app still starts)."""
+    clean = check_name(name)
     if bounds.visible(clean) != clean:  # shown as typed, a zero-width or bidi character hides in the name
         raise InputError(f"The user name {bounds.visible(clean)[:60]!r} has invisible characters in it (zero-width, "
                          "bidi or other format characters)", "type the name again with visible characters only")
@@ -151,7 +158,7 @@ def add_user(path: Path, name: str, password: str, role: str) -> Person:
     """Write (or replace) `name`'s line in the users file, readable by this user only; returns the person."""
     if role not in ROLES:
         raise InputError(f"Unknown role {role!r}", "use owner or annotator")
-    person = Person(check_name(name), role)
+    person = Person(check_new_name(name), role)
     entries = read_users(path) if path.exists() else {}
     entries[person.key] = (person, hash_password(password))
     text = "".join(f"{p.name}:{h}:{p.role}\n" for p, h in entries.values())

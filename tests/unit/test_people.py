@@ -95,6 +95,20 @@ def test_a_bad_users_file_is_refused_naming_its_line(tmp_path, line, words):
     assert words in exc.value.message and "users.txt line" in exc.value.message and "users add" in exc.value.hint
 
 
+def test_a_users_file_written_before_the_invisible_character_refusal_still_loads(tmp_path):
+    """`users add` refuses a name with a zero-width or bidi character now; a line the file already holds with one
+    (written by an earlier version, or a ZWNJ of a Persian name) is still read, so the web app starts and further
+    `users add` calls work; the new name itself is refused with the fix."""
+    path = tmp_path / "users.txt"
+    path.write_text(f"Mehr{ZWNJ}nush:{hash_password('pw')}:owner\n", encoding="utf-8")
+    assert [p.name for p, _ in read_users(path).values()] == [f"Mehr{ZWNJ}nush"]
+    assert Users(path).check(f"Mehr{ZWNJ}nush", "pw") is not None
+    add_user(path, "ben", "ben-pw", "annotator")
+    assert sorted(p.name for p, _ in read_users(path).values()) == ["ben", f"Mehr{ZWNJ}nush"]
+    with pytest.raises(InputError, match="invisible characters"):
+        add_user(path, f"a{ZWSP}na", "pw", "annotator")
+
+
 def test_the_users_command_reads_the_password_from_stdin(tmp_path, monkeypatch, capsys):
     import app
 
