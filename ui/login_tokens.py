@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import MutableMapping
 from contextlib import asynccontextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from core.contracts.logins import LoginStore
 
@@ -39,14 +39,15 @@ class LoginTokens(MutableMapping):
     iteration yields one `Everyone` key per logged-in person, mapping to that person and deleting all their
     logins: Gradio's logout from every session (its default) then ends the person's logins in the store."""
 
-    def __init__(self, store: LoginStore):
-        self.store = store
+    def __init__(self, store: LoginStore, allowed: Callable[[str], bool] | None = None):
+        self.store, self.allowed = store, allowed
 
     def __getitem__(self, key: Any) -> str:
         if isinstance(key, Everyone):
             return key.name
         found = self.store.name(key) if isinstance(key, str) and key else None
-        if found is None:
+        # a login outlives the process (login_days): one whose person was taken out of the users file ends then
+        if found is None or (self.allowed is not None and not self.allowed(found)):
             raise KeyError(key)
         return found
 
@@ -70,12 +71,13 @@ class LoginTokens(MutableMapping):
         return self.store.count()
 
 
-def lifespan(store: LoginStore):
+def lifespan(store: LoginStore, allowed: Callable[[str], bool] | None = None):
     """Gradio's `app_kwargs["lifespan"]`: puts the store in as the app's tokens and its cookie id, before the
-    server answers anything."""
+    server answers anything. `allowed(name)`: whether a stored login's person may still log in (with a users
+    file: whether the file still lists them)."""
     @asynccontextmanager
     async def kept_logins(app: Any):
-        app.tokens = LoginTokens(store)
+        app.tokens = LoginTokens(store, allowed)
         app.cookie_id = store.cookie_id
         log.info("logins are kept in the database (cookie access-token-%s...)", store.cookie_id[:6])
         yield

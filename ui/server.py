@@ -292,7 +292,9 @@ def launch_options(settings: Any, environ=os.environ, users: Any = None, grants:
         opts["auth"] = auth_function(settings.password)  # user ecolens; wrong passwords are rate-limited
         opts["auth_message"] = "EcoLens: user ecolens"
     if logins is not None and "auth" in opts:
-        opts["app_kwargs"]["lifespan"] = kept_logins(logins)
+        # with a users file, a person taken out of it is logged out at once (their login would last login_days)
+        listed = (lambda name: users.person(name) is not None) if users is not None else None
+        opts["app_kwargs"]["lifespan"] = kept_logins(logins, listed)
     return opts
 
 

@@ -148,6 +148,39 @@ def test_launch_options_hand_the_store_to_gradio_only_when_people_log_in(db, tmp
     assert "lifespan" in with_password["app_kwargs"]
 
 
+def test_a_person_taken_out_of_the_users_file_is_logged_out_though_their_login_is_kept(db, tmp_path):
+    """A login lasts login_days across restarts now; a person whose line the owner took out of the users file
+    is no longer let in by it (before the logins were kept, a restart ended every login)."""
+    from core.config import Settings
+    from core.people.users import Users, add_user
+    from ui.server import launch_options
+
+    users_path = tmp_path / "users.txt"
+    add_user(users_path, "ana", "ana-pw", "annotator")
+    add_user(users_path, "ben", "ben-pw", "annotator")
+    store = SqlLogins(db[1], 14)
+    opts = launch_options(Settings(data_dir=str(tmp_path), users_file=str(users_path)), environ={},
+                          users=Users(users_path), logins=store)
+
+    class App:
+        tokens: dict = {}
+        cookie_id = "random-per-process"
+
+    app = App()
+
+    async def enter():
+        async with opts["app_kwargs"]["lifespan"](app):
+            pass
+    asyncio.run(enter())
+    ana, ben = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+    app.tokens[ana], app.tokens[ben] = "ana", "ben"
+    assert app.tokens.get(ana) == "ana" and app.tokens.get(ben) == "ben"
+    lines = users_path.read_text(encoding="utf-8").splitlines()
+    users_path.write_text("".join(line + "\n" for line in lines if not line.startswith("ana:")), encoding="utf-8")
+    assert app.tokens.get(ana) is None and ana not in app.tokens  # Gradio asks for the password again
+    assert app.tokens.get(ben) == "ben" and store.name(ana) == "ana"  # ben stays; the row ends with login_days
+
+
 def test_a_login_through_one_gradio_server_is_honoured_by_another_on_the_same_database(db):
     """Two Gradio servers in this process stand for two web processes (or one before and after a restart)."""
     import urllib.parse
