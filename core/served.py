@@ -67,12 +67,18 @@ def _drawn(image: Image.Image, box: dict) -> Image.Image:
     return draw(image, [tuple(float(v) for v in box["bbox"])], [label], [str(box.get("category") or "animal")])
 
 
-def _url_host(path: str) -> str | None:
+def url_host(path: str) -> str | None:
     """The host of a photo whose catalog path is a URL (http, https), else None."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(str(path or ""))
     return (parts.hostname or "?") if parts.scheme in ("http", "https") else None
+
+
+def not_fetched(photo_id: int | None, host: str) -> tuple[str, str]:
+    """(why, fix) of a photo kept by its URL (a Camtrap DP medium on a host the ingest did not reach): no picture."""
+    return (f"photo {photo_id} has no file on this machine: it lies at {host} and was not fetched at ingest",
+            "run the ingest again when that host can be reached")
 
 
 class ServedFiles:
@@ -94,11 +100,9 @@ class ServedFiles:
         side = SIZES[size]
         if photo is None:
             return Served(self.placeholder(size), "this photo is no longer in the catalog")
-        host = _url_host(photo.path)
+        host = url_host(photo.path)
         if host is not None:  # kept without its file (a Camtrap DP medium on a host the ingest did not reach)
-            return Served(self.placeholder(size), f"photo {photo.id} has no file on this machine: it lies at "
-                                                  f"{host} and was not fetched at ingest (run the ingest again "
-                                                  "when that host can be reached)")
+            return Served(self.placeholder(size), "{} ({})".format(*not_fetched(photo.id, host)))
         source = Path(photo.path)
         if not source.is_file():
             return Served(self.placeholder(size), f"the file of photo {photo.id} is missing ({source.name}); "

@@ -23,6 +23,7 @@ from core.contracts.errors import InputError, NotFoundError
 from core.contracts.records import Filters, Hit, Photo
 from core.imageio import load_image
 from core.search.filter_columns import FilterColumns
+from core.served import not_fetched, url_host
 from core.vectors.gpu import choose as choose_gpu
 from core.vectors.index import VectorIndex
 from core.vectors.index_store import IndexStore
@@ -232,6 +233,9 @@ class Corpus:
         return self.catalog.near_hashes([int(i) for i in ids])
 
     def load_image(self, photo: Photo) -> Image.Image:
+        host = url_host(photo.path)
+        if host is not None:  # kept by its URL, never fetched: not "moved or deleted after ingest"
+            raise InputError(*not_fetched(photo.id, host))
         return load_image(photo.path, max_pixels=self.settings.max_image_pixels, max_side=bounds.WORKING_SIDE,
                           shown=f"photo {photo.id} ({Path(photo.path).name})")
 

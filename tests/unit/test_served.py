@@ -87,3 +87,25 @@ def test_a_photo_kept_without_its_file_says_where_it_lies_not_that_it_was_delete
     assert said.startswith("photo 81 has no file on this machine") and "multimedia.agouti.eu" in said, said
     assert "deleted" not in said and "run the ingest again" in said
     assert served.photo(kept).path.name.startswith("placeholder")
+
+
+def test_a_checker_reading_a_photo_kept_by_its_url_is_told_it_was_never_fetched(tmp_path):
+    """Verify, Cover and the answer read photos through Corpus.load_image: a Camtrap DP medium kept by its URL
+    was reported to the page as 'missing; it was moved or deleted after ingest', which is not what happened."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from core.contracts.errors import InputError
+    from core.search.corpus import Corpus
+
+    me = SimpleNamespace(settings=SimpleNamespace(max_image_pixels=80_000_000))
+    kept = Photo(path="https://multimedia.agouti.eu/assets/a33837bf/file", id=81, sha256="media:pkg:a33837bf")
+    with pytest.raises(InputError) as err:
+        Corpus.load_image(me, kept)
+    assert err.value.message.startswith("photo 81 has no file on this machine") and "agouti.eu" in err.value.message
+    assert "deleted" not in err.value.message and "run the ingest again" in err.value.hint
+    gone = Photo(path=str(tmp_path / "folder" / "x.jpg"), id=82)
+    with pytest.raises(InputError, match="moved or deleted after ingest") as err:
+        Corpus.load_image(me, gone)
+    assert str(tmp_path) not in err.value.message  # named by id and file name, never the server's folder
