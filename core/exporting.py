@@ -183,7 +183,9 @@ def individual_counts(store: Any, photos: Sequence[Photo]) -> dict[int, int]:
     ids = [int(p.id) for p in photos if p.id is not None]
     captures = store.captures(ids)
     events = sorted({c.event_id for c in captures.values() if c.event_id is not None})
-    observed = store.observations(photo_ids=ids) + (store.observations(event_ids=events) if events else [])
+    # one call: a media-level observation carries its event too (Camtrap DP's eventID), and two calls' lists added
+    # together held it twice, so a frame's count was summed double
+    observed = store.observations(photo_ids=ids, event_ids=events)
     out: dict[int, int] = {}
     for p in photos:
         name = p.scientific_name.strip().lower()

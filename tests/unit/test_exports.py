@@ -57,3 +57,27 @@ def test_disagreements_and_the_final_word():
     labels.append(_lb(1, 0, ADJUDICATED))
     assert disagreements(labels)[0].adjudicated == 0
     assert [g.annotators for g in agreement(labels)] == [("a", "b")]  # the final word is not an annotator
+
+
+def test_a_frames_count_is_not_doubled_by_its_observation_naming_its_event_too():
+    """Darwin Core's individualCount of a camera-trap frame: a media-level observation that also names the frame's
+    event (a Camtrap DP package gives every observation its eventID) was read once for the photo and once for
+    the event, and its count of 2 was written as 4."""
+    from core.contracts.camtrap import Capture, Observation
+    from core.exporting import individual_counts
+
+    seen = [Observation(level="media", type="animal", key="obs-1", photo_id=1, event_id=5, count=2, method="machine",
+                        scientific_name="Vulpes vulpes", id=11),
+            Observation(level="media", type="animal", key="obs-2", photo_id=2, event_id=5, count=1, method="machine",
+                        scientific_name="Vulpes vulpes", id=12)]
+
+    class Store:  # as storage.camtrap_store answers: the observations of these photos or these events, each once
+        def captures(self, ids):
+            return {i: Capture(photo_id=i, event_id=5) for i in ids}
+
+        def observations(self, photo_ids=None, event_ids=None):
+            return [o for o in seen if o.photo_id in (photo_ids or ()) or o.event_id in (event_ids or ())]
+
+    photos = [Photo(path="a.jpg", id=1, scientific_name="Vulpes vulpes"),
+              Photo(path="b.jpg", id=2, scientific_name="Vulpes vulpes")]
+    assert individual_counts(Store(), photos) == {1: 2, 2: 1}
