@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import sqlite3
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -134,7 +135,12 @@ def test_the_lifespan_puts_the_store_and_its_cookie_name_in_before_the_app_serve
     async def run():
         async with lifespan(store)(app):
             return app.tokens, app.cookie_id
-    tokens, cookie_id = asyncio.run(run())
+    # a loop of its own in a thread of its own: an earlier test of the suite may leave this thread's loop running
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(asyncio.run(run())))
+    worker.start()
+    worker.join(timeout=30)
+    tokens, cookie_id = out[0]
     assert isinstance(tokens, LoginTokens) and tokens.store is store and cookie_id == store.cookie_id
 
 
