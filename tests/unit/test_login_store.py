@@ -177,7 +177,10 @@ def test_a_person_taken_out_of_the_users_file_is_logged_out_though_their_login_i
     async def enter():
         async with opts["app_kwargs"]["lifespan"](app):
             pass
-    asyncio.run(enter())
+    # a loop of its own in a thread of its own: an earlier test of the suite may leave this thread's loop running
+    worker = threading.Thread(target=lambda: asyncio.run(enter()))
+    worker.start()
+    worker.join(timeout=30)
     ana, ben = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
     app.tokens[ana], app.tokens[ben] = "ana", "ben"
     assert app.tokens.get(ana) == "ana" and app.tokens.get(ben) == "ben"

@@ -104,7 +104,7 @@ def test_a_users_file_written_before_the_invisible_character_refusal_still_loads
     assert [p.name for p, _ in read_users(path).values()] == [f"Mehr{ZWNJ}nush"]
     assert Users(path).check(f"Mehr{ZWNJ}nush", "pw") is not None
     add_user(path, "ben", "ben-pw", "annotator")
-    assert sorted(p.name for p, _ in read_users(path).values()) == ["ben", f"Mehr{ZWNJ}nush"]
+    assert sorted(p.name for p, _ in read_users(path).values()) == [f"Mehr{ZWNJ}nush", "ben"]
     with pytest.raises(InputError, match="invisible characters"):
         add_user(path, f"a{ZWSP}na", "pw", "annotator")
 
