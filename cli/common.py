@@ -183,6 +183,14 @@ def camtrap_text(facts: dict | None) -> str:
     return "  " + " · ".join(parts)
 
 
+def standin_scores_note(model: str) -> str:
+    """What the command line notes over scores from the offline stand-in `model` (its name as the embedder
+    setting gives it), in the page's words (core.contracts.standin_scores)."""
+    from core.contracts import standin_scores
+
+    return f"scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}"
+
+
 def print_hits(result) -> None:
     """The notices, then one line per hit. With the offline stand-in embedder (stages' `standin_similarity`) a
     note says its scores mean nothing about the photos, in the page's words (core.contracts.standin_scores), and
@@ -195,7 +203,7 @@ def print_hits(result) -> None:
     stages = result.stages or {}
     model = stages.get("standin_similarity")
     if model and result.hits:
-        print(f"note: scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}")
+        print(f"note: {standin_scores_note(model)}")
     marked = bool(model) and (stages.get("score") or {}).get("kind") != "checks"
     for hit in result.hits:
         p = hit.photo
