@@ -80,7 +80,9 @@ class SettingFields(BaseSettings):
         "on GPU, fp32 on CPU), float32, float16, bfloat16.")
     # --- ingest and index ---------------------------------------------------------------------------
     batch_size: int = Field(32, ge=1, le=4096, description="Images per embedding batch during ingest.")
-    threads: int = Field(0, ge=0, le=1024, description="Torch/FAISS threads; 0 lets the libraries decide.")
+    threads: int = Field(0, ge=0, le=1024, description="Torch/FAISS threads for ingest, evaluation and the command "
+                         "line; 0 lets the libraries decide. A web search runs FAISS on its own thread alone "
+                         "(idle library threads spun about a third of a Fast search's server CPU).")
     max_image_pixels: int = Field(80_000_000, ge=1, le=1_000_000_000, description="Images with more pixels than "
         "this are skipped at ingest.")
     index_type: Literal["flat", "ivfpq", "hnsw"] = Field("flat", description="FAISS index: flat (exact), ivfpq or "
