@@ -187,16 +187,16 @@ def print_hits(result) -> None:
     """The notices, then one line per hit. With the offline stand-in embedder (stages' `standin_similarity`) a
     note says its scores mean nothing about the photos, in the page's words (core.contracts.standin_scores), and
     each score made from its similarities (a cosine or a fusion of rankings, not a checks score) reads
-    `stand-in`."""
+    `stand-in`; where Verify's checks rank the hits no score is a stand-in's and no note is printed."""
     from core.contracts import standin_scores
 
     for line in result.notices:
         print(f"note: {line}")
     stages = result.stages or {}
     model = stages.get("standin_similarity")
-    if model and result.hits:
-        print(f"note: scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}")
     marked = bool(model) and (stages.get("score") or {}).get("kind") != "checks"
+    if marked and result.hits:  # Verify's checks rank them: no stand-in score is printed, nothing to say of one
+        print(f"note: scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}")
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")
