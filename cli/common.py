@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from core.camtrap import capture_time
 from core.camtrap.filters import camtrap_filters
 from core.contracts.errors import InputError
 from core.contracts.records import Filters, parse_bbox
@@ -162,12 +163,8 @@ def filters_from_args(args, ids: tuple[int, ...] | None = None) -> Filters:
 
 def taken(timestamp: str | None) -> str:
     """A frame's capture time for a terminal: the camera's wall time with its UTC offset, or said unknown."""
-    if not timestamp:
-        return "time unknown"
-    text = str(timestamp)
-    offset = text[19:]
-    offset = "+00:00" if offset in ("Z", "-00:00") else offset
-    return text[:19].replace("T", " ") + (f" UTC{offset}" if offset else " (offset from UTC not known)")
+    return capture_time.taken(timestamp, unknown="time unknown", with_offset="{time} UTC{offset}",
+                              local="{time} (offset from UTC not known)")
 
 
 def camtrap_text(facts: dict | None) -> str:
