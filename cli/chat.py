@@ -2,15 +2,18 @@
 
 Each turn shows the top photos and asks one question; answer in words, with `mark ID[,ID]` for photos that
 look right, `wrong ID[,ID]` for photos that do not, an empty line for "not sure", or `done`. End of input
-(Ctrl-D, a closed pipe) ends the chat."""
+(Ctrl-D, a closed pipe) ends the chat. With an offline stand-in embedder (SearchEngine.standin_similarity) the
+scores shown are called stand-in scores that mean nothing about the photos, as `search` and the page call them."""
 from __future__ import annotations
 
 import json
 import sys
 
-from cli.common import add_filter_args, filters_from_args, prepare
+from cli.common import add_filter_args, filters_from_args, prepare, standin_scores_note
 from core.contracts import bounds
 from core.contracts.search_request import clean_query
+from core.contracts.standin_scores import STANDIN_SCORE
+from core.search.scales import ranking
 
 STOP = {"done", "quit", "exit", "q", "stop"}
 
@@ -24,11 +27,13 @@ def add_parser(sub) -> None:
     add_filter_args(p)
 
 
-def _show(hits, out) -> None:
+def _show(hits, out, standin: str | None = None) -> None:
+    """One line per candidate; its score (the similarity itself) reads `stand-in` when `standin` made it."""
     for h in hits:
         p = h.photo
         name = (p.common_name or p.scientific_name) if p else ""
-        print(f"  {h.rank:2d}. [{h.photo_id}] {h.score:.3f} {name}  {p.path if p else ''}", file=out)
+        score = STANDIN_SCORE.format(score=f"{h.score:.3f}") if standin else f"{h.score:.3f}"
+        print(f"  {h.rank:2d}. [{h.photo_id}] {score} {name}  {p.path if p else ''}", file=out)
 
 
 def _ids(text: str) -> list[int]:
@@ -65,9 +70,12 @@ def run(ctx, args) -> int:
     for note in prepare(services):  # the stand-in note first
         print(f"note: {note}", file=out)
     ctx.noted = True
+    standin = services.engine.standin_similarity()
+    if standin:
+        print(f"note: {standin_scores_note(standin)}", file=out)
     session = services.engine.dialogue(description, filters=filters_from_args(args), k=k)
     print(f"search: {session.caption}", file=out)
-    _show(session.hits(), out)
+    _show(session.hits(), out, standin)
     for _ in range(rounds):
         q = session.next_question()
         print(f"\nQ{q.round + 1}: {q.text}", file=out)
@@ -86,11 +94,12 @@ def run(ctx, args) -> int:
         else:
             hits = session.answer(line or "not sure")
         print(f"search: {session.caption}", file=out)
-        _show(hits, out)
+        _show(hits, out, standin)
     for note in [*session.notes, *session.notices]:
         print(f"note: {note}", file=out)
     if args.json:
         data = session.to_json()
         data["results"] = [h.to_json() for h in session.hits()]
+        data["score"] = ranking({"standin_similarity": standin} if standin else {})  # as search --json's
         print(json.dumps(data, indent=2, default=str))
     return 0

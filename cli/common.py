@@ -180,6 +180,14 @@ def camtrap_text(facts: dict | None) -> str:
     return "  " + " · ".join(parts)
 
 
+def standin_scores_note(model: str) -> str:
+    """What the command line notes over scores from the offline stand-in `model` (its name as the embedder
+    setting gives it), in the page's words (core.contracts.standin_scores)."""
+    from core.contracts import standin_scores
+
+    return f"scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}"
+
+
 def print_hits(result) -> None:
     """The notices, then one line per hit. With the offline stand-in embedder (stages' `standin_similarity`) a
     note says its scores mean nothing about the photos, in the page's words (core.contracts.standin_scores), and
@@ -193,7 +201,7 @@ def print_hits(result) -> None:
     model = stages.get("standin_similarity")
     marked = bool(model) and (stages.get("score") or {}).get("kind") != "checks"
     if marked and result.hits:  # Verify's checks rank them: no stand-in score is printed, nothing to say of one
-        print(f"note: scores are {standin_scores.STANDIN_NAME}s, {standin_scores.meaning(model)}")
+        print(f"note: {standin_scores_note(model)}")
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")

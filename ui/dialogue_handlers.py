@@ -16,6 +16,7 @@ from core.contracts.sessionlog import RequestRecord, SessionLog, StageRecord, Tu
 from ui import strings as S
 from ui.forms import not_recorded, note, shows_errors, warn, web_notices
 from ui.photos import PhotoFiles
+from ui.search_record import stored_stage
 
 log = logging.getLogger(__name__)
 MAX_LIVE = 64  # dialogue sessions kept in memory; the oldest are forgotten (their log stays)
@@ -81,6 +82,8 @@ class DialogueHandlers:
             warn([not_recorded(exc)])
 
     def _write_record(self, st: dict[str, Any], session: Any, question: str, answer: str) -> None:
+        """The turn's request: its candidates as the final stage, with the stages their scores are read by
+        (dialogue_stages: the stand-in's name), stored as a search's are, so History's replay says stand-in."""
         if st["id"] < 0:  # the log could not open this conversation at its start: try again now
             sid = self.log.start_session("dialogue", session.description[:80])
             self._live[sid] = self._live.pop(st["id"], session)
@@ -89,7 +92,8 @@ class DialogueHandlers:
         rid = self.log.log_request(RequestRecord(
             session_id=st["id"], query=session.caption, method="plugir", settings=masked(self.engine.settings),
             models=self.engine.backends.describe(),
-            stages=[StageRecord("final", ranked, {"turn": len(session.turns), "marked": st["marked"]})]))
+            stages=[StageRecord("final", ranked, {"turn": len(session.turns), "marked": st["marked"]})]
+            + [StageRecord(name, [], stored_stage(art)) for name, art in (st.get("stages") or {}).items()]))
         self.log.log_turn(TurnRecord(session_id=st["id"], index=len(session.turns), question=question,
                                      answer=answer, description=session.caption, request_id=rid))
 
