@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from core.camtrap import capture_time
 from core.camtrap.filters import camtrap_filters
 from core.contracts.errors import InputError
 from core.contracts.records import Filters, parse_bbox
@@ -162,12 +163,8 @@ def filters_from_args(args, ids: tuple[int, ...] | None = None) -> Filters:
 
 def taken(timestamp: str | None) -> str:
     """A frame's capture time for a terminal: the camera's wall time with its UTC offset, or said unknown."""
-    if not timestamp:
-        return "time unknown"
-    text = str(timestamp)
-    offset = text[19:]
-    offset = "+00:00" if offset in ("Z", "-00:00") else offset
-    return text[:19].replace("T", " ") + (f" UTC{offset}" if offset else " (offset from UTC not known)")
+    return capture_time.taken(timestamp, unknown="time unknown", with_offset="{time} UTC{offset}",
+                              local="{time} (offset from UTC not known)")
 
 
 def camtrap_text(facts: dict | None) -> str:
@@ -195,16 +192,16 @@ def print_hits(result) -> None:
     """The notices, then one line per hit. With the offline stand-in embedder (stages' `standin_similarity`) a
     note says its scores mean nothing about the photos, in the page's words (core.contracts.standin_scores), and
     each score made from its similarities (a cosine or a fusion of rankings, not a checks score) reads
-    `stand-in`."""
+    `stand-in`; where Verify's checks rank the hits no score is a stand-in's and no note is printed."""
     from core.contracts import standin_scores
 
     for line in result.notices:
         print(f"note: {line}")
     stages = result.stages or {}
     model = stages.get("standin_similarity")
-    if model and result.hits:
-        print(f"note: {standin_scores_note(model)}")
     marked = bool(model) and (stages.get("score") or {}).get("kind") != "checks"
+    if marked and result.hits:  # Verify's checks rank them: no stand-in score is printed, nothing to say of one
+        print(f"note: {standin_scores_note(model)}")
     for hit in result.hits:
         p = hit.photo
         name = f"{p.scientific_name} ({p.common_name})" if p and p.common_name else (p.scientific_name if p else "")

@@ -175,8 +175,9 @@ def camera_trap_ids(store: Any, photo_ids: Sequence[int]) -> frozenset[int]:
 def individual_counts(store: Any, photos: Sequence[Photo]) -> dict[int, int]:
     """photo id -> individuals counted on the frame by its camera-trap observations, of the photo's taxon where
     both name one (observations of another species on the same frame are not this occurrence's): a person's
-    count of the frame (their media-level observations, summed), else a person's count of its event (the
-    newest: people identifying one event give answers, not individuals to add up; it is the event's MaxN),
+    count of the frame (the newest person's media-level observations, summed; people's answers are not added
+    up), else a person's count of its event (the newest: people identifying one event give answers, not
+    individuals to add up; it is the event's MaxN),
     else the frame's other media-level observations, else its event's; photos without a count left out."""
     if store is None or not photos:
         return {}
@@ -199,12 +200,23 @@ def individual_counts(store: Any, photos: Sequence[Photo]) -> dict[int, int]:
         people = [o for o in media if o.method == "human"]
         said = sorted((o for o in whole if o.method == "human"), key=lambda o: (o.classified_at or "", o.id or 0))
         if people:
-            out[int(p.id)] = sum(o.count for o in people)
+            out[int(p.id)] = _newest_persons_total(people)
         elif said:
             out[int(p.id)] = said[-1].count
         elif media or whole:
             out[int(p.id)] = sum(o.count for o in media or whole)
     return out
+
+
+def _newest_persons_total(people: Sequence[Observation]) -> int:
+    """The newest person's count of one frame: one person's (or one unnamed import's) several boxes or
+    observations of the frame are added up; two people's are two answers to the same question, so the one who
+    said theirs last (their newest classifiedAt, then the later stored) gives the frame's count."""
+    by: dict[str, list[Observation]] = {}
+    for o in people:
+        by.setdefault((o.annotator or o.classified_by or "").strip().lower(), []).append(o)
+    newest = max(by.values(), key=lambda said: max((o.classified_at or "", o.id or 0) for o in said))
+    return sum(o.count for o in newest)
 
 
 def dwc_options(sources: ExportSources, photo_ids: Sequence[int]) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Sequence
 
+from core.camtrap.capture_time import taken as time_words
 from core.contracts.camtrap import IMPORTED_MODEL_PREFIX as IMPORTED  # the model of a package's own boxes
 from ui import strings_camtrap as SC
 
@@ -46,14 +47,7 @@ def caption_tail(hit: dict[str, Any], by_event: bool = False) -> str:
 
 def taken_text(timestamp: str | None) -> str:
     """The capture time in words: the camera's wall time, with 'UTC+02:00' when the offset is known."""
-    if not timestamp:
-        return SC.CT_NO_TIME
-    text = str(timestamp)
-    time, offset = text[:19], text[19:]
-    shown = time.replace("T", " ")
-    if offset in ("Z", "+00:00", "-00:00"):
-        return SC.CT_TAKEN_OFFSET.format(time=shown, offset="+00:00")
-    return SC.CT_TAKEN_OFFSET.format(time=shown, offset=offset) if offset else SC.CT_TAKEN_LOCAL.format(time=shown)
+    return time_words(timestamp, unknown=SC.CT_NO_TIME, with_offset=SC.CT_TAKEN_OFFSET, local=SC.CT_TAKEN_LOCAL)
 
 
 def detection_text(d: dict[str, Any]) -> str:

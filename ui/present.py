@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
+from core.contracts import standin_scores
 from core.contracts.limits import CHECKS_RANGE, SIMILARITY_RANGE, on_similarity_scale
 from core.contracts.verdicts import NOT_CHECKED
 from ui import strings as S
@@ -50,8 +51,7 @@ def scale_words(scale: str, stages: dict[str, Any] | None = None) -> tuple[str, 
     """(name, meaning) of the view's scale: ui.strings.SCALES, or STANDIN_SCALE when a stand-in made it."""
     model = standin_model(stages, scale)
     if model:
-        name, meaning = S.STANDIN_SCALE
-        return name, meaning.format(model=model, what=S.STANDIN_WHAT.get(model, S.STANDIN_WORLD))
+        return S.STANDIN_SCALE[0], standin_scores.meaning(model)
     return S.SCALES[scale]
 
 

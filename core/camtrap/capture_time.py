@@ -88,3 +88,16 @@ def timestamp(captured_at: str | None, utc_offset: str | None) -> str | None:
     if not captured_at:
         return None
     return captured_at + (utc_offset or "")
+
+
+def taken(shown: str | None, *, unknown: str, with_offset: str, local: str) -> str:
+    """A timestamp (as `timestamp` makes it) in the caller's words: `unknown` when there is none, else the
+    camera's wall time ('2024-06-01 03:12:45') put into `with_offset` with its offset ('+02:00'; 'Z' and
+    '-00:00' read '+00:00'), or into `local` when the offset is not known. The page (ui.camtrap_present) and
+    the command line (cli.common) each word it their way."""
+    if not shown:
+        return unknown
+    text = str(shown)
+    time, offset = text[:19].replace("T", " "), text[19:]
+    offset = "+00:00" if offset in ("Z", "-00:00") else offset
+    return with_offset.format(time=time, offset=offset) if offset else local.format(time=time)

@@ -7,8 +7,8 @@ person's identification, with its count) is carried to the new event that holds 
 holding most of them (the earliest such event on a tie). A carried identification keeps its annotator and
 target in its key (core.camtrap.identifications.key_of), so a person still has one answer an event.
 
-The new event's MaxN is the newest person's count among the animal identifications it holds, not the larger of
-that and the machine's count. Camtrap DP (observations-table-schema: observationLevel, count,
+The new event's MaxN is the newest person's count among the animal identifications it holds (a blank: 0), not
+the larger of that and the machine's count. Camtrap DP (observations-table-schema: observationLevel, count,
 classificationMethod) says an event-level observation's `count` is the number of individuals observed in the
 whole event, that event-level observations are the ones whose counts are summed for ecological use, and that
 the classification method is the one used most recently: a person who looked at the frames and counted
@@ -47,12 +47,14 @@ def targets(old: dict[int, tuple[str, set[int]]], groups: Sequence) -> dict[int,
 
 
 def person_count(observations: Iterable[Observation]) -> int | None:
-    """The newest person's count among these event-level animal identifications (None: no person counted)."""
-    counted = [o for o in observations
-               if o.method == "human" and o.type == "animal" and o.count is not None and o.level == "event"]
+    """The newest person's count among these event-level identifications: an animal one with a count, or a
+    blank, which counts 0 (as core.camtrap.identifications.identify sets it); None: no person counted."""
+    counted = [o for o in observations if o.method == "human" and o.level == "event"
+               and (o.type == "blank" or (o.type == "animal" and o.count is not None))]
     if not counted:
         return None
-    return int(max(counted, key=lambda o: (o.classified_at or "", o.id or 0)).count)
+    newest = max(counted, key=lambda o: (o.classified_at or "", o.id or 0))
+    return 0 if newest.type == "blank" else int(newest.count)
 
 
 def person_counts(held: Sequence[Observation], moves_to: dict[int, str]) -> dict[str, int]:

@@ -3,9 +3,9 @@ kept as a human observation (Camtrap DP: classificationMethod human, classifiedB
 
 One identification per annotator and target: a second one by the same person replaces the first (the
 observation's key names both), so correcting a slip never leaves two answers. An event identified as an animal
-with a count takes that count as its MaxN (the newest person's count), which the photo view shows and the
-exports write (Camtrap DP's event-level count, Darwin Core's individualCount). The page (ui) and the API's
-/identify both call `identify` with the camera-trap store (core.contracts.camtrap.CamtrapStore)."""
+with a count takes that count as its MaxN (the newest person's count; a blank makes it 0), which the photo
+view shows and the exports write (Camtrap DP's event-level count, Darwin Core's individualCount). The page (ui)
+and the API's /identify both call `identify` with the camera-trap store (core.contracts.camtrap.CamtrapStore)."""
 from __future__ import annotations
 
 import logging
@@ -91,9 +91,13 @@ def identify(store: CamtrapStore, species: Any, annotator: Any, *, photo_id: int
                       photo_id=pid, event_id=event_id, scientific_name=scientific, count=number, method="human",
                       classified_by=name, classified_at=now(), annotator=name)
     store.add_observations([obs])
-    if found is not None and kind == "animal" and number is not None and number != found.max_n:
-        # the person's count is the event's MaxN from now on (the detector's count of boxes was a stand-in)
-        store.upsert_events([replace(found, max_n=number)])
+    # the person's count is the event's MaxN from now on (the detector's count of boxes was a stand-in). A blank
+    # sets it to 0, not back to the machine's boxes: Camtrap DP's observationType 'blank' says the event shows
+    # no animal and its classificationMethod is the one used most recently, so the newest person's "nothing
+    # here" replaces the machine's estimate as their count would (core.camtrap.carried keeps it on a regroup)
+    max_n = 0 if kind == "blank" else number if kind == "animal" else None
+    if found is not None and max_n is not None and max_n != found.max_n:
+        store.upsert_events([replace(found, max_n=max_n)])
     log.info("identification by %s: %s %s is %s (count %s)", name, level, target, scientific or kind, number)
     return obs
 

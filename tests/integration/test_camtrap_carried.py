@@ -92,3 +92,16 @@ def test_a_persons_count_stays_the_maxn_when_the_card_is_ingested_again(tmp_path
     assert [(o.event_key, o.count) for o in services.camtrap.observations() if o.classified_by == "Ann"] == [
         ("s1#2", 2)]
     assert _events(_ingest(tmp_path, card)) == {"s1#1": (1, 0), "s1#2": (2, 2), "s1#3": (1, 2)}
+
+
+def test_a_blank_from_the_newest_person_makes_the_events_maxn_0_and_a_regroup_keeps_it(tmp_path, card):
+    """Ann counts one fox on s1#1 (the machine's boxes say 3), then Bo says it is blank: the event shows no
+    animal by the newest person's word, now and after the card is ingested again (it kept Ann's 1 until the
+    next ingest, which then gave the machine's 3)."""
+    services = _ingest(tmp_path, card)
+    identify(services.camtrap, "Vulpes vulpes", "Ann", event="s1#1", count=1, now=lambda: "2026-11-28T08:00:00Z")
+    identify(services.camtrap, "blank", "Bo", event="s1#1", now=lambda: "2026-11-28T09:00:00Z")
+    assert _events(services)["s1#1"] == (2, 0)
+    assert _events(_ingest(tmp_path, card)) == {"s1#1": (2, 0), "s1#2": (1, 2)}
+    identify(services.camtrap, "Vulpes vulpes", "Ann", event="s1#1", count=2, now=lambda: "2026-11-28T10:00:00Z")
+    assert _events(_ingest(tmp_path, card))["s1#1"] == (2, 2)  # a count said after the blank is the newest

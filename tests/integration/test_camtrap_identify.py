@@ -127,11 +127,13 @@ def test_bad_identifications_are_refused_with_a_fix_and_nothing_is_stored(world,
 
 def test_a_count_of_0_is_only_for_blank_where_no_count_is_kept(world):
     """0 animals is 'blank' (Camtrap DP's count is at least 1): a blank keeps no count, whatever was typed, and
-    the event's MaxN stays the animals' count; an animal's count of 1 or more is kept."""
+    makes the event's MaxN 0 (the newest person saw no animal, whatever the machine's boxes said); an animal's
+    count of 1 or more is kept."""
     for count in (0, 3, None):
         assert world.desk.identify("blank", "Ann", photo_id=world.ids[3], count=count).count is None
+    assert world.store.event("siteA#1").max_n == 2  # a frame's blank leaves its event's MaxN alone
     assert world.desk.identify("blank", "Bo", event="siteA#1", count=0).count is None
-    assert world.store.event("siteA#1").max_n == 2
+    assert world.store.event("siteA#1").max_n == 0
     assert world.desk.identify("Vulpes vulpes", "Cy", event="siteA#1", count=1).count == 1
     assert world.store.event("siteA#1").max_n == 1
 

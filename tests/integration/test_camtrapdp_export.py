@@ -311,6 +311,36 @@ def test_a_persons_count_of_an_event_is_its_maxn_and_both_exports_write_it(catal
     assert counts == {"Peter": "1", "Ann": "3", "Bo": "4", "Cy": ""}
 
 
+def test_a_frames_individual_count_is_the_newest_persons_not_a_sum_of_peoples(catalog, tmp_path):
+    """Frame a's individualCount in Darwin Core: Peter's import boxes two foxes on it (1 + 1: one person's
+    boxes are added up), then Ann counts 3 and Bo 4 in EcoLens: people's answers are not added up (3 + 4 = 7
+    was written), the newest person's count is the frame's, as the newest person's count is an event's."""
+    from core import darwincore
+    from core.camtrap.identifications import identify
+
+    cat, store, (a, *_rest) = catalog
+    sources = exporting.ExportSources(_settings(tmp_path, dwc_basis_of_record="HumanObservation"), None,
+                                      cat.get_photos, store)
+
+    def dwc(name: str) -> dict[str, str]:
+        darwincore.write_archive(tmp_path / name, [darwincore.Occurrence(p, "marked") for p in cat.get_photos([a])],
+                                 [tmp_path], **exporting.dwc_options(sources, [a]))
+        return _individual_counts(tmp_path / name)
+
+    store.add_observations([
+        Observation(level="media", type="animal", key=f"pk-{i}", deployment_key="siteA", photo_id=a,
+                    scientific_name="Vulpes vulpes", count=1, method="human", classified_by="Peter",
+                    classified_at="2021-06-01T09:00:00Z", bbox_x=0.1 * i, bbox_y=0.1, bbox_w=0.1, bbox_h=0.1)
+        for i in (1, 2)])
+    assert dwc("peter.zip") == {"cards/IMG_0000.JPG": "2"}
+    identify(store, "Vulpes vulpes", "Ann", photo_id=a, count=3, now=lambda: "2026-11-28T08:00:00+00:00")
+    assert dwc("ann.zip") == {"cards/IMG_0000.JPG": "3"}
+    identify(store, "Vulpes vulpes", "Bo", photo_id=a, count=4, now=lambda: "2026-11-28T09:00:00+00:00")
+    assert dwc("bo.zip") == {"cards/IMG_0000.JPG": "4"}
+    identify(store, "Vulpes vulpes", "Ann", photo_id=a, count=1, now=lambda: "2026-11-28T10:00:00+00:00")
+    assert dwc("ann-again.zip") == {"cards/IMG_0000.JPG": "1"}  # Ann's correction replaces her 3 and is newest
+
+
 def test_a_frame_shows_its_own_and_its_events_observations_never_another_frames(catalog):
     """Camtrap DP gives a media-level observation its eventID too: frame b of siteA#1 must not show the
     machine's Vulpes vulpes (count 2) said of frame a as its own; it shows Meles meles (its own) and Peter's

@@ -28,12 +28,15 @@ def test_old_events_and_the_group_holding_most_of_their_frames():
     assert carried.targets({13: ("s1#9", {77})}, groups) == {}  # its frames are gone: it stays
 
 
-def test_the_newest_persons_animal_count_is_the_maxn_and_a_machines_or_a_blank_is_not():
+def test_the_newest_persons_count_is_the_maxn_a_machines_or_an_uncounted_one_is_not_and_a_blank_is_0():
     held = [_obs(1, 10, "ann", 3, "2026-01-02"), _obs(2, 10, "bo", 1, "2026-01-03"),
             _obs(3, 10, "cy", None, "2026-01-04"), _obs(4, 10, "md", 7, "2026-01-05", method="machine"),
-            _obs(5, 10, "di", 0, "2026-01-06", kind="blank"), _obs(6, 11, "ann", 2, "2026-01-01")]
+            _obs(5, 11, "ann", 2, "2026-01-01")]
     assert carried.person_counts(held, {10: "s1#2", 11: "s1#3"}) == {"s1#2": 1, "s1#3": 2}
-    assert carried.person_count([held[3], held[4]]) is None
+    assert carried.person_count([held[2], held[3]]) is None
+    blank = _obs(6, 10, "di", None, "2026-01-06", kind="blank")  # the newest person says: no animal
+    assert carried.person_count(held[:4] + [blank]) == 0
+    assert carried.person_count([blank, _obs(7, 10, "ed", 2, "2026-01-07")]) == 2  # a later count beats it
 
 
 def test_two_events_that_become_one_keep_each_persons_newest_answer():

@@ -49,6 +49,17 @@ def test_the_capture_time_says_whether_its_offset_is_known():
     assert P.taken_text(None) == "time unknown"
 
 
+def test_the_page_and_the_command_line_read_utc_alike_each_in_its_words():
+    """One reading of a timestamp (core.camtrap.capture_time.taken): 'Z', '+00:00' and '-00:00' are all UTC."""
+    from cli.common import taken
+
+    for utc in ("Z", "+00:00", "-00:00"):
+        assert P.taken_text("2024-06-01T03:12:45" + utc) == "2024-06-01 03:12:45 (UTC+00:00)"
+        assert taken("2024-06-01T03:12:45" + utc) == "2024-06-01 03:12:45 UTC+00:00"
+    assert taken("2024-06-01T03:12:45-05:30") == "2024-06-01 03:12:45 UTC-05:30"
+    assert taken("2024-06-01T03:12:45") == "2024-06-01 03:12:45 (offset from UTC not known)"
+
+
 def test_the_photo_views_lines_are_plain_words_and_escaped():
     facts = {**FRAME, "place": "Oak <ridge>", "event_frames": 3, "max_n": 2, "detector_looked": True,
              "observations": [{"level": "event", "type": "animal", "scientific_name": "Vulpes vulpes", "count": 2,

@@ -42,10 +42,15 @@ def test_a_photo_without_camera_trap_facts_keeps_its_plain_line(capsys):
 
 @pytest.mark.parametrize("kind, standin", [("cosine", True), ("checks", False)])
 def test_a_stand_in_embedders_similarity_is_called_so(capsys, kind, standin):
-    """The demo world's encoder on a real heron: its 0.115 is a stand-in's number; a checks score (Verify's
-    percentage) is not a similarity and keeps its plain number."""
+    """The demo world's encoder on a real heron: its 0.115 is a stand-in's number, with the note saying what
+    such a number means; a checks score (Verify's percentage) is not a similarity: it keeps its plain number and
+    no note speaks of stand-in scores none of the printed scores is."""
     print_hits(_result([_heron(None)], {"score": {"kind": kind}, "standin_similarity": "fieldguide"}))
-    notes, line = capsys.readouterr().out.strip().rsplit("\n", 1)
-    line = line.strip()
-    assert notes.startswith("note: scores are stand-in scores") and "invented species" in notes, notes
+    lines = [line.strip() for line in capsys.readouterr().out.strip().split("\n")]
+    notes, line = lines[:-1], lines[-1]
+    if standin:
+        assert len(notes) == 1 and notes[0].startswith("note: scores are stand-in scores"), notes
+        assert "invented species" in notes[0], notes
+    else:
+        assert notes == [], notes
     assert line.startswith("1. [10] stand-in 0.115  Ardea" if standin else "1. [10] 0.115  Ardea"), line

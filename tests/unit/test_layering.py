@@ -117,7 +117,8 @@ CORE_FLOORS = (
 # through the contracts.
 UI_DOOR = ("core.contracts", "core.config", "core.search.presets", "core.search.preparation", "core.served",
            "core.imageio", "core.labels", "core.exports", "core.exporting", "core.darwincore",
-           "core.sessions.memory_log", "core.camtrap.filters", "core.camtrap.people", "core.people")
+           "core.sessions.memory_log", "core.camtrap.filters", "core.camtrap.people", "core.people",
+           "core.camtrap.capture_time")  # a frame's time in words, shared with the command line
 
 
 def _core_names(path: Path) -> set[str]:
