@@ -116,7 +116,6 @@ SCALES = {
 # stand-ins: what it is, and that its numbers are not meaningful for the photos; the words are
 # core.contracts.standin_scores', which the command line says too
 STANDIN_SCALE = (_standin.STANDIN_NAME, _standin.STANDIN_MEANING)
-STANDIN_WHAT, STANDIN_WORLD = _standin.STANDIN_WHAT, _standin.STANDIN_WORLD
 STANDIN_SCORE = _standin.STANDIN_SCORE  # a gallery caption's score from that embedder
 SCORE_LINE = "Scores: {scale}, that is {meaning}."
 FUSED_ORDER = ("The order merges the {n} pictures' own rankings (reciprocal rank fusion): a photo that several "
