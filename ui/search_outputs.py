@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from ui import present
+from ui import evidence, present
 from ui import strings as S
 from ui.camtrap_form import CamtrapPage
 from ui.forms import web_notices
@@ -55,7 +55,7 @@ class SearchOutputs:
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
         return (self._highlight(gallery, state, key), status, present.notices_md(notices), scale_md, pictures,
-                present.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
+                evidence.evidence_md(stages, state["hits"]), self.explanation(state, key), details,
                 present.results_json(state, notices, status), state)
 
     def _picked_at(self, state: dict[str, Any], key: str) -> int | None:

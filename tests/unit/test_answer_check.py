@@ -103,6 +103,6 @@ def test_a_note_quoted_in_an_answer_is_not_an_echo():
       "verified": False}, "Unverified answer"),
 ])
 def test_the_page_labels_an_answer_as_what_it_is(answer, label):
-    from ui.present import evidence_md
+    from ui.evidence import evidence_md
 
     assert evidence_md({"answer": answer}, [{"id": 1, "rank": 1}]).startswith(f"**{label}:**")

@@ -3,7 +3,7 @@ photo), never raw photo ids; a cited photo that is not on screen is named as suc
 beside the query only while the query is a question."""
 from __future__ import annotations
 
-from ui import present
+from ui import evidence
 from ui.search_form import SearchForm
 
 HITS = [{"id": 281, "rank": 1}, {"id": 57, "rank": 2}, {"id": 12, "rank": 3}]
@@ -12,7 +12,7 @@ HITS = [{"id": 281, "rank": 1}, {"id": 57, "rank": 2}, {"id": 12, "rank": 3}]
 def test_citations_become_ranks_linked_to_their_photos():
     stages = {"answer": {"text": "Its wings are pale yellow [57] and cream [12, 281]; see also [999].",
                          "cited_ids": [57, 12, 281, 999]}}
-    md = present.evidence_md(stages, HITS)
+    md = evidence.evidence_md(stages, HITS)
     assert "[57]" not in md and "281" not in md
     assert "yellow [<a class='ecolens-cite' href='#photo-2' title='open photo #2'>#2</a>]" in md
     assert "'>#3</a>, <a class='ecolens-cite' href='#photo-1'" in md  # [12, 281] -> [#3, #1]
@@ -21,12 +21,12 @@ def test_citations_become_ranks_linked_to_their_photos():
 
 
 def test_photos_used_but_not_cited_in_the_text_are_listed_after_it():
-    md = present.evidence_md({"answer": {"text": "Its wings are pale yellow [57].", "cited_ids": [57, 12]}}, HITS)
+    md = evidence.evidence_md({"answer": {"text": "Its wings are pale yellow [57].", "cited_ids": [57, 12]}}, HITS)
     assert md.count("href='#photo-2'") == 1 and "(photos <a class='ecolens-cite' href='#photo-3'" in md
 
 
 def test_answer_text_is_escaped_before_links_are_added():
-    md = present.evidence_md({"answer": {"text": "<script>x</script> [281]", "cited_ids": [281]}}, HITS)
+    md = evidence.evidence_md({"answer": {"text": "<script>x</script> [281]", "cited_ids": [281]}}, HITS)
     assert "<script>" not in md and "&lt;script&gt;" in md and "class='ecolens-cite'" in md
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ui import badges, present, tables
+from ui import badges, evidence, present, tables
 
 
 def test_explanation_shows_coverage_and_escapes_metadata():
@@ -12,7 +12,7 @@ def test_explanation_shows_coverage_and_escapes_metadata():
                            "photos": [{"id": 7, "satisfies": [1], "dense": 0.3}], "uncovered": [0]}}
     html = present.explanation_html(hit, stages)
     assert "Covers: calling" in html and "&lt;i&gt;Rana&lt;/i&gt;" in html and "a &amp; b" in html
-    md = present.evidence_md({**stages, "answer": {"text": "It calls <loudly>", "cited_ids": [7, 3]}},
+    md = evidence.evidence_md({**stages, "answer": {"text": "It calls <loudly>", "cited_ids": [7, 3]}},
                               [{"id": 3, "rank": 1}, {"id": 7, "rank": 2}])
     assert "&lt;loudly&gt;" in md and re.sub(r"<[^>]+>", "", md).count("photos #2, #1") == 1
     assert "Parts of the query:** frog; calling" in md
