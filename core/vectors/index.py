@@ -186,10 +186,7 @@ class VectorIndex(ApproximateTwin):
         return np.isin(ids, self.ids())
 
     def contains(self, photo_id: int) -> bool:
-        if self.flat is None and self.store is not None:
-            return bool(self.store.rows_of(np.array([photo_id]))[0] >= 0)
-        return bool(self._rows_of(np.array([photo_id]))[0] >= 0) if self.flat is not None else \
-            bool(np.isin(photo_id, self.ids()))
+        return bool(self.holds([photo_id])[0])
 
     # ---- search -----------------------------------------------------------------------------------
     def search(self, queries: np.ndarray, k: int, pool: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
