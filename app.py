@@ -21,7 +21,7 @@ from core.ingest.ingestor import Ingestor
 from core.logs import configure_logging
 from core.plugins.registry import demo_world, get_world, load_modules
 from core.search import space
-from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for
+from core.search.banner import EMPTY, OWN, SYNTHETIC, banner_for, headline
 from core.search.corpus import Corpus
 from core.search.engine import SearchEngine
 from core.search.preparation import Progress, prepare_corpus
@@ -55,7 +55,7 @@ class Services:
     index_store: IndexStore
     corpus: Corpus
     engine: SearchEngine
-    _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text): banner()
+    _banner: tuple | None = field(default=None, repr=False)  # (catalog size and backends, text, line): banner()
     _books: tuple | None = field(default=None, repr=False)  # (catalog size, RuleBooks): rule_books()
     _read_as: World | None = field(default=None, repr=False)  # read_as(): every search in this world's terms
     fallback: str = ""  # why the start fell back to the stand-in world (a Space without the hub), for the banner
@@ -145,16 +145,18 @@ class Services:
             counts = self.photo_counts()
             kind = self.corpus_kind()
             hub = self.hub_banner()  # a hub corpus's line says what is searched: not 'N of your photos' again
-            text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None,
-                              self.catalog.count_fileless() if counts[1] and not hub else 0)
+            fileless = self.catalog.count_fileless() if counts[1] and not hub else 0
+            text = banner_for(self.settings, described, kind, counts if sum(counts) and not hub else None, fileless)
+            # the short line of a collection that is no hub corpus, from the same counts (banner_parts)
+            line = "" if hub else headline(self.settings, described, kind, counts if sum(counts) else None, fileless)
             failed = self.checkup.banner() if self.checkup is not None else ""  # models that failed their check
             text = " ".join(t for t in (hub, text, failed, f"Note: {self.fallback}." if self.fallback else "") if t)
-            self._banner = (key, text)
+            self._banner = (key, text, line)
         return self._banner[1]
 
     def banner_parts(self) -> tuple[str, str]:
         """(the banner in one short line, the whole banner): the page shows the line, the rest one click away."""
-        from core.search.banner import headline, hub_line
+        from core.search.banner import hub_line
 
         text = self.banner()
         if not text:
@@ -164,10 +166,8 @@ class Services:
 
             line = hub_line(hub_dataset.parse(self.settings.corpus).label(), self.catalog.count(), [], self.settings,
                             judged="judge" not in self.backends.unusable)
-        else:
-            counts = self.photo_counts()
-            line = headline(self.settings, self.backends.describe(), self.corpus_kind(),
-                            counts if sum(counts) else None, self.catalog.count_fileless() if counts[1] else 0)
+        else:  # worked out with the banner, again only when the catalog or the models changed
+            line = self._banner[2]
         return (line or text), text
 
     def hub_banner(self) -> str:
