@@ -12,14 +12,14 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Callable
 
-from sqlalchemy import Engine, bindparam, delete, func, select, text
+from sqlalchemy import Engine, bindparam, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from core.contracts.errors import InputError
 from core.contracts.logins import MAX_LOGIN_DAYS, MIN_LOGIN_DAYS
 from storage.models import utcnow
-from storage.retry import SHORT_S, retrying
+from storage.retry import SHORT_S, write_transaction
 from storage.session_models import LoginRow, WebKeyRow
 
 log = logging.getLogger(__name__)
@@ -45,11 +45,7 @@ class SqlLogins:
         self.cookie_id = self._cookie_id()
 
     def _write(self, what: str, statements: Callable[[Session], object]):
-        def attempt(busy_ms: int):
-            with Session(self.engine) as s, s.begin():
-                s.execute(text(f"PRAGMA busy_timeout = {int(busy_ms)}"))
-                return statements(s)
-        return retrying(attempt, self.budget_s, what)
+        return write_transaction(self.engine, statements, self.budget_s, what)
 
     def _cookie_id(self) -> str:
         """The value migration 0015 made; made again (once, whoever comes first) if someone deleted it."""

@@ -11,7 +11,9 @@ import logging
 import time
 from typing import Callable, TypeVar
 
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session
 
 from core.contracts.errors import StorageError
 
@@ -99,3 +101,12 @@ def retrying(attempt: Callable[[int], T], budget_s: float, what: str) -> T:
             log.warning("%s: the database is locked, retrying (try %d, %.0f s left)", what, tries, left)
             time.sleep(min(delay, left))
             delay = min(delay * 2, 2.0)
+
+
+def write_transaction(engine: Engine, work: Callable[[Session], T], budget_s: float, what: str) -> T:
+    """`work(session)` in one write transaction on `engine`, retried while the database is locked (`retrying`)."""
+    def attempt(busy_ms: int) -> T:
+        with Session(engine) as s, s.begin():
+            s.execute(text(f"PRAGMA busy_timeout = {int(busy_ms)}"))
+            return work(s)
+    return retrying(attempt, budget_s, what)

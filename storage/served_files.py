@@ -7,12 +7,12 @@ from __future__ import annotations
 import logging
 from typing import Iterable
 
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from storage.models import utcnow
-from storage.retry import SHORT_S, retrying
+from storage.retry import SHORT_S, write_transaction
 from storage.session_models import ServedFileRow
 
 log = logging.getLogger(__name__)
@@ -26,12 +26,8 @@ class SqlServedFiles:
         rows = [{"path": str(p), "owner": owner[:200], "created_at": utcnow()} for p in dict.fromkeys(paths)]
         if not rows:
             return
-
-        def attempt(busy_ms: int) -> None:
-            with Session(self.engine) as s, s.begin():
-                s.execute(text(f"PRAGMA busy_timeout = {int(busy_ms)}"))
-                s.execute(insert(ServedFileRow).values(rows).on_conflict_do_nothing())
-        retrying(attempt, self.budget_s, "The record of a handed-out file")
+        write_transaction(self.engine, lambda s: s.execute(insert(ServedFileRow).values(rows).on_conflict_do_nothing()),
+                          self.budget_s, "The record of a handed-out file")
 
     def owners(self, path: str) -> set[str]:
         with Session(self.engine) as s:
