@@ -26,15 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.cache import offline_backends
 
 KINDS = ("feature", "behaviour", "many_part")
-
-
-def backends() -> dict:
-    if (ROOT / "assets" / "fieldguide" / "encoder.pt").is_file():
-        return {"embedder": "fieldguide", "generator": "fieldguide", "judge": "fieldguide"}
-    return {"embedder": "hash", "generator": "standin", "judge": "clip"}
 
 
 def world_items(world: Path, key_of: dict[str, int], limit: int) -> list[tuple[str, str, dict[str, int]]]:
@@ -121,7 +115,7 @@ def main(argv=None) -> int:
         world = Path(tmp) / "world"
         csv_path = build_world(world, seed=0, per_species=per_species, benchmark=True)
         settings = load_settings(environ={}, data_dir=str(Path(tmp) / "data"), llm="rule", captioner="metadata",
-                                 **backends())
+                                 **offline_backends())
         services = build_services(settings)
         services.ingestor().run(str(csv_path), None)
         services.corpus.reload()

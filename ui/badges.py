@@ -15,7 +15,7 @@ from ui import strings_web as SW
 
 
 def reason_text(reason: str) -> str:
-    """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings.REASON_WORDS)."""
+    """The judge's reason in plain words (the offline stand-in writes its internals; ui.strings_web.REASON_WORDS)."""
     text = str(reason or "").strip()
     for pattern, replacement in SW.REASON_WORDS:
         text = re.sub(pattern, replacement, text)

@@ -48,9 +48,7 @@ class SearchOutputs:
             state["hits"] = self.camtrap.enrich(state["hits"], bool(state.get("by_event")))
         gallery, missing = self.photos.gallery(state["hits"], stages, scale, bool(state.get("logged_in")))
         notices = web_notices(list(state.get("notices") or []) + list(missing))
-        pictures = self.photos.pictures(present.visualization_items(stages))
-        if state.get("example"):
-            pictures = [(state["example"], S.YOUR_EXAMPLE)] + pictures
+        pictures = self._pictures(state)
         scale_md = present.scale_line(scale, stages) if state["hits"] else ""
         header = present.cover_header(state["hits"], stages)
         scale_md = "\n\n".join(t for t in (scale_md, header) if t)
@@ -83,9 +81,11 @@ class SearchOutputs:
         which spares the web server the photos' files (each one's path checked and copied) at every step."""
         skip = gr.skip()
         notices = present.notices_md(web_notices(list(state.get("notices") or [])))
-        shown = skip
-        if pictures:
-            shown = self.photos.pictures(present.visualization_items(state.get("stages") or {}))
-            if state.get("example"):
-                shown = [(state["example"], S.YOUR_EXAMPLE)] + shown
+        shown = self._pictures(state) if pictures else skip
         return (skip, status, notices, skip, shown, skip, skip, details, skip, state)
+
+    def _pictures(self, state: dict[str, Any]) -> list[tuple[str, str]]:
+        """The pictures strip: the example photo searched with (if any), then the stages' pictures (served
+        copies)."""
+        shown = self.photos.pictures(present.visualization_items(state.get("stages") or {}))
+        return [(state["example"], S.YOUR_EXAMPLE)] + shown if state.get("example") else shown

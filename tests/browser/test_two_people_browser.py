@@ -8,11 +8,10 @@ import tempfile
 
 import pytest
 
-from core.people.users import add_user
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.browser.pages import press, search, tab
-from tests.live_server import LiveServer, app_env, cli
-from tests.photos import colour_image
+from tests.live_server import LiveServer, app_env
+from tests.people_data import people_data
 
 PEOPLE = {"ana": "annotator", "ben": "annotator", "olga": "owner"}
 QUERY = "a heron"
@@ -20,17 +19,7 @@ QUERY = "a heron"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("two-people")
-    photos = root / "photos"
-    photos.mkdir()
-    for i in range(8):
-        colour_image(900 + i, 96).save(photos / f"heron-{i}.jpg", quality=90)
-    data = root / "data"
-    done = cli(data, "ingest", str(photos))
-    assert done.returncode == 0, done.stderr
-    users = root / "users.txt"
-    for name, role in PEOPLE.items():
-        add_user(users, name, f"{name}-pw", role)
+    data, users = people_data(tmp_path_factory.mktemp("two-people"), PEOPLE, 900, count=8)
     server = LiveServer(data, env=app_env(data, ECOLENS_USERS_FILE=str(users)))
     yield server
     server.stop()

@@ -10,11 +10,9 @@ import tempfile
 
 import pytest
 
-from core.people.users import add_user
 from tests.browser import test_two_people_browser as one_process
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.live_server import cli
-from tests.photos import colour_image
+from tests.people_data import people_data
 from tests.served_site import served
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)")
@@ -22,17 +20,7 @@ pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("two-people-serve")
-    photos = root / "photos"
-    photos.mkdir()
-    for i in range(8):
-        colour_image(900 + i, 96).save(photos / f"heron-{i}.jpg", quality=90)
-    data = root / "data"
-    done = cli(data, "ingest", str(photos))
-    assert done.returncode == 0, done.stderr
-    users = root / "users.txt"
-    for name, role in one_process.PEOPLE.items():
-        add_user(users, name, f"{name}-pw", role)
+    data, users = people_data(tmp_path_factory.mktemp("two-people-serve"), one_process.PEOPLE, 900, count=8)
     with served(data, 2, ECOLENS_USERS_FILE=str(users)) as found:
         yield found
 

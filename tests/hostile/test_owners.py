@@ -16,9 +16,8 @@ from typing import Any, Callable
 
 import pytest
 
-from core.people.users import add_user
-from tests.live_server import LiveServer, app_env, cli, counts, integrity_ok
-from tests.photos import colour_image
+from tests.live_server import LiveServer, app_env, counts, integrity_ok
+from tests.people_data import people_data
 
 gradio_client = pytest.importorskip("gradio_client")
 PEOPLE = {"ana": "annotator", "ben": "annotator", "olga": "owner"}
@@ -61,17 +60,7 @@ def fetch(world: World, who: str, path: str) -> tuple[int, str]:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> World:
-    root = tmp_path_factory.mktemp("owners")
-    photos = root / "photos"
-    photos.mkdir()
-    for i in range(6):
-        colour_image(700 + i, 96).save(photos / f"heron-{i}.jpg", quality=90)
-    data = root / "data"
-    done = cli(data, "ingest", str(photos))
-    assert done.returncode == 0, done.stderr
-    users = root / "users.txt"
-    for name, role in PEOPLE.items():
-        add_user(users, name, f"{name}-pw", role)
+    data, users = people_data(tmp_path_factory.mktemp("owners"), PEOPLE, 700)
     server = LiveServer(data, env=app_env(data, ECOLENS_USERS_FILE=str(users)))
     try:
         cookies = {}

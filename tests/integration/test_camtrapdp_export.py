@@ -272,23 +272,29 @@ def _individual_counts(path: Path) -> dict[str, str]:
             for r in (line.split("\t") for line in lines[1:])}
 
 
+def _frame_counts(tmp_path, name: str, cat, store, photo_id: int) -> dict[str, str]:
+    """The individualCount of each record of a Darwin Core archive of the one photo (HumanObservation)."""
+    from core import darwincore
+
+    sources = exporting.ExportSources(_settings(tmp_path, dwc_basis_of_record="HumanObservation"), None,
+                                      cat.get_photos, store)
+    darwincore.write_archive(tmp_path / name, [darwincore.Occurrence(p, "marked") for p in cat.get_photos([photo_id])],
+                             [tmp_path], **exporting.dwc_options(sources, [photo_id]))
+    return _individual_counts(tmp_path / name)
+
+
 def test_a_persons_count_of_an_event_is_its_maxn_and_both_exports_write_it(catalog, tmp_path):
     """siteA#1 (frames a, b) holds Peter's imported event count 1 and a machine's media count 2 on a; Ann then
     Bo identify the event in EcoLens: the newest person's count is the event's MaxN, its event-level observation
     in Camtrap DP, and the individualCount of its frame a in Darwin Core (not the machine's 2, not a sum of the
     people's answers)."""
-    from core import darwincore
     from core.camtrap import frame_facts
     from core.camtrap.identifications import identify
 
     cat, store, (a, b, c, d, url, plain) = catalog
-    sources = exporting.ExportSources(_settings(tmp_path, dwc_basis_of_record="HumanObservation"), None,
-                                      cat.get_photos, store)
 
     def dwc(name: str) -> dict[str, str]:
-        darwincore.write_archive(tmp_path / name, [darwincore.Occurrence(p, "marked") for p in cat.get_photos([a])],
-                                 [tmp_path], **exporting.dwc_options(sources, [a]))
-        return _individual_counts(tmp_path / name)
+        return _frame_counts(tmp_path, name, cat, store, a)
 
     assert dwc("before.zip") == {"cards/IMG_0000.JPG": "1"}  # Peter's count of the event beats the machine's 2
     identify(store, "Vulpes vulpes", "Ann", event="siteA#1", count=3, now=lambda: "2026-11-28T08:00:00+00:00")
@@ -315,17 +321,12 @@ def test_a_frames_individual_count_is_the_newest_persons_not_a_sum_of_peoples(ca
     """Frame a's individualCount in Darwin Core: Peter's import boxes two foxes on it (1 + 1: one person's
     boxes are added up), then Ann counts 3 and Bo 4 in EcoLens: people's answers are not added up (3 + 4 = 7
     was written), the newest person's count is the frame's, as the newest person's count is an event's."""
-    from core import darwincore
     from core.camtrap.identifications import identify
 
     cat, store, (a, *_rest) = catalog
-    sources = exporting.ExportSources(_settings(tmp_path, dwc_basis_of_record="HumanObservation"), None,
-                                      cat.get_photos, store)
 
     def dwc(name: str) -> dict[str, str]:
-        darwincore.write_archive(tmp_path / name, [darwincore.Occurrence(p, "marked") for p in cat.get_photos([a])],
-                                 [tmp_path], **exporting.dwc_options(sources, [a]))
-        return _individual_counts(tmp_path / name)
+        return _frame_counts(tmp_path, name, cat, store, a)
 
     store.add_observations([
         Observation(level="media", type="animal", key=f"pk-{i}", deployment_key="siteA", photo_id=a,

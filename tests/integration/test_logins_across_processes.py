@@ -10,10 +10,9 @@ import signal
 
 import pytest
 
-from core.people.users import add_user
 from tests.integration.test_serve_processes import FORM
-from tests.live_server import cli, db_rows
-from tests.photos import colour_image
+from tests.live_server import db_rows
+from tests.people_data import people_data
 from tests.served_site import request, served, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)")
@@ -23,17 +22,7 @@ PEOPLE = {"ana": "annotator", "ben": "annotator"}
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("logins")
-    photos = root / "photos"
-    photos.mkdir()
-    for i in range(6):
-        colour_image(500 + i, 96).save(photos / f"heron-{i}.jpg", quality=90)
-    data = root / "data"
-    done = cli(data, "ingest", str(photos))
-    assert done.returncode == 0, done.stderr
-    users = root / "users.txt"
-    for name, role in PEOPLE.items():
-        add_user(users, name, f"{name}-pw", role)
+    data, users = people_data(tmp_path_factory.mktemp("logins"), PEOPLE, 500)
     with served(data, 2, ECOLENS_USERS_FILE=str(users)) as found:
         yield found
 

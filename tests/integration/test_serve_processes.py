@@ -13,50 +13,19 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.live_server import ROOT, app_env, db_rows, free_port
+from tests.live_server import ROOT, app_env, db_rows
+from tests.served_site import alive as _alive
+from tests.served_site import descendants as _descendants
+from tests.served_site import request as _get
+from tests.served_site import served as serve_site
 
 pytestmark = pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)")
 FORM = ["Fast", 8, 1, 10, "full", False, "", "", "", [], "", "", None]
-
-
-def _descendants(pid: int) -> set[int]:
-    """Every process below `pid`, read from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
-        kids = {c for c, parent in parents.items() if parent == p}
-        found |= kids
-        todo += list(kids)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _get(url: str, cookie: str = "", data: bytes | None = None, headers: dict | None = None):
-    request = urllib.request.Request(url, data=data, headers={**({"Cookie": cookie} if cookie else {}),
-                                                              **(headers or {})})
-    with urllib.request.urlopen(request, timeout=30) as resp:
-        return resp.status, resp.headers, resp.read()
 
 
 def _client(url: str, route: str):
@@ -82,30 +51,8 @@ def _search(client, query: str, deadline: float):
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     data = tmp_path_factory.mktemp("serve") / "data"
-    port = free_port()
-    log = open(data.parent / "serve.log", "w")
-    proc = subprocess.Popen([sys.executable, "app.py", "serve", "--processes", "2", "--port", str(port)], cwd=ROOT,
-                            env=app_env(data, ECOLENS_MAX_UPLOAD_MB="3", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1"),
-                            stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 240
-    while True:
-        try:
-            if _get(url)[0] == 200:
-                break
-        except OSError:
-            pass
-        assert proc.poll() is None, (data.parent / "serve.log").read_text()[-3000:]
-        assert time.monotonic() < deadline, "serve did not start in time"
-        time.sleep(0.3)
-    try:
-        yield proc, url, data
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            for pid in _descendants(proc.pid):
-                os.kill(pid, signal.SIGKILL)
-        log.close()
+    with serve_site(data, 2, ECOLENS_MAX_UPLOAD_MB="3") as site:
+        yield site.proc, site.url, data
 
 
 def _process_of(url: str, route: str) -> str:
